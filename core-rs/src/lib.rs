@@ -1,0 +1,31 @@
+//! # ringfence-core
+//!
+//! Secure multi-party computation over the rings Z_2^32 and Z_2^64, sans-IO: no sockets, no
+//! clock and no OS randomness. Time, randomness and transport are injected, so the same code runs
+//! natively under tokio, in a browser under `wasm-bindgen-futures`, and in the deterministic
+//! in-memory harness of [`testing`] (feature `test-utils`).
+//!
+//! ```text
+//!  ring     Z64, Z32, Bits; batch kernels; fixed-point codec
+//!  prg      the one PRG (ChaCha12) and seeds
+//!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
+//!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons
+//!  testing  in-memory multi-party network with drop/delay/tamper hooks
+//! ```
+//!
+//! ## Run loop
+//! A protocol is an `async fn` over [`rep3::Rep3`] (which owns a [`net::Ctx`]). Each party runs the
+//! same sequence of operations; every communication round is opened by all parties, sends only
+//! queue, and receives await the peer's frame for that step. Invariants: every operation is
+//! batched (one frame per peer per round whatever the length), and all randomness comes from
+//! seeded PRG streams named by the operation counter, so parties never drift out of step.
+
+pub mod error;
+pub mod net;
+pub mod prg;
+pub mod ring;
+
+#[cfg(any(test, feature = "test-utils"))]
+pub mod testing;
+
+pub use error::Error;

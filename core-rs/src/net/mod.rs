@@ -1,0 +1,244 @@
+//! Parties, transports and the protocol context.
+//!
+//! The core never touches a socket. A [`Transport`] is injected: it moves opaque frames between
+//! this party and its peers (TCP+Noise natively, WebSocket/WebRTC in a browser, queues in tests)
+//! and owns time (it turns a vanished peer into [`TransportError::Timeout`]). [`Ctx`] adds what
+//! every protocol needs on top: framing with session/step/length checks, exact counters of bytes
+//! and rounds, the operation counter that names PRG streams, and poisoning after a failure.
+
+pub mod frame;
+
+use core::fmt;
+use core::future::Future;
+
+use crate::error::Error;
+use crate::ring::Ring;
+pub use frame::{FrameError, SessionId};
+
+/// A participant's index in a session: compute parties are `0..n`, external input providers
+/// (clients) take the ids after them.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct PartyId(pub u8);
+
+impl PartyId {
+    /// The index as `usize`.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Debug for PartyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "P{}", self.0)
+    }
+}
+
+impl fmt::Display for PartyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "P{}", self.0)
+    }
+}
+
+/// Failure of the link to a peer, reported by a [`Transport`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The peer closed the link or vanished.
+    #[error("link closed")]
+    Closed,
+    /// Nothing arrived within the transport's timeout.
+    #[error("no frame within {0} ms")]
+    Timeout(u64),
+    /// The underlying I/O or crypto layer failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Moves frames between this party and its peers.
+///
+/// `send` only queues: it must never wait for the peer to read, so that two parties sending to
+/// each other in the same round cannot deadlock. `recv` resolves with the next frame from that
+/// peer, in order, or fails when the link fails or the transport's timeout expires.
+pub trait Transport {
+    /// Queues `frame` for delivery to `to`.
+    fn send(&mut self, to: PartyId, frame: Vec<u8>) -> Result<(), TransportError>;
+    /// Waits for the next frame from `from`.
+    fn recv(&mut self, from: PartyId) -> impl Future<Output = Result<Vec<u8>, TransportError>>;
+}
+
+/// Exact communication counters of one party.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Frame bytes sent (headers included), over all peers.
+    pub bytes_sent: u64,
+    /// Payload bytes sent (ring elements only), over all peers.
+    pub payload_bytes_sent: u64,
+    /// Frames sent.
+    pub frames_sent: u64,
+    /// Communication rounds this party took part in.
+    pub rounds: u64,
+}
+
+impl core::ops::Sub for Stats {
+    type Output = Self;
+    fn sub(self, o: Self) -> Self {
+        Self {
+            bytes_sent: self.bytes_sent - o.bytes_sent,
+            payload_bytes_sent: self.payload_bytes_sent - o.payload_bytes_sent,
+            frames_sent: self.frames_sent - o.frames_sent,
+            rounds: self.rounds - o.rounds,
+        }
+    }
+}
+
+/// A party's view of a running session: its id, its links, framing state and counters.
+///
+/// Protocols are `async fn`s taking `&mut Ctx<T>`. A round is opened by every party with
+/// [`Ctx::round`] (also parties that send nothing in it), then filled with `send`s and `recv`s.
+/// After any error the context is poisoned and every later call returns that error.
+pub struct Ctx<T> {
+    me: PartyId,
+    session: SessionId,
+    transport: T,
+    send_step: Vec<u64>,
+    recv_step: Vec<u64>,
+    stats: Stats,
+    op: u64,
+    poisoned: Option<Error>,
+}
+
+impl<T> fmt::Debug for Ctx<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ctx")
+            .field("me", &self.me)
+            .field("session", &self.session)
+            .field("stats", &self.stats)
+            .field("op", &self.op)
+            .field("poisoned", &self.poisoned)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Transport> Ctx<T> {
+    /// A context for party `me` among `participants` ids (compute parties plus clients).
+    pub fn new(me: PartyId, participants: usize, session: SessionId, transport: T) -> Self {
+        Self {
+            me,
+            session,
+            transport,
+            send_step: vec![0; participants],
+            recv_step: vec![0; participants],
+            stats: Stats::default(),
+            op: 0,
+            poisoned: None,
+        }
+    }
+
+    /// This party's id.
+    pub fn me(&self) -> PartyId {
+        self.me
+    }
+
+    /// The session this context runs.
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The transport, e.g. to read its own wire counters.
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    /// Gives the transport back (e.g. to close it).
+    pub fn into_transport(self) -> T {
+        self.transport
+    }
+
+    /// Starts a new operation and returns its number, the PRG domain of its randomness.
+    ///
+    /// Every party calls this at the same points of the program, so the numbers agree.
+    pub fn next_op(&mut self) -> u64 {
+        self.op += 1;
+        self.op
+    }
+
+    /// Opens a communication round (counted once per party, whatever it sends or receives).
+    pub fn round(&mut self) {
+        self.stats.rounds += 1;
+    }
+
+    /// Fails with the poisoning error, if any.
+    pub fn check(&self) -> Result<(), Error> {
+        match &self.poisoned {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn poison(&mut self, e: Error) -> Error {
+        self.poisoned = Some(e.clone());
+        e
+    }
+
+    fn link(&self, peer: PartyId) -> Result<usize, Error> {
+        let i = peer.index();
+        if i >= self.send_step.len() || peer == self.me {
+            return Err(Error::ApiMisuse(format!("{} has no link to {peer}", self.me)));
+        }
+        Ok(i)
+    }
+
+    /// Sends `data` to `to` as one frame.
+    pub fn send<R: Ring>(&mut self, to: PartyId, data: &[R]) -> Result<(), Error> {
+        self.check()?;
+        let i = self.link(to)?;
+        let len = data.len() * R::BYTES;
+        if len > frame::MAX_PAYLOAD {
+            return Err(Error::ApiMisuse(format!("payload of {len} bytes exceeds the frame limit")));
+        }
+        let mut f = frame::begin(self.session, self.send_step[i], len);
+        R::encode(data, &mut f);
+        self.send_step[i] += 1;
+        self.stats.bytes_sent += f.len() as u64;
+        self.stats.payload_bytes_sent += len as u64;
+        self.stats.frames_sent += 1;
+        self.transport
+            .send(to, f)
+            .map_err(|source| self.poison(Error::Transport { peer: to, source }))
+    }
+
+    /// Receives exactly `n` elements from `from`, checking session, step and length.
+    pub async fn recv<R: Ring>(&mut self, from: PartyId, n: usize) -> Result<Vec<R>, Error> {
+        let mut out = Vec::with_capacity(n);
+        self.recv_into(from, n, &mut out).await?;
+        Ok(out)
+    }
+
+    /// Like [`Ctx::recv`], appending to `out`.
+    pub async fn recv_into<R: Ring>(
+        &mut self,
+        from: PartyId,
+        n: usize,
+        out: &mut Vec<R>,
+    ) -> Result<(), Error> {
+        self.check()?;
+        let i = self.link(from)?;
+        let f = match self.transport.recv(from).await {
+            Ok(f) => f,
+            Err(source) => return Err(self.poison(Error::Transport { peer: from, source })),
+        };
+        match frame::check(&f, self.session, self.recv_step[i], n * R::BYTES) {
+            Ok(payload) => {
+                R::decode(payload, out);
+                self.recv_step[i] += 1;
+                Ok(())
+            }
+            Err(reason) => Err(self.poison(Error::PeerMisbehaved { peer: from, reason })),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Deterministic in-memory multi-party harness (placeholder, filled below).

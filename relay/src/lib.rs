@@ -1,0 +1,1 @@
+//! Native runtime for ringfence parties (filled by the native runtime work).
