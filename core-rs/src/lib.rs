@@ -23,6 +23,7 @@
 pub mod error;
 pub mod net;
 pub mod prg;
+pub mod rep3;
 pub mod ring;
 
 #[cfg(any(test, feature = "test-utils"))]
