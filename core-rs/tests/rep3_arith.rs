@@ -101,7 +101,7 @@ fn input_from_each_party_and_reveal_to_one() {
             }
         });
         for (me, sent, r, cost) in outs {
-            let owner_sends = if me.0 == owner { 2 * x.len() as u64 * 4 } else { 0 };
+            let owner_sends = if me.0 == owner { x.len() as u64 * 4 } else { 0 };
             assert_eq!(sent, owner_sends);
             assert_eq!(cost.rounds, 1);
             if me.0 == (owner + 1) % 3 {

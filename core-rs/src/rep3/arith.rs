@@ -2,7 +2,7 @@
 //!
 //! Costs per party (ring elements sent, rounds): mul, dot and matmul send one element per output
 //! and take one round; reveal to all sends one element per value in one round; input from a
-//! party costs the owner two elements per value (one to each other party) in one round.
+//! party costs the owner one element per value in one round.
 
 use super::{next, prev, purpose, Rep3, Rep3Vec};
 use crate::net::{PartyId, Transport};
@@ -10,9 +10,10 @@ use crate::ring::{kernels, Ring};
 use crate::Error;
 
 impl<T: Transport> Rep3<T> {
-    /// Secret-shares `n` values owned by compute party `owner`, who passes `Some(values)`;
-    /// the others pass `None`. The owner's two components come from the keys it shares with
-    /// each neighbour; the third, `x − x_o − x_{o+1}`, is sent to both (1 round).
+    /// Secret-shares `n` values owned by compute party `owner` = P_j, who passes `Some(values)`;
+    /// the others pass `None`. Components: `x_j = s` from the key P_j shares with P_{j-1},
+    /// `x_{j+1} = x − s` sent by P_j to P_{j+1}, and `x_{j+2} = 0`. Each other party sees one
+    /// uniformly random component (1 round, the owner sends 1 element per value).
     pub async fn input<R: Ring>(
         &mut self,
         owner: PartyId,
@@ -29,28 +30,38 @@ impl<T: Transport> Rep3<T> {
                 if values.is_some() { "did" } else { "did not" }
             )));
         }
-        let op = self.ctx.next_op();
-        self.ctx.round();
-        let mut a = vec![R::ZERO; n];
-        let mut b = vec![R::ZERO; n];
-        if me == owner {
-            let x = values.unwrap_or_default();
+        if let Some(x) = values {
             if x.len() != n {
                 return Err(Error::ApiMisuse(format!("input: {} values for n = {n}", x.len())));
             }
-            R::fill_random(&mut self.prg_prev(op, purpose::INPUT), &mut a);
-            R::fill_random(&mut self.prg_next(op, purpose::INPUT), &mut b);
-            let third: Vec<R> = x.iter().zip(a.iter().zip(&b)).map(|(x, (a, b))| *x - *a - *b).collect();
-            self.ctx.send(next(me), &third)?;
-            self.ctx.send(prev(me), &third)?;
-        } else if me == next(owner) {
-            R::fill_random(&mut self.prg_prev(op, purpose::INPUT), &mut a);
-            b = self.ctx.recv(owner, n).await?;
-        } else {
-            R::fill_random(&mut self.prg_next(op, purpose::INPUT), &mut b);
-            a = self.ctx.recv(owner, n).await?;
         }
-        Ok(Rep3Vec::from_parts(me, a, b))
+        self.ctx.round();
+        self.share_from_one(owner, values, n).await
+    }
+
+    /// The one-message sharing behind [`Rep3::input`], without opening a round (callers batch
+    /// it with other messages of the same round).
+    pub(crate) async fn share_from_one<R: Ring>(
+        &mut self,
+        owner: PartyId,
+        values: Option<&[R]>,
+        n: usize,
+    ) -> Result<Rep3Vec<R>, Error> {
+        let op = self.ctx.next_op();
+        let me = self.me();
+        let mut s = vec![R::ZERO; n];
+        if let Some(x) = values {
+            R::fill_random(&mut self.prg_prev(op, purpose::INPUT), &mut s);
+            let rest: Vec<R> = x.iter().zip(&s).map(|(x, s)| *x - *s).collect();
+            self.ctx.send(next(me), &rest)?;
+            Ok(Rep3Vec::from_parts(me, s, rest))
+        } else if me == next(owner) {
+            let rest = self.ctx.recv(owner, n).await?;
+            Ok(Rep3Vec::from_parts(me, rest, vec![R::ZERO; n]))
+        } else {
+            R::fill_random(&mut self.prg_next(op, purpose::INPUT), &mut s);
+            Ok(Rep3Vec::from_parts(me, vec![R::ZERO; n], s))
+        }
     }
 
     /// Opens `x` to all three parties (1 round, 1 element per value per party).
@@ -149,13 +160,21 @@ impl<T: Transport> Rep3<T> {
         k: usize,
         n: usize,
     ) -> Result<Rep3Vec<R>, Error> {
+        let z = Self::local_matmul(a, b, m, k, n)?;
+        self.reshare(z).await
+    }
+
+    /// This party's additive component of the matrix product `a·b`.
+    pub(crate) fn local_matmul<R: Ring>(
+        a: &Rep3Vec<R>,
+        b: &Rep3Vec<R>,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Vec<R>, Error> {
         if a.len() != m * k || b.len() != k * n {
             return Err(Error::ApiMisuse(format!(
-                "matmul: shapes {}x{} and {}x{} do not match {} and {} elements",
-                m,
-                k,
-                k,
-                n,
+                "matmul: shapes {m}x{k} and {k}x{n} do not match {} and {} elements",
                 a.len(),
                 b.len()
             )));
@@ -163,6 +182,6 @@ impl<T: Transport> Rep3<T> {
         let bsum: Vec<R> = b.a.iter().zip(&b.b).map(|(x, y)| *x + *y).collect();
         let mut z = kernels::matmul(&a.a, &bsum, m, k, n);
         kernels::matmul_acc(&a.b, &b.a, &mut z, m, k, n);
-        self.reshare(z).await
+        Ok(z)
     }
 }

@@ -1,1 +1,1 @@
-//! (in progress)
+//! External input providers (clients): in progress.

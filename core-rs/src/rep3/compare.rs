@@ -1,1 +1,417 @@
-//! (in progress)
+//! Conversions and comparisons: A2B, MSB, equality, daBits and bit injection, multiplexing,
+//! ReLU, max, max over windows, argmax.
+//!
+//! **A2B / MSB.** `x = x0 + (x1 + x2)`: P0 and P2 both know `x0`, P1 knows `x1 + x2` and
+//! boolean-shares it in one message, so the adder has two inputs (no 3→2 carry-save layer).
+//! MSB = `a_{k-1} ⊕ b_{k-1} ⊕ carry into k-1`, from the pruned carry network (`adder`).
+//! Cost per value: P1 sends k bits, then the g layer (k − 1 ANDs) and a pruned prefix tree of
+//! k − 2 merges (2 ANDs each, 1 for the ⌈log₂(k−1)⌉ merges that touch position 0):
+//! **3k − 5 − ⌈log₂(k−1)⌉ AND bits per party in 2 + ⌈log₂(k−1)⌉ rounds** — for k = 64, 181 bits
+//! (22.6 bytes) per party plus 8 bytes from P1, 8 rounds (asserted in `tests/rep3_compare.rs`).
+//!
+//! **Equality** needs no carries: `x = y ⇔ d0 = −(d1 + d2)` bitwise for `d = x − y`, so it is one
+//! sharing message from P1 plus an AND tree over k bits: 1 + log₂k rounds, k − 1 ANDs.
+//!
+//! **Bit injection** uses a daBit `(r^B, r^A)`: open `c = b ⊕ r` (k/64 words per party) and set
+//! `b^A = c + (1 − 2c)·r^A`. A bit times a value, `b·x = c·x + (1 − 2c)·(r^A·x)`, opens `c`
+//! and multiplies `r^A·x` in the same round: 1 round, one element per value.
+
+use super::binary::{from_planes, to_planes, unpack_bits, words};
+use super::prep::DaBits;
+use super::{next, prev, Rep3, Rep3Vec};
+use crate::net::{PartyId, Transport};
+use crate::ring::{kernels, Bits, IntRing, Ring};
+use crate::Error;
+
+/// `n` boolean-shared bits packed 64 per word (the result of a comparison).
+#[derive(Clone, Debug)]
+pub struct SharedBits {
+    pub(crate) n: usize,
+    pub(crate) words: Rep3Vec<Bits>,
+}
+
+impl SharedBits {
+    /// Number of bits.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// `¬b` (local).
+    pub fn not(&self) -> Self {
+        Self { n: self.n, words: self.words.add_public_scalar(Bits::ONE) }
+    }
+
+    /// `a ⊕ b` (local).
+    pub fn xor(&self, o: &Self) -> Result<Self, Error> {
+        Ok(Self { n: self.n, words: self.words.add(&o.words)? })
+    }
+}
+
+impl<T: Transport> Rep3<T> {
+    /// Boolean planes of `x0` (component 0) and of `x1 + x2` (shared by P1), for several
+    /// vectors at once: plane `i` is the concatenation of every vector's plane `i`.
+    async fn split_planes<R: IntRing>(
+        &mut self,
+        xs: &[&Rep3Vec<R>],
+        negate_b: bool,
+    ) -> Result<(Vec<Rep3Vec<Bits>>, Vec<Rep3Vec<Bits>>, usize), Error> {
+        let k = R::BITS as usize;
+        let me = self.me();
+        let w: usize = xs.iter().map(|x| words(x.len())).sum();
+        let concat_planes = |vals: Vec<Vec<R>>| -> Vec<Vec<Bits>> {
+            let per: Vec<Vec<Vec<Bits>>> = vals.iter().map(|v| to_planes(v)).collect();
+            (0..k).map(|i| per.iter().flat_map(|p| p[i].iter().copied()).collect()).collect()
+        };
+        let comp0 = match me.0 {
+            0 => Some(concat_planes(xs.iter().map(|x| x.a.clone()).collect())),
+            2 => Some(concat_planes(xs.iter().map(|x| x.b.clone()).collect())),
+            _ => None,
+        };
+        let a = self.planes_of_component0(comp0, k, w);
+        let owner = PartyId(1);
+        let known = (me == owner).then(|| {
+            concat_planes(
+                xs.iter()
+                    .map(|x| {
+                        x.a.iter()
+                            .zip(&x.b)
+                            .map(|(p, q)| if negate_b { -(*p + *q) } else { *p + *q })
+                            .collect()
+                    })
+                    .collect(),
+            )
+        });
+        self.ctx.round();
+        let b = self.planes_from_one(owner, known, k, w).await?;
+        Ok((a, b, w))
+    }
+
+    /// Boolean shares of the bits of `x` (arithmetic to binary), as `R::BITS` planes.
+    pub async fn a2b<R: IntRing>(&mut self, x: &Rep3Vec<R>) -> Result<super::BitPlanes, Error> {
+        let k = R::BITS as usize;
+        let (a, b, _) = self.split_planes(&[x], false).await?;
+        let want: Vec<usize> = (0..k - 1).collect();
+        let g = self.carries(&a, &b, &want, false).await?;
+        let mut planes = Vec::with_capacity(k);
+        for i in 0..k {
+            let p = a[i].add(&b[i])?;
+            planes.push(if i == 0 { p } else { p.add(&g[i - 1])? });
+        }
+        Ok(super::BitPlanes { n: x.len(), planes })
+    }
+
+    /// Opens boolean planes to all parties and returns the plaintext values (for tests/tools).
+    pub async fn reveal_planes<R: IntRing>(&mut self, x: super::BitPlanes) -> Result<Vec<R>, Error> {
+        let w = words(x.n);
+        let k = x.planes.len();
+        let flat = Rep3Vec::concat(&x.planes.iter().collect::<Vec<_>>());
+        let open = self.reveal(flat).await?;
+        let planes: Vec<&[Bits]> = (0..k).map(|i| &open[i * w..(i + 1) * w]).collect();
+        Ok(from_planes(&planes, x.n))
+    }
+
+    /// The most significant bits of several vectors in one batched run (8 rounds for k = 64).
+    pub async fn msb_many<R: IntRing>(&mut self, xs: &[&Rep3Vec<R>]) -> Result<Vec<SharedBits>, Error> {
+        let k = R::BITS as usize;
+        let (a, b, _) = self.split_planes(xs, false).await?;
+        let g = self.carries(&a, &b, &[k - 2], false).await?;
+        let m = a[k - 1].add(&b[k - 1])?.add(&g[0])?;
+        let lens: Vec<usize> = xs.iter().map(|x| words(x.len())).collect();
+        Ok(m.split(&lens).into_iter().zip(xs).map(|(words, x)| SharedBits { n: x.len(), words }).collect())
+    }
+
+    /// `[x < 0]`: the most significant bit of each element.
+    pub async fn ltz<R: IntRing>(&mut self, x: &Rep3Vec<R>) -> Result<SharedBits, Error> {
+        Ok(self.msb_many(&[x]).await?.remove(0))
+    }
+
+    /// `[x < y]` as signed integers, exact on the whole ring: the MSBs of `x`, `y` and `x − y`
+    /// (one batched run) and one AND round for the overflow case:
+    /// `lt = m_d ⊕ ((m_x ⊕ m_y) ∧ (m_x ⊕ m_d))`. 9 rounds, 3 MSBs + n AND gates.
+    pub async fn lt<R: IntRing>(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<SharedBits, Error> {
+        let d = x.sub(y)?;
+        let mut m = self.msb_many(&[x, y, &d]).await?;
+        let (md, my, mx) = (m.pop(), m.pop(), m.pop());
+        let (Some(mx), Some(my), Some(md)) = (mx, my, md) else {
+            return Err(Error::ApiMisuse("msb_many returned too few results".into()));
+        };
+        let signs_differ = mx.xor(&my)?;
+        let x_vs_d = mx.xor(&md)?;
+        let overflow = self.and(&signs_differ.words, &x_vs_d.words).await?;
+        Ok(SharedBits { n: x.len(), words: md.words.add(&overflow)? })
+    }
+
+    /// `[x < y]` for operands whose difference fits the ring (|x − y| < 2^(k−1), e.g.
+    /// fixed-point data with headroom): one MSB of `x − y`, 8 rounds.
+    pub async fn lt_bounded<R: IntRing>(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<SharedBits, Error> {
+        self.ltz(&x.sub(y)?).await
+    }
+
+    /// `[x = y]`: 1 + log₂k rounds, k − 1 AND gates per element.
+    pub async fn eq<R: IntRing>(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<SharedBits, Error> {
+        let d = x.sub(y)?;
+        let (a, nb, _) = self.split_planes(&[&d], true).await?;
+        // e_i = ¬(a_i ⊕ nb_i); then AND all planes together, halving each round.
+        let mut level: Vec<Rep3Vec<Bits>> = a
+            .iter()
+            .zip(&nb)
+            .map(|(p, q)| p.add(q).map(|s| s.add_public_scalar(Bits::ONE)))
+            .collect::<Result<_, _>>()?;
+        let w = level[0].len();
+        while level.len() > 1 {
+            let half = level.len() / 2;
+            let odd = (level.len() % 2 == 1).then(|| level[level.len() - 1].clone());
+            let l = Rep3Vec::concat(&level[..half].iter().collect::<Vec<_>>());
+            let r = Rep3Vec::concat(&level[half..2 * half].iter().collect::<Vec<_>>());
+            level = self.and(&l, &r).await?.split(&vec![w; half]);
+            level.extend(odd);
+        }
+        Ok(SharedBits { n: x.len(), words: level.remove(0) })
+    }
+
+    /// Opens shared bits to all parties.
+    pub async fn reveal_bits(&mut self, b: SharedBits) -> Result<Vec<bool>, Error> {
+        let n = b.n;
+        let w = self.reveal(b.words).await?;
+        Ok(unpack_bits(&w, n).into_iter().map(|x| x == 1).collect())
+    }
+
+    /// Makes `n` daBits: random bits shared both as booleans and in the ring (setup phase;
+    /// 2 rounds; P1 sends n/64 words + n elements, then every party sends n elements).
+    ///
+    /// `r = r_A ⊕ r_B` with `r_A` from the key of P0 and P2 and `r_B` from P1's private seed;
+    /// `r^A = r_A + r_B − 2·r_A·r_B`.
+    pub async fn dabits<R: IntRing>(&mut self, n: usize) -> Result<DaBits<R>, Error> {
+        let me = self.me();
+        let w = words(n);
+        let op = self.ctx.next_op();
+        let mut ra = vec![Bits(0); w];
+        match me.0 {
+            0 => Ring::fill_random(&mut self.prg_prev(op, super::purpose::RANDOM), &mut ra),
+            2 => Ring::fill_random(&mut self.prg_next(op, super::purpose::RANDOM), &mut ra),
+            _ => {}
+        }
+        let rb = (me.0 == 1).then(|| {
+            let mut v = vec![Bits(0); w];
+            Ring::fill_random(&mut self.prg_own(op, super::purpose::RANDOM), &mut v);
+            v
+        });
+        let lift = |bits: &[Bits]| -> Vec<R> {
+            unpack_bits(bits, n).into_iter().map(R::from_u64).collect()
+        };
+        let ra_bool = self.planes_of_component0((me.0 != 1).then(|| vec![ra.clone()]), 1, w).remove(0);
+        let ra_arith = Rep3Vec::public_component0(me, (me.0 != 1).then(|| lift(&ra)), n);
+        self.ctx.round();
+        let rb_bool = self.planes_from_one(PartyId(1), rb.clone().map(|v| vec![v]), 1, w).await?.remove(0);
+        let rb_lift = rb.as_deref().map(lift);
+        let rb_arith = self.share_from_one(PartyId(1), rb_lift.as_deref(), n).await?;
+        let prod = self.mul(&ra_arith, &rb_arith).await?;
+        let arith = ra_arith.add(&rb_arith)?.sub(&prod.scale(R::from_u64(2)))?;
+        let mut bits = ra_bool.add(&rb_bool)?;
+        if n % 64 != 0 {
+            // Padding bits beyond n are not part of the daBits: keep them zero.
+            let mask = (1u64 << (n % 64)) - 1;
+            if let (Some(x), Some(y)) = (bits.a.last_mut(), bits.b.last_mut()) {
+                x.0 &= mask;
+                y.0 &= mask;
+            }
+        }
+        Ok(DaBits { bits, arith })
+    }
+
+    /// Opens `b ⊕ r` for the daBits `r`, returning the public bits `c` as 0/1 ring elements.
+    fn masked_bits_round<R: IntRing>(&mut self, b: &SharedBits, r: &DaBits<R>) -> Result<Rep3Vec<Bits>, Error> {
+        if r.len() != b.n {
+            return Err(Error::ApiMisuse(format!("{} bits but {} daBits", b.n, r.len())));
+        }
+        let masked = b.words.add(&r.bits)?;
+        self.ctx.send(next(self.me()), &masked.a)?;
+        Ok(masked)
+    }
+
+    async fn finish_masked_bits<R: IntRing>(&mut self, masked: Rep3Vec<Bits>, n: usize) -> Result<Vec<R>, Error> {
+        let missing = self.ctx.recv::<Bits>(prev(self.me()), masked.len()).await?;
+        let mut open = masked.a;
+        kernels::add_assign(&mut open, &masked.b);
+        kernels::add_assign(&mut open, &missing);
+        Ok(unpack_bits(&open, n).into_iter().map(R::from_u64).collect())
+    }
+
+    /// Bit injection: the ring sharing of shared bits (1 round, one daBit per bit).
+    pub async fn bit_to_arith<R: IntRing>(&mut self, b: &SharedBits, r: DaBits<R>) -> Result<Rep3Vec<R>, Error> {
+        self.ctx.round();
+        let masked = self.masked_bits_round(b, &r)?;
+        let c = self.finish_masked_bits::<R>(masked, b.n).await?;
+        let coef: Vec<R> = c.iter().map(|c| R::ONE - *c - *c).collect();
+        r.arith.mul_public(&coef)?.add_public(&c)
+    }
+
+    /// `b·x_j` for each vector `x_j` (all of `b`'s length), in one round: one element per value
+    /// per vector, plus `n/64` words to open `b ⊕ r`.
+    pub async fn bit_mul_many<R: IntRing>(
+        &mut self,
+        b: &SharedBits,
+        xs: &[&Rep3Vec<R>],
+        r: DaBits<R>,
+    ) -> Result<Vec<Rep3Vec<R>>, Error> {
+        if xs.iter().any(|x| x.len() != b.n) {
+            return Err(Error::ApiMisuse("bit_mul: vectors must have one element per bit".into()));
+        }
+        self.ctx.round();
+        let masked = self.masked_bits_round(b, &r)?;
+        let rep: Vec<&Rep3Vec<R>> = xs.iter().map(|_| &r.arith).collect();
+        let rr = Rep3Vec::concat(&rep);
+        let xx = Rep3Vec::concat(xs);
+        let mut z = Self::local_mul(&rr, &xx);
+        self.add_zero_share(&mut z);
+        let me = self.me();
+        self.ctx.send(prev(me), &z)?;
+        let c = self.finish_masked_bits::<R>(masked, b.n).await?;
+        let zb = self.ctx.recv::<R>(next(me), z.len()).await?;
+        let rx = Rep3Vec::from_parts(me, z, zb);
+        let coef: Vec<R> = c.iter().map(|c| R::ONE - *c - *c).collect();
+        rx.split(&vec![b.n; xs.len()])
+            .into_iter()
+            .zip(xs)
+            .map(|(rx, x)| x.mul_public(&c)?.add(&rx.mul_public(&coef)?))
+            .collect()
+    }
+
+    /// `b ? x : y` elementwise (1 round).
+    pub async fn select<R: IntRing>(
+        &mut self,
+        b: &SharedBits,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+        r: DaBits<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        let diff = x.sub(y)?;
+        let prod = self.bit_mul_many(b, &[&diff], r).await?.remove(0);
+        y.add(&prod)
+    }
+
+    /// `max(x, 0)` elementwise: MSB then one multiplexing round (9 rounds for k = 64).
+    pub async fn relu<R: IntRing>(&mut self, x: &Rep3Vec<R>, r: DaBits<R>) -> Result<Rep3Vec<R>, Error> {
+        let neg = self.ltz(x).await?;
+        let drop = self.bit_mul_many(&neg, &[x], r).await?.remove(0);
+        x.sub(&drop)
+    }
+
+    /// `max(x, y)` elementwise, exact on the whole ring.
+    pub async fn max<R: IntRing>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+        r: DaBits<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        let c = self.lt(x, y).await?;
+        self.select(&c, y, x, r).await
+    }
+
+    /// The maximum of each window (`windows[w]` lists indices into `x`), by a tournament over
+    /// all windows at once: ⌈log₂ size⌉ levels of one comparison and one select each.
+    /// Consumes one daBit per comparison from `store` (Σ (|window| − 1) in total).
+    pub async fn max_windows<R: IntRing>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        windows: &[Vec<usize>],
+        store: &mut DaBits<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        let (vals, _) = self.tournament(x, windows, None, store).await?;
+        Ok(vals)
+    }
+
+    /// Index of the maximum of each row of `x` (rows of `len`), as shared ring elements; ties
+    /// go to the lowest index. Consumes `rows·(len − 1)` daBits from `store`.
+    pub async fn argmax<R: IntRing>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        len: usize,
+        store: &mut DaBits<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        if len == 0 || x.len() % len != 0 {
+            return Err(Error::ApiMisuse(format!("argmax: {} elements are not rows of {len}", x.len())));
+        }
+        let windows: Vec<Vec<usize>> = (0..x.len() / len).map(|r| (r * len..(r + 1) * len).collect()).collect();
+        let idx: Vec<R> = (0..x.len()).map(|i| R::from_u64((i % len) as u64)).collect();
+        let idx = Rep3Vec::public(self.me(), &idx);
+        let (_, i) = self.tournament(x, &windows, Some(&idx), store).await?;
+        i.ok_or_else(|| Error::ApiMisuse("tournament lost the indices".into()))
+    }
+
+    /// Pairwise knock-out per window; the lower-indexed element wins ties.
+    async fn tournament<R: IntRing>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        windows: &[Vec<usize>],
+        payload: Option<&Rep3Vec<R>>,
+        store: &mut DaBits<R>,
+    ) -> Result<(Rep3Vec<R>, Option<Rep3Vec<R>>), Error> {
+        if windows.iter().any(|w| w.is_empty() || w.iter().any(|&i| i >= x.len())) {
+            return Err(Error::ApiMisuse("max: empty window or index out of range".into()));
+        }
+        // Current contenders: flat vector plus each window's range in it.
+        let flat: Vec<usize> = windows.iter().flatten().copied().collect();
+        let mut vals = x.gather(&flat);
+        let mut pay = payload.map(|p| p.gather(&flat));
+        let mut sizes: Vec<usize> = windows.iter().map(Vec::len).collect();
+        while sizes.iter().any(|&s| s > 1) {
+            // Pair (2i, 2i+1) within each window; an odd last element passes through.
+            let (mut left, mut right) = (Vec::new(), Vec::new());
+            // Next contenders: Ok(i) = winner of pair i, Err(j) = element j passes through.
+            let mut order: Vec<Result<usize, usize>> = Vec::new();
+            let mut at = 0;
+            for s in sizes.iter_mut() {
+                for p in 0..*s / 2 {
+                    order.push(Ok(left.len()));
+                    left.push(at + 2 * p);
+                    right.push(at + 2 * p + 1);
+                }
+                if *s % 2 == 1 {
+                    order.push(Err(at + *s - 1));
+                }
+                at += *s;
+                *s = s.div_ceil(2);
+            }
+            let pairs = left.len();
+            let idx: Vec<usize> = order.iter().map(|o| o.unwrap_or_else(|j| pairs + j)).collect();
+            let (l, r) = (vals.gather(&left), vals.gather(&right));
+            let c = self.lt(&l, &r).await?;
+            let dab = store.take(pairs)?;
+            let dv = r.sub(&l)?;
+            match pay.take() {
+                Some(p) => {
+                    let (pl, pr) = (p.gather(&left), p.gather(&right));
+                    let dp = pr.sub(&pl)?;
+                    let out = self.bit_mul_many(&c, &[&dv, &dp], dab).await?;
+                    let won_v = l.add(&out[0])?;
+                    let won_p = pl.add(&out[1])?;
+                    vals = Rep3Vec::concat(&[&won_v, &vals]).gather(&idx);
+                    pay = Some(Rep3Vec::concat(&[&won_p, &p]).gather(&idx));
+                }
+                None => {
+                    let won_v = l.add(&self.bit_mul_many(&c, &[&dv], dab).await?[0])?;
+                    vals = Rep3Vec::concat(&[&won_v, &vals]).gather(&idx);
+                }
+            }
+        }
+        Ok((vals, pay))
+    }
+}
+
+impl<R: Ring> Rep3Vec<R> {
+    /// Shares of a vector known to both holders of component 0 (P0 and P2 pass `Some`).
+    pub(crate) fn public_component0(me: PartyId, known: Option<Vec<R>>, n: usize) -> Self {
+        let z = vec![R::ZERO; n];
+        match (me.0, known) {
+            (0, Some(v)) => Self::from_parts(me, v, z),
+            (2, Some(v)) => Self::from_parts(me, z, v),
+            _ => Self::from_parts(me, z.clone(), z),
+        }
+    }
+}

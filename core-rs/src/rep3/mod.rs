@@ -28,8 +28,9 @@ pub mod client;
 pub mod prep;
 mod trunc;
 
-// pub use binary::BitPlanes;
-// pub use prep::{DaBits, TruncPairs};
+pub use binary::BitPlanes;
+pub use compare::SharedBits;
+pub use prep::{DaBits, TruncPairs};
 
 use core::fmt;
 
@@ -110,7 +111,7 @@ impl<R: Ring> Rep3Vec<R> {
         self.me
     }
 
-    fn check_len(&self, o: &Self, what: &str) -> Result<(), Error> {
+    pub(crate) fn check_len(&self, o: &Self, what: &str) -> Result<(), Error> {
         if self.len() != o.len() {
             return Err(Error::ApiMisuse(format!(
                 "{what}: operands have {} and {} elements",
