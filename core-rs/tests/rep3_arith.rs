@@ -77,9 +77,8 @@ fn linear_ops_and_public_constants() {
             p.reveal(e).await
         }
     });
-    let expect: Vec<Z64> = (0..x.len())
-        .map(|i| -((x[i] + y[i] - y[i] * Z64(3) + c[i]) * c[i]) + Z64(7))
-        .collect();
+    let expect: Vec<Z64> =
+        (0..x.len()).map(|i| -((x[i] + y[i] - y[i] * Z64(3) + c[i]) * c[i]) + Z64(7)).collect();
     assert!(outs.iter().all(|o| *o == expect));
 }
 
@@ -110,7 +109,10 @@ fn input_from_each_party_and_reveal_to_one() {
                 assert_eq!(r, None);
             }
             let sender = (owner + 3) % 3; // P_{to-1} = owner
-            assert_eq!(cost.payload_bytes_sent, if me.0 == sender { x.len() as u64 * 4 } else { 0 });
+            assert_eq!(
+                cost.payload_bytes_sent,
+                if me.0 == sender { x.len() as u64 * 4 } else { 0 }
+            );
         }
     }
 }

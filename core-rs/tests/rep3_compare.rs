@@ -84,8 +84,10 @@ fn a2b_ltz_lt_eq_z32() {
 
 #[test]
 fn bounded_lt_is_right_within_its_range() {
-    let x: Vec<Z64> = random_words(3, 200).into_iter().map(|w| Z64::from_i64((w as i64) >> 2)).collect();
-    let mut y: Vec<Z64> = random_words(4, 200).into_iter().map(|w| Z64::from_i64((w as i64) >> 2)).collect();
+    let x: Vec<Z64> =
+        random_words(3, 200).into_iter().map(|w| Z64::from_i64((w as i64) >> 2)).collect();
+    let mut y: Vec<Z64> =
+        random_words(4, 200).into_iter().map(|w| Z64::from_i64((w as i64) >> 2)).collect();
     y[0] = x[0];
     let outs = testing::run_rep3(42, |mut p| {
         let (x, y) = (x.clone(), y.clone());
@@ -189,7 +191,8 @@ fn max_windows_and_argmax() {
     let x: Vec<Z64> = [5i64, -3, 7, 7, 0, -1, -2, 9, 4, 9, i64::MIN, i64::MAX, 3, 3, 2]
         .map(Z64::from_i64)
         .to_vec();
-    let windows: Vec<Vec<usize>> = vec![vec![0], vec![1, 2], vec![3, 4, 5], vec![6, 7, 8, 9], vec![10, 11, 12, 13, 14]];
+    let windows: Vec<Vec<usize>> =
+        vec![vec![0], vec![1, 2], vec![3, 4, 5], vec![6, 7, 8, 9], vec![10, 11, 12, 13, 14]];
     let rows = 3; // argmax over rows of 5
     let outs = testing::run_rep3(53, |mut p| {
         let (x, windows) = (x.clone(), windows.clone());
@@ -202,7 +205,8 @@ fn max_windows_and_argmax() {
             Ok((p.reveal(m).await?, p.reveal(a).await?))
         }
     });
-    let expect_max: Vec<Z64> = windows.iter().map(|w| *w.iter().map(|&i| &x[i]).max().unwrap()).collect();
+    let expect_max: Vec<Z64> =
+        windows.iter().map(|w| *w.iter().map(|&i| &x[i]).max().unwrap()).collect();
     let expect_arg: Vec<Z64> = (0..rows)
         .map(|r| {
             let row = &x[r * 5..r * 5 + 5];
@@ -246,8 +250,14 @@ fn truncation_pairs_are_exact_z32() {
 fn fixed_point_multiplication_is_within_one_ulp() {
     use ringfence_core::ring::fixed::FixedPoint;
     let fp = FixedPoint::new(16);
-    let xf: Vec<f64> = random_words(70, 500).iter().map(|w| ((*w >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2000.0).collect();
-    let mut yf: Vec<f64> = random_words(71, 500).iter().map(|w| ((*w >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 20.0).collect();
+    let xf: Vec<f64> = random_words(70, 500)
+        .iter()
+        .map(|w| ((*w >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2000.0)
+        .collect();
+    let mut yf: Vec<f64> = random_words(71, 500)
+        .iter()
+        .map(|w| ((*w >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 20.0)
+        .collect();
     yf[..4].copy_from_slice(&[0.0, 1.0, -1.0, 0.5]);
     let x: Vec<Z64> = fp.encode_slice(&xf).unwrap();
     let y: Vec<Z64> = fp.encode_slice(&yf).unwrap();

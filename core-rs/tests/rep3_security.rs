@@ -42,7 +42,10 @@ fn debug_output_never_shows_shares_or_seeds() {
         Ok(format!("{x:?} {p:?}"))
     });
     for t in outs {
-        assert!(!t.contains("1311768467463790320") && !t.to_lowercase().contains("123456789abcdef0"), "{t}");
+        assert!(
+            !t.contains("1311768467463790320") && !t.to_lowercase().contains("123456789abcdef0"),
+            "{t}"
+        );
         assert!(!t.contains("Z64("), "{t}");
     }
     let pubshare = Rep3Vec::public(PartyId(0), &[Z64(42)]);
@@ -74,7 +77,10 @@ fn tampered_payload_length_is_rejected() {
         }
         Action::Deliver
     });
-    assert!(is_misbehaviour(&outs[0], |r| matches!(r, FrameError::LengthMismatch { .. })), "{outs:?}");
+    assert!(
+        is_misbehaviour(&outs[0], |r| matches!(r, FrameError::LengthMismatch { .. })),
+        "{outs:?}"
+    );
 }
 
 #[test]
@@ -98,7 +104,10 @@ fn oversized_or_resized_payload_is_rejected() {
         }
         Action::Deliver
     });
-    assert!(is_misbehaviour(&outs[2], |r| matches!(r, FrameError::WrongSize { expected: 80, got: 88 })), "{outs:?}");
+    assert!(
+        is_misbehaviour(&outs[2], |r| matches!(r, FrameError::WrongSize { expected: 80, got: 88 })),
+        "{outs:?}"
+    );
 }
 
 #[test]
@@ -109,7 +118,10 @@ fn wrong_session_is_rejected() {
         }
         Action::Deliver
     });
-    assert!(is_misbehaviour(&outs[2], |r| matches!(r, FrameError::WrongSession { .. })), "{outs:?}");
+    assert!(
+        is_misbehaviour(&outs[2], |r| matches!(r, FrameError::WrongSession { .. })),
+        "{outs:?}"
+    );
 }
 
 #[test]
@@ -137,18 +149,29 @@ fn reordered_frames_are_rejected() {
 
 #[test]
 fn a_vanished_peer_times_out_instead_of_hanging() {
-    let outs = run_with_hook(|e| if e.from == PartyId(1) && e.index >= 1 { Action::Drop } else { Action::Deliver });
-    assert!(matches!(
-        &outs[0],
-        Err(Error::Transport { peer: PartyId(1), source: TransportError::Timeout(_) })
-    ), "{outs:?}");
+    let outs = run_with_hook(|e| {
+        if e.from == PartyId(1) && e.index >= 1 {
+            Action::Drop
+        } else {
+            Action::Deliver
+        }
+    });
+    assert!(
+        matches!(
+            &outs[0],
+            Err(Error::Transport { peer: PartyId(1), source: TransportError::Timeout(_) })
+        ),
+        "{outs:?}"
+    );
     // Poisoned: the failed party reports the same error again.
 }
 
 #[test]
 fn a_poisoned_context_keeps_failing() {
     let net = Net::new(3);
-    net.set_hook(|e| if e.from == PartyId(1) && e.index >= 1 { Action::Drop } else { Action::Deliver });
+    net.set_hook(
+        |e| if e.from == PartyId(1) && e.index >= 1 { Action::Drop } else { Action::Deliver },
+    );
     let outs = testing::run_rep3_on(&net, 3, 24, |mut p| async move {
         let x = p.random::<Z64>(4);
         let first = p.mul(&x, &x).await;

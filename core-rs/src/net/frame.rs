@@ -138,7 +138,10 @@ mod tests {
     fn rejects_every_kind_of_bad_frame() {
         let f = frame(4, b"abcd");
         assert_eq!(check(&f[..10], S, 4, 4), Err(FrameError::Truncated(10)));
-        assert!(matches!(check(&f, SessionId([1; 16]), 4, 4), Err(FrameError::WrongSession { .. })));
+        assert!(matches!(
+            check(&f, SessionId([1; 16]), 4, 4),
+            Err(FrameError::WrongSession { .. })
+        ));
         assert_eq!(check(&f, S, 5, 4), Err(FrameError::WrongStep { expected: 5, got: 4 }));
         assert_eq!(
             check(&f[..30], S, 4, 4),

@@ -199,7 +199,9 @@ impl<T: Transport> Ctx<T> {
         let i = self.link(to)?;
         let len = data.len() * R::BYTES;
         if len > frame::MAX_PAYLOAD {
-            return Err(Error::ApiMisuse(format!("payload of {len} bytes exceeds the frame limit")));
+            return Err(Error::ApiMisuse(format!(
+                "payload of {len} bytes exceeds the frame limit"
+            )));
         }
         let mut f = frame::begin(self.session, self.send_step[i], len);
         R::encode(data, &mut f);

@@ -16,7 +16,9 @@ use crate::Error;
 
 /// The combine steps `(target, source)` of Sklansky level `d` over `len` positions.
 fn level_ops(len: usize, d: u32) -> impl Iterator<Item = (usize, usize)> {
-    (0..len).filter(move |i| (i >> d) & 1 == 1).map(move |i| (i, ((i >> (d + 1)) << (d + 1)) + (1 << d) - 1))
+    (0..len)
+        .filter(move |i| (i >> d) & 1 == 1)
+        .map(move |i| (i, ((i >> (d + 1)) << (d + 1)) + (1 << d) - 1))
 }
 
 fn levels(len: usize) -> u32 {

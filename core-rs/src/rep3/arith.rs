@@ -122,7 +122,11 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// Elementwise `x·y` (1 round, 1 element per product per party).
-    pub async fn mul<R: Ring>(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<Rep3Vec<R>, Error> {
+    pub async fn mul<R: Ring>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
         x.check_len(y, "mul")?;
         let z = Self::local_mul(x, y);
         self.reshare(z).await
@@ -138,16 +142,18 @@ impl<T: Transport> Rep3<T> {
     ) -> Result<Rep3Vec<R>, Error> {
         x.check_len(y, "dot")?;
         if len == 0 || x.len() % len != 0 {
-            return Err(Error::ApiMisuse(format!("dot: {} elements are not rows of {len}", x.len())));
+            return Err(Error::ApiMisuse(format!(
+                "dot: {} elements are not rows of {len}",
+                x.len()
+            )));
         }
         let ysum: Vec<R> = y.a.iter().zip(&y.b).map(|(a, b)| *a + *b).collect();
-        let z = x
-            .a
-            .chunks_exact(len)
-            .zip(x.b.chunks_exact(len))
-            .zip(ysum.chunks_exact(len).zip(y.a.chunks_exact(len)))
-            .map(|((xa, xb), (ys, ya))| kernels::dot(xa, ys) + kernels::dot(xb, ya))
-            .collect();
+        let z =
+            x.a.chunks_exact(len)
+                .zip(x.b.chunks_exact(len))
+                .zip(ysum.chunks_exact(len).zip(y.a.chunks_exact(len)))
+                .map(|((xa, xb), (ys, ya))| kernels::dot(xa, ys) + kernels::dot(xb, ya))
+                .collect();
         self.reshare(z).await
     }
 

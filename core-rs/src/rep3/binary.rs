@@ -104,13 +104,22 @@ pub(crate) fn unpack_bits(words: &[Bits], n: usize) -> Vec<u64> {
 
 impl<T: Transport> Rep3<T> {
     /// Elementwise AND of boolean shares (1 round, one word per 64 bits).
-    pub async fn and(&mut self, x: &Rep3Vec<Bits>, y: &Rep3Vec<Bits>) -> Result<Rep3Vec<Bits>, Error> {
+    pub async fn and(
+        &mut self,
+        x: &Rep3Vec<Bits>,
+        y: &Rep3Vec<Bits>,
+    ) -> Result<Rep3Vec<Bits>, Error> {
         self.mul(x, y).await
     }
 
     /// Boolean sharing of planes whose values are known to the two holders of component 0
     /// (P0 passes them as its `a`, P2 as its `b`): `(v, 0, 0)`, no communication.
-    pub(crate) fn planes_of_component0(&self, known: Option<Vec<Vec<Bits>>>, k: usize, w: usize) -> Vec<Rep3Vec<Bits>> {
+    pub(crate) fn planes_of_component0(
+        &self,
+        known: Option<Vec<Vec<Bits>>>,
+        k: usize,
+        w: usize,
+    ) -> Vec<Rep3Vec<Bits>> {
         let me = self.me();
         let zero = vec![Bits(0); w];
         match known {

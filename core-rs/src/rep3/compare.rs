@@ -106,7 +106,10 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// Opens boolean planes to all parties and returns the plaintext values (for tests/tools).
-    pub async fn reveal_planes<R: IntRing>(&mut self, x: super::BitPlanes) -> Result<Vec<R>, Error> {
+    pub async fn reveal_planes<R: IntRing>(
+        &mut self,
+        x: super::BitPlanes,
+    ) -> Result<Vec<R>, Error> {
         let w = words(x.n);
         let k = x.planes.len();
         let flat = Rep3Vec::concat(&x.planes.iter().collect::<Vec<_>>());
@@ -116,13 +119,20 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// The most significant bits of several vectors in one batched run (8 rounds for k = 64).
-    pub async fn msb_many<R: IntRing>(&mut self, xs: &[&Rep3Vec<R>]) -> Result<Vec<SharedBits>, Error> {
+    pub async fn msb_many<R: IntRing>(
+        &mut self,
+        xs: &[&Rep3Vec<R>],
+    ) -> Result<Vec<SharedBits>, Error> {
         let k = R::BITS as usize;
         let (a, b, _) = self.split_planes(xs, false).await?;
         let g = self.carries(&a, &b, &[k - 2], false).await?;
         let m = a[k - 1].add(&b[k - 1])?.add(&g[0])?;
         let lens: Vec<usize> = xs.iter().map(|x| words(x.len())).collect();
-        Ok(m.split(&lens).into_iter().zip(xs).map(|(words, x)| SharedBits { n: x.len(), words }).collect())
+        Ok(m.split(&lens)
+            .into_iter()
+            .zip(xs)
+            .map(|(words, x)| SharedBits { n: x.len(), words })
+            .collect())
     }
 
     /// `[x < 0]`: the most significant bit of each element.
@@ -133,7 +143,11 @@ impl<T: Transport> Rep3<T> {
     /// `[x < y]` as signed integers, exact on the whole ring: the MSBs of `x`, `y` and `x − y`
     /// (one batched run) and one AND round for the overflow case:
     /// `lt = m_d ⊕ ((m_x ⊕ m_y) ∧ (m_x ⊕ m_d))`. 9 rounds, 3 MSBs + n AND gates.
-    pub async fn lt<R: IntRing>(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<SharedBits, Error> {
+    pub async fn lt<R: IntRing>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+    ) -> Result<SharedBits, Error> {
         let d = x.sub(y)?;
         let mut m = self.msb_many(&[x, y, &d]).await?;
         let (md, my, mx) = (m.pop(), m.pop(), m.pop());
@@ -148,12 +162,20 @@ impl<T: Transport> Rep3<T> {
 
     /// `[x < y]` for operands whose difference fits the ring (|x − y| < 2^(k−1), e.g.
     /// fixed-point data with headroom): one MSB of `x − y`, 8 rounds.
-    pub async fn lt_bounded<R: IntRing>(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<SharedBits, Error> {
+    pub async fn lt_bounded<R: IntRing>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+    ) -> Result<SharedBits, Error> {
         self.ltz(&x.sub(y)?).await
     }
 
     /// `[x = y]`: 1 + log₂k rounds, k − 1 AND gates per element.
-    pub async fn eq<R: IntRing>(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<SharedBits, Error> {
+    pub async fn eq<R: IntRing>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+    ) -> Result<SharedBits, Error> {
         let d = x.sub(y)?;
         let (a, nb, _) = self.split_planes(&[&d], true).await?;
         // e_i = ¬(a_i ⊕ nb_i); then AND all planes together, halving each round.
@@ -204,10 +226,12 @@ impl<T: Transport> Rep3<T> {
         let lift = |bits: &[Bits]| -> Vec<R> {
             unpack_bits(bits, n).into_iter().map(R::from_u64).collect()
         };
-        let ra_bool = self.planes_of_component0((me.0 != 1).then(|| vec![ra.clone()]), 1, w).remove(0);
+        let ra_bool =
+            self.planes_of_component0((me.0 != 1).then(|| vec![ra.clone()]), 1, w).remove(0);
         let ra_arith = Rep3Vec::public_component0(me, (me.0 != 1).then(|| lift(&ra)), n);
         self.ctx.round();
-        let rb_bool = self.planes_from_one(PartyId(1), rb.clone().map(|v| vec![v]), 1, w).await?.remove(0);
+        let rb_bool =
+            self.planes_from_one(PartyId(1), rb.clone().map(|v| vec![v]), 1, w).await?.remove(0);
         let rb_lift = rb.as_deref().map(lift);
         let rb_arith = self.share_from_one(PartyId(1), rb_lift.as_deref(), n).await?;
         let prod = self.mul(&ra_arith, &rb_arith).await?;
@@ -225,7 +249,11 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// Opens `b ⊕ r` for the daBits `r`, returning the public bits `c` as 0/1 ring elements.
-    fn masked_bits_round<R: IntRing>(&mut self, b: &SharedBits, r: &DaBits<R>) -> Result<Rep3Vec<Bits>, Error> {
+    fn masked_bits_round<R: IntRing>(
+        &mut self,
+        b: &SharedBits,
+        r: &DaBits<R>,
+    ) -> Result<Rep3Vec<Bits>, Error> {
         if r.len() != b.n {
             return Err(Error::ApiMisuse(format!("{} bits but {} daBits", b.n, r.len())));
         }
@@ -234,7 +262,11 @@ impl<T: Transport> Rep3<T> {
         Ok(masked)
     }
 
-    async fn finish_masked_bits<R: IntRing>(&mut self, masked: Rep3Vec<Bits>, n: usize) -> Result<Vec<R>, Error> {
+    async fn finish_masked_bits<R: IntRing>(
+        &mut self,
+        masked: Rep3Vec<Bits>,
+        n: usize,
+    ) -> Result<Vec<R>, Error> {
         let missing = self.ctx.recv::<Bits>(prev(self.me()), masked.len()).await?;
         let mut open = masked.a;
         kernels::add_assign(&mut open, &masked.b);
@@ -243,7 +275,11 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// Bit injection: the ring sharing of shared bits (1 round, one daBit per bit).
-    pub async fn bit_to_arith<R: IntRing>(&mut self, b: &SharedBits, r: DaBits<R>) -> Result<Rep3Vec<R>, Error> {
+    pub async fn bit_to_arith<R: IntRing>(
+        &mut self,
+        b: &SharedBits,
+        r: DaBits<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
         self.ctx.round();
         let masked = self.masked_bits_round(b, &r)?;
         let c = self.finish_masked_bits::<R>(masked, b.n).await?;
@@ -296,7 +332,11 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// `max(x, 0)` elementwise: MSB then one multiplexing round (9 rounds for k = 64).
-    pub async fn relu<R: IntRing>(&mut self, x: &Rep3Vec<R>, r: DaBits<R>) -> Result<Rep3Vec<R>, Error> {
+    pub async fn relu<R: IntRing>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        r: DaBits<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
         let neg = self.ltz(x).await?;
         let drop = self.bit_mul_many(&neg, &[x], r).await?.remove(0);
         x.sub(&drop)
@@ -335,9 +375,13 @@ impl<T: Transport> Rep3<T> {
         store: &mut DaBits<R>,
     ) -> Result<Rep3Vec<R>, Error> {
         if len == 0 || x.len() % len != 0 {
-            return Err(Error::ApiMisuse(format!("argmax: {} elements are not rows of {len}", x.len())));
+            return Err(Error::ApiMisuse(format!(
+                "argmax: {} elements are not rows of {len}",
+                x.len()
+            )));
         }
-        let windows: Vec<Vec<usize>> = (0..x.len() / len).map(|r| (r * len..(r + 1) * len).collect()).collect();
+        let windows: Vec<Vec<usize>> =
+            (0..x.len() / len).map(|r| (r * len..(r + 1) * len).collect()).collect();
         let idx: Vec<R> = (0..x.len()).map(|i| R::from_u64((i % len) as u64)).collect();
         let idx = Rep3Vec::public(self.me(), &idx);
         let (_, i) = self.tournament(x, &windows, Some(&idx), store).await?;

@@ -20,11 +20,11 @@
 //! The n-party scheme, METEOR's masked sharing and the malicious variant sit beside this module
 //! and reuse [`Ctx`], the rings and the PRG; METEOR's mask shares are `rep3` shares.
 
+mod adder;
 mod arith;
 pub mod binary;
-mod adder;
-mod compare;
 pub mod client;
+mod compare;
 pub mod prep;
 mod trunc;
 

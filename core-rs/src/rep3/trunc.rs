@@ -33,7 +33,11 @@ use crate::Error;
 
 impl<T: Transport> Rep3<T> {
     /// Makes `n` truncation pairs for a shift of `d` bits (setup phase; ~11 rounds).
-    pub async fn trunc_pairs<R: IntRing>(&mut self, n: usize, d: u32) -> Result<TruncPairs<R>, Error> {
+    pub async fn trunc_pairs<R: IntRing>(
+        &mut self,
+        n: usize,
+        d: u32,
+    ) -> Result<TruncPairs<R>, Error> {
         let k = R::BITS;
         if d == 0 || d >= k - 1 {
             return Err(Error::ApiMisuse(format!("truncation by {d} bits in a {k}-bit ring")));
@@ -83,9 +87,17 @@ impl<T: Transport> Rep3<T> {
 
     /// Turns additive components `z` of a double-precision result into shares of `z >> d`,
     /// consuming `pairs` (1 round; P1 sends 2 elements per value, P0 and P2 one each).
-    async fn reshare_truncated<R: IntRing>(&mut self, mut z: Vec<R>, pairs: TruncPairs<R>) -> Result<Rep3Vec<R>, Error> {
+    async fn reshare_truncated<R: IntRing>(
+        &mut self,
+        mut z: Vec<R>,
+        pairs: TruncPairs<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
         if pairs.len() != z.len() {
-            return Err(Error::ApiMisuse(format!("{} values but {} truncation pairs", z.len(), pairs.len())));
+            return Err(Error::ApiMisuse(format!(
+                "{} values but {} truncation pairs",
+                z.len(),
+                pairs.len()
+            )));
         }
         self.add_zero_share(&mut z);
         kernels::sub_assign(&mut z, &pairs.r.a);
@@ -136,4 +148,3 @@ impl<T: Transport> Rep3<T> {
         self.reshare_truncated(z, pairs).await
     }
 }
-

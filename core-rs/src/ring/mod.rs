@@ -211,6 +211,8 @@ int_ring!(
 );
 
 /// 64 packed elements of Z_2: addition is XOR, multiplication is AND, negation is the identity.
+///
+/// (The operator impls use `^`/`&` on purpose: that *is* the ring structure of Z_2.)
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Pod, Zeroable)]
 #[repr(transparent)]
 pub struct Bits(pub u64);
@@ -221,6 +223,7 @@ impl Debug for Bits {
     }
 }
 
+#[allow(clippy::suspicious_arithmetic_impl, clippy::suspicious_op_assign_impl)]
 impl Add for Bits {
     type Output = Self;
     #[inline(always)]
@@ -228,6 +231,7 @@ impl Add for Bits {
         Self(self.0 ^ r.0)
     }
 }
+#[allow(clippy::suspicious_arithmetic_impl, clippy::suspicious_op_assign_impl)]
 impl Sub for Bits {
     type Output = Self;
     #[inline(always)]
@@ -235,6 +239,7 @@ impl Sub for Bits {
         Self(self.0 ^ r.0)
     }
 }
+#[allow(clippy::suspicious_arithmetic_impl, clippy::suspicious_op_assign_impl)]
 impl Mul for Bits {
     type Output = Self;
     #[inline(always)]
@@ -249,18 +254,21 @@ impl Neg for Bits {
         self
     }
 }
+#[allow(clippy::suspicious_arithmetic_impl, clippy::suspicious_op_assign_impl)]
 impl AddAssign for Bits {
     #[inline(always)]
     fn add_assign(&mut self, r: Self) {
         self.0 ^= r.0;
     }
 }
+#[allow(clippy::suspicious_arithmetic_impl, clippy::suspicious_op_assign_impl)]
 impl SubAssign for Bits {
     #[inline(always)]
     fn sub_assign(&mut self, r: Self) {
         self.0 ^= r.0;
     }
 }
+#[allow(clippy::suspicious_arithmetic_impl, clippy::suspicious_op_assign_impl)]
 impl MulAssign for Bits {
     #[inline(always)]
     fn mul_assign(&mut self, r: Self) {

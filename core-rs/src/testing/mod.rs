@@ -54,6 +54,9 @@ pub enum Action {
 
 type Hook = Box<dyn FnMut(&mut Envelope) -> Action>;
 
+/// A party's protocol run, boxed so parties of one test can be polled side by side.
+pub type PartyFuture<'a, O> = Pin<Box<dyn Future<Output = O> + 'a>>;
+
 struct InFlight {
     from: PartyId,
     to: PartyId,
@@ -113,9 +116,8 @@ impl Net {
     /// Polls all futures in order until every one has finished, advancing virtual time.
     ///
     /// Deterministic: the same futures and hook give the same interleaving and outputs.
-    pub fn run<'a, O>(&self, futures: Vec<Pin<Box<dyn Future<Output = O> + 'a>>>) -> Vec<O> {
-        let mut futs: Vec<Option<Pin<Box<dyn Future<Output = O> + 'a>>>> =
-            futures.into_iter().map(Some).collect();
+    pub fn run<'a, O>(&self, futures: Vec<PartyFuture<'a, O>>) -> Vec<O> {
+        let mut futs: Vec<Option<PartyFuture<'a, O>>> = futures.into_iter().map(Some).collect();
         let mut outs: Vec<Option<O>> = futs.iter().map(|_| None).collect();
         let mut cx = Context::from_waker(Waker::noop());
         loop {
@@ -230,18 +232,28 @@ where
 
 /// Like [`run_rep3`] on a given network of `participants` (3 parties plus clients), returning
 /// each party's result instead of panicking.
-pub fn run_rep3_on<O, F, Fut>(net: &Net, participants: usize, seed: u64, f: F) -> Vec<Result<O, Error>>
+pub fn run_rep3_on<O, F, Fut>(
+    net: &Net,
+    participants: usize,
+    seed: u64,
+    f: F,
+) -> Vec<Result<O, Error>>
 where
     F: Fn(Rep3<MemTransport>) -> Fut,
     Fut: Future<Output = Result<O, Error>>,
 {
     let seeds = rep3_seeds(seed);
     let f = &f;
-    let futs: Vec<Pin<Box<dyn Future<Output = Result<O, Error>> + '_>>> = seeds
+    let futs: Vec<PartyFuture<'_, Result<O, Error>>> = seeds
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
-            let ctx = Ctx::new(PartyId(i as u8), participants, SessionId([1; 16]), net.transport(PartyId(i as u8)));
+            let ctx = Ctx::new(
+                PartyId(i as u8),
+                participants,
+                SessionId([1; 16]),
+                net.transport(PartyId(i as u8)),
+            );
             Box::pin(async move {
                 let p = Rep3::setup(ctx, s).await?;
                 f(p).await
