@@ -2,8 +2,11 @@
 //!
 //! Correlated randomness must be bit-identical between a browser party (wasm32) and a native
 //! party, so this is the only generator used for shared randomness on every target. ChaCha was
-//! chosen by benchmark over AES-128-CTR and BLAKE3-XOF: wasm has no AES instructions, and ChaCha's
-//! add-rotate-xor rounds map directly onto `simd128` (figures in `BENCHMARKS.md`).
+//! chosen by benchmark over AES-128-CTR and BLAKE3-XOF: wasm has no AES instructions (bitsliced
+//! AES-CTR runs ~8× slower there), and ChaCha's add-rotate-xor rounds map directly onto `simd128`
+//! (hand-written path below; ~2× BLAKE3-XOF there). 12 rounds, not 8: ChaCha8 would be ~1.5×
+//! faster, but ChaCha12 already runs far ahead of any link a party has, so we keep the larger
+//! security margin (figures and reasoning in `BENCHMARKS.md`, section PRG).
 //!
 //! # Streams and draw order
 //! A stream is addressed by `(seed, domain, stream)`: the 96-bit ChaCha nonce is
@@ -16,10 +19,15 @@
 use core::fmt;
 
 /// ChaCha double-round count: ChaCha12 (6 double rounds).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const DOUBLE_ROUNDS: usize = 6;
-/// Blocks computed per refill; 4 parallel blocks let the compiler use 128-bit lanes (SSE, simd128).
+/// Blocks computed per refill: 4 blocks fill the `v128` lanes of the wasm `simd128` path (and
+/// 128-bit lanes where LLVM vectorises the portable path). Only the buffer size depends on this,
+/// never the output bytes.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const LANES: usize = 4;
-const BUF_BYTES: usize = 64 * LANES;
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+pub(crate) const BUF_BYTES: usize = 64 * LANES;
 
 /// A 256-bit PRG key. `Debug` never prints the key.
 #[derive(Clone, PartialEq, Eq)]
@@ -59,12 +67,23 @@ impl fmt::Debug for Seed {
 }
 
 /// A ChaCha12 keystream positioned at `(seed, domain, stream)`. `Debug` is redacted.
-#[derive(Clone)]
+///
+/// Backends, chosen here and nowhere else (all produce the same bytes, checked by
+/// `native_backend_matches_reference`): on x86-64 RustCrypto's `chacha20` (SSE2/AVX2 picked at
+/// run time, ~2.5× our portable code); on wasm32 with `simd128` our `v128` path; elsewhere the
+/// portable 4-lane code.
 pub struct Prg {
+    #[cfg(target_arch = "x86_64")]
+    native: chacha20::ChaCha12,
+    #[cfg(not(target_arch = "x86_64"))]
     key: [u32; 8],
+    #[cfg(not(target_arch = "x86_64"))]
     nonce: [u32; 3],
+    #[cfg(not(target_arch = "x86_64"))]
     counter: u32,
+    #[cfg(not(target_arch = "x86_64"))]
     buf: [u8; BUF_BYTES],
+    #[cfg(not(target_arch = "x86_64"))]
     pos: usize,
 }
 
@@ -76,6 +95,25 @@ impl fmt::Debug for Prg {
 
 impl Prg {
     /// Opens the stream `(seed, domain, stream)` at its start.
+    #[cfg(target_arch = "x86_64")]
+    pub fn new(seed: &Seed, domain: u64, stream: u32) -> Self {
+        use chacha20::cipher::KeyIvInit;
+        let mut nonce = [0u8; 12];
+        nonce[..8].copy_from_slice(&domain.to_le_bytes());
+        nonce[8..].copy_from_slice(&stream.to_le_bytes());
+        Self { native: chacha20::ChaCha12::new(&seed.0.into(), &nonce.into()) }
+    }
+
+    /// Fills `out` with the next `out.len()` keystream bytes.
+    #[cfg(target_arch = "x86_64")]
+    pub fn fill_bytes(&mut self, out: &mut [u8]) {
+        use chacha20::cipher::StreamCipher;
+        out.fill(0);
+        self.native.apply_keystream(out);
+    }
+
+    /// Opens the stream `(seed, domain, stream)` at its start.
+    #[cfg(not(target_arch = "x86_64"))]
     pub fn new(seed: &Seed, domain: u64, stream: u32) -> Self {
         let mut key = [0u32; 8];
         for (k, c) in key.iter_mut().zip(seed.0.chunks_exact(4)) {
@@ -86,6 +124,7 @@ impl Prg {
     }
 
     /// Fills `out` with the next `out.len()` keystream bytes.
+    #[cfg(not(target_arch = "x86_64"))]
     pub fn fill_bytes(&mut self, mut out: &mut [u8]) {
         if self.pos < BUF_BYTES {
             let n = out.len().min(BUF_BYTES - self.pos);
@@ -107,6 +146,14 @@ impl Prg {
         }
     }
 
+    /// Computes `LANES` consecutive blocks into `out` and advances the counter.
+    #[cfg(not(target_arch = "x86_64"))]
+    fn blocks(&mut self, out: &mut [u8; BUF_BYTES]) {
+        chacha_blocks::<DOUBLE_ROUNDS>(&self.key, self.counter, &self.nonce, out);
+        // 2^32 blocks (256 GiB) per stream is far beyond any single operation's draw.
+        self.counter = self.counter.wrapping_add(LANES as u32);
+    }
+
     /// The next 8 keystream bytes as a little-endian u64.
     pub fn next_u64(&mut self) -> u64 {
         let mut b = [0u8; 8];
@@ -120,31 +167,48 @@ impl Prg {
         self.fill_bytes(&mut b);
         u32::from_le_bytes(b)
     }
-
-    /// Computes `LANES` consecutive blocks into `out` and advances the counter.
-    fn blocks(&mut self, out: &mut [u8; BUF_BYTES]) {
-        chacha_blocks::<DOUBLE_ROUNDS>(&self.key, self.counter, &self.nonce, out);
-        // 2^32 blocks (256 GiB) per stream is far beyond any single operation's draw.
-        self.counter = self.counter.wrapping_add(LANES as u32);
-    }
 }
 
-/// `LANES` ChaCha blocks with counters `ctr..ctr+LANES`, state held lane-major so each quarter
-/// round is a 4-wide vector operation.
+/// `LANES` ChaCha blocks with counters `ctr..ctr+LANES` into `out`, block `i` at `64 * i`.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
-fn chacha_blocks<const DR: usize>(
+pub(crate) fn chacha_blocks<const DR: usize>(
     key: &[u32; 8],
     ctr: u32,
     nonce: &[u32; 3],
     out: &mut [u8; BUF_BYTES],
 ) {
-    const C: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    simd128::chacha_blocks::<DR>(key, ctr, nonce, out);
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    portable_blocks::<DR>(key, ctr, nonce, out);
+}
+
+/// The ChaCha constants "expand 32-byte k".
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// Portable path: state held lane-major so each quarter-round step is a `LANES`-wide operation
+/// that LLVM vectorises where the target has a vector rotate.
+#[cfg_attr(
+    any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128")),
+    allow(dead_code)
+)]
+// Lanes index several parallel arrays at once; an index loop says that more plainly than zips.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+fn portable_blocks<const DR: usize>(
+    key: &[u32; 8],
+    ctr: u32,
+    nonce: &[u32; 3],
+    out: &mut [u8; BUF_BYTES],
+) {
     let mut init = [[0u32; LANES]; 16];
     for l in 0..LANES {
-        init[0][l] = C[0];
-        init[1][l] = C[1];
-        init[2][l] = C[2];
-        init[3][l] = C[3];
+        init[0][l] = SIGMA[0];
+        init[1][l] = SIGMA[1];
+        init[2][l] = SIGMA[2];
+        init[3][l] = SIGMA[3];
         for k in 0..8 {
             init[4 + k][l] = key[k];
         }
@@ -172,6 +236,11 @@ fn chacha_blocks<const DR: usize>(
     }
 }
 
+#[cfg_attr(
+    any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128")),
+    allow(dead_code)
+)]
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 fn qr(x: &mut [[u32; LANES]; 16], a: usize, b: usize, c: usize, d: usize) {
     for l in 0..LANES {
@@ -183,6 +252,94 @@ fn qr(x: &mut [[u32; LANES]; 16], a: usize, b: usize, c: usize, d: usize) {
         x[d][l] = (x[d][l] ^ x[a][l]).rotate_left(8);
         x[c][l] = x[c][l].wrapping_add(x[d][l]);
         x[b][l] = (x[b][l] ^ x[c][l]).rotate_left(7);
+    }
+}
+
+/// wasm32 `simd128` path (LLVM leaves the portable loop mostly scalar on wasm: ~3-4× slower, see
+/// `BENCHMARKS.md`). Four blocks at once: `x[w]` holds word `w` of blocks 0..4, rotations by 16
+/// and 8 are byte shuffles, and the output is a 4×4 transpose per group of four words. The wasm
+/// intrinsics are safe functions; no `unsafe` here.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128 {
+    use super::{BUF_BYTES, LANES, SIGMA};
+    use core::arch::wasm32::{
+        i8x16_shuffle, u32x4, u32x4_add, u32x4_shl, u32x4_shr, u32x4_shuffle, u32x4_splat,
+        u64x2_extract_lane, u64x2_shuffle, v128, v128_or, v128_xor,
+    };
+
+    const _: () = assert!(LANES == 4, "the simd128 path computes exactly 4 blocks");
+
+    #[inline(always)]
+    fn rotl16(v: v128) -> v128 {
+        i8x16_shuffle::<2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13>(v, v)
+    }
+
+    #[inline(always)]
+    fn rotl8(v: v128) -> v128 {
+        i8x16_shuffle::<3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14>(v, v)
+    }
+
+    /// Rotate left by `L` (`R` = 32 - `L`).
+    #[inline(always)]
+    fn rotl<const L: u32, const R: u32>(v: v128) -> v128 {
+        v128_or(u32x4_shl(v, L), u32x4_shr(v, R))
+    }
+
+    #[inline(always)]
+    fn qr(x: &mut [v128; 16], a: usize, b: usize, c: usize, d: usize) {
+        x[a] = u32x4_add(x[a], x[b]);
+        x[d] = rotl16(v128_xor(x[d], x[a]));
+        x[c] = u32x4_add(x[c], x[d]);
+        x[b] = rotl::<12, 20>(v128_xor(x[b], x[c]));
+        x[a] = u32x4_add(x[a], x[b]);
+        x[d] = rotl8(v128_xor(x[d], x[a]));
+        x[c] = u32x4_add(x[c], x[d]);
+        x[b] = rotl::<7, 25>(v128_xor(x[b], x[c]));
+    }
+
+    #[inline(always)]
+    pub(super) fn chacha_blocks<const DR: usize>(
+        key: &[u32; 8],
+        ctr: u32,
+        nonce: &[u32; 3],
+        out: &mut [u8; BUF_BYTES],
+    ) {
+        let words = [
+            SIGMA[0], SIGMA[1], SIGMA[2], SIGMA[3], key[0], key[1], key[2], key[3], key[4], key[5],
+            key[6], key[7], 0, nonce[0], nonce[1], nonce[2],
+        ];
+        let mut init: [v128; 16] = core::array::from_fn(|w| u32x4_splat(words[w]));
+        init[12] = u32x4_add(u32x4_splat(ctr), u32x4(0, 1, 2, 3));
+        let mut x = init;
+        for _ in 0..DR {
+            qr(&mut x, 0, 4, 8, 12);
+            qr(&mut x, 1, 5, 9, 13);
+            qr(&mut x, 2, 6, 10, 14);
+            qr(&mut x, 3, 7, 11, 15);
+            qr(&mut x, 0, 5, 10, 15);
+            qr(&mut x, 1, 6, 11, 12);
+            qr(&mut x, 2, 7, 8, 13);
+            qr(&mut x, 3, 4, 9, 14);
+        }
+        for g in 0..4 {
+            let [a, b, c, d] = [0, 1, 2, 3].map(|i| u32x4_add(x[4 * g + i], init[4 * g + i]));
+            // Transpose: row `l` = words 4g..4g+4 of block `l`.
+            let t0 = u32x4_shuffle::<0, 4, 1, 5>(a, b);
+            let t1 = u32x4_shuffle::<0, 4, 1, 5>(c, d);
+            let t2 = u32x4_shuffle::<2, 6, 3, 7>(a, b);
+            let t3 = u32x4_shuffle::<2, 6, 3, 7>(c, d);
+            let rows = [
+                u64x2_shuffle::<0, 2>(t0, t1),
+                u64x2_shuffle::<1, 3>(t0, t1),
+                u64x2_shuffle::<0, 2>(t2, t3),
+                u64x2_shuffle::<1, 3>(t2, t3),
+            ];
+            for (l, r) in rows.into_iter().enumerate() {
+                let o = l * 64 + g * 16;
+                out[o..o + 8].copy_from_slice(&u64x2_extract_lane::<0>(r).to_le_bytes());
+                out[o + 8..o + 16].copy_from_slice(&u64x2_extract_lane::<1>(r).to_le_bytes());
+            }
+        }
     }
 }
 
@@ -225,6 +382,96 @@ mod tests {
         assert_eq!(whole, parts);
         let mut c = Prg::new(&s, 3, 2);
         assert_ne!(c.next_u64(), Prg::new(&s, 3, 1).next_u64());
+    }
+
+    /// One ChaCha block, written as plainly as RFC 8439 §2.3 states it: the reference for the
+    /// vectorised paths.
+    fn reference_block(key: &[u32; 8], ctr: u32, nonce: &[u32; 3], rounds: usize) -> [u8; 64] {
+        let mut s = [0u32; 16];
+        s[..4].copy_from_slice(&SIGMA);
+        s[4..12].copy_from_slice(key);
+        s[12] = ctr;
+        s[13..].copy_from_slice(nonce);
+        let mut x = s;
+        let q = |x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize| {
+            x[a] = x[a].wrapping_add(x[b]);
+            x[d] = (x[d] ^ x[a]).rotate_left(16);
+            x[c] = x[c].wrapping_add(x[d]);
+            x[b] = (x[b] ^ x[c]).rotate_left(12);
+            x[a] = x[a].wrapping_add(x[b]);
+            x[d] = (x[d] ^ x[a]).rotate_left(8);
+            x[c] = x[c].wrapping_add(x[d]);
+            x[b] = (x[b] ^ x[c]).rotate_left(7);
+        };
+        for _ in 0..rounds / 2 {
+            q(&mut x, 0, 4, 8, 12);
+            q(&mut x, 1, 5, 9, 13);
+            q(&mut x, 2, 6, 10, 14);
+            q(&mut x, 3, 7, 11, 15);
+            q(&mut x, 0, 5, 10, 15);
+            q(&mut x, 1, 6, 11, 12);
+            q(&mut x, 2, 7, 8, 13);
+            q(&mut x, 3, 4, 9, 14);
+        }
+        let mut out = [0u8; 64];
+        for (w, o) in out.chunks_exact_mut(4).enumerate() {
+            o.copy_from_slice(&x[w].wrapping_add(s[w]).to_le_bytes());
+        }
+        out
+    }
+
+    /// The optimised block function (whichever path this target compiles) and `Prg`'s buffering
+    /// agree with the scalar reference over several thousand bytes, drawn in odd-sized pieces.
+    #[test]
+    fn native_backend_matches_reference() {
+        let seed = Seed::from_bytes(core::array::from_fn(|i| (i as u8).wrapping_mul(29) ^ 0x5c));
+        let key: [u32; 8] = core::array::from_fn(|i| {
+            u32::from_le_bytes(seed.0[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+        });
+        for (domain, stream) in [(0u64, 0u32), (0x0123_4567_89ab_cdef, 7), (u64::MAX, u32::MAX)] {
+            let mut expect = Vec::new();
+            for ctr in 0..80u32 {
+                expect.extend_from_slice(&reference_block(
+                    &key,
+                    ctr,
+                    &[domain as u32, (domain >> 32) as u32, stream],
+                    2 * DOUBLE_ROUNDS,
+                ));
+            }
+            let mut p = Prg::new(&seed, domain, stream);
+            let mut got = Vec::new();
+            for n in [1usize, 7, 63, 64, 65, 129, 255, 256, 257, 3, 511, 513, 1021, 8, 4] {
+                let mut piece = vec![0u8; n];
+                p.fill_bytes(&mut piece);
+                got.extend_from_slice(&piece);
+            }
+            got.extend_from_slice(&p.next_u64().to_le_bytes());
+            got.extend_from_slice(&p.next_u32().to_le_bytes());
+            let mut rest = vec![0u8; expect.len() - got.len()];
+            p.fill_bytes(&mut rest);
+            got.extend_from_slice(&rest);
+            assert_eq!(got.len(), 80 * 64);
+            assert!(
+                got == expect,
+                "keystream differs from the scalar reference ({domain}, {stream})"
+            );
+        }
+        // The block function itself, at other round counts and a counter that wraps.
+        for dr in [4usize, 6, 10] {
+            let key = [0x0302_0100, 0x0706_0504, 9, 10, 11, 12, 13, u32::MAX];
+            let nonce = [1, 2, 3];
+            let ctr = u32::MAX - 1;
+            let mut out = [0u8; BUF_BYTES];
+            match dr {
+                4 => chacha_blocks::<4>(&key, ctr, &nonce, &mut out),
+                6 => chacha_blocks::<6>(&key, ctr, &nonce, &mut out),
+                _ => chacha_blocks::<10>(&key, ctr, &nonce, &mut out),
+            }
+            for (l, blk) in out.chunks_exact(64).enumerate() {
+                let r = reference_block(&key, ctr.wrapping_add(l as u32), &nonce, 2 * dr);
+                assert_eq!(blk, &r[..], "double rounds {dr}, block {l}");
+            }
+        }
     }
 
     #[test]

@@ -22,8 +22,8 @@ fn values<R: IntRing>(seed: u64, n: usize) -> Vec<R> {
 fn pairs<R: IntRing>(seed: u64) -> (Vec<R>, Vec<R>) {
     let x = values::<R>(seed, 120);
     let mut y = values::<R>(seed + 1, 120);
-    y[..10].copy_from_slice(&x[..10].to_vec()); // ties
-    let edges = &x[x.len() - 5..].to_vec();
+    y[..10].copy_from_slice(&x[..10]); // ties
+    let edges = &x[x.len() - 5..];
     let (mut xs, mut ys) = (x.clone(), y);
     for a in edges {
         for b in edges {

@@ -112,23 +112,6 @@ impl<R: Ring> TruncPairs<R> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_bits_repacks_the_tail() {
-        let words = vec![Bits(0xffff_0000_0000_00f0), Bits(0x0000_0000_0000_0003)];
-        let (h, t) = split_bits(&words, 4, 62);
-        assert_eq!(h, vec![Bits(0)], "the head keeps only its own 4 bits");
-        assert_eq!(t, vec![Bits(0x3fff_f000_0000_000f)]);
-        let (h, _) = split_bits(&[Bits(0xff)], 3, 5);
-        assert_eq!(h, vec![Bits(0x7)]);
-        let (_, t) = split_bits(&words, 64, 2);
-        assert_eq!(t, vec![Bits(3)]);
-    }
-}
-
 #[cfg(any(test, feature = "test-utils"))]
 impl<R: Ring> DaBits<R> {
     /// The ring half (tests open it to check the bits).
@@ -147,5 +130,22 @@ impl<R: Ring> TruncPairs<R> {
     /// `(⟨r⟩, ⟨r >> d⟩)` (tests open them to check the relation).
     pub fn into_parts_for_test(self) -> (Rep3Vec<R>, Rep3Vec<R>) {
         (self.r, self.r_shifted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_bits_repacks_the_tail() {
+        let words = vec![Bits(0xffff_0000_0000_00f0), Bits(0x0000_0000_0000_0003)];
+        let (h, t) = split_bits(&words, 4, 62);
+        assert_eq!(h, vec![Bits(0)], "the head keeps only its own 4 bits");
+        assert_eq!(t, vec![Bits(0x3fff_f000_0000_000f)]);
+        let (h, _) = split_bits(&[Bits(0xff)], 3, 5);
+        assert_eq!(h, vec![Bits(0x7)]);
+        let (_, t) = split_bits(&words, 64, 2);
+        assert_eq!(t, vec![Bits(3)]);
     }
 }
