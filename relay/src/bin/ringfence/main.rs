@@ -1,0 +1,264 @@
+//! `ringfence`: run three rep3 parties as separate processes on loopback, linked by
+//! Noise-encrypted TCP, to benchmark operations (`bench`) or show an end-to-end computation
+//! (`demo`).
+//!
+//! The parent generates the parties' Noise keypairs, spawns three children of this executable
+//! (hidden subcommands), hands each its private key on stdin, collects the ports they bound,
+//! tells them their peers, and gathers their JSON-line reports from stdout. Children exit when
+//! their stdin closes, and the parent kills them if anything fails.
+
+mod bench;
+mod children;
+mod demo;
+mod msgs;
+mod party;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use ringfence_core::ring::{Z32, Z64};
+use ringfence_relay::StaticKeypair;
+
+use crate::bench::Op;
+use crate::children::Children;
+use crate::msgs::FromChild;
+
+/// Secure 3-party computation over Z_2^k on loopback: benchmarks and a demo.
+#[derive(Parser)]
+#[command(name = "ringfence", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Benchmark rep3 operations between three local party processes.
+    Bench(BenchArgs),
+    /// Run a small computation end to end and check it against plaintext.
+    Demo(CommonArgs),
+    /// (internal) One party of `bench`.
+    #[command(hide = true)]
+    BenchParty(PartyArgs),
+    /// (internal) One party of `demo`.
+    #[command(hide = true)]
+    DemoParty(PartyArgs),
+}
+
+#[derive(Args, Clone)]
+struct CommonArgs {
+    /// INSECURE, for benchmarking only: plaintext links, unauthenticated pairwise seeds.
+    #[arg(long)]
+    plain: bool,
+    /// How long a party waits for a peer's message before giving up.
+    #[arg(long, default_value_t = 30_000)]
+    timeout_ms: u64,
+}
+
+#[derive(Args, Clone)]
+struct BenchArgs {
+    /// Print one JSON object per operation instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Elements per batched operation (for matmul: outputs of a square product).
+    #[arg(long, default_value_t = 1_000_000)]
+    n: usize,
+    /// Operations to run, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "mul,lt,relu,fxmul,matmul")]
+    ops: Vec<Op>,
+    /// Ring width in bits.
+    #[arg(long, value_enum, default_value = "64")]
+    ring: RingBits,
+    /// Timed runs per operation (after one warm-up run).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Ring width.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RingBits {
+    /// Z_2^64.
+    #[value(name = "64")]
+    R64,
+    /// Z_2^32.
+    #[value(name = "32")]
+    R32,
+}
+
+impl RingBits {
+    fn bits(self) -> u32 {
+        match self {
+            Self::R64 => 64,
+            Self::R32 => 32,
+        }
+    }
+}
+
+#[derive(Args)]
+struct PartyArgs {
+    #[arg(long)]
+    id: u8,
+    #[arg(long, default_value_t = 0)]
+    n: usize,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    ops: Vec<Op>,
+    #[arg(long, value_enum, default_value = "64")]
+    ring: RingBits,
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    #[arg(long)]
+    plain: bool,
+    #[arg(long, default_value_t = 30_000)]
+    timeout_ms: u64,
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().cmd {
+        Cmd::Bench(a) => exit(bench_parent(&a)),
+        Cmd::Demo(a) => exit(demo_parent(&a)),
+        Cmd::BenchParty(a) => {
+            let (ops, n, repeat) = (a.ops.clone(), a.n, a.repeat);
+            match a.ring {
+                RingBits::R32 => party::run(a.id, a.plain, a.timeout_ms, async move |p, _| {
+                    bench::run_ops::<Z32>(p, &ops, n, repeat).await
+                }),
+                RingBits::R64 => party::run(a.id, a.plain, a.timeout_ms, async move |p, _| {
+                    bench::run_ops::<Z64>(p, &ops, n, repeat).await
+                }),
+            }
+        }
+        Cmd::DemoParty(a) => party::run(a.id, a.plain, a.timeout_ms, demo::run),
+    }
+}
+
+fn exit(r: Result<(), String>) -> ExitCode {
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ringfence: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn keys(plain: bool) -> Result<Option<Vec<StaticKeypair>>, String> {
+    if plain {
+        return Ok(None);
+    }
+    let k = (0..3).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
+    k.map(Some).map_err(|e| e.to_string())
+}
+
+fn common_args(c: &CommonArgs) -> Vec<String> {
+    let mut v = vec!["--timeout-ms".to_string(), c.timeout_ms.to_string()];
+    if c.plain {
+        v.push("--plain".into());
+    }
+    v
+}
+
+/// Longest silence tolerated from the children: their own timeouts fire well before.
+fn patience(c: &CommonArgs) -> Duration {
+    Duration::from_millis(c.timeout_ms.saturating_mul(4)).max(Duration::from_secs(600))
+}
+
+fn bench_parent(a: &BenchArgs) -> Result<(), String> {
+    let transport = if a.common.plain { "plain" } else { "noise-aesgcm" };
+    let ops: Vec<&str> = a.ops.iter().map(|o| o.name()).collect();
+    let mut args = common_args(&a.common);
+    args.extend([
+        "--n".into(),
+        a.n.to_string(),
+        "--ops".into(),
+        ops.join(","),
+        "--ring".into(),
+        a.ring.bits().to_string(),
+        "--repeat".into(),
+        a.repeat.to_string(),
+    ]);
+    let keys = keys(a.common.plain)?;
+    let mut kids = Children::spawn(3, "bench-party", &args)?;
+    kids.introduce(keys.as_deref(), &[])?;
+    if !a.json {
+        bench::print_header(a.n, a.ring.bits(), transport, a.repeat);
+    }
+    let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); a.ops.len()];
+    let mut done = 0;
+    while done < 3 {
+        match kids.next(patience(&a.common))? {
+            (_, FromChild::Done) => done += 1,
+            (i, FromChild::Op(r)) => {
+                let k = a.ops.iter().position(|o| o.name() == r.op).ok_or_else(|| {
+                    format!("P{i} reported an op that was not asked for: {}", r.op)
+                })?;
+                per_op[k].push(r);
+                if per_op[k].len() == 3 {
+                    let s = bench::summarize(&per_op[k], a.ring.bits(), transport, a.repeat);
+                    if a.json {
+                        println!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
+                    } else {
+                        bench::print_row(&s);
+                    }
+                }
+            }
+            (i, other) => return Err(format!("P{i} sent an unexpected {other:?}")),
+        }
+    }
+    kids.finish()
+}
+
+fn demo_parent(a: &CommonArgs) -> Result<(), String> {
+    let keys = keys(a.plain)?;
+    let mut kids = Children::spawn(3, "demo-party", &common_args(a))?;
+    let inputs = [Some(demo::A.to_vec()), Some(demo::B.to_vec()), None];
+    kids.introduce(keys.as_deref(), &inputs)?;
+    let mut views = Vec::new();
+    let mut done = 0;
+    while done < 3 {
+        match kids.next(patience(a))? {
+            (_, FromChild::Done) => done += 1,
+            (i, FromChild::Demo(r)) => views.push((i, r)),
+            (i, other) => return Err(format!("P{i} sent an unexpected {other:?}")),
+        }
+    }
+    kids.finish()?;
+    views.sort_by_key(|(i, _)| *i);
+    let transport = if a.plain { "plain (INSECURE)" } else { "Noise KK, AES-256-GCM" };
+    println!("ringfence demo: 3 party processes on 127.0.0.1, rep3 over Z_2^64, {transport}");
+    println!("  P0's secret a = {:?}", demo::A);
+    println!("  P1's secret b = {:?}", demo::B);
+    let expect = demo::expected();
+    let mut ok = views.len() == 3;
+    for (name, want) in &expect {
+        let got = views.first().and_then(|(_, r)| r.outputs.iter().find(|(n, _)| n == name));
+        match got {
+            Some((_, v)) => println!("  {name:<10} = {v:?}"),
+            None => println!("  {name:<10} = (missing)"),
+        }
+        for (i, r) in &views {
+            let mine = r.outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+            if mine != Some(want) {
+                println!("  MISMATCH at P{i}: {name} = {mine:?}, plaintext gives {want:?}");
+                ok = false;
+            }
+        }
+    }
+    for (i, r) in &views {
+        println!(
+            "  P{i}: {:.2} ms, {} rounds, {} frame bytes sent ({} on the wire)",
+            r.seconds * 1e3,
+            r.rounds,
+            r.frame_bytes,
+            r.wire_bytes
+        );
+    }
+    if ok {
+        println!("OK: all parties' outputs match the plaintext computation");
+        Ok(())
+    } else {
+        Err("outputs do not match the plaintext computation".into())
+    }
+}

@@ -1,0 +1,75 @@
+//! The line protocol between the parent `ringfence` process and its party processes: one JSON
+//! object per line, parent → child on stdin, child → parent on stdout.
+//!
+//! ```text
+//! parent → child   Setup { private_key, public_keys, session }   (the key travels on a pipe only)
+//! child  → parent  Port { port }                                  (after binding 127.0.0.1:0)
+//! parent → child   Peers { addrs }
+//! child  → parent  Op {..} | Demo {..} ... then Done, or Error { message }
+//! ```
+//!
+//! A child exits when its stdin closes, so children never outlive their parent.
+
+use serde::{Deserialize, Serialize};
+
+/// Parent → child.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ToChild {
+    /// Identity and session; `private_key` is `None` in insecure plain mode.
+    Setup {
+        private_key: Option<String>,
+        public_keys: Vec<String>,
+        session: String,
+        /// Demo inputs (only the owner's are sent to each party).
+        demo_input: Option<Vec<i64>>,
+    },
+    /// Every party's listening address, indexed by party id.
+    Peers { addrs: Vec<String> },
+}
+
+/// Child → parent.
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum FromChild {
+    /// The port the child listens on.
+    Port { port: u16 },
+    /// Figures of one benchmarked operation at this party.
+    Op(OpReport),
+    /// Revealed outputs of the demo at this party.
+    Demo(DemoReport),
+    /// The party finished.
+    Done,
+    /// The party failed.
+    Error { message: String },
+}
+
+/// One party's measurement of one operation.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub(crate) struct OpReport {
+    pub(crate) op: String,
+    pub(crate) n: usize,
+    /// Extra shape information (matmul dimensions).
+    pub(crate) shape: Option<String>,
+    /// Mean wall time of one batched operation (after warm-up and a barrier).
+    pub(crate) seconds: f64,
+    /// Frame bytes sent per operation (`Ctx::stats`).
+    pub(crate) frame_bytes: f64,
+    /// Socket bytes sent per operation (records, tags, length prefixes).
+    pub(crate) wire_bytes: f64,
+    /// Rounds per operation.
+    pub(crate) rounds: f64,
+    /// Preprocessing for the timed runs, if the operation needs any.
+    pub(crate) setup_seconds: Option<f64>,
+    pub(crate) setup_frame_bytes: Option<f64>,
+}
+
+/// One party's view of the demo.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub(crate) struct DemoReport {
+    pub(crate) outputs: Vec<(String, Vec<i64>)>,
+    pub(crate) seconds: f64,
+    pub(crate) frame_bytes: u64,
+    pub(crate) wire_bytes: u64,
+    pub(crate) rounds: u64,
+}

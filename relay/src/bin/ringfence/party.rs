@@ -1,0 +1,151 @@
+//! The child side: read the setup from stdin, bind, report the port, connect to the peers and
+//! hand a ready [`Rep3`] session to the bench or demo code.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ringfence_core::net::{Ctx, PartyId, SessionId};
+use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_relay::{
+    os_seed, PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport, TransportConfig,
+};
+
+use crate::msgs::{FromChild, ToChild};
+
+/// A connected rep3 session.
+pub(crate) type Session = Rep3<TcpTransport>;
+
+/// Prints one message for the parent.
+pub(crate) fn report(msg: &FromChild) {
+    if let Ok(line) = serde_json::to_string(msg) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+fn read_msg() -> Result<ToChild, String> {
+    let mut line = String::new();
+    match std::io::stdin().read_line(&mut line) {
+        Ok(0) => Err("stdin closed before setup".into()),
+        Ok(_) => serde_json::from_str(&line).map_err(|e| format!("bad message from parent: {e}")),
+        Err(e) => Err(format!("reading stdin: {e}")),
+    }
+}
+
+/// Runs party `id`: setup over stdin, then `body` on a connected session; reports errors and
+/// `Done` to the parent and returns the process exit code.
+pub(crate) fn run<F, Fut>(id: u8, plain: bool, timeout_ms: u64, body: F) -> std::process::ExitCode
+where
+    F: FnOnce(Session, Option<Vec<i64>>) -> Fut,
+    Fut: std::future::Future<Output = Result<Session, String>>,
+{
+    match try_run(id, plain, timeout_ms, body) {
+        Ok(()) => {
+            report(&FromChild::Done);
+            std::process::ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("ringfence P{id}: {message}");
+            report(&FromChild::Error { message });
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn try_run<F, Fut>(id: u8, plain: bool, timeout_ms: u64, body: F) -> Result<(), String>
+where
+    F: FnOnce(Session, Option<Vec<i64>>) -> Fut,
+    Fut: std::future::Future<Output = Result<Session, String>>,
+{
+    let ToChild::Setup { private_key, public_keys, session, demo_input } = read_msg()? else {
+        return Err("expected the setup message first".into());
+    };
+    let security = if plain {
+        Security::DangerInsecurePlain
+    } else {
+        let private = PrivateKey::from_hex(private_key.as_deref().ok_or("no private key")?)
+            .map_err(|e| e.to_string())?;
+        let public_keys = public_keys
+            .iter()
+            .map(|k| PublicKey::from_hex(k))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let public = *public_keys.get(usize::from(id)).ok_or("no public key for this party")?;
+        Security::Noise { keypair: StaticKeypair { private, public }, public_keys }
+    };
+    let session = parse_session(&session)?;
+    let listener =
+        std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    report(&FromChild::Port { port });
+    let ToChild::Peers { addrs } = read_msg()? else {
+        return Err("expected the peers message".into());
+    };
+    let addrs = addrs
+        .iter()
+        .map(|a| a.parse::<SocketAddr>().map_err(|e| format!("address {a}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    // From now on stdin only signals the parent's death: exit when it closes.
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while matches!(std::io::stdin().read_line(&mut sink), Ok(n) if n > 0) {
+            sink.clear();
+        }
+        eprintln!("ringfence P{id}: parent went away, exiting");
+        std::process::exit(3);
+    });
+    let mut cfg = TransportConfig::new(PartyId(id), addrs, security, session);
+    cfg.recv_timeout = Duration::from_millis(timeout_ms);
+    // The protocol runs on this thread (its futures need not be Send); the link tasks, which
+    // encrypt, decrypt and do the socket I/O, run on one worker thread beside it.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting tokio: {e}"))?;
+    rt.block_on(async move {
+        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+        let t = TcpTransport::connect(cfg, Some(listener)).await.map_err(|e| e.to_string())?;
+        let seeds = Rep3Seeds {
+            prev: t.seed_with(PartyId((id + 2) % 3)),
+            next: t.seed_with(PartyId((id + 1) % 3)),
+            own: os_seed().map_err(|e| e.to_string())?,
+        };
+        let ctx = Ctx::new(PartyId(id), 3, session, t);
+        let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
+        let mut p = body(p, demo_input).await?;
+        barrier(&mut p).await?;
+        p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())
+    })
+}
+
+/// One synchronisation round: every party sends one word to each peer and waits for theirs.
+pub(crate) async fn barrier(p: &mut Session) -> Result<(), String> {
+    use ringfence_core::ring::Z64;
+    let ctx = p.ctx_mut();
+    let me = ctx.me();
+    ctx.round();
+    for j in (0..3u8).map(PartyId).filter(|&j| j != me) {
+        ctx.send(j, &[Z64(0)]).map_err(|e| e.to_string())?;
+    }
+    for j in (0..3u8).map(PartyId).filter(|&j| j != me) {
+        ctx.recv::<Z64>(j, 1).await.map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn parse_session(hex: &str) -> Result<SessionId, String> {
+    let bad = || format!("session id must be 32 hex digits, got {hex:?}");
+    if hex.len() != 32 || !hex.is_ascii() {
+        return Err(bad());
+    }
+    let mut s = [0u8; 16];
+    for (b, pair) in s.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+        let pair = std::str::from_utf8(pair).map_err(|_| bad())?;
+        *b = u8::from_str_radix(pair, 16).map_err(|_| bad())?;
+    }
+    Ok(SessionId(s))
+}

@@ -1,0 +1,61 @@
+//! Errors of the native runtime.
+
+use ringfence_core::net::PartyId;
+
+/// A failure while setting up or running the native transport.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RelayError {
+    /// The configuration is inconsistent (wrong number of keys, bad party id, bad hex).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A cryptographic primitive failed locally (key generation, cipher setup).
+    #[error("crypto failure: {0}")]
+    Crypto(String),
+    /// A socket operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The connection to a peer could not be authenticated or was malformed.
+    #[error("handshake with {peer} failed: {reason}")]
+    Handshake {
+        /// The peer at the other end (as claimed by it, or the one dialled).
+        peer: PartyId,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Some peers did not complete a handshake before the connect deadline.
+    #[error("{missing} did not connect within {ms} ms{}", last_rejection(.last_rejected))]
+    ConnectTimeout {
+        /// The parties still missing, e.g. `[P0, P2]`.
+        missing: String,
+        /// The deadline in milliseconds.
+        ms: u64,
+        /// Why the last rejected connection attempt was refused, if any.
+        last_rejected: Option<String>,
+    },
+}
+
+fn last_rejection(r: &Option<String>) -> String {
+    match r {
+        Some(r) => format!(" (last rejected connection: {r})"),
+        None => String::new(),
+    }
+}
+
+impl RelayError {
+    /// Wraps an I/O error with what was being done.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io { context: context.into(), source }
+    }
+
+    /// A handshake failure with `peer`.
+    pub(crate) fn handshake(peer: PartyId, reason: impl Into<String>) -> Self {
+        Self::Handshake { peer, reason: reason.into() }
+    }
+}

@@ -1,0 +1,236 @@
+//! One established link: a writer task that seals queued frames into records and a reader task
+//! that opens records into frames, both on the tokio runtime, talking to the party through
+//! channels.
+//!
+//! The writer batches records into writes of about [`FLUSH_BYTES`] and coalesces frames queued
+//! while it was busy, so a large frame costs one encryption pass and a handful of syscalls.
+//! The reader pushes whole frames into a bounded channel (backpressure onto TCP; the party's
+//! `send` never waits, so this cannot deadlock) and ends with `Closed` on a clean end of stream
+//! or `Io` on anything malformed.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ringfence_core::net::{PartyId, TransportError};
+use ringfence_core::prg::Seed;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, Notify};
+use tokio::task::JoinHandle;
+
+use crate::handshake::Handshaken;
+use crate::record::{FrameDecoder, FrameEncoder, MAX_RECORD};
+
+/// Bytes the writer accumulates before a socket write.
+pub(crate) const FLUSH_BYTES: usize = 256 << 10;
+/// Spare buffer the reader offers to each socket read.
+const READ_BYTES: usize = 256 << 10;
+/// Frames the reader may queue ahead of the party.
+const RECV_QUEUE: usize = 64;
+
+/// Wire counters of one link (bytes on the socket: records, tags, length prefixes, handshake).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) sent: AtomicU64,
+    pub(crate) received: AtomicU64,
+    pub(crate) handshake_sent: AtomicU64,
+    /// Frames entirely written to the socket.
+    pub(crate) frames_written: AtomicU64,
+    /// Signalled by the writer after each socket write and when it stops.
+    pub(crate) progress: Notify,
+}
+
+/// The party's end of a running link.
+pub(crate) struct Link {
+    pub(crate) peer: PartyId,
+    pub(crate) tx: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// Frames handed to the writer so far.
+    pub(crate) queued: u64,
+    pub(crate) rx: mpsc::Receiver<Result<Vec<u8>, TransportError>>,
+    pub(crate) seed: Seed,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) writer: Option<JoinHandle<()>>,
+    pub(crate) reader: JoinHandle<()>,
+    pub(crate) writer_error: Arc<Mutex<Option<String>>>,
+    /// The first failure seen by `recv`; later calls repeat it.
+    pub(crate) failed: Option<TransportError>,
+}
+
+impl Link {
+    /// Starts the writer and reader tasks of `h` on the current tokio runtime.
+    pub(crate) fn spawn(h: Handshaken, max_frame: usize) -> Self {
+        let Handshaken { peer, stream, send, recv, seed, bytes_sent } = h;
+        let counters = Arc::new(Counters::default());
+        counters.sent.store(bytes_sent, Ordering::Relaxed);
+        counters.handshake_sent.store(bytes_sent, Ordering::Relaxed);
+        let (rd, wr) = stream.into_split();
+        let (tx, frames) = mpsc::unbounded_channel();
+        let (frame_tx, rx) = mpsc::channel(RECV_QUEUE);
+        let writer_error = Arc::new(Mutex::new(None));
+        let writer = tokio::spawn(write_loop(
+            wr,
+            FrameEncoder::new(send),
+            frames,
+            counters.clone(),
+            writer_error.clone(),
+        ));
+        let reader = tokio::spawn(read_loop(
+            peer,
+            rd,
+            FrameDecoder::new(recv, max_frame),
+            frame_tx,
+            counters.clone(),
+        ));
+        Self {
+            peer,
+            tx: Some(tx),
+            queued: 0,
+            rx,
+            seed,
+            counters,
+            writer: Some(writer),
+            reader,
+            writer_error,
+            failed: None,
+        }
+    }
+
+    /// Queues a frame for the writer.
+    pub(crate) fn send(&mut self, frame: Vec<u8>) -> Result<(), TransportError> {
+        let sent = self.tx.as_ref().map(|tx| tx.send(frame));
+        match sent {
+            Some(Ok(())) => {
+                self.queued += 1;
+                Ok(())
+            }
+            _ => Err(self.writer_failure()),
+        }
+    }
+
+    /// Waits until every queued frame has been written to the socket.
+    pub(crate) async fn flushed(&self) -> Result<(), TransportError> {
+        loop {
+            if self.counters.frames_written.load(Ordering::Acquire) >= self.queued {
+                return Ok(());
+            }
+            if self.writer.as_ref().is_none_or(JoinHandle::is_finished) {
+                return Err(self.writer_failure());
+            }
+            self.counters.progress.notified().await;
+        }
+    }
+
+    /// Why the writer stopped (`Closed` if it stopped without an error).
+    pub(crate) fn writer_failure(&self) -> TransportError {
+        let msg = self.writer_error.lock().ok().and_then(|e| e.clone());
+        match msg {
+            Some(m) => TransportError::Io(format!("sending to {}: {m}", self.peer)),
+            None => TransportError::Closed,
+        }
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // The writer keeps running until it has flushed every queued frame, then shuts the
+        // socket's write side; the reader has no one left to deliver to.
+        self.reader.abort();
+    }
+}
+
+async fn write_loop(
+    mut wr: OwnedWriteHalf,
+    mut enc: FrameEncoder,
+    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
+    counters: Arc<Counters>,
+    error: Arc<Mutex<Option<String>>>,
+) {
+    let mut batch = Batch { buf: Vec::with_capacity(FLUSH_BYTES + MAX_RECORD + 2), frames: 0 };
+    let result: Result<(), String> = async {
+        while let Some(first) = frames.recv().await {
+            let mut next = Some(first);
+            while let Some(frame) = next.take() {
+                let mut offset = None;
+                while !enc.encode(&frame, &mut offset, &mut batch.buf, FLUSH_BYTES).map_err(s)? {
+                    batch.flush(&mut wr, &counters).await?;
+                }
+                batch.frames += 1;
+                if batch.buf.len() >= FLUSH_BYTES {
+                    batch.flush(&mut wr, &counters).await?;
+                }
+                next = frames.try_recv().ok();
+            }
+            batch.flush(&mut wr, &counters).await?;
+        }
+        wr.shutdown().await.map_err(s)
+    }
+    .await;
+    if let (Err(e), Ok(mut slot)) = (result, error.lock()) {
+        *slot = Some(e);
+    }
+    counters.progress.notify_one();
+}
+
+/// Records waiting for a socket write, and how many frames they complete.
+struct Batch {
+    buf: Vec<u8>,
+    frames: u64,
+}
+
+impl Batch {
+    async fn flush(&mut self, wr: &mut OwnedWriteHalf, counters: &Counters) -> Result<(), String> {
+        if !self.buf.is_empty() {
+            wr.write_all(&self.buf).await.map_err(s)?;
+            counters.sent.fetch_add(self.buf.len() as u64, Ordering::Relaxed);
+            self.buf.clear();
+        }
+        if self.frames > 0 {
+            counters.frames_written.fetch_add(self.frames, Ordering::Release);
+            self.frames = 0;
+            counters.progress.notify_one();
+        }
+        Ok(())
+    }
+}
+
+async fn read_loop(
+    peer: PartyId,
+    mut rd: OwnedReadHalf,
+    mut dec: FrameDecoder,
+    tx: mpsc::Sender<Result<Vec<u8>, TransportError>>,
+    counters: Arc<Counters>,
+) {
+    let end = loop {
+        match rd.read_buf(dec.input(READ_BYTES)).await {
+            Ok(0) if dec.mid_frame() => {
+                break TransportError::Io(format!(
+                    "{peer} closed the link in the middle of a frame"
+                ))
+            }
+            Ok(0) => break TransportError::Closed,
+            Ok(n) => {
+                counters.received.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(e) => break TransportError::Io(format!("reading from {peer}: {e}")),
+        }
+        let failed = loop {
+            match dec.poll_frame() {
+                Ok(Some(frame)) => {
+                    if tx.send(Ok(frame)).await.is_err() {
+                        return; // the party dropped the link
+                    }
+                }
+                Ok(None) => break None,
+                Err(e) => break Some(TransportError::Io(format!("from {peer}: {e}"))),
+            }
+        };
+        if let Some(e) = failed {
+            break e;
+        }
+    };
+    let _ = tx.send(Err(end)).await;
+}
+
+fn s(e: impl ToString) -> String {
+    e.to_string()
+}

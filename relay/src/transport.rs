@@ -1,0 +1,284 @@
+//! [`TcpTransport`]: the native [`Transport`] over TCP, with Noise-protected links.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
+use ringfence_core::net::{PartyId, Transport, TransportError};
+use ringfence_core::prg::Seed;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::config::TransportConfig;
+use crate::error::RelayError;
+use crate::handshake::{self, Handshaken};
+use crate::link::Link;
+
+/// Retry interval while a peer's listener is not up yet.
+const DIAL_RETRY: Duration = Duration::from_millis(25);
+
+/// Wire counters of one link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WireStats {
+    /// Bytes written to the socket: handshake, record length prefixes, ciphertext and tags.
+    pub bytes_sent: u64,
+    /// Bytes read from the socket after the handshake.
+    pub bytes_received: u64,
+    /// The part of `bytes_sent` spent on the handshake.
+    pub handshake_bytes_sent: u64,
+}
+
+/// A party's links to all its peers over TCP.
+///
+/// `send` queues the frame for the link's writer task and returns at once; `recv` waits for the
+/// next frame from a peer for at most the configured `recv_timeout`. After a failure on a link,
+/// `recv` from that peer keeps returning the same error.
+pub struct TcpTransport {
+    me: PartyId,
+    links: Vec<Option<Link>>,
+    recv_timeout: Duration,
+    name: &'static str,
+}
+
+impl core::fmt::Debug for TcpTransport {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TcpTransport")
+            .field("me", &self.me)
+            .field("security", &self.name)
+            .field("recv_timeout", &self.recv_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Outcome {
+    Dialed(Result<Handshaken, RelayError>),
+    Accepted(Result<Handshaken, RelayError>),
+}
+
+impl TcpTransport {
+    /// Connects to every peer: dials the parties with higher ids, accepts the lower ones on
+    /// `listener` (required unless this is party 0), authenticates every link, and starts the
+    /// link tasks on the current tokio runtime.
+    ///
+    /// Connections on `listener` that fail their handshake are dropped and waited past; the
+    /// call fails if the links are not all up within `connect_timeout`, naming the last refusal.
+    pub async fn connect(
+        cfg: TransportConfig,
+        listener: Option<TcpListener>,
+    ) -> Result<Self, RelayError> {
+        cfg.validate()?;
+        let cfg = Arc::new(cfg);
+        let (me, n) = (cfg.me, cfg.parties());
+        let deadline = Instant::now() + cfg.connect_timeout;
+        let listener = match listener {
+            Some(l) => Some(l),
+            None if me.index() == 0 => None,
+            None => return Err(RelayError::Config(format!("{me} needs a listener"))),
+        };
+        let mut tasks = JoinSet::new();
+        for j in me.index() + 1..n {
+            let cfg = cfg.clone();
+            // j < n ≤ 255, checked by validate.
+            let peer = PartyId(j as u8);
+            tasks.spawn(async move { Outcome::Dialed(dial(&cfg, peer, deadline).await) });
+        }
+        let mut done: Vec<Option<Handshaken>> = (0..n).map(|_| None).collect();
+        let mut missing = n - 1;
+        let mut last_rejected = None;
+        while missing > 0 {
+            let lower_missing = done[..me.index()].iter().any(Option::is_none);
+            tokio::select! {
+                acc = accept(listener.as_ref()), if lower_missing => {
+                    let stream = acc?;
+                    let cfg = cfg.clone();
+                    tasks.spawn(async move {
+                        Outcome::Accepted(handshake::accept(cfg, stream).await)
+                    });
+                }
+                Some(joined) = tasks.join_next() => {
+                    let outcome = joined.map_err(|e| {
+                        RelayError::Config(format!("handshake task failed: {e}"))
+                    })?;
+                    let h = match outcome {
+                        Outcome::Dialed(r) => r?,
+                        Outcome::Accepted(Ok(h)) => h,
+                        Outcome::Accepted(Err(e)) => {
+                            last_rejected = Some(e.to_string());
+                            continue;
+                        }
+                    };
+                    let slot = &mut done[h.peer.index()];
+                    if slot.is_some() {
+                        last_rejected = Some(format!("{} connected twice", h.peer));
+                        continue;
+                    }
+                    *slot = Some(h);
+                    missing -= 1;
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    let missing: Vec<String> = (0..n)
+                        .filter(|&j| j != me.index() && done[j].is_none())
+                        .map(|j| format!("P{j}"))
+                        .collect();
+                    return Err(RelayError::ConnectTimeout {
+                        missing: missing.join(", "),
+                        ms: cfg.connect_timeout.as_millis() as u64,
+                        last_rejected,
+                    });
+                }
+            }
+        }
+        let max_frame = MAX_PAYLOAD + HEADER_LEN;
+        let links = done.into_iter().map(|h| h.map(|h| Link::spawn(h, max_frame))).collect();
+        Ok(Self { me, links, recv_timeout: cfg.recv_timeout, name: cfg.security.name() })
+    }
+
+    /// This party's id.
+    pub fn me(&self) -> PartyId {
+        self.me
+    }
+
+    /// `"noise-aesgcm"` or `"plain"`.
+    pub fn security_name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The pairwise PRG seed shared with `peer`: both ends of a link get the same seed, and
+    /// different links get independent seeds.
+    ///
+    /// # Panics
+    /// If `peer` is this party or not a party of the session (a caller bug).
+    pub fn seed_with(&self, peer: PartyId) -> Seed {
+        match self.links.get(peer.index()).and_then(Option::as_ref) {
+            Some(l) => l.seed.clone(),
+            None => panic!("{} has no link to {peer}", self.me),
+        }
+    }
+
+    /// Wire counters of the link to `peer` (zero for this party itself).
+    pub fn wire_stats(&self, peer: PartyId) -> WireStats {
+        let Some(l) = self.links.get(peer.index()).and_then(Option::as_ref) else {
+            return WireStats::default();
+        };
+        let c = &l.counters;
+        WireStats {
+            bytes_sent: c.sent.load(Ordering::Relaxed),
+            bytes_received: c.received.load(Ordering::Relaxed),
+            handshake_bytes_sent: c.handshake_sent.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Bytes written to all sockets so far (handshakes included).
+    pub fn wire_bytes_sent(&self) -> u64 {
+        (0..self.links.len()).map(|j| self.wire_stats(PartyId(j as u8)).bytes_sent).sum()
+    }
+
+    /// Waits until every frame queued so far has been written to its socket (at most the
+    /// receive timeout), e.g. to read exact wire counters after a measured region.
+    pub async fn flushed(&self) -> Result<(), TransportError> {
+        let wait = async {
+            for l in self.links.iter().flatten() {
+                l.flushed().await?;
+            }
+            Ok(())
+        };
+        match tokio::time::timeout(self.recv_timeout, wait).await {
+            Ok(r) => r,
+            Err(_) => Err(TransportError::Timeout(self.recv_timeout.as_millis() as u64)),
+        }
+    }
+
+    /// Flushes every queued frame, closes the write side of every link and stops the tasks.
+    ///
+    /// Waits at most the receive timeout for the writers. Dropping the transport instead also
+    /// flushes, in the background, as long as the runtime keeps running.
+    pub async fn close(mut self) -> Result<(), RelayError> {
+        let mut writers = Vec::new();
+        for l in self.links.iter_mut().flatten() {
+            l.tx = None;
+            if let Some(w) = l.writer.take() {
+                writers.push((l.peer, w));
+            }
+        }
+        let deadline = Instant::now() + self.recv_timeout;
+        for (peer, w) in writers {
+            if tokio::time::timeout_at(deadline, w).await.is_err() {
+                let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
+                return Err(RelayError::io(format!("flushing queued frames to {peer}"), e));
+            }
+        }
+        for l in self.links.iter().flatten() {
+            if let TransportError::Io(m) = l.writer_failure() {
+                return Err(RelayError::io(m, std::io::Error::other("link writer failed")));
+            }
+        }
+        Ok(())
+    }
+
+    fn link(&mut self, peer: PartyId) -> Result<&mut Link, TransportError> {
+        let me = self.me;
+        self.links
+            .get_mut(peer.index())
+            .and_then(Option::as_mut)
+            .ok_or_else(|| TransportError::Io(format!("{me} has no link to {peer}")))
+    }
+}
+
+impl Transport for TcpTransport {
+    fn send(&mut self, to: PartyId, frame: Vec<u8>) -> Result<(), TransportError> {
+        self.link(to)?.send(frame)
+    }
+
+    async fn recv(&mut self, from: PartyId) -> Result<Vec<u8>, TransportError> {
+        let timeout = self.recv_timeout;
+        let link = self.link(from)?;
+        if let Some(e) = &link.failed {
+            return Err(e.clone());
+        }
+        let err = match tokio::time::timeout(timeout, link.rx.recv()).await {
+            Ok(Some(Ok(frame))) => return Ok(frame),
+            Ok(Some(Err(e))) => e,
+            Ok(None) => TransportError::Closed,
+            Err(_) => TransportError::Timeout(timeout.as_millis() as u64),
+        };
+        link.failed = Some(err.clone());
+        Err(err)
+    }
+}
+
+async fn accept(listener: Option<&TcpListener>) -> Result<TcpStream, RelayError> {
+    let Some(l) = listener else {
+        return std::future::pending().await;
+    };
+    let (stream, _) = l.accept().await.map_err(|e| RelayError::io("accepting a peer", e))?;
+    stream.set_nodelay(true).map_err(|e| RelayError::io("setting TCP_NODELAY", e))?;
+    Ok(stream)
+}
+
+async fn dial(
+    cfg: &TransportConfig,
+    peer: PartyId,
+    deadline: Instant,
+) -> Result<Handshaken, RelayError> {
+    let addr = cfg.addrs[peer.index()];
+    let stream = loop {
+        match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => break s,
+            Ok(Err(e)) if Instant::now() + DIAL_RETRY >= deadline => {
+                return Err(RelayError::io(format!("dialling {peer} at {addr}"), e))
+            }
+            Ok(Err(_)) => tokio::time::sleep(DIAL_RETRY).await,
+            Err(_) => {
+                let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
+                return Err(RelayError::io(format!("dialling {peer} at {addr}"), e));
+            }
+        }
+    };
+    stream.set_nodelay(true).map_err(|e| RelayError::io("setting TCP_NODELAY", e))?;
+    match tokio::time::timeout_at(deadline, handshake::dial(cfg, peer, stream)).await {
+        Ok(r) => r,
+        Err(_) => Err(RelayError::handshake(peer, "no answer before the connect deadline")),
+    }
+}

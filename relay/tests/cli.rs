@@ -1,0 +1,87 @@
+//! The `ringfence` binary end to end: the demo checks itself, `bench --json` prints the
+//! documented keys, and a party process exits when its parent goes away.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
+
+#[test]
+fn demo_runs_three_processes_and_matches_plaintext() {
+    let out = Command::new(EXE).arg("demo").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("OK"), "{text}");
+    assert!(text.contains("a*b        = [12, -10, -72, 0, 49, 18, 5000, -1640]"), "{text}");
+}
+
+#[test]
+fn bench_json_has_the_documented_keys() {
+    let out = Command::new(EXE)
+        .args(["bench", "--json", "--n", "1000", "--ops", "mul,xchg", "--repeat", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let mul = &lines[0];
+    for key in [
+        "op",
+        "n",
+        "ring_bits",
+        "seconds",
+        "ops_per_s",
+        "bytes_per_party",
+        "rounds",
+        "backend",
+        "transport",
+        "setup_seconds",
+        "setup_bytes_per_party",
+    ] {
+        assert!(mul.get(key).is_some(), "missing {key} in {mul}");
+    }
+    assert_eq!(mul["op"], "mul");
+    assert_eq!(mul["backend"], "rep3");
+    assert_eq!(mul["transport"], "noise-aesgcm");
+    assert_eq!(mul["rounds"], 1.0);
+    // One frame of 1000 Z64 elements (plus its 28-byte header) per party.
+    assert_eq!(mul["bytes_per_party"], 8028.0);
+}
+
+#[test]
+fn a_party_exits_when_its_parent_goes_away() {
+    let mut child = Command::new(EXE)
+        .args(["bench-party", "--id", "0", "--n", "10", "--ops", "mul", "--plain"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let setup = r#"{"type":"setup","private_key":null,"public_keys":[],"session":"000102030405060708090a0b0c0d0e0f","demo_input":null}"#;
+    writeln!(stdin, "{setup}").unwrap();
+    let mut port = String::new();
+    stdout.read_line(&mut port).unwrap();
+    assert!(port.contains("\"port\""), "{port}");
+    // Peers that never answer: the party keeps dialling until its parent disappears.
+    let dead: Vec<String> = (0..3)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap())
+        .map(|a| format!("\"{a}\""))
+        .collect();
+    writeln!(stdin, r#"{{"type":"peers","addrs":[{}]}}"#, dead.join(",")).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let start = Instant::now();
+    drop(stdin);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(!status.success());
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(5), "party outlived its parent");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

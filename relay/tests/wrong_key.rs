@@ -1,0 +1,40 @@
+//! A party holding a different static key than the one its peers expect is refused at the
+//! handshake, by both the party it dials and the party that dials it.
+
+mod common;
+
+use std::time::Duration;
+
+use ringfence_core::net::PartyId;
+use ringfence_relay::{RelayError, Security, StaticKeypair};
+
+#[test]
+fn an_impostor_key_is_refused_at_handshake() {
+    let (mut parties, keys) = common::parties(3, false, Duration::from_secs(1));
+    // P1 runs with a fresh key; P0 and P2 still expect the original one.
+    let impostor = StaticKeypair::generate().unwrap();
+    let mut public_keys: Vec<_> = keys.iter().map(|k| k.public).collect();
+    public_keys[1] = impostor.public;
+    parties[1].cfg.security = Security::Noise { keypair: impostor, public_keys };
+    for p in &mut parties {
+        p.cfg.connect_timeout = Duration::from_millis(1500);
+    }
+    let results = common::run(parties, |me, t| async move { (me, t.map(|_| ()).unwrap_err()) });
+    for (me, e) in results {
+        let text = e.to_string();
+        match me {
+            // P0 dials P1, which cannot complete KK with P0's expectation: P0 fails the dial.
+            PartyId(0) => assert!(matches!(e, RelayError::Handshake { .. }), "{me}: {text}"),
+            // P1 rejects P0 and is rejected by P2; P2 rejects P1's dial.
+            _ => {
+                assert!(
+                    matches!(e, RelayError::Handshake { .. } | RelayError::ConnectTimeout { .. }),
+                    "{me}: {text}"
+                );
+            }
+        }
+        if me == PartyId(2) {
+            assert!(text.contains("rejected"), "{text}");
+        }
+    }
+}
