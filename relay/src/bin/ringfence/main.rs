@@ -115,6 +115,9 @@ struct PartyArgs {
     timeout_ms: u64,
 }
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     match Cli::parse().cmd {
         Cmd::Bench(a) => exit(bench_parent(&a)),
