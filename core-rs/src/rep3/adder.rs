@@ -9,6 +9,7 @@
 //! binary tree (about 2 ANDs per merge) while full addition (A2B) costs the whole network.
 //! Rounds: 1 (the `g` layer) + one per level that still has work.
 
+use super::binary::{AndPair, Planes};
 use super::{Rep3, Rep3Vec};
 use crate::net::Transport;
 use crate::ring::Bits;
@@ -30,8 +31,8 @@ impl<T: Transport> Rep3<T> {
     /// planes of `a` and `b`. With `carry_in`, position 0 also receives a carry of 1.
     pub(crate) async fn carries(
         &mut self,
-        a: &[Rep3Vec<Bits>],
-        b: &[Rep3Vec<Bits>],
+        a: &Planes,
+        b: &Planes,
         want: &[usize],
         carry_in: bool,
     ) -> Result<Vec<Rep3Vec<Bits>>, Error> {
@@ -46,9 +47,9 @@ impl<T: Transport> Rep3<T> {
             need[nl as usize].0[i] = true;
         }
         for d in (0..nl).rev() {
-            let (mut g, mut p) = need[d as usize + 1].clone();
+            let (ng, np) = need[d as usize + 1].clone();
+            let (mut g, mut p) = (ng.clone(), np.clone());
             for (i, j) in level_ops(len, d) {
-                let (ng, np) = (&need[d as usize + 1].0, &need[d as usize + 1].1);
                 if ng[i] {
                     p[i] = true;
                     g[j] = true;
@@ -60,62 +61,50 @@ impl<T: Transport> Rep3<T> {
             need[d as usize] = (g, p);
         }
 
-        let mut p: Vec<Option<Rep3Vec<Bits>>> = (0..len)
-            .map(|i| need[0].1[i].then(|| a[i].add(&b[i])).transpose())
-            .collect::<Result<_, _>>()?;
+        let w = a.w;
+        let mut p = a.xor_prefix(b, len);
         // g layer (one round): g_i = a_i ∧ b_i where needed.
         let gi: Vec<usize> = (0..len).filter(|&i| need[0].0[i]).collect();
-        let lhs = Rep3Vec::concat(&gi.iter().map(|&i| &a[i]).collect::<Vec<_>>());
-        let rhs = Rep3Vec::concat(&gi.iter().map(|&i| &b[i]).collect::<Vec<_>>());
-        let w = a[0].len();
-        let mut g: Vec<Option<Rep3Vec<Bits>>> = vec![None; len];
-        for (i, v) in gi.iter().zip(self.and(&lhs, &rhs).await?.split(&vec![w; gi.len()])) {
-            g[*i] = Some(v);
+        let pairs: Vec<AndPair<'_>> = gi.iter().map(|&i| (a, i, b, i)).collect();
+        let prods = self.and_planes(&pairs, w).await?;
+        let mut g = Planes::zeros(a.me, len, w);
+        for (t, &i) in gi.iter().enumerate() {
+            g.set_plane(i, &prods, t);
         }
         if carry_in {
             // A carry of 1 into position 0 makes G_0 = g_0 ⊕ p_0.
-            if let Some(g0) = g[0].as_mut() {
-                *g0 = g0.add(&a[0].add(&b[0])?)?;
-            }
+            g.xor_plane(0, &p, 0);
         }
 
         for d in 0..nl {
             let (ng, np) = (&need[d as usize + 1].0, &need[d as usize + 1].1);
-            let mut lhs = Vec::new();
-            let mut rhs = Vec::new();
-            let mut plan = Vec::new(); // (target, is_g)
+            let mut plan = Vec::new(); // (target, source, updates G?)
             for (i, j) in level_ops(len, d) {
                 if ng[i] {
-                    lhs.push(p[i].as_ref().ok_or(missing("P", i))?);
-                    rhs.push(g[j].as_ref().ok_or(missing("G", j))?);
-                    plan.push((i, true));
+                    plan.push((i, j, true));
                 }
                 if np[i] {
-                    lhs.push(p[i].as_ref().ok_or(missing("P", i))?);
-                    rhs.push(p[j].as_ref().ok_or(missing("P", j))?);
-                    plan.push((i, false));
+                    plan.push((i, j, false));
                 }
             }
             if plan.is_empty() {
                 continue;
             }
-            let (l, r) = (Rep3Vec::concat(&lhs), Rep3Vec::concat(&rhs));
-            let prods = self.and(&l, &r).await?.split(&vec![w; plan.len()]);
-            for ((i, is_g), v) in plan.into_iter().zip(prods) {
+            let pairs: Vec<AndPair<'_>> = plan
+                .iter()
+                .map(|&(i, j, is_g)| if is_g { (&p, i, &g, j) } else { (&p, i, &p, j) })
+                .collect();
+            let prods = self.and_planes(&pairs, w).await?;
+            for (t, &(i, _, is_g)) in plan.iter().enumerate() {
                 if is_g {
-                    let gi = g[i].as_ref().ok_or(missing("G", i))?;
-                    g[i] = Some(gi.add(&v)?);
+                    g.xor_plane(i, &prods, t);
                 } else {
-                    p[i] = Some(v);
+                    p.set_plane(i, &prods, t);
                 }
             }
         }
-        want.iter().map(|&i| g[i].clone().ok_or(missing("G", i))).collect()
+        Ok(want.iter().map(|&i| g.to_vec(i)).collect())
     }
-}
-
-fn missing(what: &str, i: usize) -> Error {
-    Error::ApiMisuse(format!("carry network lost {what}_{i} (internal invariant)"))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use super::{Rep3, Rep3Vec};
 use crate::net::{PartyId, Transport};
-use crate::ring::{Bits, IntRing};
+use crate::ring::{kernels, Bits, IntRing};
 use crate::Error;
 
 /// `k` boolean-shared bit planes of `n` values (`words` = ⌈n/64⌉ words each).
@@ -62,11 +62,15 @@ pub(crate) fn transpose64(m: &mut [u64; 64]) {
     }
 }
 
-/// Plaintext values → `k = R::BITS` planes of ⌈n/64⌉ words (plane-major).
-pub(crate) fn to_planes<R: IntRing>(vals: &[R]) -> Vec<Vec<Bits>> {
+/// Writes the bit planes of `vals` into `out`: plane `i` of these values lands at words
+/// `i·stride + offset ..`, so several vectors can share one flat plane array.
+pub(crate) fn to_planes_into<R: IntRing>(
+    vals: &[R],
+    out: &mut [Bits],
+    stride: usize,
+    offset: usize,
+) {
     let k = R::BITS as usize;
-    let w = words(vals.len());
-    let mut planes = vec![vec![Bits(0); w]; k];
     let mut block = [0u64; 64];
     for (b, chunk) in vals.chunks(64).enumerate() {
         block.iter_mut().for_each(|x| *x = 0);
@@ -74,11 +78,18 @@ pub(crate) fn to_planes<R: IntRing>(vals: &[R]) -> Vec<Vec<Bits>> {
             *dst = v.to_u64();
         }
         transpose64(&mut block);
-        for (i, plane) in planes.iter_mut().enumerate() {
-            plane[b] = Bits(block[i]);
+        for (i, row) in block.iter().take(k).enumerate() {
+            out[i * stride + offset + b] = Bits(*row);
         }
     }
-    planes
+}
+
+/// Plaintext values → `R::BITS` planes of ⌈n/64⌉ words, flat (plane-major).
+pub(crate) fn to_planes<R: IntRing>(vals: &[R]) -> Vec<Bits> {
+    let w = words(vals.len());
+    let mut out = vec![Bits(0); R::BITS as usize * w];
+    to_planes_into(vals, &mut out, w, 0);
+    out
 }
 
 /// Planes (plaintext, `k ≤ 64` of them) → `n` values.
@@ -102,6 +113,76 @@ pub(crate) fn unpack_bits(words: &[Bits], n: usize) -> Vec<u64> {
     (0..n).map(|j| (words[j / 64].0 >> (j % 64)) & 1).collect()
 }
 
+/// Boolean shares of several bit planes of `w` words each, stored flat: plane `i` is words
+/// `i·w .. (i+1)·w` of both components. Circuit layers read planes in place from here, so a
+/// layer costs no gathering copies.
+#[derive(Clone)]
+pub(crate) struct Planes {
+    pub(crate) me: PartyId,
+    pub(crate) w: usize,
+    pub(crate) a: Vec<Bits>,
+    pub(crate) b: Vec<Bits>,
+}
+
+impl Planes {
+    pub(crate) fn zeros(me: PartyId, k: usize, w: usize) -> Self {
+        Self { me, w, a: vec![Bits(0); k * w], b: vec![Bits(0); k * w] }
+    }
+
+    pub(crate) fn from_rep3(v: Rep3Vec<Bits>, w: usize) -> Self {
+        Self { me: v.me, w, a: v.a, b: v.b }
+    }
+
+    fn range(&self, i: usize) -> core::ops::Range<usize> {
+        i * self.w..(i + 1) * self.w
+    }
+
+    /// Plane `i` as its two components.
+    pub(crate) fn plane(&self, i: usize) -> (&[Bits], &[Bits]) {
+        (&self.a[self.range(i)], &self.b[self.range(i)])
+    }
+
+    /// Plane `i` as a share vector (copied).
+    pub(crate) fn to_vec(&self, i: usize) -> Rep3Vec<Bits> {
+        let (a, b) = self.plane(i);
+        Rep3Vec::from_parts(self.me, a.to_vec(), b.to_vec())
+    }
+
+    /// Plane `i` ← plane `j` of `src`.
+    pub(crate) fn set_plane(&mut self, i: usize, src: &Self, j: usize) {
+        let (r, s) = (self.range(i), src.range(j));
+        self.a[r.clone()].copy_from_slice(&src.a[s.clone()]);
+        self.b[r].copy_from_slice(&src.b[s]);
+    }
+
+    /// Plane `i` ⊕= plane `j` of `src`.
+    pub(crate) fn xor_plane(&mut self, i: usize, src: &Self, j: usize) {
+        let (r, s) = (self.range(i), src.range(j));
+        kernels::add_assign(&mut self.a[r.clone()], &src.a[s.clone()]);
+        kernels::add_assign(&mut self.b[r], &src.b[s]);
+    }
+
+    /// Flips every bit (adds the public all-ones to component 0).
+    pub(crate) fn not_all(&mut self) {
+        match self.me.0 {
+            0 => self.a.iter_mut().for_each(|x| x.0 = !x.0),
+            2 => self.b.iter_mut().for_each(|x| x.0 = !x.0),
+            _ => {}
+        }
+    }
+
+    /// `self ⊕ o` on the first `k` planes.
+    pub(crate) fn xor_prefix(&self, o: &Self, k: usize) -> Self {
+        let n = k * self.w;
+        let xor =
+            |x: &[Bits], y: &[Bits]| x[..n].iter().zip(&y[..n]).map(|(p, q)| *p + *q).collect();
+        Self { me: self.me, w: self.w, a: xor(&self.a, &o.a), b: xor(&self.b, &o.b) }
+    }
+}
+
+/// One AND of a layer: plane `.1` of `.0` with plane `.3` of `.2`.
+pub(crate) type AndPair<'a> = (&'a Planes, usize, &'a Planes, usize);
+
 impl<T: Transport> Rep3<T> {
     /// Elementwise AND of boolean shares (1 round, one word per 64 bits).
     pub async fn and(
@@ -112,40 +193,56 @@ impl<T: Transport> Rep3<T> {
         self.mul(x, y).await
     }
 
-    /// Boolean sharing of planes whose values are known to the two holders of component 0
-    /// (P0 passes them as its `a`, P2 as its `b`): `(v, 0, 0)`, no communication.
-    pub(crate) fn planes_of_component0(
-        &self,
-        known: Option<Vec<Vec<Bits>>>,
-        k: usize,
+    /// One circuit layer: the AND of every pair of planes, in one round. Result plane `j` is
+    /// pair `j`'s product; the local products are written straight into the outgoing message.
+    pub(crate) async fn and_planes(
+        &mut self,
+        pairs: &[AndPair<'_>],
         w: usize,
-    ) -> Vec<Rep3Vec<Bits>> {
-        let me = self.me();
-        let zero = vec![Bits(0); w];
-        match known {
-            Some(planes) => planes
-                .into_iter()
-                .map(|p| match me.0 {
-                    0 => Rep3Vec::from_parts(me, p, zero.clone()),
-                    _ => Rep3Vec::from_parts(me, zero.clone(), p),
-                })
-                .collect(),
-            None => (0..k).map(|_| Rep3Vec::from_parts(me, zero.clone(), zero.clone())).collect(),
+    ) -> Result<Planes, Error> {
+        let mut z = vec![Bits(0); pairs.len() * w];
+        for (out, (x, xi, y, yi)) in z.chunks_exact_mut(w.max(1)).zip(pairs) {
+            let ((xa, xb), (ya, yb)) = (x.plane(*xi), y.plane(*yi));
+            for ((o, (xa, xb)), (ya, yb)) in
+                out.iter_mut().zip(xa.iter().zip(xb)).zip(ya.iter().zip(yb))
+            {
+                *o = *xa * (*ya + *yb) + *xb * *ya;
+            }
         }
+        let r = self.reshare(z).await?;
+        Ok(Planes::from_rep3(r, w))
     }
 
-    /// Boolean sharing of planes known to `owner` only, in one message from the owner
+    /// Boolean sharing of flat planes whose values are known to the two holders of component
+    /// 0 (P0 passes them as its `a`, P2 as its `b`): `(v, 0, 0)`, no communication.
+    pub(crate) fn planes_of_component0(
+        &self,
+        known: Option<Vec<Bits>>,
+        k: usize,
+        w: usize,
+    ) -> Planes {
+        let me = self.me();
+        let mut p = Planes::zeros(me, 0, w);
+        let zero = || vec![Bits(0); k * w];
+        match (me.0, known) {
+            (0, Some(v)) => (p.a, p.b) = (v, zero()),
+            (2, Some(v)) => (p.a, p.b) = (zero(), v),
+            _ => (p.a, p.b) = (zero(), zero()),
+        }
+        p
+    }
+
+    /// Boolean sharing of flat planes known to `owner` only, in one message from the owner
     /// (k·w words), without opening a round.
     pub(crate) async fn planes_from_one(
         &mut self,
         owner: PartyId,
-        known: Option<Vec<Vec<Bits>>>,
+        known: Option<Vec<Bits>>,
         k: usize,
         w: usize,
-    ) -> Result<Vec<Rep3Vec<Bits>>, Error> {
-        let flat: Option<Vec<Bits>> = known.map(|p| p.concat());
-        let shared = self.share_from_one(owner, flat.as_deref(), k * w).await?;
-        Ok(shared.split(&vec![w; k]))
+    ) -> Result<Planes, Error> {
+        let shared = self.share_from_one(owner, known.as_deref(), k * w).await?;
+        Ok(Planes::from_rep3(shared, w))
     }
 }
 
@@ -158,18 +255,20 @@ mod tests {
     fn transpose_matches_naive() {
         let vals: Vec<Z64> =
             (0..150u64).map(|i| Z64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 60))).collect();
-        let planes = to_planes(&vals);
+        let w = words(vals.len());
+        let flat = to_planes(&vals);
+        let planes: Vec<&[Bits]> = flat.chunks(w).collect();
         for (j, v) in vals.iter().enumerate() {
             for (i, p) in planes.iter().enumerate() {
                 assert_eq!((p[j / 64].0 >> (j % 64)) & 1, (v.0 >> i) & 1);
             }
         }
-        let refs: Vec<&[Bits]> = planes.iter().map(|p| &p[..]).collect();
+        let refs = planes;
         assert_eq!(from_planes::<Z64>(&refs, vals.len()), vals);
         let small: Vec<Z32> = (0..70u32).map(|i| Z32(i.wrapping_mul(2654435761))).collect();
         let sp = to_planes(&small);
-        assert_eq!(sp.len(), 32);
-        let refs: Vec<&[Bits]> = sp.iter().map(|p| &p[..]).collect();
+        assert_eq!(sp.len(), 32 * 2);
+        let refs: Vec<&[Bits]> = sp.chunks(2).collect();
         assert_eq!(from_planes::<Z32>(&refs, small.len()), small);
     }
 }

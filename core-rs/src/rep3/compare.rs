@@ -16,7 +16,7 @@
 //! `b^A = c + (1 − 2c)·r^A`. A bit times a value, `b·x = c·x + (1 − 2c)·(r^A·x)`, opens `c`
 //! and multiplies `r^A·x` in the same round: 1 round, one element per value.
 
-use super::binary::{from_planes, to_planes, unpack_bits, words};
+use super::binary::{from_planes, to_planes_into, unpack_bits, words, AndPair, Planes};
 use super::prep::DaBits;
 use super::{next, prev, Rep3, Rep3Vec};
 use crate::net::{PartyId, Transport};
@@ -53,42 +53,47 @@ impl SharedBits {
 }
 
 impl<T: Transport> Rep3<T> {
-    /// Boolean planes of `x0` (component 0) and of `x1 + x2` (shared by P1), for several
-    /// vectors at once: plane `i` is the concatenation of every vector's plane `i`.
+    /// Boolean planes of `x0` (component 0) and of `x1 + x2` (shared by P1, or `−(x1 + x2)`
+    /// with `negate_b`), for several vectors at once: plane `i` holds every vector's plane `i`
+    /// side by side. Returns the planes and each vector's width in words.
     async fn split_planes<R: IntRing>(
         &mut self,
         xs: &[&Rep3Vec<R>],
         negate_b: bool,
-    ) -> Result<(Vec<Rep3Vec<Bits>>, Vec<Rep3Vec<Bits>>, usize), Error> {
+    ) -> Result<(Planes, Planes, Vec<usize>), Error> {
         let k = R::BITS as usize;
         let me = self.me();
-        let w: usize = xs.iter().map(|x| words(x.len())).sum();
-        let concat_planes = |vals: Vec<Vec<R>>| -> Vec<Vec<Bits>> {
-            let per: Vec<Vec<Vec<Bits>>> = vals.iter().map(|v| to_planes(v)).collect();
-            (0..k).map(|i| per.iter().flat_map(|p| p[i].iter().copied()).collect()).collect()
+        let ws: Vec<usize> = xs.iter().map(|x| words(x.len())).collect();
+        let w: usize = ws.iter().sum();
+        let planes_of = |part: &dyn Fn(&Rep3Vec<R>) -> Vec<R>| {
+            let mut out = vec![Bits(0); k * w];
+            let mut off = 0;
+            for (x, wx) in xs.iter().zip(&ws) {
+                to_planes_into(&part(x), &mut out, w, off);
+                off += wx;
+            }
+            out
         };
         let comp0 = match me.0 {
-            0 => Some(concat_planes(xs.iter().map(|x| x.a.clone()).collect())),
-            2 => Some(concat_planes(xs.iter().map(|x| x.b.clone()).collect())),
+            0 => Some(planes_of(&|x| x.a.clone())),
+            2 => Some(planes_of(&|x| x.b.clone())),
             _ => None,
         };
         let a = self.planes_of_component0(comp0, k, w);
         let owner = PartyId(1);
         let known = (me == owner).then(|| {
-            concat_planes(
-                xs.iter()
-                    .map(|x| {
-                        x.a.iter()
-                            .zip(&x.b)
-                            .map(|(p, q)| if negate_b { -(*p + *q) } else { *p + *q })
-                            .collect()
-                    })
-                    .collect(),
-            )
+            planes_of(&|x| {
+                let sum = x.a.iter().zip(&x.b).map(|(p, q)| *p + *q);
+                if negate_b {
+                    sum.map(|v| -v).collect()
+                } else {
+                    sum.collect()
+                }
+            })
         });
         self.ctx.round();
         let b = self.planes_from_one(owner, known, k, w).await?;
-        Ok((a, b, w))
+        Ok((a, b, ws))
     }
 
     /// Boolean shares of the bits of `x` (arithmetic to binary), as `R::BITS` planes.
@@ -97,10 +102,11 @@ impl<T: Transport> Rep3<T> {
         let (a, b, _) = self.split_planes(&[x], false).await?;
         let want: Vec<usize> = (0..k - 1).collect();
         let g = self.carries(&a, &b, &want, false).await?;
+        let p = a.xor_prefix(&b, k);
         let mut planes = Vec::with_capacity(k);
         for i in 0..k {
-            let p = a[i].add(&b[i])?;
-            planes.push(if i == 0 { p } else { p.add(&g[i - 1])? });
+            let pi = p.to_vec(i);
+            planes.push(if i == 0 { pi } else { pi.add(&g[i - 1])? });
         }
         Ok(super::BitPlanes { n: x.len(), planes })
     }
@@ -124,11 +130,11 @@ impl<T: Transport> Rep3<T> {
         xs: &[&Rep3Vec<R>],
     ) -> Result<Vec<SharedBits>, Error> {
         let k = R::BITS as usize;
-        let (a, b, _) = self.split_planes(xs, false).await?;
+        let (a, b, ws) = self.split_planes(xs, false).await?;
         let g = self.carries(&a, &b, &[k - 2], false).await?;
-        let m = a[k - 1].add(&b[k - 1])?.add(&g[0])?;
-        let lens: Vec<usize> = xs.iter().map(|x| words(x.len())).collect();
-        Ok(m.split(&lens)
+        let top = a.xor_prefix(&b, k).to_vec(k - 1);
+        let m = top.add(&g[0])?;
+        Ok(m.split(&ws)
             .into_iter()
             .zip(xs)
             .map(|(words, x)| SharedBits { n: x.len(), words })
@@ -177,23 +183,30 @@ impl<T: Transport> Rep3<T> {
         y: &Rep3Vec<R>,
     ) -> Result<SharedBits, Error> {
         let d = x.sub(y)?;
+        let k = R::BITS as usize;
         let (a, nb, _) = self.split_planes(&[&d], true).await?;
         // e_i = ¬(a_i ⊕ nb_i); then AND all planes together, halving each round.
-        let mut level: Vec<Rep3Vec<Bits>> = a
-            .iter()
-            .zip(&nb)
-            .map(|(p, q)| p.add(q).map(|s| s.add_public_scalar(Bits::ONE)))
-            .collect::<Result<_, _>>()?;
-        let w = level[0].len();
-        while level.len() > 1 {
-            let half = level.len() / 2;
-            let odd = (level.len() % 2 == 1).then(|| level[level.len() - 1].clone());
-            let l = Rep3Vec::concat(&level[..half].iter().collect::<Vec<_>>());
-            let r = Rep3Vec::concat(&level[half..2 * half].iter().collect::<Vec<_>>());
-            level = self.and(&l, &r).await?.split(&vec![w; half]);
-            level.extend(odd);
+        let mut level = a.xor_prefix(&nb, k);
+        level.not_all();
+        let mut count = k;
+        let w = level.w;
+        while count > 1 {
+            let half = count / 2;
+            let pairs: Vec<AndPair<'_>> =
+                (0..half).map(|t| (&level, 2 * t, &level, 2 * t + 1)).collect();
+            let mut next = self.and_planes(&pairs, w).await?;
+            if count % 2 == 1 {
+                let mut grown = Planes::zeros(next.me, half + 1, w);
+                for t in 0..half {
+                    grown.set_plane(t, &next, t);
+                }
+                grown.set_plane(half, &level, count - 1);
+                next = grown;
+            }
+            level = next;
+            count = count.div_ceil(2);
         }
-        Ok(SharedBits { n: x.len(), words: level.remove(0) })
+        Ok(SharedBits { n: x.len(), words: level.to_vec(0) })
     }
 
     /// Opens shared bits to all parties.
@@ -226,12 +239,10 @@ impl<T: Transport> Rep3<T> {
         let lift = |bits: &[Bits]| -> Vec<R> {
             unpack_bits(bits, n).into_iter().map(R::from_u64).collect()
         };
-        let ra_bool =
-            self.planes_of_component0((me.0 != 1).then(|| vec![ra.clone()]), 1, w).remove(0);
+        let ra_bool = self.planes_of_component0((me.0 != 1).then(|| ra.clone()), 1, w).to_vec(0);
         let ra_arith = Rep3Vec::public_component0(me, (me.0 != 1).then(|| lift(&ra)), n);
         self.ctx.round();
-        let rb_bool =
-            self.planes_from_one(PartyId(1), rb.clone().map(|v| vec![v]), 1, w).await?.remove(0);
+        let rb_bool = self.planes_from_one(PartyId(1), rb.clone(), 1, w).await?.to_vec(0);
         let rb_lift = rb.as_deref().map(lift);
         let rb_arith = self.share_from_one(PartyId(1), rb_lift.as_deref(), n).await?;
         let prod = self.mul(&ra_arith, &rb_arith).await?;

@@ -344,13 +344,24 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// Adds this party's component of a fresh zero sharing to `z` (α_i = PRG(next) − PRG(prev)).
+    ///
+    /// Works in cache-sized chunks: both keystreams for a chunk stay in L1/L2 instead of
+    /// making two passes over full-length temporaries.
     pub(crate) fn add_zero_share<R: Ring>(&mut self, z: &mut [R]) {
+        const CHUNK: usize = 1024;
         let op = self.ctx.next_op();
-        let mut t = vec![R::ZERO; z.len()];
-        R::fill_random(&mut self.prg_next(op, purpose::ZERO), &mut t);
-        crate::ring::kernels::add_assign(z, &t);
-        R::fill_random(&mut self.prg_prev(op, purpose::ZERO), &mut t);
-        crate::ring::kernels::sub_assign(z, &t);
+        let mut next = self.prg_next(op, purpose::ZERO);
+        let mut prev = self.prg_prev(op, purpose::ZERO);
+        let mut pos = [R::ZERO; CHUNK];
+        let mut neg = [R::ZERO; CHUNK];
+        for c in z.chunks_mut(CHUNK) {
+            let (p, q) = (&mut pos[..c.len()], &mut neg[..c.len()]);
+            R::fill_random(&mut next, p);
+            R::fill_random(&mut prev, q);
+            for ((z, p), q) in c.iter_mut().zip(p.iter()).zip(q.iter()) {
+                *z += *p - *q;
+            }
+        }
     }
 }
 
