@@ -24,13 +24,15 @@ const FRAC_BITS: u32 = 16;
 pub(crate) enum Op {
     /// Elementwise product (1 round).
     Mul,
-    /// Signed comparison x < y, exact on the whole ring.
+    /// Signed comparison x < y, exact on the whole ring (3 MSBs + 1 AND round).
     Lt,
+    /// Signed comparison x < y for |x − y| < 2^(k−1), e.g. fixed-point data (1 MSB).
+    LtBounded,
     /// max(x, 0), one daBit per element from setup.
     Relu,
     /// Fixed-point product truncated by 16 bits, one truncation pair per element from setup.
     Fxmul,
-    /// Square matrix product d×d·d×d with d = ⌊√n⌋ (n outputs).
+    /// Square matrix product d×d·d×d, d from --matmul-dim (d² outputs).
     Matmul,
     /// Transport only: each party sends n elements to the next party and receives n from the
     /// previous one (one round, no computation beyond encoding).
@@ -42,6 +44,7 @@ impl Op {
         match self {
             Self::Mul => "mul",
             Self::Lt => "lt",
+            Self::LtBounded => "lt-bounded",
             Self::Relu => "relu",
             Self::Fxmul => "fxmul",
             Self::Matmul => "matmul",
@@ -50,28 +53,34 @@ impl Op {
     }
 }
 
+/// Sizes of a benchmark run.
+#[derive(Clone, Copy)]
+pub(crate) struct Sizes {
+    /// Elements per batched operation.
+    pub(crate) n: usize,
+    /// Timed runs per operation.
+    pub(crate) repeat: usize,
+    /// d of the d×d·d×d matrix product.
+    pub(crate) matmul_dim: usize,
+}
+
 /// Runs every op of `ops` and reports each to the parent.
 pub(crate) async fn run_ops<R: IntRing>(
     mut p: Session,
     ops: &[Op],
-    n: usize,
-    repeat: usize,
+    sizes: Sizes,
 ) -> Result<Session, String> {
     for &op in ops {
-        let r = bench_op::<R>(&mut p, op, n, repeat)
-            .await
-            .map_err(|e| format!("{}: {e}", op.name()))?;
+        let r =
+            bench_op::<R>(&mut p, op, sizes).await.map_err(|e| format!("{}: {e}", op.name()))?;
         report(&FromChild::Op(r));
     }
     Ok(p)
 }
 
-async fn bench_op<R: IntRing>(
-    p: &mut Session,
-    op: Op,
-    n: usize,
-    repeat: usize,
-) -> Result<OpReport, String> {
+async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<OpReport, String> {
+    let Sizes { repeat, matmul_dim: d, .. } = sizes;
+    let n = if op == Op::Matmul { d * d } else { sizes.n };
     let e = |e: ringfence_core::Error| e.to_string();
     let x = p.random::<R>(n);
     let y = p.random::<R>(n);
@@ -86,6 +95,10 @@ async fn bench_op<R: IntRing>(
             Op::Lt => {
                 m.start(p).await?;
                 p.lt(&x, &y).await.map_err(e)?;
+            }
+            Op::LtBounded => {
+                m.start(p).await?;
+                p.lt_bounded(&x, &y).await.map_err(e)?;
             }
             Op::Relu => {
                 m.setup_start(p);
@@ -102,12 +115,9 @@ async fn bench_op<R: IntRing>(
                 p.mul_fixed(&x, &y, pairs).await.map_err(e)?;
             }
             Op::Matmul => {
-                let d = n.isqrt();
                 m.shape = Some(format!("{d}x{d}x{d}"));
-                m.n = d * d;
-                let (a, b) = (x.slice(0..d * d), y.slice(0..d * d));
                 m.start(p).await?;
-                p.matmul(&a, &b, d, d, d).await.map_err(e)?;
+                p.matmul(&x, &y, d, d, d).await.map_err(e)?;
             }
             Op::Xchg => {
                 let data = vec![R::ONE; n];

@@ -61,11 +61,16 @@ struct BenchArgs {
     /// Print one JSON object per operation instead of a table.
     #[arg(long)]
     json: bool,
-    /// Elements per batched operation (for matmul: outputs of a square product).
+    /// Elements per batched operation (not for matmul: see --matmul-dim).
     #[arg(long, default_value_t = 1_000_000)]
     n: usize,
     /// Operations to run, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "mul,lt,relu,fxmul,matmul")]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "mul,lt,lt-bounded,relu,fxmul,matmul"
+    )]
     ops: Vec<Op>,
     /// Ring width in bits.
     #[arg(long, value_enum, default_value = "64")]
@@ -73,6 +78,9 @@ struct BenchArgs {
     /// Timed runs per operation (after one warm-up run).
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Dimension d of the square matrix product d×d·d×d benchmarked by `matmul`.
+    #[arg(long, default_value_t = 128)]
+    matmul_dim: usize,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -109,6 +117,8 @@ struct PartyArgs {
     ring: RingBits,
     #[arg(long, default_value_t = 1)]
     repeat: usize,
+    #[arg(long, default_value_t = 128)]
+    matmul_dim: usize,
     #[arg(long)]
     plain: bool,
     #[arg(long, default_value_t = 30_000)]
@@ -123,13 +133,16 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => exit(bench_parent(&a)),
         Cmd::Demo(a) => exit(demo_parent(&a)),
         Cmd::BenchParty(a) => {
-            let (ops, n, repeat) = (a.ops.clone(), a.n, a.repeat);
+            let (ops, sizes) = (
+                a.ops.clone(),
+                bench::Sizes { n: a.n, repeat: a.repeat, matmul_dim: a.matmul_dim },
+            );
             match a.ring {
                 RingBits::R32 => party::run(a.id, a.plain, a.timeout_ms, async move |p, _| {
-                    bench::run_ops::<Z32>(p, &ops, n, repeat).await
+                    bench::run_ops::<Z32>(p, &ops, sizes).await
                 }),
                 RingBits::R64 => party::run(a.id, a.plain, a.timeout_ms, async move |p, _| {
-                    bench::run_ops::<Z64>(p, &ops, n, repeat).await
+                    bench::run_ops::<Z64>(p, &ops, sizes).await
                 }),
             }
         }
@@ -181,6 +194,8 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         a.ring.bits().to_string(),
         "--repeat".into(),
         a.repeat.to_string(),
+        "--matmul-dim".into(),
+        a.matmul_dim.to_string(),
     ]);
     let keys = keys(a.common.plain)?;
     let mut kids = Children::spawn(3, "bench-party", &args)?;
