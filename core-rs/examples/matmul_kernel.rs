@@ -3,8 +3,7 @@
 use ringfence_core::ring::{kernels, Z64};
 fn main() {
     let d: u64 = 128;
-    let a: Vec<Z64> =
-        (0..d * d).map(|i| Z64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))).collect();
+    let a: Vec<Z64> = (0..d * d).map(|i| Z64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))).collect();
     let b: Vec<Z64> = (0..d * d).map(|i| Z64(i ^ 0xdead_beef)).collect();
     let reps = 200;
     let t = std::time::Instant::now();

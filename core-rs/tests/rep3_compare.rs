@@ -129,14 +129,23 @@ fn msb_cost_matches_the_formula() {
 }
 
 #[test]
-fn dabits_bit_injection_select_relu_max() {
-    let (x, y) = pairs::<Z64>(50);
+fn dabits_bit_injection_select_relu_max_z64() {
+    check_select_relu_max::<Z64>();
+}
+
+#[test]
+fn dabits_bit_injection_select_relu_max_z32() {
+    check_select_relu_max::<Z32>();
+}
+
+fn check_select_relu_max<R: IntRing>() {
+    let (x, y) = pairs::<R>(50);
     let n = x.len();
     let outs = testing::run_rep3(51, |mut p| {
         let (x, y) = (x.clone(), y.clone());
         async move {
             let (sx, sy) = input2(&mut p, &x, &y).await?;
-            let mut store = p.dabits::<Z64>(5 * n + 7).await?;
+            let mut store = p.dabits::<R>(5 * n + 7).await?;
             // daBits: both views of each bit agree and are bits.
             let probe = store.take(7)?;
             let arith = p.reveal(probe.arith_for_test()).await?;
@@ -160,13 +169,13 @@ fn dabits_bit_injection_select_relu_max() {
     for (arith, bools, ci, sel, relu, mx, left) in outs {
         assert_eq!(left, n);
         for (a, b) in arith.iter().zip(&bools) {
-            assert_eq!(a.0, *b as u64);
+            assert_eq!(a.to_u64(), *b as u64);
         }
         for i in 0..n {
             let c = x[i] < y[i];
-            assert_eq!(ci[i], Z64(c as u64));
+            assert_eq!(ci[i], R::from_u64(c as u64));
             assert_eq!(sel[i], if c { x[i] } else { y[i] });
-            assert_eq!(relu[i], if x[i].to_i64() < 0 { Z64(0) } else { x[i] });
+            assert_eq!(relu[i], if x[i].to_i64() < 0 { R::ZERO } else { x[i] });
             assert_eq!(mx[i], x[i].max(y[i]));
         }
     }
@@ -186,11 +195,20 @@ fn preprocessing_is_single_use() {
 }
 
 #[test]
-fn max_windows_and_argmax() {
-    // Windows of sizes 1, 2, 3, 4 and 5 with ties; argmax rows with a tie at the maximum.
-    let x: Vec<Z64> = [5i64, -3, 7, 7, 0, -1, -2, 9, 4, 9, i64::MIN, i64::MAX, 3, 3, 2]
-        .map(Z64::from_i64)
-        .to_vec();
+fn max_windows_and_argmax_z64() {
+    check_max_windows_and_argmax::<Z64>();
+}
+
+#[test]
+fn max_windows_and_argmax_z32() {
+    check_max_windows_and_argmax::<Z32>();
+}
+
+fn check_max_windows_and_argmax<R: IntRing>() {
+    // Windows of sizes 1, 2, 3, 4 and 5 with ties and the extreme values; argmax rows with a tie
+    // at the maximum.
+    let (lo, hi) = (i64::MIN >> (64 - R::BITS), i64::MAX >> (64 - R::BITS));
+    let x: Vec<R> = [5i64, -3, 7, 7, 0, -1, -2, 9, 4, 9, lo, hi, 3, 3, 2].map(R::from_i64).to_vec();
     let windows: Vec<Vec<usize>> =
         vec![vec![0], vec![1, 2], vec![3, 4, 5], vec![6, 7, 8, 9], vec![10, 11, 12, 13, 14]];
     let rows = 3; // argmax over rows of 5
@@ -199,19 +217,19 @@ fn max_windows_and_argmax() {
         async move {
             let me = p.me();
             let sx = p.input(PartyId(1), (me.0 == 1).then_some(&x[..]), x.len()).await?;
-            let mut store = p.dabits::<Z64>(40).await?;
+            let mut store = p.dabits::<R>(40).await?;
             let m = p.max_windows(&sx, &windows, &mut store).await?;
             let a = p.argmax(&sx, 5, &mut store).await?;
             Ok((p.reveal(m).await?, p.reveal(a).await?))
         }
     });
-    let expect_max: Vec<Z64> =
+    let expect_max: Vec<R> =
         windows.iter().map(|w| *w.iter().map(|&i| &x[i]).max().unwrap()).collect();
-    let expect_arg: Vec<Z64> = (0..rows)
+    let expect_arg: Vec<R> = (0..rows)
         .map(|r| {
             let row = &x[r * 5..r * 5 + 5];
             let best = row.iter().max().unwrap();
-            Z64(row.iter().position(|v| v == best).unwrap() as u64)
+            R::from_u64(row.iter().position(|v| v == best).unwrap() as u64)
         })
         .collect();
     for (m, a) in outs {
@@ -247,25 +265,33 @@ fn truncation_pairs_are_exact_z32() {
 }
 
 #[test]
-fn fixed_point_multiplication_is_within_one_ulp() {
+fn fixed_point_multiplication_is_within_one_ulp_z64() {
+    check_fixed_mul::<Z64>(16, 2000.0, 20.0);
+}
+
+/// In Z_2^32 a product carries 2d fractional bits in 31 bits of magnitude, so truncation fails
+/// with probability ≈ |x·y|·2^(2d) / 2^31 (1/32 at |x·y| ≈ 1000 with d = 8): the 32-bit ring is
+/// only for small values. Here |x·y| ≤ 4 with d = 6, a failure rate of 2^-17.
+#[test]
+fn fixed_point_multiplication_is_within_one_ulp_z32() {
+    check_fixed_mul::<Z32>(6, 2.0, 2.0);
+}
+
+/// Products of values up to `xmax`·`ymax` with `d` fractional bits, plus 0, ±1 and 0.5.
+fn check_fixed_mul<R: IntRing>(d: u32, xmax: f64, ymax: f64) {
     use ringfence_core::ring::fixed::FixedPoint;
-    let fp = FixedPoint::new(16);
-    let xf: Vec<f64> = random_words(70, 500)
-        .iter()
-        .map(|w| ((*w >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2000.0)
-        .collect();
-    let mut yf: Vec<f64> = random_words(71, 500)
-        .iter()
-        .map(|w| ((*w >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 20.0)
-        .collect();
+    let fp = FixedPoint::new(d);
+    let unit = |w: &u64| (*w >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+    let xf: Vec<f64> = random_words(70, 500).iter().map(|w| unit(w) * 2.0 * xmax).collect();
+    let mut yf: Vec<f64> = random_words(71, 500).iter().map(|w| unit(w) * 2.0 * ymax).collect();
     yf[..4].copy_from_slice(&[0.0, 1.0, -1.0, 0.5]);
-    let x: Vec<Z64> = fp.encode_slice(&xf).unwrap();
-    let y: Vec<Z64> = fp.encode_slice(&yf).unwrap();
+    let x: Vec<R> = fp.encode_slice(&xf).unwrap();
+    let y: Vec<R> = fp.encode_slice(&yf).unwrap();
     let outs = testing::run_rep3(72, |mut p| {
         let (x, y) = (x.clone(), y.clone());
         async move {
             let (sx, sy) = input2(&mut p, &x, &y).await?;
-            let pairs = p.trunc_pairs::<Z64>(x.len(), 16).await?;
+            let pairs = p.trunc_pairs::<R>(x.len(), d).await?;
             let before = p.ctx().stats();
             let z = p.mul_fixed(&sx, &sy, pairs).await?;
             let cost = p.ctx().stats() - before;
@@ -275,10 +301,10 @@ fn fixed_point_multiplication_is_within_one_ulp() {
     for (i, (z, cost)) in outs.iter().enumerate() {
         assert_eq!(cost.rounds, 1);
         let per = if i == 1 { 2 } else { 1 };
-        assert_eq!(cost.payload_bytes_sent, (per * x.len() * 8) as u64);
+        assert_eq!(cost.payload_bytes_sent, (per * x.len() * R::BYTES) as u64);
         for j in 0..x.len() {
-            let exact = ((x[j].to_i64() as i128 * y[j].to_i64() as i128) >> 16) as i64;
-            let diff = z[j].to_i64() - exact;
+            let exact = ((x[j].to_i64() as i128 * y[j].to_i64() as i128) >> d) as i64;
+            let diff = z[j].to_i64() - R::from_i64(exact).to_i64();
             assert!(diff == 0 || diff == -1, "{} * {} -> off by {diff}", xf[j], yf[j]);
         }
     }

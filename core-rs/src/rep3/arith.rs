@@ -114,9 +114,7 @@ impl<T: Transport> Rep3<T> {
 
     /// This party's additive component of `x·y`: `x_i·y_i + x_{i+1}·y_i + x_i·y_{i+1}`.
     pub(crate) fn local_mul<R: Ring>(x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Vec<R> {
-        let mut z = vec![R::ZERO; x.len()];
-        kernels::cross_mul(&x.a, &x.b, &y.a, &y.b, &mut z);
-        z
+        kernels::cross_mul(&x.a, &x.b, &y.a, &y.b)
     }
 
     /// Elementwise `x·y` (1 round, 1 element per product per party).

@@ -25,7 +25,8 @@ pub struct FixedPoint {
 impl FixedPoint {
     /// The default for Z_2^64: 16 fractional bits.
     pub const DEFAULT_64: Self = Self { frac_bits: 16 };
-    /// The default for Z_2^32: 8 fractional bits.
+    /// The default for Z_2^32: 8 fractional bits. Products then need |x·y| ≪ 2^15 to truncate
+    /// reliably (see `rep3::trunc`); prefer Z_2^64 for anything but small values.
     pub const DEFAULT_32: Self = Self { frac_bits: 8 };
 
     /// A format with `frac_bits` fractional bits.

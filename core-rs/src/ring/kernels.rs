@@ -92,23 +92,30 @@ fn matmul_acc_portable<R: Ring>(a: &[R], b: &[R], out: &mut [R], m: usize, k: us
     }
 }
 
-/// `out[i] = xa[i]·(ya[i] + yb[i]) + xb[i]·ya[i]`: the local product of replicated sharing
+/// `xa[i]·(ya[i] + yb[i]) + xb[i]·ya[i]` for all `i`: the local product of replicated sharing
 /// (party P_i's additive component of x·y from its pairs `(x_i, x_{i+1})`, `(y_i, y_{i+1})`).
-pub fn cross_mul<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut [R]) {
-    let n = out.len();
-    assert!(xa.len() == n && xb.len() == n && ya.len() == n && yb.len() == n, "cross_mul: lengths");
+pub fn cross_mul<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R]) -> Vec<R> {
+    let n = xa.len();
+    assert!(xb.len() == n && ya.len() == n && yb.len() == n, "cross_mul: lengths differ");
+    let mut out = Vec::with_capacity(n);
     #[cfg(target_arch = "x86_64")]
     if x86::has_avx2() {
-        return x86::cross_mul(xa, xb, ya, yb, out);
+        x86::cross_mul(xa, xb, ya, yb, &mut out);
+        return out;
     }
-    cross_mul_portable(xa, xb, ya, yb, out);
+    cross_mul_portable(xa, xb, ya, yb, &mut out);
+    out
 }
 
+/// Appends the products to `out` (collecting, so the output is written once, never zeroed).
 #[inline(always)]
-fn cross_mul_portable<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut [R]) {
-    for ((o, (xa, xb)), (ya, yb)) in out.iter_mut().zip(xa.iter().zip(xb)).zip(ya.iter().zip(yb)) {
-        *o = *xa * (*ya + *yb) + *xb * *ya;
-    }
+fn cross_mul_portable<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut Vec<R>) {
+    out.extend(
+        xa.iter()
+            .zip(xb)
+            .zip(ya.iter().zip(yb))
+            .map(|((xa, xb), (ya, yb))| *xa * (*ya + *yb) + *xb * *ya),
+    );
 }
 
 /// The x86-64 backend: portable kernels recompiled with AVX2, behind run-time detection. This
@@ -141,7 +148,7 @@ mod x86 {
         a: &[R], b: &[R], out: &mut [R], m: usize, k: usize, n: usize
     ));
     avx2_copy!(cross_mul => cross_mul_portable(
-        xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut [R]
+        xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut Vec<R>
     ));
 }
 
@@ -169,8 +176,7 @@ mod tests {
         assert_eq!(c, a);
         mul_assign(&mut c, &b);
         assert_eq!(c[2], a[2] * b[2]);
-        let mut z = vec![Z64(0); 7];
-        cross_mul(&a, &b, &b, &a, &mut z);
+        let z = cross_mul(&a, &b, &b, &a);
         assert_eq!(z[3], a[3] * (b[3] + a[3]) + b[3] * b[3]);
         scale(&mut c, Z64(0));
         assert!(c.iter().all(|x| *x == Z64(0)));

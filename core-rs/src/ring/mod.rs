@@ -308,15 +308,15 @@ mod codec {
     }
 
     pub(super) fn decode<T: Pod>(src: &[u8], dst: &mut Vec<T>) {
+        // One pass, no zero-fill: each word is read unaligned straight into the vector.
         let w = core::mem::size_of::<T>();
-        let n = src.len() / w;
-        let start = dst.len();
-        dst.resize(start + n, T::zeroed());
-        let out: &mut [u8] = bytemuck::cast_slice_mut(&mut dst[start..]);
-        out.copy_from_slice(&src[..n * w]);
-        if cfg!(target_endian = "big") {
-            swap_words::<T>(out);
-        }
+        dst.extend(src.chunks_exact(w).map(|c| {
+            let mut v: T = bytemuck::pod_read_unaligned(c);
+            if cfg!(target_endian = "big") {
+                swap_words::<T>(bytemuck::bytes_of_mut(&mut v));
+            }
+            v
+        }));
     }
 
     fn swap_words<T>(bytes: &mut [u8]) {
