@@ -273,16 +273,13 @@ impl<T: Transport> Rep3<T> {
         Ok(masked)
     }
 
-    async fn finish_masked_bits<R: IntRing>(
-        &mut self,
-        masked: Rep3Vec<Bits>,
-        n: usize,
-    ) -> Result<Vec<R>, Error> {
+    /// Receives the last component of `b ⊕ r` and returns the opened words.
+    async fn finish_masked_bits(&mut self, masked: Rep3Vec<Bits>) -> Result<Vec<Bits>, Error> {
         let missing = self.ctx.recv::<Bits>(prev(self.me()), masked.len()).await?;
         let mut open = masked.a;
         kernels::add_assign(&mut open, &masked.b);
         kernels::add_assign(&mut open, &missing);
-        Ok(unpack_bits(&open, n).into_iter().map(R::from_u64).collect())
+        Ok(open)
     }
 
     /// Bit injection: the ring sharing of shared bits (1 round, one daBit per bit).
@@ -293,7 +290,8 @@ impl<T: Transport> Rep3<T> {
     ) -> Result<Rep3Vec<R>, Error> {
         self.ctx.round();
         let masked = self.masked_bits_round(b, &r)?;
-        let c = self.finish_masked_bits::<R>(masked, b.n).await?;
+        let open = self.finish_masked_bits(masked).await?;
+        let c: Vec<R> = unpack_bits(&open, b.n).into_iter().map(R::from_u64).collect();
         let coef: Vec<R> = c.iter().map(|c| R::ONE - *c - *c).collect();
         r.arith.mul_public(&coef)?.add_public(&c)
     }
@@ -311,22 +309,42 @@ impl<T: Transport> Rep3<T> {
         }
         self.ctx.round();
         let masked = self.masked_bits_round(b, &r)?;
-        let rep: Vec<&Rep3Vec<R>> = xs.iter().map(|_| &r.arith).collect();
-        let rr = Rep3Vec::concat(&rep);
-        let xx = Rep3Vec::concat(xs);
-        let mut z = Self::local_mul(&rr, &xx);
+        let rx = if xs.len() == 1 {
+            Self::local_mul(&r.arith, xs[0])
+        } else {
+            let rep: Vec<&Rep3Vec<R>> = xs.iter().map(|_| &r.arith).collect();
+            Self::local_mul(&Rep3Vec::concat(&rep), &Rep3Vec::concat(xs))
+        };
+        let mut z = rx;
         self.add_zero_share(&mut z);
         let me = self.me();
         self.ctx.send(prev(me), &z)?;
-        let c = self.finish_masked_bits::<R>(masked, b.n).await?;
+        let open = self.finish_masked_bits(masked).await?;
         let zb = self.ctx.recv::<R>(next(me), z.len()).await?;
-        let rx = Rep3Vec::from_parts(me, z, zb);
-        let coef: Vec<R> = c.iter().map(|c| R::ONE - *c - *c).collect();
-        rx.split(&vec![b.n; xs.len()])
-            .into_iter()
-            .zip(xs)
-            .map(|(rx, x)| x.mul_public(&c)?.add(&rx.mul_public(&coef)?))
-            .collect()
+        // b·x = c·x + (1 − 2c)·(r·x) = r·x + c·(x − 2·r·x), with c public: one pass per component.
+        let n = b.n;
+        let combine = |x: &[R], rx: &[R]| -> Vec<R> {
+            x.iter()
+                .zip(rx)
+                .enumerate()
+                .map(|(j, (x, rx))| {
+                    let c = (open[j / 64].0 >> (j % 64)) & 1 == 1;
+                    if c {
+                        *x - *rx
+                    } else {
+                        *rx
+                    }
+                })
+                .collect()
+        };
+        Ok(xs
+            .iter()
+            .enumerate()
+            .map(|(t, x)| {
+                let part = t * n..(t + 1) * n;
+                Rep3Vec::from_parts(me, combine(&x.a, &z[part.clone()]), combine(&x.b, &zb[part]))
+            })
+            .collect())
     }
 
     /// `b ? x : y` elementwise (1 round).
