@@ -171,6 +171,18 @@ impl Planes {
         }
     }
 
+    /// Plane `i` of `self ⊕ o`, as a share vector.
+    pub(crate) fn xor_one(&self, o: &Self, i: usize) -> Rep3Vec<Bits> {
+        let (r, xor) = (self.range(i), |x: &[Bits], y: &[Bits]| -> Vec<Bits> {
+            x.iter().zip(y).map(|(p, q)| *p + *q).collect()
+        });
+        Rep3Vec::from_parts(
+            self.me,
+            xor(&self.a[r.clone()], &o.a[r.clone()]),
+            xor(&self.b[r.clone()], &o.b[r]),
+        )
+    }
+
     /// `self ⊕ o` on the first `k` planes.
     pub(crate) fn xor_prefix(&self, o: &Self, k: usize) -> Self {
         let n = k * self.w;

@@ -65,31 +65,28 @@ impl<T: Transport> Rep3<T> {
         let me = self.me();
         let ws: Vec<usize> = xs.iter().map(|x| words(x.len())).collect();
         let w: usize = ws.iter().sum();
-        let planes_of = |part: &dyn Fn(&Rep3Vec<R>) -> Vec<R>| {
+        let planes_of = |parts: &mut dyn Iterator<Item = std::borrow::Cow<'_, [R]>>| {
             let mut out = vec![Bits(0); k * w];
             let mut off = 0;
-            for (x, wx) in xs.iter().zip(&ws) {
-                to_planes_into(&part(x), &mut out, w, off);
+            for (part, wx) in parts.zip(&ws) {
+                to_planes_into(&part, &mut out, w, off);
                 off += wx;
             }
             out
         };
         let comp0 = match me.0 {
-            0 => Some(planes_of(&|x| x.a.clone())),
-            2 => Some(planes_of(&|x| x.b.clone())),
+            0 => Some(planes_of(&mut xs.iter().map(|x| x.a[..].into()))),
+            2 => Some(planes_of(&mut xs.iter().map(|x| x.b[..].into()))),
             _ => None,
         };
         let a = self.planes_of_component0(comp0, k, w);
         let owner = PartyId(1);
         let known = (me == owner).then(|| {
-            planes_of(&|x| {
+            planes_of(&mut xs.iter().map(|x| {
                 let sum = x.a.iter().zip(&x.b).map(|(p, q)| *p + *q);
-                if negate_b {
-                    sum.map(|v| -v).collect()
-                } else {
-                    sum.collect()
-                }
-            })
+                let v: Vec<R> = if negate_b { sum.map(|v| -v).collect() } else { sum.collect() };
+                v.into()
+            }))
         });
         self.ctx.round();
         let b = self.planes_from_one(owner, known, k, w).await?;
@@ -132,7 +129,7 @@ impl<T: Transport> Rep3<T> {
         let k = R::BITS as usize;
         let (a, b, ws) = self.split_planes(xs, false).await?;
         let g = self.carries(&a, &b, &[k - 2], false).await?;
-        let top = a.xor_prefix(&b, k).to_vec(k - 1);
+        let top = a.xor_one(&b, k - 1);
         let m = top.add(&g[0])?;
         Ok(m.split(&ws)
             .into_iter()

@@ -73,7 +73,7 @@ impl<T: Transport> Rep3<T> {
 
         let (k1, kk) = (k as usize - 1, k as usize);
         let g = self.carries(&a_pl, &b_pl, &[d as usize - 1, kk - 2, k1], false).await?;
-        let msb = a_pl.xor_prefix(&b_pl, kk).to_vec(k1).add(&g[1])?;
+        let msb = a_pl.xor_one(&b_pl, k1).add(&g[1])?;
         // Inject c_d, c_k and msb(r) together: three padded blocks of w words.
         let bits = SharedBits { n: 3 * w * 64, words: Rep3Vec::concat(&[&g[0], &g[2], &msb]) };
         let dab = self.dabits::<R>(bits.n).await?;
