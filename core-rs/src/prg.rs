@@ -188,6 +188,24 @@ pub(crate) fn chacha_blocks<const DR: usize>(
 }
 
 /// The ChaCha constants "expand 32-byte k".
+/// `$dr` ChaCha double rounds (column round, then diagonal round) on state `$x` with quarter
+/// round `$qr`, for every backend. A macro, not a generic function taking the quarter round:
+/// the closure version measured 2× slower on wasm32+simd128 (0.5–0.6 vs 1.3–1.4 GB/s).
+macro_rules! double_rounds {
+    ($x:expr, $dr:expr, $qr:path) => {
+        for _ in 0..$dr {
+            $qr($x, 0, 4, 8, 12);
+            $qr($x, 1, 5, 9, 13);
+            $qr($x, 2, 6, 10, 14);
+            $qr($x, 3, 7, 11, 15);
+            $qr($x, 0, 5, 10, 15);
+            $qr($x, 1, 6, 11, 12);
+            $qr($x, 2, 7, 8, 13);
+            $qr($x, 3, 4, 9, 14);
+        }
+    };
+}
+
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
@@ -221,16 +239,7 @@ fn portable_blocks<const DR: usize>(
         init[15][l] = nonce[2];
     }
     let mut x = init;
-    for _ in 0..DR {
-        qr(&mut x, 0, 4, 8, 12);
-        qr(&mut x, 1, 5, 9, 13);
-        qr(&mut x, 2, 6, 10, 14);
-        qr(&mut x, 3, 7, 11, 15);
-        qr(&mut x, 0, 5, 10, 15);
-        qr(&mut x, 1, 6, 11, 12);
-        qr(&mut x, 2, 7, 8, 13);
-        qr(&mut x, 3, 4, 9, 14);
-    }
+    double_rounds!(&mut x, DR, qr);
     for l in 0..LANES {
         for w in 0..16 {
             let v = x[w][l].wrapping_add(init[w][l]);
@@ -314,16 +323,7 @@ mod simd128 {
         let mut init: [v128; 16] = core::array::from_fn(|w| u32x4_splat(words[w]));
         init[12] = u32x4_add(u32x4_splat(ctr), u32x4(0, 1, 2, 3));
         let mut x = init;
-        for _ in 0..DR {
-            qr(&mut x, 0, 4, 8, 12);
-            qr(&mut x, 1, 5, 9, 13);
-            qr(&mut x, 2, 6, 10, 14);
-            qr(&mut x, 3, 7, 11, 15);
-            qr(&mut x, 0, 5, 10, 15);
-            qr(&mut x, 1, 6, 11, 12);
-            qr(&mut x, 2, 7, 8, 13);
-            qr(&mut x, 3, 4, 9, 14);
-        }
+        double_rounds!(&mut x, DR, qr);
         for g in 0..4 {
             let [a, b, c, d] = [0, 1, 2, 3].map(|i| u32x4_add(x[4 * g + i], init[4 * g + i]));
             // Transpose: row `l` = words 4g..4g+4 of block `l`.

@@ -43,6 +43,22 @@ pub(crate) struct Handshaken {
     pub(crate) bytes_sent: u64,
 }
 
+/// The Noise KK state for one side of a link: our static key, the peer's expected key, and the
+/// hello bound in as prologue.
+fn noise_builder(
+    keypair: &crate::StaticKeypair,
+    expected: &crate::PublicKey,
+    prologue: &[u8],
+    initiator: bool,
+) -> Result<snow::HandshakeState, RelayError> {
+    let b = snow::Builder::new(noise_params()?)
+        .local_private_key(keypair.private.as_bytes())
+        .and_then(|b| b.remote_public_key(&expected.0))
+        .and_then(|b| b.prologue(prologue));
+    b.and_then(|b| if initiator { b.build_initiator() } else { b.build_responder() })
+        .map_err(|e| RelayError::Crypto(format!("Noise setup: {e}")))
+}
+
 /// Runs the dialer's side with `peer` over a freshly connected `stream`.
 pub(crate) async fn dial(
     cfg: &TransportConfig,
@@ -55,12 +71,7 @@ pub(crate) async fn dial(
     match &cfg.security {
         Security::Noise { keypair, public_keys } => {
             let expected = public_keys[peer.index()];
-            let mut hs = snow::Builder::new(noise_params()?)
-                .local_private_key(keypair.private.as_bytes())
-                .and_then(|b| b.remote_public_key(&expected.0))
-                .and_then(|b| b.prologue(&prologue))
-                .and_then(|b| b.build_initiator())
-                .map_err(|e| RelayError::Crypto(format!("Noise setup: {e}")))?;
+            let mut hs = noise_builder(keypair, &expected, &prologue, true)?;
             let mut out = hello.to_vec();
             write_msg(&mut out, |buf| hs.write_message(&[], buf))
                 .map_err(|e| fail(format!("writing message 1: {e}")))?;
@@ -104,12 +115,7 @@ pub(crate) async fn accept(
     match &cfg.security {
         Security::Noise { keypair, public_keys } => {
             let expected = public_keys[peer.index()];
-            let mut hs = snow::Builder::new(noise_params()?)
-                .local_private_key(keypair.private.as_bytes())
-                .and_then(|b| b.remote_public_key(&expected.0))
-                .and_then(|b| b.prologue(&prologue))
-                .and_then(|b| b.build_responder())
-                .map_err(|e| RelayError::Crypto(format!("Noise setup: {e}")))?;
+            let mut hs = noise_builder(keypair, &expected, &prologue, false)?;
             let msg = read_msg(&mut stream).await.map_err(fail)?;
             hs.read_message(&msg, &mut [0u8; MAX_HANDSHAKE_MSG]).map_err(|e| {
                 fail(format!("message 1 rejected ({e}): the dialer does not hold {peer}'s key"))
