@@ -157,3 +157,27 @@ fn length_mismatch_is_an_api_error_not_a_panic() {
     });
     assert!(outs.iter().all(|ok| *ok));
 }
+
+#[test]
+fn batches_larger_than_a_frame_are_split_and_reassembled() {
+    let x = values::<Z64>(8, 100);
+    let outs = testing::run_rep3(16, |mut p| {
+        let x = x.clone();
+        async move {
+            p.ctx_mut().set_max_payload(64); // 8 elements per frame
+            let me = p.me();
+            let s = p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), x.len()).await?;
+            let before = p.ctx().stats();
+            let z = p.mul(&s, &s).await?;
+            let cost = p.ctx().stats() - before;
+            Ok((p.reveal(z).await?, cost))
+        }
+    });
+    let expect: Vec<Z64> = x.iter().map(|v| *v * *v).collect();
+    for (got, cost) in outs {
+        assert_eq!(got, expect);
+        assert_eq!(cost.frames_sent, x.len().div_ceil(8) as u64);
+        assert_eq!(cost.payload_bytes_sent, x.len() as u64 * 8);
+        assert_eq!(cost.rounds, 1);
+    }
+}

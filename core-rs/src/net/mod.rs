@@ -104,6 +104,7 @@ pub struct Ctx<T> {
     recv_step: Vec<u64>,
     stats: Stats,
     op: u64,
+    max_payload: usize,
     poisoned: Option<Error>,
 }
 
@@ -130,6 +131,7 @@ impl<T: Transport> Ctx<T> {
             recv_step: vec![0; participants],
             stats: Stats::default(),
             op: 0,
+            max_payload: frame::MAX_PAYLOAD,
             poisoned: None,
         }
     }
@@ -193,16 +195,34 @@ impl<T: Transport> Ctx<T> {
         Ok(i)
     }
 
-    /// Sends `data` to `to` as one frame.
+    /// Sends `data` to `to`: one frame, or consecutive frames of at most [`frame::MAX_PAYLOAD`]
+    /// bytes for very large batches (the receiver knows the length and reads the same split).
     pub fn send<R: Ring>(&mut self, to: PartyId, data: &[R]) -> Result<(), Error> {
         self.check()?;
         let i = self.link(to)?;
-        let len = data.len() * R::BYTES;
-        if len > frame::MAX_PAYLOAD {
-            return Err(Error::ApiMisuse(format!(
-                "payload of {len} bytes exceeds the frame limit"
-            )));
+        let mut chunks = data.chunks(self.chunk_elems::<R>()).peekable();
+        if chunks.peek().is_none() {
+            return self.send_frame::<R>(i, to, &[]);
         }
+        for chunk in chunks {
+            self.send_frame(i, to, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Elements of `R` per frame when a batch must be split.
+    fn chunk_elems<R: Ring>(&self) -> usize {
+        (self.max_payload / R::BYTES).max(1)
+    }
+
+    /// Lowers the payload bytes per frame (default and maximum [`frame::MAX_PAYLOAD`]), e.g. to
+    /// test splitting. A session parameter: every party must use the same value.
+    pub fn set_max_payload(&mut self, bytes: usize) {
+        self.max_payload = bytes.clamp(8, frame::MAX_PAYLOAD);
+    }
+
+    fn send_frame<R: Ring>(&mut self, i: usize, to: PartyId, data: &[R]) -> Result<(), Error> {
+        let len = data.len() * R::BYTES;
         let mut f = frame::begin(self.session, self.send_step[i], len);
         R::encode(data, &mut f);
         self.send_step[i] += 1;
@@ -230,6 +250,26 @@ impl<T: Transport> Ctx<T> {
     ) -> Result<(), Error> {
         self.check()?;
         let i = self.link(from)?;
+        out.reserve(n);
+        let per = self.chunk_elems::<R>();
+        let mut left = n;
+        loop {
+            let take = left.min(per);
+            self.recv_frame(i, from, take, out).await?;
+            left -= take;
+            if left == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn recv_frame<R: Ring>(
+        &mut self,
+        i: usize,
+        from: PartyId,
+        n: usize,
+        out: &mut Vec<R>,
+    ) -> Result<(), Error> {
         let f = match self.transport.recv(from).await {
             Ok(f) => f,
             Err(source) => return Err(self.poison(Error::Transport { peer: from, source })),
