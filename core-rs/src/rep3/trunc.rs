@@ -101,29 +101,30 @@ impl<T: Transport> Rep3<T> {
                 pairs.len()
             )));
         }
+        let TruncPairs { frac_bits, r, r_shifted: mut out } = pairs;
         self.add_zero_share(&mut z);
-        kernels::sub_assign(&mut z, &pairs.r.a);
+        kernels::sub_assign(&mut z, &r.a);
         let me = self.me();
         let (p0, p1, p2) = (PartyId(0), PartyId(1), PartyId(2));
         let n = z.len();
         self.ctx.round();
-        let c = match me.0 {
-            1 => {
-                self.ctx.send(p0, &z)?;
-                self.ctx.send(p2, &z)?;
-                None
-            }
-            _ => {
-                let other = if me == p0 { p2 } else { p0 };
-                self.ctx.send(other, &z)?;
-                let w1 = self.ctx.recv::<R>(p1, n).await?;
-                let wo = self.ctx.recv::<R>(other, n).await?;
-                kernels::add_assign(&mut z, &w1);
-                kernels::add_assign(&mut z, &wo);
-                Some(z.iter().map(|c| c.shr_arith(pairs.frac_bits)).collect())
-            }
-        };
-        pairs.r_shifted.add(&Rep3Vec::public_component0(me, c, n))
+        if me == p1 {
+            self.ctx.send(p0, &z)?;
+            self.ctx.send(p2, &z)?;
+            return Ok(out);
+        }
+        let other = if me == p0 { p2 } else { p0 };
+        self.ctx.send(other, &z)?;
+        for from in [p1, other] {
+            let w = self.ctx.recv::<R>(from, n).await?;
+            kernels::add_assign(&mut z, &w);
+        }
+        // c = z − r is public to P0 and P2, the holders of component 0: add c >> d there.
+        let comp0 = if me == p0 { &mut out.a } else { &mut out.b };
+        for (o, c) in comp0.iter_mut().zip(&z) {
+            *o += c.shr_arith(frac_bits);
+        }
+        Ok(out)
     }
 
     /// Fixed-point `x·y` truncated by the pairs' `d` bits (1 round, 4/3 elements per party).
