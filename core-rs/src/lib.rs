@@ -3,14 +3,15 @@
 //! Secure multi-party computation over the rings Z_2^32 and Z_2^64, sans-IO: no sockets, no
 //! clock and no OS randomness. Time, randomness and transport are injected, so the same code runs
 //! natively under tokio, in a browser under `wasm-bindgen-futures`, and in the deterministic
-//! in-memory harness of [`testing`] (feature `test-utils`).
+//! in-memory harness of the `testing` module (feature `test-utils`).
 //!
 //! ```text
 //!  ring     Z64, Z32, Bits; batch kernels; fixed-point codec
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons
-//!  testing  in-memory multi-party network with drop/delay/tamper hooks
+//!  nn       models: ONNX import, fixed-point plans, secure inference on rep3
+//!  testing  in-memory multi-party network with drop/delay/tamper hooks (feature test-utils)
 //! ```
 //!
 //! ## Run loop
@@ -22,6 +23,7 @@
 
 pub mod error;
 pub mod net;
+pub mod nn;
 pub mod prg;
 pub mod rep3;
 pub mod ring;

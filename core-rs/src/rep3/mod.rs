@@ -1,5 +1,6 @@
 //! `rep3`: 2-out-of-3 replicated secret sharing among parties P0, P1, P2 (semi-honest, honest
-//! majority), over any [`Ring`]: arithmetic over Z_2^k and boolean over packed [`Bits`].
+//! majority), over any [`Ring`]: arithmetic over Z_2^k and boolean over packed
+//! [`Bits`](crate::ring::Bits).
 //!
 //! A secret `x = x0 + x1 + x2`; party P_i holds the pair `(x_i, x_{i+1})` (indices mod 3), so any
 //! two parties can reconstruct and any single one sees only random components. Public constants

@@ -1,0 +1,186 @@
+//! Public geometry of convolutions and pooling windows (im2col index maps), shared by the
+//! float, plaintext fixed-point and secure evaluators. Activations are per sample, channel-major
+//! (CHW, ONNX's NCHW without the batch axis).
+
+/// A 2-D convolution's geometry (group 1, dilation 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvGeom {
+    /// Input channels.
+    pub in_c: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Output channels.
+    pub out_c: usize,
+    /// Kernel height and width.
+    pub kernel: [usize; 2],
+    /// Strides (height, width).
+    pub stride: [usize; 2],
+    /// Zero padding: top, left, bottom, right (ONNX order).
+    pub pads: [usize; 4],
+}
+
+impl ConvGeom {
+    /// Output height.
+    pub fn out_h(&self) -> usize {
+        (self.in_h + self.pads[0] + self.pads[2] - self.kernel[0]) / self.stride[0] + 1
+    }
+
+    /// Output width.
+    pub fn out_w(&self) -> usize {
+        (self.in_w + self.pads[1] + self.pads[3] - self.kernel[1]) / self.stride[1] + 1
+    }
+
+    /// Values per input sample.
+    pub fn in_len(&self) -> usize {
+        self.in_c * self.in_h * self.in_w
+    }
+
+    /// Output positions per channel.
+    pub fn positions(&self) -> usize {
+        self.out_h() * self.out_w()
+    }
+
+    /// Values per output sample.
+    pub fn out_len(&self) -> usize {
+        self.out_c * self.positions()
+    }
+
+    /// Values in one patch (the inner dimension of the im2col product).
+    pub fn patch_len(&self) -> usize {
+        self.in_c * self.kernel[0] * self.kernel[1]
+    }
+
+    /// True when the kernel fits the padded input and no dimension is zero.
+    pub(crate) fn is_valid(&self) -> bool {
+        let [kh, kw] = self.kernel;
+        self.in_c > 0
+            && self.out_c > 0
+            && kh > 0
+            && kw > 0
+            && self.stride[0] > 0
+            && self.stride[1] > 0
+            && self.in_h + self.pads[0] + self.pads[2] >= kh
+            && self.in_w + self.pads[1] + self.pads[3] >= kw
+    }
+
+    /// The im2col map of one sample: for each output position (row-major) and each patch entry
+    /// (channel, ky, kx), the input index, or `None` for padding.
+    pub fn patches(&self) -> Vec<Option<usize>> {
+        let [kh, kw] = self.kernel;
+        let mut out = Vec::with_capacity(self.positions() * self.patch_len());
+        for oy in 0..self.out_h() {
+            for ox in 0..self.out_w() {
+                for c in 0..self.in_c {
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            let y = (oy * self.stride[0] + ky).checked_sub(self.pads[0]);
+                            let x = (ox * self.stride[1] + kx).checked_sub(self.pads[1]);
+                            out.push(match (y, x) {
+                                (Some(y), Some(x)) if y < self.in_h && x < self.in_w => {
+                                    Some((c * self.in_h + y) * self.in_w + x)
+                                }
+                                _ => None,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The im2col gather indices for a batch: into the batch's activations followed by one
+    /// zero element at index `batch · in_len` (used for padding).
+    pub(crate) fn batch_patches(&self, batch: usize) -> Vec<usize> {
+        let one = self.patches();
+        let (n, zero) = (self.in_len(), batch * self.in_len());
+        (0..batch).flat_map(|b| one.iter().map(move |i| i.map_or(zero, |i| b * n + i))).collect()
+    }
+
+    /// Reorders `(batch · positions) × out_c` (im2col product) to per-sample CHW.
+    pub(crate) fn chw_order(&self, batch: usize) -> Vec<usize> {
+        let (p, oc) = (self.positions(), self.out_c);
+        (0..batch)
+            .flat_map(|b| (0..oc).flat_map(move |o| (0..p).map(move |q| (b * p + q) * oc + o)))
+            .collect()
+    }
+}
+
+/// A max-pooling window geometry (no padding, floor mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolGeom {
+    /// Channels.
+    pub c: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Window height and width.
+    pub kernel: [usize; 2],
+    /// Strides (height, width).
+    pub stride: [usize; 2],
+}
+
+impl PoolGeom {
+    /// Output height.
+    pub fn out_h(&self) -> usize {
+        (self.in_h - self.kernel[0]) / self.stride[0] + 1
+    }
+
+    /// Output width.
+    pub fn out_w(&self) -> usize {
+        (self.in_w - self.kernel[1]) / self.stride[1] + 1
+    }
+
+    /// Values per output sample.
+    pub fn out_len(&self) -> usize {
+        self.c * self.out_h() * self.out_w()
+    }
+
+    /// Values per input sample.
+    pub fn in_len(&self) -> usize {
+        self.c * self.in_h * self.in_w
+    }
+
+    /// Values per window.
+    pub fn window_len(&self) -> usize {
+        self.kernel[0] * self.kernel[1]
+    }
+
+    pub(crate) fn is_valid(&self) -> bool {
+        self.c > 0
+            && self.kernel[0] > 0
+            && self.kernel[1] > 0
+            && self.stride[0] > 0
+            && self.stride[1] > 0
+            && self.in_h >= self.kernel[0]
+            && self.in_w >= self.kernel[1]
+    }
+
+    /// The windows of a batch (CHW order per sample), as indices into the batch's values.
+    pub fn windows(&self, batch: usize) -> Vec<Vec<usize>> {
+        let mut out = Vec::with_capacity(batch * self.out_len());
+        for b in 0..batch {
+            for c in 0..self.c {
+                for oy in 0..self.out_h() {
+                    for ox in 0..self.out_w() {
+                        let base = b * self.in_len() + c * self.in_h * self.in_w;
+                        out.push(
+                            (0..self.kernel[0])
+                                .flat_map(|ky| (0..self.kernel[1]).map(move |kx| (ky, kx)))
+                                .map(|(ky, kx)| {
+                                    base + (oy * self.stride[0] + ky) * self.in_w
+                                        + ox * self.stride[1]
+                                        + kx
+                                })
+                                .collect(),
+                        );
+                    }
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,433 @@
+//! The ONNX importer: maps a chain of supported ops to a [`Model`].
+//!
+//! Supported (domain `ai.onnx`, opsets 7–22): `Gemm` (alpha and beta folded, `transB`),
+//! `MatMul` by a constant, `Add` of a constant right after a linear layer (folded into the bias),
+//! `Conv` (2-D, group 1, no dilation, explicit pads), `MaxPool` (2-D, no padding, floor mode),
+//! `Relu`, `Flatten` (axis 1), `Reshape` keeping the batch axis, `Identity`, `Dropout`
+//! (inference), and at the end `Softmax` and `ArgMax`. Domain `ai.onnx.ml`: `LinearClassifier`
+//! (multinomial, or binary with one coefficient row) and `Normalizer` after a probability
+//! transform. The graph must be a chain: every op reads the running activation. Anything else
+//! is an [`NnError::Unsupported`] naming the op, attribute or shape.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::model::{Dense, Layer, Model};
+use super::proto::{self, Attribute, Dim, NodeProto, TensorProto};
+use super::NnError;
+
+mod ml;
+mod window;
+
+/// Imports a serialized ONNX `ModelProto`.
+///
+/// ```
+/// use ringfence_core::nn::import_onnx;
+/// assert!(import_onnx(b"\x08\x07\x3a\xff").is_err()); // a graph field running past the end
+/// ```
+pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
+    let m = proto::decode_model(bytes)?;
+    if m.opsets.is_empty() {
+        return Err(NnError::Malformed("model declares no opset_import".into()));
+    }
+    for (domain, version) in &m.opsets {
+        match domain.as_str() {
+            "" | "ai.onnx" if !(7..=22).contains(version) => {
+                return Err(NnError::Unsupported(format!("opset ai.onnx version {version}")))
+            }
+            "" | "ai.onnx" | "ai.onnx.ml" => {}
+            d => return Err(NnError::Unsupported(format!("opset domain {d:?}"))),
+        }
+    }
+    let g = m.graph.ok_or_else(|| NnError::Malformed("model has no graph".into()))?;
+    if g.has_sparse_initializers {
+        return Err(NnError::Unsupported("sparse initializers".into()));
+    }
+    let consts: BTreeMap<&str, &TensorProto> =
+        g.initializers.iter().map(|t| (t.name.as_str(), t)).collect();
+    let inputs: Vec<_> =
+        g.inputs.iter().filter(|i| !consts.contains_key(i.name.as_str())).collect();
+    let [input] = inputs[..] else {
+        return Err(NnError::Unsupported(format!(
+            "{} graph inputs (exactly one is supported)",
+            inputs.len()
+        )));
+    };
+    if input.non_tensor || input.elem_type != Some(proto::dtype::FLOAT) {
+        return Err(NnError::Unsupported(format!(
+            "input {:?} of type {:?} (float tensors only)",
+            input.name, input.elem_type
+        )));
+    }
+    let dims = input.shape.as_deref().unwrap_or_default();
+    if dims.len() < 2 {
+        return Err(NnError::Shape(format!(
+            "input {:?} has rank {} (need a batch axis and at least one more)",
+            input.name,
+            dims.len()
+        )));
+    }
+    let input_shape = dims[1..]
+        .iter()
+        .map(|d| match d {
+            Dim::Value(v) if *v > 0 => usize::try_from(*v).ok(),
+            _ => None,
+        })
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| {
+            NnError::Shape(format!("input {:?}: dims {:?} must be known", input.name, &dims[1..]))
+        })?;
+    let len = input_shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let len = len.ok_or_else(|| NnError::Shape("input too large".into()))?;
+
+    let mut st = Chain {
+        consts,
+        cur: BTreeSet::from([input.name.clone()]),
+        labels: BTreeSet::new(),
+        len,
+        shape: input_shape.clone(),
+        layers: Vec::new(),
+        class_labels: None,
+        dropped: Vec::new(),
+        terminal: false,
+        positive: false,
+    };
+    for n in &g.nodes {
+        st.node(n)?;
+    }
+    for o in &g.outputs {
+        if !st.cur.contains(&o.name) && !st.labels.contains(&o.name) {
+            return Err(NnError::Unsupported(format!(
+                "graph output {:?} is not computed by the supported chain",
+                o.name
+            )));
+        }
+    }
+    Ok(Model {
+        input_name: input.name.clone(),
+        input_shape,
+        layers: st.layers,
+        class_labels: st.class_labels,
+        dropped_transforms: st.dropped,
+    })
+}
+
+/// Import state: the names bound to the running activation and what has been built.
+struct Chain<'g> {
+    consts: BTreeMap<&'g str, &'g TensorProto>,
+    cur: BTreeSet<String>,
+    labels: BTreeSet<String>,
+    len: usize,
+    /// Per-sample shape of the running activation (product `len`).
+    shape: Vec<usize>,
+    layers: Vec<Layer>,
+    class_labels: Option<Vec<i64>>,
+    dropped: Vec<String>,
+    /// An output transform was seen: only more output transforms may follow.
+    terminal: bool,
+    /// The running activation is known to be positive (after a probability transform).
+    positive: bool,
+}
+
+fn what(n: &NodeProto) -> String {
+    if n.name.is_empty() {
+        n.op_type.clone()
+    } else {
+        format!("{} ({:?})", n.op_type, n.name)
+    }
+}
+
+fn attr<'n>(n: &'n NodeProto, name: &str) -> Option<&'n Attribute> {
+    n.attributes.iter().find(|a| a.name == name)
+}
+
+fn int_attr(n: &NodeProto, name: &str, default: i64) -> i64 {
+    attr(n, name).and_then(|a| a.i).unwrap_or(default)
+}
+
+fn str_attr(n: &NodeProto, name: &str) -> Option<String> {
+    attr(n, name).and_then(|a| a.s.as_ref()).map(|s| String::from_utf8_lossy(s).into_owned())
+}
+
+/// Fails on any attribute outside `allowed`.
+fn only_attrs(n: &NodeProto, allowed: &[&str]) -> Result<(), NnError> {
+    match n.attributes.iter().find(|a| !allowed.contains(&a.name.as_str())) {
+        Some(a) => Err(NnError::Unsupported(format!("{}: attribute {:?}", what(n), a.name))),
+        None => Ok(()),
+    }
+}
+
+impl Chain<'_> {
+    fn node(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        let op = (n.domain.as_str(), n.op_type.as_str());
+        let linear =
+            matches!(op, ("" | "ai.onnx", "Gemm" | "MatMul" | "Add" | "Relu" | "Conv" | "MaxPool"))
+                || op == ("ai.onnx.ml", "LinearClassifier");
+        if self.terminal && linear {
+            return Err(NnError::Unsupported(format!(
+                "{} after an output transform (Softmax/ArgMax/classifier)",
+                what(n)
+            )));
+        }
+        match op {
+            ("" | "ai.onnx", "Gemm") => self.gemm(n),
+            ("" | "ai.onnx", "MatMul") => self.matmul(n),
+            ("" | "ai.onnx", "Conv") => self.conv(n),
+            ("" | "ai.onnx", "MaxPool") => self.maxpool(n),
+            ("" | "ai.onnx", "Add") => self.add(n),
+            ("" | "ai.onnx", "Relu") => {
+                only_attrs(n, &[])?;
+                self.act(n, 0)?;
+                self.layers.push(Layer::Relu);
+                self.rebind(n)
+            }
+            ("" | "ai.onnx", "Flatten") => {
+                only_attrs(n, &["axis"])?;
+                if int_attr(n, "axis", 1) != 1 {
+                    return Err(NnError::Unsupported(format!("{}: axis != 1", what(n))));
+                }
+                self.act(n, 0)?;
+                self.shape = vec![self.len];
+                self.rebind(n)
+            }
+            ("" | "ai.onnx", "Reshape") => self.reshape(n),
+            ("" | "ai.onnx", "Identity" | "Dropout") => {
+                only_attrs(n, &["seed", "ratio"])?;
+                self.act(n, 0)?;
+                self.rebind(n)
+            }
+            ("" | "ai.onnx", "Softmax") => {
+                only_attrs(n, &["axis"])?;
+                if !matches!(int_attr(n, "axis", -1), 1 | -1) {
+                    return Err(NnError::Unsupported(format!("{}: axis not the last", what(n))));
+                }
+                self.act(n, 0)?;
+                self.output_transform(n, "Softmax", true)
+            }
+            ("" | "ai.onnx", "ArgMax") => {
+                only_attrs(n, &["axis", "keepdims", "select_last_index"])?;
+                if !matches!(int_attr(n, "axis", 0), 1 | -1)
+                    || int_attr(n, "select_last_index", 0) != 0
+                {
+                    return Err(NnError::Unsupported(format!(
+                        "{}: only axis 1 with select_last_index 0",
+                        what(n)
+                    )));
+                }
+                self.act(n, 0)?;
+                self.terminal = true;
+                self.labels.extend(n.outputs.iter().cloned());
+                Ok(())
+            }
+            ("ai.onnx.ml", "LinearClassifier") => self.linear_classifier(n),
+            ("ai.onnx.ml", "Normalizer") => {
+                only_attrs(n, &["norm"])?;
+                self.act(n, 0)?;
+                if !self.positive {
+                    return Err(NnError::Unsupported(format!(
+                        "{} on scores that may be negative (not argmax-preserving)",
+                        what(n)
+                    )));
+                }
+                let norm = str_attr(n, "norm").unwrap_or_default();
+                self.output_transform(n, &format!("Normalizer({norm})"), true)
+            }
+            (d, o) => Err(NnError::Unsupported(format!(
+                "op {o}{}{}",
+                if d.is_empty() { String::new() } else { format!(" (domain {d})") },
+                if n.name.is_empty() { String::new() } else { format!(" in node {:?}", n.name) }
+            ))),
+        }
+    }
+
+    /// Checks that input `i` of `n` is the running activation.
+    fn act(&self, n: &NodeProto, i: usize) -> Result<(), NnError> {
+        match n.inputs.get(i) {
+            Some(name) if self.cur.contains(name) => Ok(()),
+            Some(name) => Err(NnError::Unsupported(format!(
+                "{}: input {name:?} is not the running activation (only chains are supported)",
+                what(n)
+            ))),
+            None => Err(NnError::Malformed(format!("{}: missing input {i}", what(n)))),
+        }
+    }
+
+    /// Binds the node's first output to the running activation.
+    fn rebind(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        let out = n
+            .outputs
+            .first()
+            .ok_or_else(|| NnError::Malformed(format!("{}: no output", what(n))))?;
+        self.cur = BTreeSet::from([out.clone()]);
+        Ok(())
+    }
+
+    fn output_transform(&mut self, n: &NodeProto, name: &str, pos: bool) -> Result<(), NnError> {
+        self.terminal = true;
+        self.positive = pos;
+        self.dropped.push(name.to_string());
+        let out = n
+            .outputs
+            .first()
+            .ok_or_else(|| NnError::Malformed(format!("{}: no output", what(n))))?;
+        self.cur.insert(out.clone());
+        Ok(())
+    }
+
+    fn constant(&self, n: &NodeProto, i: usize) -> Result<&TensorProto, NnError> {
+        let name = n.inputs.get(i).filter(|s| !s.is_empty());
+        let name =
+            name.ok_or_else(|| NnError::Malformed(format!("{}: missing input {i}", what(n))))?;
+        self.consts.get(name.as_str()).copied().ok_or_else(|| {
+            NnError::Unsupported(format!(
+                "{}: input {name:?} must be a constant initializer",
+                what(n)
+            ))
+        })
+    }
+
+    /// Gemm and MatMul read a flat activation (ONNX would not flatten a rank > 2 tensor).
+    fn flat(&self, n: &NodeProto) -> Result<(), NnError> {
+        if self.shape.len() > 1 {
+            return Err(NnError::Shape(format!(
+                "{}: input of shape {:?} (flatten it first)",
+                what(n),
+                self.shape
+            )));
+        }
+        Ok(())
+    }
+
+    fn push_dense(&mut self, n: &NodeProto, d: Dense) -> Result<(), NnError> {
+        self.len = d.outputs;
+        self.shape = vec![d.outputs];
+        self.layers.push(Layer::Dense(d));
+        self.positive = false;
+        self.rebind(n)
+    }
+
+    fn gemm(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &["alpha", "beta", "transA", "transB"])?;
+        if int_attr(n, "transA", 0) != 0 {
+            return Err(NnError::Unsupported(format!("{}: transA=1", what(n))));
+        }
+        let alpha = f64::from(attr(n, "alpha").and_then(|a| a.f).unwrap_or(1.0));
+        let beta = f64::from(attr(n, "beta").and_then(|a| a.f).unwrap_or(1.0));
+        self.act(n, 0)?;
+        self.flat(n)?;
+        let b = self.constant(n, 1)?;
+        let trans = int_attr(n, "transB", 0) != 0;
+        let w = b.reals()?;
+        let (k, m) = match b.dims[..] {
+            [r, c] if trans => (c, r),
+            [r, c] => (r, c),
+            _ => return Err(NnError::Shape(format!("{}: B has dims {:?}", what(n), b.dims))),
+        };
+        if usize::try_from(k).ok() != Some(self.len) {
+            return Err(NnError::Shape(format!(
+                "{}: B has {k} rows for an activation of {}",
+                what(n),
+                self.len
+            )));
+        }
+        let (k, m) = (self.len, usize::try_from(m).unwrap_or(0));
+        // Stored as outputs × inputs.
+        let weights: Vec<f64> = if trans {
+            w.iter().map(|v| alpha * v).collect()
+        } else {
+            (0..m)
+                .flat_map(|o| (0..k).map(move |i| (o, i)))
+                .map(|(o, i)| alpha * w[i * m + o])
+                .collect()
+        };
+        let bias = match n.inputs.get(2).filter(|s| !s.is_empty()) {
+            Some(_) => {
+                self.bias(n, self.constant(n, 2)?, m)?.into_iter().map(|v| beta * v).collect()
+            }
+            None => vec![0.0; m],
+        };
+        self.push_dense(n, Dense { inputs: k, outputs: m, weights, bias })
+    }
+
+    /// A bias of `m` values from a constant of `m` or 1 elements (broadcast).
+    fn bias(&self, n: &NodeProto, t: &TensorProto, m: usize) -> Result<Vec<f64>, NnError> {
+        let v = t.reals()?;
+        let rank_ok = t.dims.len() <= 1 || (t.dims.len() == 2 && t.dims[0] == 1);
+        match v.len() {
+            l if l == m && rank_ok => Ok(v),
+            1 => Ok(vec![v[0]; m]),
+            _ => Err(NnError::Shape(format!(
+                "{}: bias dims {:?} do not broadcast to {m} outputs",
+                what(n),
+                t.dims
+            ))),
+        }
+    }
+
+    fn matmul(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &[])?;
+        self.act(n, 0)?;
+        self.flat(n)?;
+        let b = self.constant(n, 1)?;
+        let w = b.reals()?;
+        let [k, m] = b.dims[..] else {
+            return Err(NnError::Shape(format!("{}: B has dims {:?}", what(n), b.dims)));
+        };
+        if usize::try_from(k).ok() != Some(self.len) {
+            return Err(NnError::Shape(format!(
+                "{}: B has {k} rows for an activation of {}",
+                what(n),
+                self.len
+            )));
+        }
+        let (k, m) = (self.len, usize::try_from(m).unwrap_or(0));
+        let w = &w;
+        let weights = (0..m).flat_map(|o| (0..k).map(move |i| w[i * m + o])).collect();
+        self.push_dense(n, Dense { inputs: k, outputs: m, weights, bias: vec![0.0; m] })
+    }
+
+    fn add(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &[])?;
+        let (a, c) = match (n.inputs.first(), n.inputs.get(1)) {
+            (Some(x), Some(_)) if self.cur.contains(x) => (0, 1),
+            (Some(_), Some(y)) if self.cur.contains(y) => (1, 0),
+            _ => return self.act(n, 0).and(self.act(n, 1)),
+        };
+        self.act(n, a)?;
+        let t = self.constant(n, c)?;
+        let bias = self.bias(n, t, self.len)?;
+        match self.layers.last_mut() {
+            Some(Layer::Dense(d)) => d.bias.iter_mut().zip(bias).for_each(|(b, v)| *b += v),
+            _ => {
+                return Err(NnError::Unsupported(format!(
+                    "{}: Add of a constant not right after Gemm/MatMul",
+                    what(n)
+                )))
+            }
+        }
+        self.rebind(n)
+    }
+
+    fn reshape(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &["allowzero"])?;
+        self.act(n, 0)?;
+        let shape = self.constant(n, 1)?.ints()?;
+        let rest: Option<usize> = shape.get(1..).and_then(|r| {
+            r.iter()
+                .try_fold(1usize, |a, &d| usize::try_from(d).ok().and_then(|d| a.checked_mul(d)))
+        });
+        let keeps_batch = matches!(shape.first(), Some(0 | -1))
+            && (rest == Some(self.len) || (shape.len() == 2 && shape[1] == -1 && shape[0] == 0));
+        if !keeps_batch {
+            return Err(NnError::Unsupported(format!(
+                "{}: shape {shape:?} does not keep the batch axis of a {}-value activation",
+                what(n),
+                self.len
+            )));
+        }
+        self.shape = match shape.get(1..) {
+            Some(r) if r.iter().all(|&d| d > 0) => r.iter().map(|&d| d as usize).collect(),
+            _ => vec![self.len],
+        };
+        self.rebind(n)
+    }
+}

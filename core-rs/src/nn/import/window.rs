@@ -1,0 +1,135 @@
+//! Convolution and pooling ops of the importer.
+
+use super::{attr, int_attr, only_attrs, str_attr, what, Chain};
+use crate::nn::geom::{ConvGeom, PoolGeom};
+use crate::nn::model::{Conv, Layer};
+use crate::nn::proto::NodeProto;
+use crate::nn::NnError;
+
+impl Chain<'_> {
+    fn ints_attr(
+        n: &NodeProto,
+        name: &str,
+        len: usize,
+        default: usize,
+    ) -> Result<Vec<usize>, NnError> {
+        match attr(n, name) {
+            None => Ok(vec![default; len]),
+            Some(a) if a.ints.len() == len && a.ints.iter().all(|&v| (0..1 << 20).contains(&v)) => {
+                Ok(a.ints.iter().map(|&v| v as usize).collect())
+            }
+            Some(a) => Err(NnError::Unsupported(format!(
+                "{}: attribute {name} = {:?} (need {len} small non-negative values)",
+                what(n),
+                a.ints
+            ))),
+        }
+    }
+
+    /// Checks the attributes Conv and MaxPool share with fixed values.
+    fn plain_window_attrs(n: &NodeProto) -> Result<(), NnError> {
+        if let Some(p) = str_attr(n, "auto_pad").filter(|p| p != "NOTSET") {
+            return Err(NnError::Unsupported(format!("{}: auto_pad {p}", what(n))));
+        }
+        if attr(n, "dilations").is_some_and(|a| a.ints.iter().any(|&d| d != 1)) {
+            return Err(NnError::Unsupported(format!("{}: dilations other than 1", what(n))));
+        }
+        Ok(())
+    }
+
+    fn chw(&self, n: &NodeProto) -> Result<[usize; 3], NnError> {
+        match self.shape[..] {
+            [c, h, w] => Ok([c, h, w]),
+            _ => Err(NnError::Shape(format!(
+                "{}: input of shape {:?} (need channels x height x width)",
+                what(n),
+                self.shape
+            ))),
+        }
+    }
+
+    pub(super) fn conv(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &["kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"])?;
+        Self::plain_window_attrs(n)?;
+        if int_attr(n, "group", 1) != 1 {
+            return Err(NnError::Unsupported(format!("{}: group != 1", what(n))));
+        }
+        self.act(n, 0)?;
+        let [in_c, in_h, in_w] = self.chw(n)?;
+        let wt = self.constant(n, 1)?;
+        let dims: Vec<usize> = wt.dims.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();
+        let [out_c, wc, kh, kw] = dims[..] else {
+            return Err(NnError::Shape(format!("{}: weight dims {:?}", what(n), wt.dims)));
+        };
+        if wc != in_c {
+            return Err(NnError::Shape(format!(
+                "{}: weight for {wc} channels, input has {in_c}",
+                what(n)
+            )));
+        }
+        if attr(n, "kernel_shape").is_some()
+            && Self::ints_attr(n, "kernel_shape", 2, 0)? != [kh, kw]
+        {
+            return Err(NnError::Shape(format!("{}: kernel_shape differs from W", what(n))));
+        }
+        let s = Self::ints_attr(n, "strides", 2, 1)?;
+        let p = Self::ints_attr(n, "pads", 4, 0)?;
+        let geom = ConvGeom {
+            in_c,
+            in_h,
+            in_w,
+            out_c,
+            kernel: [kh, kw],
+            stride: [s[0], s[1]],
+            pads: [p[0], p[1], p[2], p[3]],
+        };
+        if !geom.is_valid() {
+            return Err(NnError::Shape(format!("{}: geometry {geom:?}", what(n))));
+        }
+        let weights = wt.reals()?;
+        let bias = match n.inputs.get(2).filter(|s| !s.is_empty()) {
+            Some(_) => self.bias(n, self.constant(n, 2)?, out_c)?,
+            None => vec![0.0; out_c],
+        };
+        self.len = geom.out_len();
+        self.shape = vec![out_c, geom.out_h(), geom.out_w()];
+        self.layers.push(Layer::Conv(Conv { geom, weights, bias }));
+        self.positive = false;
+        self.rebind(n)
+    }
+
+    pub(super) fn maxpool(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(
+            n,
+            &["kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode"]
+                .into_iter()
+                .chain(["storage_order"])
+                .collect::<Vec<_>>(),
+        )?;
+        Self::plain_window_attrs(n)?;
+        if int_attr(n, "ceil_mode", 0) != 0 || int_attr(n, "storage_order", 0) != 0 {
+            return Err(NnError::Unsupported(format!("{}: ceil_mode/storage_order", what(n))));
+        }
+        if Self::ints_attr(n, "pads", 4, 0)?.iter().any(|&p| p != 0) {
+            return Err(NnError::Unsupported(format!("{}: padding", what(n))));
+        }
+        if n.outputs.len() > 1 {
+            return Err(NnError::Unsupported(format!("{}: Indices output", what(n))));
+        }
+        self.act(n, 0)?;
+        let [c, in_h, in_w] = self.chw(n)?;
+        if attr(n, "kernel_shape").is_none() {
+            return Err(NnError::Malformed(format!("{}: no kernel_shape", what(n))));
+        }
+        let k = Self::ints_attr(n, "kernel_shape", 2, 0)?;
+        let s = Self::ints_attr(n, "strides", 2, 1)?;
+        let g = PoolGeom { c, in_h, in_w, kernel: [k[0], k[1]], stride: [s[0], s[1]] };
+        if !g.is_valid() {
+            return Err(NnError::Shape(format!("{}: geometry {g:?}", what(n))));
+        }
+        self.len = g.out_len();
+        self.shape = vec![c, g.out_h(), g.out_w()];
+        self.layers.push(Layer::MaxPool(g));
+        self.rebind(n)
+    }
+}

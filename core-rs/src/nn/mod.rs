@@ -1,0 +1,51 @@
+//! `nn`: models, ONNX import, fixed-point plans and secure inference.
+//!
+//! ```text
+//!  ONNX bytes ──import_onnx──▶ Model ──FixedPlan::new──▶ FixedPlan<R> ──shape()──▶ PlanShape
+//!                               │ eval_f64                 │ eval_plain (reference)     │ public
+//!                               ▼                          ▼                            ▼
+//!                           float scores           fixed-point scores   share_model / preprocess
+//!                                                                       / infer  (rep3 backend)
+//! ```
+//!
+//! * [`import_onnx`] decodes the protobuf itself (no protoc, no I/O: the caller passes the
+//!   bytes) and maps a chain of supported ops to a [`Model`]; see [`import`] for the op list.
+//!   Malformed bytes are [`NnError::Malformed`], unsupported ops, attributes and shapes
+//!   [`NnError::Unsupported`] or [`NnError::Shape`], each naming what failed; never a panic.
+//! * [`FixedPlan`] encodes the weights with `f` fractional bits ([`plan`] documents the
+//!   error); [`FixedPlan::eval_plain`] is the plaintext fixed-point reference.
+//! * [`secure`] runs the plan on `rep3` with explicit, single-use preprocessing.
+
+pub mod geom;
+pub mod import;
+mod model;
+pub mod plan;
+mod proto;
+pub mod secure;
+
+pub use geom::{ConvGeom, PoolGeom};
+pub use import::import_onnx;
+pub use model::{argmax_rows, Conv, Dense, Layer, Model};
+pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
+pub use secure::{infer, preprocess, share_model, NnPrep, SharedModel};
+
+use crate::Error;
+
+/// Errors of model import and planning.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NnError {
+    /// The bytes are not a well-formed ONNX protobuf (or are inconsistent, e.g. a tensor whose
+    /// data does not match its dims).
+    #[error("malformed ONNX: {0}")]
+    Malformed(String),
+    /// A well-formed model uses an op, attribute, data type or structure not supported here.
+    #[error("unsupported ONNX: {0}")]
+    Unsupported(String),
+    /// Shapes do not fit (model input versus data, layer widths, values out of range).
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+    /// A core error (e.g. a value out of the fixed-point range).
+    #[error(transparent)]
+    Core(#[from] Error),
+}

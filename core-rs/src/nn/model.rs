@@ -1,0 +1,204 @@
+//! The model representation: a chain of layers over one flat activation vector per sample.
+
+use super::geom::{ConvGeom, PoolGeom};
+use super::NnError;
+
+/// An imported model: one input, a chain of layers, and a vector of class scores at the end.
+///
+/// Activations are flat per sample in ONNX's row-major (C) order, so Flatten and Reshape that
+/// keep the batch axis are no-ops and do not appear as layers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// Name of the graph input.
+    pub input_name: String,
+    /// Shape of one sample (without the batch axis), e.g. `[784]` or `[1, 28, 28]`.
+    pub input_shape: Vec<usize>,
+    /// The layers, in evaluation order.
+    pub layers: Vec<Layer>,
+    /// Class labels of the score vector's entries (ONNX-ML classifiers); `None` means entry `i`
+    /// is class `i`.
+    pub class_labels: Option<Vec<i64>>,
+    /// Monotone output transforms of the source graph that the plan leaves out because they
+    /// do not change the argmax (e.g. `Softmax`, `LinearClassifier.post_transform=SOFTMAX`,
+    /// `Normalizer`). The plan's "logits" are the scores before these.
+    pub dropped_transforms: Vec<String>,
+}
+
+/// One layer of a [`Model`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Layer {
+    /// A fully connected layer `y = W·x + b`.
+    Dense(Dense),
+    /// `max(x, 0)` elementwise.
+    Relu,
+    /// A 2-D convolution (im2col then a matrix product).
+    Conv(Conv),
+    /// Max pooling.
+    MaxPool(PoolGeom),
+}
+
+/// A convolution with real weights.
+#[derive(Clone, PartialEq)]
+pub struct Conv {
+    /// The geometry.
+    pub geom: ConvGeom,
+    /// Weights `[out_c][in_c][kh][kw]` (ONNX order), i.e. `out_c` rows of `patch_len`.
+    pub weights: Vec<f64>,
+    /// Bias, one per output channel.
+    pub bias: Vec<f64>,
+}
+
+impl core::fmt::Debug for Conv {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Conv({:?})", self.geom)
+    }
+}
+
+impl Layer {
+    /// Values per output sample, given `in_len` values per input sample.
+    pub fn out_len(&self, in_len: usize) -> usize {
+        match self {
+            Self::Dense(d) => d.outputs,
+            Self::Relu => in_len,
+            Self::Conv(c) => c.geom.out_len(),
+            Self::MaxPool(p) => p.out_len(),
+        }
+    }
+}
+
+/// A fully connected layer with real weights.
+#[derive(Clone, PartialEq)]
+pub struct Dense {
+    /// Input width.
+    pub inputs: usize,
+    /// Output width.
+    pub outputs: usize,
+    /// Weights, `outputs` rows of `inputs` (row-major, as Gemm with `transB=1`).
+    pub weights: Vec<f64>,
+    /// Bias, one per output.
+    pub bias: Vec<f64>,
+}
+
+impl core::fmt::Debug for Dense {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Dense({} -> {})", self.inputs, self.outputs)
+    }
+}
+
+impl Model {
+    /// Number of input values per sample.
+    pub fn input_len(&self) -> usize {
+        self.input_shape.iter().product()
+    }
+
+    /// Number of scores per sample.
+    pub fn output_len(&self) -> usize {
+        self.layers.iter().fold(self.input_len(), |n, l| l.out_len(n))
+    }
+
+    /// A one-line description per layer, e.g. `["Dense 784->128", "Relu", ...]`.
+    pub fn summary(&self) -> Vec<String> {
+        self.layers
+            .iter()
+            .map(|l| match l {
+                Layer::Dense(d) => format!("Dense {}->{}", d.inputs, d.outputs),
+                Layer::Relu => "Relu".to_string(),
+                Layer::Conv(c) => {
+                    let g = &c.geom;
+                    format!(
+                        "Conv {}x{}x{}->{}x{}x{} k{}x{} s{} p{}",
+                        g.in_c,
+                        g.in_h,
+                        g.in_w,
+                        g.out_c,
+                        g.out_h(),
+                        g.out_w(),
+                        g.kernel[0],
+                        g.kernel[1],
+                        g.stride[0],
+                        g.pads[0]
+                    )
+                }
+                Layer::MaxPool(p) => format!(
+                    "MaxPool {}x{} s{} -> {}x{}x{}",
+                    p.kernel[0],
+                    p.kernel[1],
+                    p.stride[0],
+                    p.c,
+                    p.out_h(),
+                    p.out_w()
+                ),
+            })
+            .collect()
+    }
+
+    /// Evaluates the model in floating point on `batch` samples (row-major, `batch ×
+    /// input_len`); returns `batch × output_len` scores.
+    pub fn eval_f64(&self, x: &[f64], batch: usize) -> Result<Vec<f64>, NnError> {
+        check_input(x.len(), batch, self.input_len())?;
+        let mut h = x.to_vec();
+        for l in &self.layers {
+            h = match l {
+                Layer::Dense(d) => h
+                    .chunks_exact(d.inputs)
+                    .flat_map(|row| {
+                        d.weights.chunks_exact(d.inputs).zip(&d.bias).map(move |(w, b)| {
+                            w.iter().zip(row).map(|(w, x)| w * x).sum::<f64>() + b
+                        })
+                    })
+                    .collect(),
+                Layer::Relu => h.into_iter().map(|v| v.max(0.0)).collect(),
+                Layer::Conv(c) => conv_f64(c, &h, batch),
+                Layer::MaxPool(p) => p
+                    .windows(batch)
+                    .iter()
+                    .map(|w| w.iter().map(|&i| h[i]).fold(f64::NEG_INFINITY, f64::max))
+                    .collect(),
+            };
+        }
+        Ok(h)
+    }
+}
+
+fn conv_f64(c: &Conv, h: &[f64], batch: usize) -> Vec<f64> {
+    let g = &c.geom;
+    let patches = g.patches();
+    let (k, p) = (g.patch_len(), g.positions());
+    let mut out = vec![0.0; batch * g.out_len()];
+    for b in 0..batch {
+        let x = &h[b * g.in_len()..(b + 1) * g.in_len()];
+        for (q, patch) in patches.chunks_exact(k).enumerate() {
+            for (o, w) in c.weights.chunks_exact(k).enumerate() {
+                let s: f64 = patch.iter().zip(w).filter_map(|(i, w)| i.map(|i| x[i] * w)).sum();
+                out[b * g.out_len() + o * p + q] = s + c.bias[o];
+            }
+        }
+    }
+    out
+}
+
+/// Checks that `n` values are `batch` samples of `len` (before any protocol round).
+pub(crate) fn check_input(n: usize, batch: usize, len: usize) -> Result<(), NnError> {
+    if batch == 0 || batch.checked_mul(len) != Some(n) {
+        return Err(NnError::Shape(format!(
+            "input has {n} values, the model takes batches of {len} per sample (batch {batch})"
+        )));
+    }
+    Ok(())
+}
+
+/// Index of the largest entry of each row of `len` (ties go to the lowest index).
+pub fn argmax_rows<T: PartialOrd + Copy>(v: &[T], len: usize) -> Vec<usize> {
+    v.chunks_exact(len.max(1))
+        .map(|r| {
+            let mut best = 0;
+            for (i, x) in r.iter().enumerate() {
+                if *x > r[best] {
+                    best = i;
+                }
+            }
+            best
+        })
+        .collect()
+}

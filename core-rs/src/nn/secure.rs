@@ -1,0 +1,200 @@
+//! Secure inference of a [`FixedPlan`] on the `rep3` backend.
+//!
+//! Three steps, each run by all three parties in the same order:
+//! 1. [`share_model`]: the model owner (a compute party) inputs every weight and bias in one
+//!    round; the others know only the public [`PlanShape`].
+//! 2. [`preprocess`]: truncation pairs and daBits sized from the shape for a batch (setup
+//!    phase, no inputs needed), held in an [`NnPrep`] that [`infer`] consumes by move.
+//! 3. [`infer`]: the input — shared by a party with [`Rep3::input`] or by an external client
+//!    with [`Rep3::input_from_client`] — goes through the layers: each dense layer is one
+//!    [`Rep3::matmul_fixed`] round (truncation folded in) plus a local bias add, each ReLU is
+//!    [`Rep3::relu`] (MSB extraction and one multiplexing round with daBits), and the optional
+//!    argmax a tournament of comparisons. The result stays shared; reveal it with
+//!    [`Rep3::reveal`], [`Rep3::reveal_to`] or [`Rep3::reveal_to_client`].
+//!
+//! A batch of samples runs together: every round carries the whole batch, so the round count
+//! does not depend on the batch size (in Z_2^64: 1 per dense or conv layer, 9 per ReLU layer,
+//! 10 per tournament level of max pooling or argmax; [`infer`] on NN-A takes 30 rounds for
+//! scores, 70 with the argmax). Memory grows with the batch: a convolution materialises
+//! its im2col matrix of shares (`batch · positions · patch_len` elements, 16 bytes each per
+//! party), so large conv batches are best split into several runs.
+
+use super::geom::{ConvGeom, PoolGeom};
+use super::plan::{FixedPlan, Output, PlanShape, Step, StepShape};
+use crate::net::{PartyId, Transport};
+use crate::rep3::{DaBits, Rep3, Rep3Vec, TruncPairs};
+use crate::ring::IntRing;
+use crate::Error;
+
+/// A plan's weights as `rep3` shares. `Debug` is redacted.
+pub struct SharedModel<R> {
+    shape: PlanShape,
+    steps: Vec<SharedStep<R>>,
+}
+
+enum SharedStep<R> {
+    Dense { inputs: usize, outputs: usize, w: Rep3Vec<R>, b: Rep3Vec<R> },
+    Relu { len: usize },
+    Conv { geom: ConvGeom, w: Rep3Vec<R>, b: Rep3Vec<R> },
+    MaxPool(PoolGeom),
+}
+
+impl<R> core::fmt::Debug for SharedModel<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "SharedModel({} steps, <redacted>)", self.steps.len())
+    }
+}
+
+impl<R> SharedModel<R> {
+    /// The public architecture.
+    pub fn shape(&self) -> &PlanShape {
+        &self.shape
+    }
+}
+
+/// Preprocessing for one run of a plan on a batch: consumed by [`infer`], never reusable.
+#[derive(Debug)]
+pub struct NnPrep<R> {
+    shape: PlanShape,
+    batch: usize,
+    output: Output,
+    trunc: TruncPairs<R>,
+    dabits: DaBits<R>,
+}
+
+impl<R> NnPrep<R> {
+    /// The batch size this material is for.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+}
+
+/// Secret-shares the weights of `plan`, owned by compute party `owner` (which passes
+/// `Some(plan)`; the others pass `None`). Every party passes the public `shape`; the owner's
+/// plan must have exactly that shape. One round; the owner sends one element per weight.
+pub async fn share_model<T: Transport, R: IntRing>(
+    p: &mut Rep3<T>,
+    owner: PartyId,
+    plan: Option<&FixedPlan<R>>,
+    shape: &PlanShape,
+) -> Result<SharedModel<R>, Error> {
+    let mut lens = Vec::new();
+    for s in &shape.steps {
+        match s {
+            StepShape::Dense { inputs, outputs } => lens.extend([inputs * outputs, *outputs]),
+            StepShape::Conv(g) => lens.extend([g.patch_len() * g.out_c, g.out_c]),
+            _ => {}
+        }
+    }
+    let total = lens.iter().sum();
+    let values: Option<Vec<R>> = match plan {
+        Some(plan) => {
+            if plan.shape() != *shape {
+                return Err(Error::ApiMisuse("share_model: plan does not match the shape".into()));
+            }
+            let mut v = Vec::with_capacity(total);
+            for s in plan.steps() {
+                if let Step::Dense { w, b, .. } | Step::Conv { w, b, .. } = s {
+                    v.extend_from_slice(w);
+                    v.extend_from_slice(b);
+                }
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    let all = p.input(owner, values.as_deref(), total).await?;
+    let mut parts = all.split(&lens).into_iter();
+    let mut steps = Vec::with_capacity(shape.steps.len());
+    for s in &shape.steps {
+        steps.push(match *s {
+            StepShape::Dense { inputs, outputs } => {
+                let (Some(w), Some(b)) = (parts.next(), parts.next()) else {
+                    return Err(Error::ApiMisuse(
+                        "share_model: weights do not split by the shape".into(),
+                    ));
+                };
+                SharedStep::Dense { inputs, outputs, w, b }
+            }
+            StepShape::Conv(geom) => {
+                let (Some(w), Some(b)) = (parts.next(), parts.next()) else {
+                    return Err(Error::ApiMisuse("share_model: weights do not split".into()));
+                };
+                SharedStep::Conv { geom, w, b }
+            }
+            StepShape::Relu { len } => SharedStep::Relu { len },
+            StepShape::MaxPool(g) => SharedStep::MaxPool(g),
+        });
+    }
+    Ok(SharedModel { shape: shape.clone(), steps })
+}
+
+/// Makes the preprocessing for one run of `batch` samples with output `output` (setup phase:
+/// truncation pairs, then daBits).
+pub async fn preprocess<T: Transport, R: IntRing>(
+    p: &mut Rep3<T>,
+    shape: &PlanShape,
+    batch: usize,
+    output: Output,
+) -> Result<NnPrep<R>, Error> {
+    let needs = shape.needs(batch, output);
+    let trunc = p.trunc_pairs(needs.trunc_pairs, shape.frac_bits).await?;
+    let dabits = p.dabits(needs.dabits).await?;
+    Ok(NnPrep { shape: shape.clone(), batch, output, trunc, dabits })
+}
+
+/// Runs the shared model on the shared input `x` (`batch × input_len`, encoded with the
+/// plan's format), consuming `prep`. Returns shares of `batch × output_len` scores
+/// ([`Output::Logits`]) or `batch` class indices ([`Output::Argmax`]). Shape mismatches are
+/// errors before any round runs.
+pub async fn infer<T: Transport, R: IntRing>(
+    p: &mut Rep3<T>,
+    model: &SharedModel<R>,
+    x: Rep3Vec<R>,
+    mut prep: NnPrep<R>,
+) -> Result<Rep3Vec<R>, Error> {
+    let batch = prep.batch;
+    if prep.shape != model.shape {
+        return Err(Error::ApiMisuse("infer: preprocessing made for another plan".into()));
+    }
+    if x.len() != batch * model.shape.input_len {
+        return Err(Error::ApiMisuse(format!(
+            "infer: input has {} values, the model takes {} per sample and the preprocessing \
+             is for a batch of {batch}",
+            x.len(),
+            model.shape.input_len
+        )));
+    }
+    let mut h = x;
+    for s in &model.steps {
+        h = match s {
+            SharedStep::Dense { inputs, outputs, w, b } => {
+                let pairs = prep.trunc.take(batch * outputs)?;
+                let z = p.matmul_fixed(&h, w, (batch, *inputs, *outputs), pairs).await?;
+                let tile: Vec<usize> = (0..batch * outputs).map(|i| i % outputs).collect();
+                z.add(&b.gather(&tile))?
+            }
+            SharedStep::Relu { len } => {
+                let dab = prep.dabits.take(batch * len)?;
+                p.relu(&h, dab).await?
+            }
+            SharedStep::Conv { geom: g, w, b } => {
+                // im2col by a local gather; padding reads one appended public zero.
+                let zero = Rep3Vec::public(p.me(), &[R::ZERO]);
+                let cols = Rep3Vec::concat(&[&h, &zero]).gather(&g.batch_patches(batch));
+                let (rows, oc) = (batch * g.positions(), g.out_c);
+                let pairs = prep.trunc.take(rows * oc)?;
+                let z = p.matmul_fixed(&cols, w, (rows, g.patch_len(), oc), pairs).await?;
+                let tile: Vec<usize> = (0..rows * oc).map(|i| i % oc).collect();
+                z.add(&b.gather(&tile))?.gather(&g.chw_order(batch))
+            }
+            SharedStep::MaxPool(g) => {
+                p.max_windows(&h, &g.windows(batch), &mut prep.dabits).await?
+            }
+        };
+    }
+    match prep.output {
+        Output::Logits => Ok(h),
+        Output::Argmax => p.argmax(&h, model.shape.output_len(), &mut prep.dabits).await,
+    }
+}

@@ -1,0 +1,428 @@
+//! ONNX import: the committed models, float agreement with onnxruntime, and errors on malformed
+//! or unsupported input (truncated and garbage bytes never panic).
+
+use ringfence_core::nn::{import_onnx, Layer, NnError};
+use ringfence_core::testing::random_words;
+
+const NN_A: &[u8] = include_bytes!("../../models/nn-a.onnx");
+const LOGREG: &[u8] = include_bytes!("../../models/logreg.onnx");
+const NN_B: &[u8] = include_bytes!("../../models/nn-b.onnx");
+const NN_C: &[u8] = include_bytes!("../../models/nn-c.onnx");
+const LENET: &[u8] = include_bytes!("../../models/lenet.onnx");
+const NN_B_REF: &str = include_str!("../../models/data/nn-b.reference.json");
+const MNIST: &[u8] = include_bytes!("../../models/data/mnist-test-1000.u8");
+const NN_A_REF: &str = include_str!("../../models/data/nn-a.reference.json");
+
+/// The numbers of the JSON array that follows `"key": [` (nested rows flattened).
+fn json_numbers(doc: &str, key: &str) -> Vec<f64> {
+    let start = doc.find(&format!("\"{key}\": [")).expect("key") + key.len() + 5;
+    let mut depth = 0;
+    let mut end = start;
+    for (i, c) in doc[start..].char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' if depth == 0 => {
+                end = start + i;
+                break;
+            }
+            ']' => depth -= 1,
+            _ => {}
+        }
+    }
+    doc[start..end]
+        .split(|c: char| c == ',' || c == '[' || c == ']' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().expect("number"))
+        .collect()
+}
+
+#[test]
+fn nn_a_imports_as_three_dense_layers() {
+    let m = import_onnx(NN_A).unwrap();
+    assert_eq!(m.input_shape, vec![784]);
+    assert_eq!(
+        m.summary(),
+        ["Dense 784->128", "Relu", "Dense 128->128", "Relu", "Dense 128->10", "Relu"]
+    );
+    assert_eq!(m.output_len(), 10);
+    assert_eq!(m.class_labels, None);
+    assert!(m.dropped_transforms.is_empty());
+}
+
+#[test]
+fn conv_nets_import_with_the_paper_layers() {
+    let b = import_onnx(NN_B).unwrap();
+    assert_eq!(b.input_shape, vec![1, 28, 28]);
+    assert_eq!(
+        b.summary(),
+        ["Conv 1x28x28->5x14x14 k5x5 s2 p2", "Relu", "Dense 980->100", "Relu", "Dense 100->10"]
+    );
+    let c = import_onnx(NN_C).unwrap();
+    assert_eq!(
+        c.summary(),
+        [
+            "Conv 1x28x28->16x24x24 k5x5 s1 p0",
+            "MaxPool 2x2 s2 -> 16x12x12",
+            "Relu",
+            "Conv 16x12x12->16x8x8 k5x5 s1 p0",
+            "MaxPool 2x2 s2 -> 16x4x4",
+            "Relu",
+            "Dense 256->100",
+            "Relu",
+            "Dense 100->10",
+            "Relu"
+        ]
+    );
+    let l = import_onnx(LENET).unwrap();
+    assert_eq!(
+        l.summary(),
+        [
+            "Conv 1x28x28->20x24x24 k5x5 s1 p0",
+            "MaxPool 2x2 s2 -> 20x12x12",
+            "Relu",
+            "Conv 20x12x12->50x8x8 k5x5 s1 p0",
+            "MaxPool 2x2 s2 -> 50x4x4",
+            "Relu",
+            "Dense 800->500",
+            "Relu",
+            "Dense 500->10",
+            "Relu"
+        ]
+    );
+}
+
+#[test]
+fn conv_float_evaluation_matches_onnxruntime() {
+    let m = import_onnx(NN_B).unwrap();
+    let n = 50;
+    let x: Vec<f64> = MNIST[..n * 784].iter().map(|&p| f64::from(p) / 255.0).collect();
+    let ours = m.eval_f64(&x, n).unwrap();
+    let theirs = json_numbers(NN_B_REF, "scores");
+    let worst = ours.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-3, "float scores differ from onnxruntime by {worst}");
+}
+
+#[test]
+fn logreg_imports_as_one_dense_layer_with_labels() {
+    let m = import_onnx(LOGREG).unwrap();
+    assert_eq!(m.input_shape, vec![64]);
+    assert_eq!(m.summary(), ["Dense 64->10"]);
+    assert_eq!(m.class_labels, Some((0..10).collect()));
+    assert_eq!(m.dropped_transforms, ["LinearClassifier.post_transform=SOFTMAX", "Normalizer(L1)"]);
+    assert!(matches!(m.layers[0], Layer::Dense(_)));
+}
+
+#[test]
+fn float_evaluation_matches_onnxruntime_logits() {
+    let m = import_onnx(NN_A).unwrap();
+    let n = 200;
+    let x: Vec<f64> = MNIST[..n * 784].iter().map(|&p| f64::from(p) / 255.0).collect();
+    let ours = m.eval_f64(&x, n).unwrap();
+    let theirs = json_numbers(NN_A_REF, "scores");
+    assert_eq!(theirs.len(), 1000 * 10);
+    let worst = ours.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-3, "float logits differ from onnxruntime by {worst}");
+}
+
+#[test]
+fn truncated_models_are_errors_not_panics() {
+    // A prefix is an error, unless the cut falls between top-level fields after everything
+    // the importer needs (logreg.onnx ends with two opset_import entries after the graph): then it is the same
+    // model.
+    for bytes in [LOGREG, NN_A] {
+        let full = import_onnx(bytes).unwrap();
+        let step = (bytes.len() / 3000).max(1);
+        let mut accepted = 0;
+        for cut in (0..bytes.len()).step_by(step) {
+            if let Ok(m) = import_onnx(&bytes[..cut]) {
+                assert_eq!(m, full, "prefix of {cut} bytes gives another model");
+                accepted += 1;
+            }
+        }
+        assert!(accepted <= 2, "{accepted} prefixes accepted");
+    }
+}
+
+#[test]
+fn garbage_and_bit_flips_never_panic() {
+    for seed in 0..300u64 {
+        let w = random_words(seed, 1 + (seed as usize % 64));
+        let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let _ = import_onnx(&bytes);
+    }
+    // Flip bytes of a valid model: errors or a (different) model, never a panic.
+    let flips = random_words(99, 2000);
+    for f in flips {
+        let mut m = LOGREG.to_vec();
+        let at = (f as usize) % m.len();
+        m[at] ^= (f >> 32) as u8 | 1;
+        let _ = import_onnx(&m);
+    }
+}
+
+#[test]
+fn wire_format_faults_are_named() {
+    let cases: [(&[u8], &str); 5] = [
+        (b"\x3a\x05\x0a", "runs past the end"),
+        (b"\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", "varint"),
+        (b"\x0b", "wire type 3"),
+        (b"\x00\x01", "field number 0"),
+        (b"\x08\x07\x42\x04\x0a\x00\x10\x0d", "no graph"),
+    ];
+    for (bytes, want) in cases {
+        let e = import_onnx(bytes).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want}");
+    }
+    assert!(matches!(import_onnx(b""), Err(NnError::Malformed(_))));
+}
+
+// --- A tiny protobuf writer for hand-made models. ---
+
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn fv(field: u32, v: u64) -> Vec<u8> {
+    let mut o = Vec::new();
+    varint(u64::from(field) << 3, &mut o);
+    varint(v, &mut o);
+    o
+}
+
+fn fb(field: u32, bytes: &[u8]) -> Vec<u8> {
+    let mut o = Vec::new();
+    varint(u64::from(field) << 3 | 2, &mut o);
+    varint(bytes.len() as u64, &mut o);
+    o.extend_from_slice(bytes);
+    o
+}
+
+fn value_info(name: &str, dims: &[Option<u64>]) -> Vec<u8> {
+    let mut shape = Vec::new();
+    for d in dims {
+        shape.extend(fb(1, &d.map_or_else(|| fb(2, b"N"), |v| fv(1, v))));
+    }
+    let tensor = [fv(1, 1), fb(2, &shape)].concat();
+    [fb(1, name.as_bytes()), fb(2, &fb(1, &tensor))].concat()
+}
+
+fn tensor(name: &str, dims: &[u64], vals: &[f32]) -> Vec<u8> {
+    let mut t = Vec::new();
+    for &d in dims {
+        t.extend(fv(1, d));
+    }
+    t.extend(fv(2, 1));
+    let packed: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    t.extend(fb(4, &packed));
+    t.extend(fb(8, name.as_bytes()));
+    t
+}
+
+fn node(op: &str, ins: &[&str], outs: &[&str], attrs: &[Vec<u8>]) -> Vec<u8> {
+    let mut n = Vec::new();
+    for i in ins {
+        n.extend(fb(1, i.as_bytes()));
+    }
+    for o in outs {
+        n.extend(fb(2, o.as_bytes()));
+    }
+    n.extend(fb(4, op.as_bytes()));
+    for a in attrs {
+        n.extend(fb(5, a));
+    }
+    n
+}
+
+fn int_attr(name: &str, v: u64) -> Vec<u8> {
+    [fb(1, name.as_bytes()), fv(3, v), fv(20, 2)].concat()
+}
+
+/// A model `input[N,4] -> nodes -> output`, with a 4×3 weight `W` and bias `B` available.
+fn model(nodes: &[Vec<u8>], output: &str) -> Vec<u8> {
+    model_with(nodes, output, &[])
+}
+
+/// [`model`] with more initializers (serialized `TensorProto`s).
+fn model_with(nodes: &[Vec<u8>], output: &str, inits: &[Vec<u8>]) -> Vec<u8> {
+    let w: Vec<f32> = (0..12).map(|i| i as f32 / 10.0 - 0.5).collect();
+    let mut g = Vec::new();
+    for n in nodes {
+        g.extend(fb(1, n));
+    }
+    g.extend(fb(5, &tensor("W", &[4, 3], &w)));
+    g.extend(fb(5, &tensor("B", &[3], &[0.25, -0.5, 1.0])));
+    for t in inits {
+        g.extend(fb(5, t));
+    }
+    g.extend(fb(11, &value_info("x", &[None, Some(4)])));
+    g.extend(fb(12, &value_info(output, &[None, Some(3)])));
+    let opset = [fb(1, b""), fv(2, 13)].concat();
+    [fv(1, 8), fb(8, &opset), fb(7, &g)].concat()
+}
+
+#[test]
+fn hand_made_matmul_add_relu_imports_and_evaluates() {
+    let m = model(
+        &[
+            node("MatMul", &["x", "W"], &["h"], &[]),
+            node("Add", &["h", "B"], &["z"], &[]),
+            node("Relu", &["z"], &["y"], &[]),
+        ],
+        "y",
+    );
+    let m = import_onnx(&m).unwrap();
+    assert_eq!(m.summary(), ["Dense 4->3", "Relu"]);
+    let y = m.eval_f64(&[1.0, 0.0, 0.0, 2.0], 1).unwrap();
+    // Row 0 of W is (-0.5, -0.4, -0.3), row 3 is (0.4, 0.5, 0.6); plus B, then ReLU.
+    let want = [(-0.5 + 0.8 + 0.25f64).max(0.0), (-0.4 + 1.0 - 0.5f64).max(0.0), -0.3 + 1.2 + 1.0];
+    for (a, b) in y.iter().zip(want) {
+        assert!((a - b).abs() < 1e-6, "{y:?} vs {want:?}");
+    }
+    assert!(matches!(m.eval_f64(&[1.0; 3], 1), Err(NnError::Shape(_))));
+}
+
+#[test]
+fn unsupported_ops_attributes_and_shapes_are_named() {
+    let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
+        (vec![node("Conv", &["x", "W"], &["y"], &[])], "channels x height x width"),
+        (vec![node("AveragePool", &["x"], &["y"], &[])], "op AveragePool"),
+        (vec![node("Sigmoid", &["x"], &["y"], &[])], "op Sigmoid"),
+        (vec![node("Conv", &["x", "W"], &["y"], &[int_attr("group", 2)])], "group"),
+        (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("transA", 1)])], "transA"),
+        (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("bogus", 1)])], "\"bogus\""),
+        (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("transB", 1)])], "rows"),
+        (vec![node("MatMul", &["W", "x"], &["y"], &[])], "running activation"),
+        (vec![node("MatMul", &["x", "x"], &["y"], &[])], "constant"),
+        (vec![node("Relu", &["x"], &["r"], &[]), node("Add", &["r", "B"], &["y"], &[])], "Add"),
+        (vec![node("Relu", &["x"], &["y"], &[])], "graph output"),
+        (
+            vec![
+                node("Gemm", &["x", "W", "B"], &["s"], &[]),
+                node("Softmax", &["s"], &["p"], &[]),
+                node("Relu", &["p"], &["y"], &[]),
+            ],
+            "after an output transform",
+        ),
+    ];
+    for (nodes, want) in cases {
+        let out = if want == "graph output" { "nope" } else { "y" };
+        let e = import_onnx(&model(&nodes, out)).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}
+
+fn ints_attr(name: &str, v: &[u64]) -> Vec<u8> {
+    let mut a = fb(1, name.as_bytes());
+    for &x in v {
+        a.extend(fv(8, x));
+    }
+    a.extend(fv(20, 7));
+    a
+}
+
+fn str_attr(name: &str, v: &str) -> Vec<u8> {
+    [fb(1, name.as_bytes()), fb(4, v.as_bytes()), fv(20, 3)].concat()
+}
+
+/// A model `x[N,1,4,4] -> nodes -> y` with a 2×1×2×2 kernel `K`.
+fn conv_model(nodes: &[Vec<u8>]) -> Vec<u8> {
+    let mut g = Vec::new();
+    for n in nodes {
+        g.extend(fb(1, n));
+    }
+    g.extend(fb(5, &tensor("K", &[2, 1, 2, 2], &[1.0, 0.0, 0.0, -1.0, 0.5, 0.5, 0.5, 0.5])));
+    g.extend(fb(5, &tensor("W", &[2, 3], &[1.0; 6])));
+    g.extend(fb(11, &value_info("x", &[None, Some(1), Some(4), Some(4)])));
+    g.extend(fb(12, &value_info("y", &[None, Some(2)])));
+    let opset = [fb(1, b""), fv(2, 13)].concat();
+    [fv(1, 8), fb(8, &opset), fb(7, &g)].concat()
+}
+
+#[test]
+fn hand_made_conv_and_pool_import_and_evaluate() {
+    let m = conv_model(&[
+        node("Conv", &["x", "K"], &["c"], &[ints_attr("strides", &[1, 1])]),
+        node("MaxPool", &["c"], &["p"], &[ints_attr("kernel_shape", &[3, 3])]),
+        node("Flatten", &["p"], &["y"], &[]),
+    ]);
+    let m = import_onnx(&m).unwrap();
+    assert_eq!(m.summary(), ["Conv 1x4x4->2x3x3 k2x2 s1 p0", "MaxPool 3x3 s1 -> 2x1x1"]);
+    let x: Vec<f64> = (0..16).map(f64::from).collect();
+    // Channel 0: x[y][x] − x[y+1][x+1] = −5 everywhere; channel 1: mean-like sum, max at the
+    // bottom right patch: 0.5·(10 + 11 + 14 + 15) = 25.
+    assert_eq!(m.eval_f64(&x, 1).unwrap(), [-5.0, 25.0]);
+}
+
+#[test]
+fn unsupported_conv_and_pool_attributes_are_named() {
+    let conv = |attrs: &[Vec<u8>]| node("Conv", &["x", "K"], &["c"], attrs);
+    let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
+        (vec![conv(&[ints_attr("dilations", &[2, 2])])], "dilations"),
+        (vec![conv(&[str_attr("auto_pad", "SAME_UPPER")])], "auto_pad SAME_UPPER"),
+        (vec![conv(&[]), node("Gemm", &["c", "W"], &["y"], &[])], "flatten it first"),
+        (
+            vec![
+                conv(&[]),
+                node(
+                    "MaxPool",
+                    &["c"],
+                    &["y"],
+                    &[ints_attr("kernel_shape", &[2, 2]), ints_attr("pads", &[1, 1, 1, 1])],
+                ),
+            ],
+            "padding",
+        ),
+        (
+            vec![
+                conv(&[]),
+                node(
+                    "MaxPool",
+                    &["c"],
+                    &["y"],
+                    &[ints_attr("kernel_shape", &[2, 2]), int_attr("ceil_mode", 1)],
+                ),
+            ],
+            "ceil_mode",
+        ),
+        (vec![conv(&[ints_attr("kernel_shape", &[3, 3])])], "kernel_shape"),
+        (vec![conv(&[ints_attr("strides", &[1])])], "strides"),
+    ];
+    for (nodes, want) in cases {
+        let e = import_onnx(&conv_model(&nodes)).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}
+
+fn int64_tensor(name: &str, vals: &[i64]) -> Vec<u8> {
+    let raw: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    [fv(1, vals.len() as u64), fv(2, 7), fb(8, name.as_bytes()), fb(9, &raw)].concat()
+}
+
+#[test]
+fn reshape_softmax_and_argmax_at_the_output() {
+    // x[N,4] -> Reshape[0,4] (int64 raw_data) -> Gemm -> Softmax -> ArgMax.
+    let m = model_with(
+        &[
+            node("Reshape", &["x", "S"], &["r"], &[]),
+            node("Gemm", &["r", "W", "B"], &["s"], &[]),
+            node("Softmax", &["s"], &["p"], &[int_attr("axis", 1)]),
+            node("ArgMax", &["p"], &["y"], &[int_attr("axis", 1)]),
+        ],
+        "y",
+        &[int64_tensor("S", &[0, 4])],
+    );
+    let model = import_onnx(&m).unwrap();
+    assert_eq!(model.summary(), ["Dense 4->3"]);
+    assert_eq!(model.dropped_transforms, ["Softmax"]);
+    // A reshape that merges the batch axis is refused.
+    let m = model_with(
+        &[node("Reshape", &["x", "S"], &["y"], &[])],
+        "y",
+        &[int64_tensor("S", &[1, -1])],
+    );
+    assert!(import_onnx(&m).unwrap_err().to_string().contains("batch axis"));
+}
