@@ -11,7 +11,8 @@
 //   4. cargo test  cargo test --workspace --all-features (in-memory protocol tests); then the
 //                  release build of the `ringfence` binary, if a crate defines it (later tests spawn it)
 //   5. sans-IO     ringfence-wasm built for wasm32 (+simd128) must import nothing from the host
-//   6. npm         npm test --workspaces --if-present
+//   6. web build   npm run build -w web: wasm-bindgen CLI (pinned), SIMD + fallback modules, tsc
+//   7. npm         npm test --workspaces --if-present
 
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -117,8 +118,18 @@ function sansIoProof() {
   say(green('no host imports'));
 
   // Run the core inside the module: three rep3 parties on the in-memory network, checked
-  // against plaintext (the export returns 1 on success).
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+  // against plaintext (the export returns 1 on success). The raw module (before the
+  // wasm-bindgen CLI) imports wasm-bindgen's placeholders; the self-test calls none of them,
+  // so each is a stub that fails loudly if it ever is.
+  const stubs = {};
+  for (const i of imports) {
+    if (i.kind !== 'function') throw new StepError(`unexpected ${i.kind} import ${i.module}.${i.name}`);
+    stubs[i.module] ??= {};
+    stubs[i.module][i.name] = () => {
+      throw new Error(`ringfence_selftest called the host import ${i.module}.${i.name}`);
+    };
+  }
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), stubs);
   const selftest = instance.exports.ringfence_selftest;
   if (typeof selftest !== 'function') throw new StepError('ringfence-wasm does not export ringfence_selftest');
   const code = selftest();
@@ -126,6 +137,14 @@ function sansIoProof() {
     throw new StepError(`ringfence_selftest() returned ${code} in wasm (1 = ok, 0 = wrong result, 2 = protocol error)`);
   }
   say(green('rep3 self-test (mul, lt, relu among three parties) passed inside the wasm module'));
+}
+
+function buildWebPackage() {
+  say(
+    'The npm package `ringfence` (web/): the wasm-bindgen CLI (pinned; installed when missing),\n' +
+      'ringfence-wasm built with and without SIMD, wasm-bindgen glue, then the TypeScript sources.',
+  );
+  run('npm', ['run', 'build', '-w', 'web']);
 }
 
 function npmWorkspaceTests() {
@@ -145,6 +164,7 @@ const steps = [
   },
   { name: 'cargo test', title: 'Rust tests (in-memory protocol runs) and the native binary', fn: cargoTests },
   { name: 'sans-IO', title: `Sans-IO proof: ringfence-wasm on ${WASM_TARGET} (+simd128) imports nothing and runs rep3`, fn: sansIoProof },
+  { name: 'web build', title: 'Build the npm package ringfence: wasm (SIMD + fallback) and TypeScript', fn: buildWebPackage },
   { name: 'npm', title: 'JavaScript workspaces: npm test --workspaces --if-present', fn: npmWorkspaceTests },
 ];
 

@@ -1,10 +1,15 @@
-//! WebAssembly bindings of `ringfence-core` (bindings only; the SDK work fills this crate).
+//! WebAssembly bindings of `ringfence-core` (bindings only, over the unchanged core).
 //!
-//! Today it exports one function, [`ringfence_selftest`], which runs a three-party `rep3`
-//! session on the core's in-memory network inside the module. `scripts/test.mjs` builds this
-//! crate for `wasm32-unknown-unknown` with `simd128`, checks that the module imports nothing from
-//! its host (the core is sans-IO: no clock, no OS randomness, no sockets), and calls the export
-//! in Node.
+//! * `bindings` (wasm32 only, via wasm-bindgen): a `rep3` compute party `Party` over a
+//!   JS-provided transport, share handles, preprocessing stores, coded errors. The npm package
+//!   `ringfence` (`web/`) wraps it; `npm run build:wasm` builds it with and without SIMD.
+//! * [`ringfence_selftest`], a raw export that runs a three-party `rep3` session on the core's
+//!   in-memory network inside the module. `scripts/test.mjs` builds this crate for
+//!   `wasm32-unknown-unknown` with `simd128`, checks that the module imports nothing from its
+//!   host but wasm-bindgen's placeholders (the core is sans-IO: no clock, no OS randomness, no
+//!   sockets), and calls the export in Node.
+
+pub mod bindings;
 
 use ringfence_core::ring::Z64;
 use ringfence_core::testing;

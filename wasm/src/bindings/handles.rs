@@ -1,0 +1,127 @@
+//! Opaque JS handles over the core's share vectors and preprocessing stores. They hold one
+//! party's shares or single-use material and never expose their contents; `Debug` is redacted
+//! by the core types.
+
+use ringfence_core::net::PartyId;
+use ringfence_core::rep3::{DaBits, Rep3Vec, SharedBits, TruncPairs};
+use ringfence_core::ring::Z64;
+use wasm_bindgen::prelude::*;
+
+use super::error::{js_error, Code};
+
+/// One party's shares of a vector over Z_2^64. Revealing consumes it.
+#[wasm_bindgen]
+pub struct SharedVec {
+    inner: Option<Rep3Vec<Z64>>,
+}
+
+impl SharedVec {
+    pub(crate) fn new(v: Rep3Vec<Z64>) -> Self {
+        Self { inner: Some(v) }
+    }
+
+    /// The shares, if they are `me`'s and not consumed.
+    pub(crate) fn get(&self, me: PartyId, what: &str) -> Result<&Rep3Vec<Z64>, JsValue> {
+        let Some(v) = &self.inner else {
+            return Err(js_error(
+                Code::ApiMisuse,
+                format!("{what}: the shares were already revealed"),
+            ));
+        };
+        if v.holder() != me {
+            return Err(js_error(
+                Code::ApiMisuse,
+                format!("{what}: shares held by {} passed to {me}", v.holder()),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// Moves the shares out (after [`SharedVec::get`] checked them).
+    pub(crate) fn take(&mut self) -> Option<Rep3Vec<Z64>> {
+        self.inner.take()
+    }
+}
+
+#[wasm_bindgen]
+impl SharedVec {
+    /// Number of shared elements (0 once consumed).
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.inner.as_ref().map_or(0, Rep3Vec::len)
+    }
+
+    /// True once the shares were revealed.
+    #[wasm_bindgen(getter)]
+    pub fn consumed(&self) -> bool {
+        self.inner.is_none()
+    }
+}
+
+/// One party's boolean shares of bits (a comparison result). Revealing consumes it.
+#[wasm_bindgen]
+pub struct SharedBitVec {
+    inner: Option<SharedBits>,
+}
+
+impl SharedBitVec {
+    pub(crate) fn new(b: SharedBits) -> Self {
+        Self { inner: Some(b) }
+    }
+
+    pub(crate) fn take(&mut self, what: &str) -> Result<SharedBits, JsValue> {
+        self.inner.take().ok_or_else(|| {
+            js_error(Code::ApiMisuse, format!("{what}: the bits were already revealed"))
+        })
+    }
+
+    pub(crate) fn is_consumed(&self) -> bool {
+        self.inner.is_none()
+    }
+}
+
+#[wasm_bindgen]
+impl SharedBitVec {
+    /// Number of shared bits (0 once consumed).
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.inner.as_ref().map_or(0, SharedBits::len)
+    }
+}
+
+/// A store of daBits (random bits shared both as booleans and in Z_2^64), made in the setup
+/// phase; operations take what they need from the front, and nothing is ever used twice.
+#[wasm_bindgen]
+pub struct DaBitStore {
+    pub(crate) inner: DaBits<Z64>,
+}
+
+#[wasm_bindgen]
+impl DaBitStore {
+    /// daBits left.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+/// A store of truncation pairs for one shift (the fixed-point format's fractional bits).
+#[wasm_bindgen]
+pub struct TruncPairStore {
+    pub(crate) inner: TruncPairs<Z64>,
+}
+
+#[wasm_bindgen]
+impl TruncPairStore {
+    /// Pairs left.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// The number of bits these pairs truncate by.
+    #[wasm_bindgen(getter, js_name = fracBits)]
+    pub fn frac_bits(&self) -> u32 {
+        self.inner.frac_bits()
+    }
+}

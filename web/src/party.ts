@@ -1,0 +1,317 @@
+/**
+ * A compute party of a 3-party `rep3` session over Z_2^64, running in WebAssembly.
+ * @module
+ */
+
+import { RingfenceError, toRingfenceError } from './errors.js';
+import { bindings } from './init.js';
+import type { Transport } from './transport.js';
+import type { WasmDaBitStore, WasmParty, WasmSharedBitVec, WasmSharedVec, WasmTruncPairStore } from './wasm-api.js';
+
+/** The keys a party brings: 32 bytes each, from an authenticated key agreement. */
+export interface PartySeeds {
+  /** The key shared with party `(id + 2) % 3`. */
+  prev: Uint8Array;
+  /** The key shared with party `(id + 1) % 3`. */
+  next: Uint8Array;
+  /** This party's private randomness. */
+  own: Uint8Array;
+}
+
+/** Named stages reported through {@link PartyOptions.onProgress}. */
+export type Stage = 'connecting' | 'setup' | 'online' | 'done';
+
+/** A progress report: the stage, the operation that just finished and the counters so far. */
+export interface ProgressEvent {
+  readonly stage: Stage;
+  /** The operation (`'join'`, `'mul'`, `'dabits'`, ...). */
+  readonly operation: string;
+  /** Frame bytes this party sent so far (headers included). */
+  readonly bytesSent: number;
+  /** Communication rounds so far. */
+  readonly rounds: number;
+}
+
+/** Communication counters of a party. */
+export interface PartyStats {
+  readonly bytesSent: number;
+  readonly payloadBytesSent: number;
+  readonly framesSent: number;
+  readonly rounds: number;
+}
+
+/** Options of {@link Party.join}. */
+export interface PartyOptions {
+  /** This party's index: 0, 1 or 2. */
+  id: number;
+  /** The session id, 16 bytes, the same at all three parties. */
+  sessionId: Uint8Array;
+  /** The correlated-randomness keys (see {@link PartySeeds}). */
+  seeds: PartySeeds;
+  /** The links to the two other parties. */
+  transport: Transport;
+  /** Called after every operation with its stage and the counters. */
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+/** Ring values accepted as input: two's complement (`BigInt64Array`) or unsigned. */
+export type RingValues = BigInt64Array | BigUint64Array;
+
+/** This party's shares of a vector over Z_2^64. Revealing consumes it. */
+export class SharedVector {
+  /** @internal */
+  readonly raw: WasmSharedVec;
+  /** The party holding these shares. */
+  readonly holder: number;
+  /** @internal */
+  constructor(raw: WasmSharedVec, holder: number) {
+    this.raw = raw;
+    this.holder = holder;
+  }
+  /** Number of elements (0 once revealed). */
+  get length(): number {
+    return this.raw.length;
+  }
+}
+
+/** This party's shares of bits (comparison results). Revealing consumes them. */
+export class SharedBitVector {
+  /** @internal */
+  readonly raw: WasmSharedBitVec;
+  /** @internal */
+  constructor(raw: WasmSharedBitVec) {
+    this.raw = raw;
+  }
+  /** Number of bits (0 once revealed). */
+  get length(): number {
+    return this.raw.length;
+  }
+}
+
+/** daBits made in the setup phase; `relu` takes what it needs, nothing is used twice. */
+export class DaBitStore {
+  /** @internal */
+  readonly raw: WasmDaBitStore;
+  /** @internal */
+  constructor(raw: WasmDaBitStore) {
+    this.raw = raw;
+  }
+  /** daBits left. */
+  get length(): number {
+    return this.raw.length;
+  }
+}
+
+/** Truncation pairs for fixed-point products with `fracBits` fractional bits. */
+export class TruncPairStore {
+  /** @internal */
+  readonly raw: WasmTruncPairStore;
+  /** @internal */
+  constructor(raw: WasmTruncPairStore) {
+    this.raw = raw;
+  }
+  /** Pairs left. */
+  get length(): number {
+    return this.raw.length;
+  }
+  /** The shift these pairs truncate by. */
+  get fracBits(): number {
+    return this.raw.fracBits;
+  }
+}
+
+function check(cond: boolean, code: 'INVALID_ARGUMENT', message: string): asserts cond {
+  if (!cond) throw new RingfenceError(code, message);
+}
+
+/**
+ * A compute party. All three parties of a session call the same operations in the same order,
+ * each awaiting the previous one; every operation is batched (one message per peer per round,
+ * whatever the length). Arguments are checked before anything is sent.
+ *
+ * ```ts
+ * await init();
+ * const p = await Party.join({ id, sessionId, seeds, transport });
+ * const x = await p.input(0, id === 0 ? new BigInt64Array([3n, 4n]) : null, 2);
+ * const y = await p.mul(x, x);
+ * console.log(await p.reveal(y)); // BigInt64Array [9n, 16n]
+ * ```
+ */
+export class Party {
+  readonly #raw: WasmParty;
+  readonly #onProgress: PartyOptions['onProgress'];
+
+  private constructor(raw: WasmParty, onProgress: PartyOptions['onProgress']) {
+    this.#raw = raw;
+    this.#onProgress = onProgress;
+  }
+
+  /** Joins a session (1 round: the three parties agree a common key). */
+  static async join(options: PartyOptions): Promise<Party> {
+    const glue = bindings();
+    check(typeof options === 'object' && options !== null, 'INVALID_ARGUMENT', 'Party.join() needs an options object');
+    const t = options.transport;
+    check(
+      typeof t === 'object' && t !== null && typeof t.send === 'function' && typeof t.recv === 'function',
+      'INVALID_ARGUMENT',
+      'options.transport must have send(to, frame) and recv(from) methods',
+    );
+    options.onProgress?.({ stage: 'connecting', operation: 'join', bytesSent: 0, rounds: 0 });
+    try {
+      const raw = await glue.Party.join(options.id, options.sessionId, options.seeds, t);
+      const party = new Party(raw, options.onProgress);
+      party.#report('setup', 'join');
+      return party;
+    } catch (e) {
+      throw toRingfenceError(e);
+    }
+  }
+
+  /** This party's index. */
+  get id(): number {
+    return this.#raw.id;
+  }
+
+  /** Communication counters as of the last finished operation. */
+  stats(): PartyStats {
+    return this.#raw.stats();
+  }
+
+  /** A fresh random sharing of `n` elements (local). */
+  random(n: number): SharedVector {
+    return this.#sync(() => this.#vec(this.#raw.random(n)));
+  }
+
+  /**
+   * Secret-shares `n` values owned by party `owner`, who passes them; the others pass `null`
+   * (1 round).
+   */
+  input(owner: number, values: RingValues | null, n: number): Promise<SharedVector> {
+    return this.#op('online', 'input', () => this.#raw.input(owner, values, n), (v) => this.#vec(v));
+  }
+
+  /** `x + y` (local). */
+  add(x: SharedVector, y: SharedVector): SharedVector {
+    return this.#sync(() => this.#vec(this.#raw.add(raw(x), raw(y))));
+  }
+
+  /** `x − y` (local). */
+  sub(x: SharedVector, y: SharedVector): SharedVector {
+    return this.#sync(() => this.#vec(this.#raw.sub(raw(x), raw(y))));
+  }
+
+  /** `−x` (local). */
+  neg(x: SharedVector): SharedVector {
+    return this.#sync(() => this.#vec(this.#raw.neg(raw(x))));
+  }
+
+  /** Elementwise `x·y` mod 2^64 (1 round). */
+  mul(x: SharedVector, y: SharedVector): Promise<SharedVector> {
+    return this.#op('online', 'mul', () => this.#raw.mul(raw(x), raw(y)), (v) => this.#vec(v));
+  }
+
+  /** Matrix product of `a` (m×k) and `b` (k×n), row-major (1 round). */
+  matmul(a: SharedVector, b: SharedVector, m: number, k: number, n: number): Promise<SharedVector> {
+    return this.#op('online', 'matmul', () => this.#raw.matmul(raw(a), raw(b), m, k, n), (v) => this.#vec(v));
+  }
+
+  /** `[x < y]` as signed 64-bit integers, exact on the whole ring (9 rounds). */
+  lt(x: SharedVector, y: SharedVector): Promise<SharedBitVector> {
+    return this.#op('online', 'lt', () => this.#raw.lt(raw(x), raw(y)), (b) => new SharedBitVector(b));
+  }
+
+  /** Makes `n` daBits for later `relu`s (setup phase, 2 rounds). */
+  dabits(n: number): Promise<DaBitStore> {
+    return this.#op('setup', 'dabits', () => this.#raw.dabits(n), (s) => new DaBitStore(s));
+  }
+
+  /** `max(x, 0)` as signed integers, taking `x.length` daBits from `store` (9 rounds). */
+  relu(x: SharedVector, store: DaBitStore): Promise<SharedVector> {
+    return this.#op('online', 'relu', () => this.#raw.relu(raw(x), of(store, DaBitStore).raw), (v) => this.#vec(v));
+  }
+
+  /** Makes `n` truncation pairs for fixed point with `fracBits` fractional bits (setup phase). */
+  truncPairs(n: number, fracBits: number): Promise<TruncPairStore> {
+    return this.#op('setup', 'truncPairs', () => this.#raw.truncPairs(n, fracBits), (s) => new TruncPairStore(s));
+  }
+
+  /**
+   * Fixed-point `x·y`, truncated by `pairs.fracBits` using `x.length` pairs (1 round). The
+   * result is `⌊x·y / 2^f⌋` or one less in the last place.
+   */
+  mulFixed(x: SharedVector, y: SharedVector, pairs: TruncPairStore): Promise<SharedVector> {
+    return this.#op('online', 'mulFixed', () => this.#raw.mulFixed(raw(x), raw(y), of(pairs, TruncPairStore).raw), (v) => this.#vec(v));
+  }
+
+  /** Fixed-point matrix product (m×k by k×n), using `m·n` pairs (1 round). */
+  matmulFixed(
+    a: SharedVector,
+    b: SharedVector,
+    m: number,
+    k: number,
+    n: number,
+    pairs: TruncPairStore,
+  ): Promise<SharedVector> {
+    return this.#op(
+      'online',
+      'matmulFixed',
+      () => this.#raw.matmulFixed(raw(a), raw(b), m, k, n, of(pairs, TruncPairStore).raw),
+      (v) => this.#vec(v),
+    );
+  }
+
+  /** Opens `x` to all three parties (1 round); consumes `x`. */
+  reveal(x: SharedVector): Promise<BigInt64Array> {
+    return this.#op('online', 'reveal', () => this.#raw.reveal(raw(x)), (v) => v);
+  }
+
+  /** Opens shared bits to all three parties (1 round); consumes them. Resolves with 0/1 bytes. */
+  revealBits(b: SharedBitVector): Promise<Uint8Array> {
+    return this.#op('online', 'revealBits', () => this.#raw.revealBits(of(b, SharedBitVector).raw), (v) => v);
+  }
+
+  /** Reports the stage `done` (the session's work is over); the caller closes the transport. */
+  finish(): void {
+    this.#report('done', 'finish');
+  }
+
+  #vec(v: WasmSharedVec): SharedVector {
+    return new SharedVector(v, this.#raw.id);
+  }
+
+  #sync<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      throw toRingfenceError(e);
+    }
+  }
+
+  async #op<R, T>(stage: Stage, operation: string, start: () => Promise<R>, wrap: (r: R) => T): Promise<T> {
+    let out: T;
+    try {
+      out = wrap(await start());
+    } catch (e) {
+      throw toRingfenceError(e);
+    }
+    this.#report(stage, operation);
+    return out;
+  }
+
+  #report(stage: Stage, operation: string): void {
+    if (!this.#onProgress) return;
+    const s = this.#raw.stats();
+    this.#onProgress({ stage, operation, bytesSent: s.bytesSent, rounds: s.rounds });
+  }
+}
+
+function raw(x: SharedVector): WasmSharedVec {
+  return of(x, SharedVector).raw;
+}
+
+function of<T>(x: unknown, cls: abstract new (...args: never[]) => T): T {
+  if (!(x instanceof cls)) {
+    throw new RingfenceError('INVALID_ARGUMENT', `expected a ${cls.name}, got ${x === null ? 'null' : typeof x}`);
+  }
+  return x;
+}

@@ -1,0 +1,142 @@
+/**
+ * The transport a compute party runs over, and an in-memory network for tests.
+ * @module
+ */
+
+/**
+ * Moves frames between this party and its peers. Frames are opaque bytes; the protocol checks
+ * session, step and length of every frame it receives.
+ *
+ * - `send` only queues: it must never wait for the peer to read (two parties send to each other
+ *   in the same round).
+ * - `recv` resolves with the next frame from `from`, in order. To fail, reject with an error
+ *   whose `code` is `'CLOSED'` (the link is gone) or `'TIMEOUT'` (with `timeoutMs`); any other
+ *   rejection is reported as a `TRANSPORT` error carrying its message.
+ */
+export interface Transport {
+  /** Queues `frame` for party `to`. */
+  send(to: number, frame: Uint8Array): void;
+  /** The next frame from party `from`. */
+  recv(from: number): Promise<Uint8Array>;
+  /** Releases the link (optional). */
+  close?(): void;
+}
+
+/** Options of {@link InMemoryNetwork}. */
+export interface InMemoryNetworkOptions {
+  /**
+   * Rejects a `recv` with `code: 'TIMEOUT'` when no frame arrives within this many
+   * milliseconds.
+   * @defaultValue no timeout
+   */
+  timeoutMs?: number;
+  /**
+   * Sees every frame in flight and returns what to deliver instead (`null` drops it). For
+   * tests of misbehaving peers; settable later through {@link InMemoryNetwork.tamper}.
+   */
+  tamper?: (from: number, to: number, frame: Uint8Array) => Uint8Array | null;
+}
+
+interface Waiter {
+  resolve(frame: Uint8Array): void;
+  reject(e: Error): void;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+interface Link {
+  frames: Uint8Array[];
+  waiters: Waiter[];
+}
+
+/** Builds the error a transport rejects with, in the shape the party understands. */
+function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: number): Error {
+  return Object.assign(new Error(message), { code, timeoutMs });
+}
+
+/**
+ * `n` parties connected by in-memory queues, for tests and single-process demos. Frames are
+ * delivered in order, asynchronously, with counters of everything sent.
+ */
+export class InMemoryNetwork {
+  /** The tamper hook (see {@link InMemoryNetworkOptions.tamper}). */
+  tamper: InMemoryNetworkOptions['tamper'];
+  /** Frames and bytes sent so far over all links (before tampering). */
+  readonly stats = { frames: 0, bytes: 0 };
+  readonly #n: number;
+  readonly #timeoutMs: number | undefined;
+  readonly #links: Link[];
+  #closed = false;
+
+  constructor(parties: number, options: InMemoryNetworkOptions = {}) {
+    this.#n = parties;
+    this.#timeoutMs = options.timeoutMs;
+    this.tamper = options.tamper;
+    this.#links = Array.from({ length: parties * parties }, () => ({ frames: [], waiters: [] }));
+  }
+
+  /** The transport of party `id`. */
+  transport(id: number): Transport {
+    this.#check(id, 'party');
+    return {
+      send: (to, frame) => this.#send(id, to, frame),
+      recv: (from) => this.#recv(from, id),
+      close: () => this.close(),
+    };
+  }
+
+  /** Closes every link: pending and later `recv`s reject with `code: 'CLOSED'`. */
+  close(): void {
+    this.#closed = true;
+    for (const link of this.#links) {
+      for (const w of link.waiters.splice(0)) {
+        clearTimeout(w.timer);
+        w.reject(linkError('CLOSED', 'in-memory network closed'));
+      }
+    }
+  }
+
+  #check(id: number, what: string): void {
+    if (!Number.isInteger(id) || id < 0 || id >= this.#n) throw new RangeError(`no ${what} ${id} in a network of ${this.#n}`);
+  }
+
+  #link(from: number, to: number): Link {
+    this.#check(from, 'sender');
+    this.#check(to, 'receiver');
+    return this.#links[from * this.#n + to]!;
+  }
+
+  #send(from: number, to: number, frame: Uint8Array): void {
+    if (this.#closed) throw linkError('CLOSED', 'in-memory network closed');
+    const link = this.#link(from, to);
+    this.stats.frames += 1;
+    this.stats.bytes += frame.byteLength;
+    const delivered = this.tamper ? this.tamper(from, to, frame) : frame;
+    if (delivered === null) return;
+    const w = link.waiters.shift();
+    if (w) {
+      clearTimeout(w.timer);
+      w.resolve(delivered);
+    } else {
+      link.frames.push(delivered);
+    }
+  }
+
+  #recv(from: number, to: number): Promise<Uint8Array> {
+    const link = this.#link(from, to);
+    const frame = link.frames.shift();
+    if (frame) return Promise.resolve(frame);
+    if (this.#closed) return Promise.reject(linkError('CLOSED', 'in-memory network closed'));
+    return new Promise((resolve, reject) => {
+      const w: Waiter = { resolve, reject };
+      const ms = this.#timeoutMs;
+      if (ms !== undefined) {
+        w.timer = setTimeout(() => {
+          const i = link.waiters.indexOf(w);
+          if (i >= 0) link.waiters.splice(i, 1);
+          reject(linkError('TIMEOUT', `no frame from party ${from} within ${ms} ms`, ms));
+        }, ms);
+      }
+      link.waiters.push(w);
+    });
+  }
+}

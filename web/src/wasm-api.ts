@@ -1,0 +1,90 @@
+/**
+ * The shape of the wasm-bindgen glue (`dist/wasm-{simd,nosimd}/ringfence_wasm.js`, generated
+ * from `wasm/src/bindings/`). Written by hand so the TypeScript build does not depend on the
+ * wasm build; keep it in step with the Rust bindings.
+ * @internal
+ * @module
+ */
+
+import type { Transport } from './transport.js';
+
+/** @internal */
+export interface WasmFreeable {
+  free(): void;
+}
+
+/** @internal */
+export interface WasmSharedVec extends WasmFreeable {
+  readonly length: number;
+  readonly consumed: boolean;
+}
+
+/** @internal */
+export interface WasmSharedBitVec extends WasmFreeable {
+  readonly length: number;
+}
+
+/** @internal */
+export interface WasmDaBitStore extends WasmFreeable {
+  readonly length: number;
+}
+
+/** @internal */
+export interface WasmTruncPairStore extends WasmFreeable {
+  readonly length: number;
+  readonly fracBits: number;
+}
+
+/** @internal */
+export interface WasmStats {
+  bytesSent: number;
+  payloadBytesSent: number;
+  framesSent: number;
+  rounds: number;
+}
+
+/** @internal */
+export interface WasmParty extends WasmFreeable {
+  readonly id: number;
+  stats(): WasmStats;
+  random(n: number): WasmSharedVec;
+  input(owner: number, values: BigInt64Array | BigUint64Array | null, n: number): Promise<WasmSharedVec>;
+  add(x: WasmSharedVec, y: WasmSharedVec): WasmSharedVec;
+  sub(x: WasmSharedVec, y: WasmSharedVec): WasmSharedVec;
+  neg(x: WasmSharedVec): WasmSharedVec;
+  mul(x: WasmSharedVec, y: WasmSharedVec): Promise<WasmSharedVec>;
+  matmul(a: WasmSharedVec, b: WasmSharedVec, m: number, k: number, n: number): Promise<WasmSharedVec>;
+  lt(x: WasmSharedVec, y: WasmSharedVec): Promise<WasmSharedBitVec>;
+  dabits(n: number): Promise<WasmDaBitStore>;
+  relu(x: WasmSharedVec, store: WasmDaBitStore): Promise<WasmSharedVec>;
+  truncPairs(n: number, fracBits: number): Promise<WasmTruncPairStore>;
+  mulFixed(x: WasmSharedVec, y: WasmSharedVec, pairs: WasmTruncPairStore): Promise<WasmSharedVec>;
+  matmulFixed(
+    a: WasmSharedVec,
+    b: WasmSharedVec,
+    m: number,
+    k: number,
+    n: number,
+    pairs: WasmTruncPairStore,
+  ): Promise<WasmSharedVec>;
+  reveal(x: WasmSharedVec): Promise<BigInt64Array>;
+  revealBits(b: WasmSharedBitVec): Promise<Uint8Array>;
+}
+
+/** @internal */
+export interface WasmSeeds {
+  prev: Uint8Array;
+  next: Uint8Array;
+  own: Uint8Array;
+}
+
+/** @internal */
+export interface WasmModule {
+  default(init: { module_or_path: BufferSource | WebAssembly.Module }): Promise<unknown>;
+  Party: {
+    join(me: number, session: Uint8Array, seeds: WasmSeeds, transport: Transport): Promise<WasmParty>;
+  };
+  encodeFixed(values: unknown, fracBits: number): BigInt64Array;
+  decodeFixed(values: unknown, fracBits: number): Float64Array;
+  builtWithSimd(): boolean;
+}
