@@ -13,28 +13,8 @@ const NN_B_REF: &str = include_str!("../../models/data/nn-b.reference.json");
 const MNIST: &[u8] = include_bytes!("../../models/data/mnist-test-1000.u8");
 const NN_A_REF: &str = include_str!("../../models/data/nn-a.reference.json");
 
-/// The numbers of the JSON array that follows `"key": [` (nested rows flattened).
-fn json_numbers(doc: &str, key: &str) -> Vec<f64> {
-    let start = doc.find(&format!("\"{key}\": [")).expect("key") + key.len() + 5;
-    let mut depth = 0;
-    let mut end = start;
-    for (i, c) in doc[start..].char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' if depth == 0 => {
-                end = start + i;
-                break;
-            }
-            ']' => depth -= 1,
-            _ => {}
-        }
-    }
-    doc[start..end]
-        .split(|c: char| c == ',' || c == '[' || c == ']' || c.is_whitespace())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().expect("number"))
-        .collect()
-}
+mod common;
+use common::json_numbers;
 
 #[test]
 fn nn_a_imports_as_three_dense_layers() {

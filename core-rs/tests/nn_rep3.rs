@@ -29,27 +29,8 @@ const NN_C_REF: &str = include_str!("../../models/data/nn-c.reference.json");
 const LENET_REF: &str = include_str!("../../models/data/lenet.reference.json");
 const LOGREG_REF: &str = include_str!("../../models/data/logreg.reference.json");
 
-/// The numbers of the JSON array that follows `"key": [` (nested rows flattened).
-fn json_numbers(doc: &str, key: &str) -> Vec<f64> {
-    let start = doc.find(&format!("\"{key}\": [")).expect("key") + key.len() + 5;
-    let (mut depth, mut end) = (0, start);
-    for (i, c) in doc[start..].char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' if depth == 0 => {
-                end = start + i;
-                break;
-            }
-            ']' => depth -= 1,
-            _ => {}
-        }
-    }
-    doc[start..end]
-        .split(|c: char| c == ',' || c == '[' || c == ']' || c.is_whitespace())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().expect("number"))
-        .collect()
-}
+mod common;
+use common::json_numbers;
 
 fn mnist(n: usize) -> Vec<f64> {
     MNIST[..n * 784].iter().map(|&p| f64::from(p) / 255.0).collect()
