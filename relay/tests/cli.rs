@@ -52,6 +52,27 @@ fn bench_json_has_the_documented_keys() {
 }
 
 #[test]
+fn bench_model_runs_secure_inference_with_setup_reported() {
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/nn-a.onnx");
+    let out = Command::new(EXE)
+        .args(["bench", "--json", "--model", model, "--batch", "2", "--repeat", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(line["op"], "infer");
+    assert_eq!(line["n"], 2);
+    assert!(line["setup_seconds"].as_f64().is_some_and(|s| s > 0.0), "{line}");
+    assert!(line["setup_bytes_per_party"].as_f64().is_some_and(|b| b > 0.0), "{line}");
+    assert!(line["rounds"].as_f64().is_some_and(|r| r > 3.0), "{line}");
+    // A missing model is a clear error from the parent, not three failing children.
+    let out = Command::new(EXE).args(["bench", "--model", "no/such/model.onnx"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/model.onnx"));
+}
+
+#[test]
 fn a_party_exits_when_its_parent_goes_away() {
     let mut child = Command::new(EXE)
         .args(["bench-party", "--id", "0", "--n", "10", "--ops", "mul", "--plain"])

@@ -34,6 +34,8 @@ pub(crate) enum Op {
     Fxmul,
     /// Square matrix product d×d·d×d, d from --matmul-dim (d² outputs).
     Matmul,
+    /// Secure inference of the --model ONNX file (batch from --batch), argmax to P1.
+    Infer,
     /// Transport only: each party sends n elements to the next party and receives n from the
     /// previous one (one round, no computation beyond encoding).
     Xchg,
@@ -49,6 +51,7 @@ impl Op {
             Self::Fxmul => "fxmul",
             Self::Matmul => "matmul",
             Self::Xchg => "xchg",
+            Self::Infer => "infer",
         }
     }
 }
@@ -62,6 +65,23 @@ pub(crate) struct Sizes {
     pub(crate) repeat: usize,
     /// d of the d×d·d×d matrix product.
     pub(crate) matmul_dim: usize,
+    /// Samples per inference run.
+    pub(crate) batch: usize,
+}
+
+/// A model to benchmark: its name and the imported graph.
+pub(crate) struct ModelBench {
+    name: String,
+    model: ringfence_core::nn::Model,
+}
+
+/// Reads and imports an ONNX file (errors name the file and the reason).
+pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let model =
+        ringfence_core::nn::import_onnx(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = path.file_stem().map_or("model".into(), |s| s.to_string_lossy().into_owned());
+    Ok(ModelBench { name, model })
 }
 
 /// Runs every op of `ops` and reports each to the parent.
@@ -69,8 +89,14 @@ pub(crate) async fn run_ops<R: IntRing>(
     mut p: Session,
     ops: &[Op],
     sizes: Sizes,
+    model: Option<&ModelBench>,
 ) -> Result<Session, String> {
     for &op in ops {
+        if op == Op::Infer {
+            let mb = model.ok_or("infer needs --model FILE")?;
+            report(&FromChild::Op(bench_infer::<R>(&mut p, mb, sizes).await?));
+            continue;
+        }
         let r =
             bench_op::<R>(&mut p, op, sizes).await.map_err(|e| format!("{}: {e}", op.name()))?;
         report(&FromChild::Op(r));
@@ -119,6 +145,7 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
                 m.start(p).await?;
                 p.matmul(&x, &y, d, d, d).await.map_err(e)?;
             }
+            Op::Infer => return Err("inference runs in bench_infer, not as an operation".into()),
             Op::Xchg => {
                 let data = vec![R::ONE; n];
                 m.start(p).await?;
@@ -132,6 +159,48 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
         m.stop(p, warm).await?;
     }
     Ok(m.finish(repeat))
+}
+
+/// Secure inference: the weights are shared once (not timed), then each run makes its setup
+/// (timed as setup), shares `batch` samples from P1, infers and opens the argmax to P1.
+async fn bench_infer<R: IntRing>(
+    p: &mut Session,
+    mb: &ModelBench,
+    sizes: Sizes,
+) -> Result<OpReport, String> {
+    use ringfence_core::nn::{
+        infer, preprocess, share_model, FixedPlan, Output, DEFAULT_FRAC_BITS,
+    };
+    let e = |e: ringfence_core::Error| e.to_string();
+    let plan = FixedPlan::<R>::new(&mb.model, DEFAULT_FRAC_BITS).map_err(|e| e.to_string())?;
+    let shape = plan.shape();
+    let owner = PartyId(0);
+    let shared =
+        share_model(p, owner, (p.me() == owner).then_some(&plan), &shape).await.map_err(e)?;
+    let batch = sizes.batch.max(1);
+    let len = batch * shape.input_len;
+    // Deterministic pixel-like inputs in [0, 1); only P1 (the input owner) encodes them.
+    let pixels: Vec<f64> = (0..len).map(|i| ((i * 37 + 11) % 256) as f64 / 256.0).collect();
+    let input = PartyId(1);
+    let encoded = if p.me() == input {
+        Some(plan.encode_input(&pixels).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    let mut m = Meter::new(Op::Infer, batch);
+    m.shape = Some(format!("{} batch {batch}", mb.name));
+    for run in 0..=sizes.repeat {
+        let warm = run == 0;
+        m.setup_start(p);
+        let prep = preprocess::<_, R>(p, &shape, batch, Output::Argmax).await.map_err(e)?;
+        m.setup_end(p, warm);
+        m.start(p).await?;
+        let x = p.input(input, encoded.as_deref(), len).await.map_err(e)?;
+        let y = infer(p, &shared, x, prep).await.map_err(e)?;
+        p.reveal_to(input, y).await.map_err(e)?;
+        m.stop(p, warm).await?;
+    }
+    Ok(m.finish(sizes.repeat))
 }
 
 /// Accumulates the timed runs of one operation.
@@ -305,7 +374,11 @@ pub(crate) fn print_row(s: &Summary) {
         setup
     );
     if let Some(shape) = &s.shape {
-        println!("        ({} = m x k x n; n counts outputs)", shape);
+        if s.op == "infer" {
+            println!("        ({shape}; n counts samples, time is online, setup beside it)");
+        } else {
+            println!("        ({shape} = m x k x n; n counts outputs)");
+        }
     }
 }
 

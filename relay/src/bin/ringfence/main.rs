@@ -81,6 +81,14 @@ struct BenchArgs {
     /// Dimension d of the square matrix product d×d·d×d benchmarked by `matmul`.
     #[arg(long, default_value_t = 128)]
     matmul_dim: usize,
+    /// Benchmark secure inference of this ONNX model instead of the operations (e.g.
+    /// `models/lenet.onnx`): P0 shares the weights once, P1 inputs the samples and learns the
+    /// argmax; setup (truncation pairs, daBits) is timed separately from the online run.
+    #[arg(long)]
+    model: Option<std::path::PathBuf>,
+    /// Samples per inference run (with --model).
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -120,6 +128,10 @@ struct PartyArgs {
     #[arg(long, default_value_t = 128)]
     matmul_dim: usize,
     #[arg(long)]
+    model: Option<std::path::PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    #[arg(long)]
     plain: bool,
     #[arg(long, default_value_t = 30_000)]
     timeout_ms: u64,
@@ -133,16 +145,22 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => exit(bench_parent(&a)),
         Cmd::Demo(a) => exit(demo_parent(&a)),
         Cmd::BenchParty(a) => {
-            let (ops, sizes) = (
-                a.ops.clone(),
-                bench::Sizes { n: a.n, repeat: a.repeat, matmul_dim: a.matmul_dim },
-            );
+            let sizes =
+                bench::Sizes { n: a.n, repeat: a.repeat, matmul_dim: a.matmul_dim, batch: a.batch };
+            let model = match a.model.as_deref().map(bench::load_model).transpose() {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("ringfence bench-party: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let ops = a.ops.clone();
             match a.ring {
                 RingBits::R32 => party::run(a.id, a.plain, a.timeout_ms, async move |p, _| {
-                    bench::run_ops::<Z32>(p, &ops, sizes).await
+                    bench::run_ops::<Z32>(p, &ops, sizes, model.as_ref()).await
                 }),
                 RingBits::R64 => party::run(a.id, a.plain, a.timeout_ms, async move |p, _| {
-                    bench::run_ops::<Z64>(p, &ops, sizes).await
+                    bench::run_ops::<Z64>(p, &ops, sizes, model.as_ref()).await
                 }),
             }
         }
@@ -183,8 +201,22 @@ fn patience(c: &CommonArgs) -> Duration {
 
 fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let transport = if a.common.plain { "plain" } else { "noise-aesgcm" };
-    let ops: Vec<&str> = a.ops.iter().map(|o| o.name()).collect();
+    let ops: Vec<&str> = match &a.model {
+        Some(_) => vec![Op::Infer.name()],
+        None => a.ops.iter().map(|o| o.name()).collect(),
+    };
     let mut args = common_args(&a.common);
+    if let Some(path) = &a.model {
+        // Fail here, with the reason, rather than in three children.
+        bench::load_model(path)?;
+        let abs = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        args.extend([
+            "--model".into(),
+            abs.display().to_string(),
+            "--batch".into(),
+            a.batch.to_string(),
+        ]);
+    }
     args.extend([
         "--n".into(),
         a.n.to_string(),
@@ -203,13 +235,13 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     if !a.json {
         bench::print_header(a.n, a.ring.bits(), transport, a.repeat);
     }
-    let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); a.ops.len()];
+    let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
     while done < 3 {
         match kids.next(patience(&a.common))? {
             (_, FromChild::Done) => done += 1,
             (i, FromChild::Op(r)) => {
-                let k = a.ops.iter().position(|o| o.name() == r.op).ok_or_else(|| {
+                let k = ops.iter().position(|o| *o == r.op).ok_or_else(|| {
                     format!("P{i} reported an op that was not asked for: {}", r.op)
                 })?;
                 per_op[k].push(r);
