@@ -61,6 +61,16 @@ struct BenchArgs {
     /// Print one JSON object per operation instead of a table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    work: Workload,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// What `bench` measures; the parent forwards it to every party unchanged
+/// ([`Workload::to_args`]), so both sides parse the same arguments.
+#[derive(Args, Clone)]
+struct Workload {
     /// Elements per batched operation (not for matmul: see --matmul-dim).
     #[arg(long, default_value_t = 1_000_000)]
     n: usize,
@@ -89,8 +99,42 @@ struct BenchArgs {
     /// Samples per inference run (with --model).
     #[arg(long, default_value_t = 1)]
     batch: usize,
-    #[command(flatten)]
-    common: CommonArgs,
+}
+
+impl Workload {
+    /// The operations actually run: `infer` alone when a model is given.
+    fn ops(&self) -> Vec<Op> {
+        if self.model.is_some() {
+            vec![Op::Infer]
+        } else {
+            self.ops.clone()
+        }
+    }
+
+    /// The command-line arguments that reproduce this workload in a party process.
+    fn to_args(&self) -> Result<Vec<String>, String> {
+        let ops: Vec<&str> = self.ops().iter().map(|o| o.name()).collect();
+        let mut args = vec![
+            "--n".into(),
+            self.n.to_string(),
+            "--ops".into(),
+            ops.join(","),
+            "--ring".into(),
+            self.ring.bits().to_string(),
+            "--repeat".into(),
+            self.repeat.to_string(),
+            "--matmul-dim".into(),
+            self.matmul_dim.to_string(),
+            "--batch".into(),
+            self.batch.to_string(),
+        ];
+        if let Some(path) = &self.model {
+            let abs =
+                std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            args.extend(["--model".into(), abs.display().to_string()]);
+        }
+        Ok(args)
+    }
 }
 
 /// Ring width.
@@ -117,24 +161,10 @@ impl RingBits {
 struct PartyArgs {
     #[arg(long)]
     id: u8,
-    #[arg(long, default_value_t = 0)]
-    n: usize,
-    #[arg(long, value_enum, value_delimiter = ',')]
-    ops: Vec<Op>,
-    #[arg(long, value_enum, default_value = "64")]
-    ring: RingBits,
-    #[arg(long, default_value_t = 1)]
-    repeat: usize,
-    #[arg(long, default_value_t = 128)]
-    matmul_dim: usize,
-    #[arg(long)]
-    model: Option<std::path::PathBuf>,
-    #[arg(long, default_value_t = 1)]
-    batch: usize,
-    #[arg(long)]
-    plain: bool,
-    #[arg(long, default_value_t = 30_000)]
-    timeout_ms: u64,
+    #[command(flatten)]
+    work: Workload,
+    #[command(flatten)]
+    common: CommonArgs,
 }
 
 #[global_allocator]
@@ -145,26 +175,28 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => exit(bench_parent(&a)),
         Cmd::Demo(a) => exit(demo_parent(&a)),
         Cmd::BenchParty(a) => {
+            let w = &a.work;
             let sizes =
-                bench::Sizes { n: a.n, repeat: a.repeat, matmul_dim: a.matmul_dim, batch: a.batch };
-            let model = match a.model.as_deref().map(bench::load_model).transpose() {
+                bench::Sizes { n: w.n, repeat: w.repeat, matmul_dim: w.matmul_dim, batch: w.batch };
+            let model = match w.model.as_deref().map(bench::load_model).transpose() {
                 Ok(m) => m,
                 Err(e) => {
                     eprintln!("ringfence bench-party: {e}");
                     return ExitCode::FAILURE;
                 }
             };
-            let ops = a.ops.clone();
-            match a.ring {
-                RingBits::R32 => party::run(a.id, a.plain, a.timeout_ms, async move |p, _| {
+            let ops = w.ops();
+            let (plain, timeout_ms) = (a.common.plain, a.common.timeout_ms);
+            match w.ring {
+                RingBits::R32 => party::run(a.id, plain, timeout_ms, async move |p, _| {
                     bench::run_ops::<Z32>(p, &ops, sizes, model.as_ref()).await
                 }),
-                RingBits::R64 => party::run(a.id, a.plain, a.timeout_ms, async move |p, _| {
+                RingBits::R64 => party::run(a.id, plain, timeout_ms, async move |p, _| {
                     bench::run_ops::<Z64>(p, &ops, sizes, model.as_ref()).await
                 }),
             }
         }
-        Cmd::DemoParty(a) => party::run(a.id, a.plain, a.timeout_ms, demo::run),
+        Cmd::DemoParty(a) => party::run(a.id, a.common.plain, a.common.timeout_ms, demo::run),
     }
 }
 
@@ -201,39 +233,19 @@ fn patience(c: &CommonArgs) -> Duration {
 
 fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let transport = if a.common.plain { "plain" } else { "noise-aesgcm" };
-    let ops: Vec<&str> = match &a.model {
-        Some(_) => vec![Op::Infer.name()],
-        None => a.ops.iter().map(|o| o.name()).collect(),
-    };
-    let mut args = common_args(&a.common);
-    if let Some(path) = &a.model {
+    let w = &a.work;
+    if let Some(path) = &w.model {
         // Fail here, with the reason, rather than in three children.
         bench::load_model(path)?;
-        let abs = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        args.extend([
-            "--model".into(),
-            abs.display().to_string(),
-            "--batch".into(),
-            a.batch.to_string(),
-        ]);
     }
-    args.extend([
-        "--n".into(),
-        a.n.to_string(),
-        "--ops".into(),
-        ops.join(","),
-        "--ring".into(),
-        a.ring.bits().to_string(),
-        "--repeat".into(),
-        a.repeat.to_string(),
-        "--matmul-dim".into(),
-        a.matmul_dim.to_string(),
-    ]);
+    let ops: Vec<&str> = w.ops().iter().map(|o| o.name()).collect();
+    let mut args = common_args(&a.common);
+    args.extend(w.to_args()?);
     let keys = keys(a.common.plain)?;
     let mut kids = Children::spawn(3, "bench-party", &args)?;
     kids.introduce(keys.as_deref(), &[])?;
     if !a.json {
-        bench::print_header(a.n, a.ring.bits(), transport, a.repeat);
+        bench::print_header(w.n, w.ring.bits(), transport, w.repeat);
     }
     let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
@@ -246,7 +258,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 })?;
                 per_op[k].push(r);
                 if per_op[k].len() == 3 {
-                    let s = bench::summarize(&per_op[k], a.ring.bits(), transport, a.repeat);
+                    let s = bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat);
                     if a.json {
                         println!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
                     } else {
