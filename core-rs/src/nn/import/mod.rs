@@ -305,17 +305,16 @@ impl Chain<'_> {
         self.rebind(n)
     }
 
-    fn gemm(&mut self, n: &NodeProto) -> Result<(), NnError> {
-        only_attrs(n, &["alpha", "beta", "transA", "transB"])?;
-        if int_attr(n, "transA", 0) != 0 {
-            return Err(NnError::Unsupported(format!("{}: transA=1", what(n))));
-        }
-        let alpha = f64::from(attr(n, "alpha").and_then(|a| a.f).unwrap_or(1.0));
-        let beta = f64::from(attr(n, "beta").and_then(|a| a.f).unwrap_or(1.0));
-        self.act(n, 0)?;
-        self.flat(n)?;
+    /// The constant B of a Gemm/MatMul (input 1) checked against the activation width and
+    /// returned as `(inputs, outputs, weights)` with weights stored outputs × inputs, scaled by
+    /// `alpha`; `trans` when B is already outputs × inputs (Gemm's transB).
+    fn weights_from_b(
+        &self,
+        n: &NodeProto,
+        trans: bool,
+        alpha: f64,
+    ) -> Result<(usize, usize, Vec<f64>), NnError> {
         let b = self.constant(n, 1)?;
-        let trans = int_attr(n, "transB", 0) != 0;
         let w = b.reals()?;
         let (k, m) = match b.dims[..] {
             [r, c] if trans => (c, r),
@@ -330,8 +329,7 @@ impl Chain<'_> {
             )));
         }
         let (k, m) = (self.len, usize::try_from(m).unwrap_or(0));
-        // Stored as outputs × inputs.
-        let weights: Vec<f64> = if trans {
+        let weights = if trans {
             w.iter().map(|v| alpha * v).collect()
         } else {
             (0..m)
@@ -339,6 +337,20 @@ impl Chain<'_> {
                 .map(|(o, i)| alpha * w[i * m + o])
                 .collect()
         };
+        Ok((k, m, weights))
+    }
+
+    fn gemm(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &["alpha", "beta", "transA", "transB"])?;
+        if int_attr(n, "transA", 0) != 0 {
+            return Err(NnError::Unsupported(format!("{}: transA=1", what(n))));
+        }
+        let alpha = f64::from(attr(n, "alpha").and_then(|a| a.f).unwrap_or(1.0));
+        let beta = f64::from(attr(n, "beta").and_then(|a| a.f).unwrap_or(1.0));
+        self.act(n, 0)?;
+        self.flat(n)?;
+        let trans = int_attr(n, "transB", 0) != 0;
+        let (k, m, weights) = self.weights_from_b(n, trans, alpha)?;
         let bias = match n.inputs.get(2).filter(|s| !s.is_empty()) {
             Some(_) => {
                 self.bias(n, self.constant(n, 2)?, m)?.into_iter().map(|v| beta * v).collect()
@@ -367,21 +379,7 @@ impl Chain<'_> {
         only_attrs(n, &[])?;
         self.act(n, 0)?;
         self.flat(n)?;
-        let b = self.constant(n, 1)?;
-        let w = b.reals()?;
-        let [k, m] = b.dims[..] else {
-            return Err(NnError::Shape(format!("{}: B has dims {:?}", what(n), b.dims)));
-        };
-        if usize::try_from(k).ok() != Some(self.len) {
-            return Err(NnError::Shape(format!(
-                "{}: B has {k} rows for an activation of {}",
-                what(n),
-                self.len
-            )));
-        }
-        let (k, m) = (self.len, usize::try_from(m).unwrap_or(0));
-        let w = &w;
-        let weights = (0..m).flat_map(|o| (0..k).map(move |i| w[i * m + o])).collect();
+        let (k, m, weights) = self.weights_from_b(n, false, 1.0)?;
         self.push_dense(n, Dense { inputs: k, outputs: m, weights, bias: vec![0.0; m] })
     }
 
