@@ -10,6 +10,7 @@
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons
+//!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool
 //!  nn       models: ONNX import, fixed-point plans, secure inference on rep3
 //!  testing  in-memory multi-party network with drop/delay/tamper hooks (feature test-utils)
 //! ```
@@ -22,6 +23,7 @@
 //! seeded PRG streams named by the operation counter, so parties never drift out of step.
 
 pub mod error;
+pub mod meteor;
 pub mod net;
 pub mod nn;
 pub mod prg;

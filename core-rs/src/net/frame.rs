@@ -74,6 +74,9 @@ pub enum FrameError {
     /// The payload exceeds [`MAX_PAYLOAD`].
     #[error("payload of {0} bytes exceeds the {MAX_PAYLOAD}-byte limit")]
     Oversized(usize),
+    /// An element's encoding is outside its type's range (e.g. a byte ≥ 67 for F_67).
+    #[error("element {0} of the payload is not a valid encoding")]
+    InvalidElement(usize),
 }
 
 /// Starts a frame: writes the header for a payload of `payload_len` bytes.

@@ -274,7 +274,14 @@ impl<T: Transport> Ctx<T> {
             Ok(f) => f,
             Err(source) => return Err(self.poison(Error::Transport { peer: from, source })),
         };
-        match frame::check(&f, self.session, self.recv_step[i], n * R::BYTES) {
+        let checked =
+            frame::check(&f, self.session, self.recv_step[i], n * R::BYTES).and_then(|p| {
+                match R::first_invalid(p) {
+                    Some(at) => Err(FrameError::InvalidElement(at / R::BYTES)),
+                    None => Ok(p),
+                }
+            });
+        match checked {
             Ok(payload) => {
                 R::decode(payload, out);
                 self.recv_step[i] += 1;

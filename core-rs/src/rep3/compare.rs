@@ -50,6 +50,47 @@ impl SharedBits {
     pub fn xor(&self, o: &Self) -> Result<Self, Error> {
         Ok(Self { n: self.n, words: self.words.add(&o.words)? })
     }
+
+    /// The `n` low bits of a packed boolean sharing (padding beyond `n` cleared).
+    pub(crate) fn from_words(n: usize, words: &Rep3Vec<Bits>) -> Self {
+        Self::concat(&[&Self { n, words: words.clone() }])
+    }
+
+    /// Bits `range` as a new packed vector starting at bit 0.
+    pub(crate) fn slice(&self, range: core::ops::Range<usize>) -> Self {
+        let n = range.len();
+        let w = n.div_ceil(64);
+        let mut a = vec![Bits(0); w];
+        let mut b = vec![Bits(0); w];
+        copy_bits(&mut a, 0, &self.words.a, range.start, n);
+        copy_bits(&mut b, 0, &self.words.b, range.start, n);
+        Self { n, words: Rep3Vec::from_parts(self.words.me, a, b) }
+    }
+
+    /// The bits of `parts` one after another, packed.
+    pub(crate) fn concat(parts: &[&Self]) -> Self {
+        let n: usize = parts.iter().map(|p| p.n).sum();
+        let me = parts.first().map_or(PartyId(0), |p| p.words.me);
+        let w = n.div_ceil(64);
+        let mut a = vec![Bits(0); w];
+        let mut b = vec![Bits(0); w];
+        let mut at = 0;
+        for p in parts {
+            copy_bits(&mut a, at, &p.words.a, 0, p.n);
+            copy_bits(&mut b, at, &p.words.b, 0, p.n);
+            at += p.n;
+        }
+        Self { n, words: Rep3Vec::from_parts(me, a, b) }
+    }
+}
+
+/// Copies `n` bits from `src` starting at bit `from` into the zeroed `dst` at bit `to`.
+fn copy_bits(dst: &mut [Bits], to: usize, src: &[Bits], from: usize, n: usize) {
+    for i in 0..n {
+        let (s, d) = (from + i, to + i);
+        let bit = (src[s / 64].0 >> (s % 64)) & 1;
+        dst[d / 64].0 |= bit << (d % 64);
+    }
 }
 
 impl<T: Transport> Rep3<T> {
@@ -218,7 +259,7 @@ impl<T: Transport> Rep3<T> {
     ///
     /// `r = r_A ⊕ r_B` with `r_A` from the key of P0 and P2 and `r_B` from P1's private seed;
     /// `r^A = r_A + r_B − 2·r_A·r_B`.
-    pub async fn dabits<R: IntRing>(&mut self, n: usize) -> Result<DaBits<R>, Error> {
+    pub async fn dabits<R: Ring>(&mut self, n: usize) -> Result<DaBits<R>, Error> {
         let me = self.me();
         let w = words(n);
         let op = self.ctx.next_op();
@@ -233,9 +274,8 @@ impl<T: Transport> Rep3<T> {
             Ring::fill_random(&mut self.prg_own(op, super::purpose::RANDOM), &mut v);
             v
         });
-        let lift = |bits: &[Bits]| -> Vec<R> {
-            unpack_bits(bits, n).into_iter().map(R::from_u64).collect()
-        };
+        let lift =
+            |bits: &[Bits]| -> Vec<R> { unpack_bits(bits, n).into_iter().map(lift_bit).collect() };
         let ra_bool = self.planes_of_component0((me.0 != 1).then(|| ra.clone()), 1, w).to_vec(0);
         let ra_arith = Rep3Vec::public_component0(me, (me.0 != 1).then(|| lift(&ra)), n);
         self.ctx.round();
@@ -243,7 +283,7 @@ impl<T: Transport> Rep3<T> {
         let rb_lift = rb.as_deref().map(lift);
         let rb_arith = self.share_from_one(PartyId(1), rb_lift.as_deref(), n).await?;
         let prod = self.mul(&ra_arith, &rb_arith).await?;
-        let arith = ra_arith.add(&rb_arith)?.sub(&prod.scale(R::from_u64(2)))?;
+        let arith = ra_arith.add(&rb_arith)?.sub(&prod.scale(R::ONE + R::ONE))?;
         let mut bits = ra_bool.add(&rb_bool)?;
         if n % 64 != 0 {
             // Padding bits beyond n are not part of the daBits: keep them zero.
@@ -257,7 +297,7 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// Opens `b ⊕ r` for the daBits `r`, returning the public bits `c` as 0/1 ring elements.
-    fn masked_bits_round<R: IntRing>(
+    fn masked_bits_round<R: Ring>(
         &mut self,
         b: &SharedBits,
         r: &DaBits<R>,
@@ -280,7 +320,7 @@ impl<T: Transport> Rep3<T> {
     }
 
     /// Bit injection: the ring sharing of shared bits (1 round, one daBit per bit).
-    pub async fn bit_to_arith<R: IntRing>(
+    pub async fn bit_to_arith<R: Ring>(
         &mut self,
         b: &SharedBits,
         r: DaBits<R>,
@@ -288,7 +328,7 @@ impl<T: Transport> Rep3<T> {
         self.ctx.round();
         let masked = self.masked_bits_round(b, &r)?;
         let open = self.finish_masked_bits(masked).await?;
-        let c: Vec<R> = unpack_bits(&open, b.n).into_iter().map(R::from_u64).collect();
+        let c: Vec<R> = unpack_bits(&open, b.n).into_iter().map(lift_bit).collect();
         let coef: Vec<R> = c.iter().map(|c| R::ONE - *c - *c).collect();
         r.arith.mul_public(&coef)?.add_public(&c)
     }
@@ -471,6 +511,15 @@ impl<T: Transport> Rep3<T> {
             }
         }
         Ok((vals, pay))
+    }
+}
+
+/// A 0/1 bit as a ring element (0 or 1, in any ring, including F_q).
+pub(crate) fn lift_bit<R: Ring>(b: u64) -> R {
+    if b & 1 == 1 {
+        R::ONE
+    } else {
+        R::ZERO
     }
 }
 

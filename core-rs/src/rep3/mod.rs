@@ -46,6 +46,8 @@ pub(crate) mod purpose {
     pub(crate) const ZERO: u32 = 2;
     pub(crate) const INPUT: u32 = 3;
     pub(crate) const COMMON: u32 = 4;
+    /// METEOR's owner-known input masks: the owner's missing component, from the common key.
+    pub(crate) const OWNER_MASK: u32 = 5;
 }
 
 /// The seeds a party brings to a session. `Debug` is redacted.

@@ -1,4 +1,4 @@
-//! Ring elements: Z_2^32, Z_2^64 and packed bit vectors (Z_2)^64.
+//! Ring elements: Z_2^32, Z_2^64, packed bit vectors (Z_2)^64, and the field F_67.
 //!
 //! Every element type is a `#[repr(transparent)]` newtype over an unsigned machine word with
 //! wrapping arithmetic, so a `&[Z64]` has the same layout as a `&[u64]` and batch loops over it
@@ -8,8 +8,11 @@
 //! per word, with XOR as addition and AND as multiplication. Protocols written against [`Ring`]
 //! therefore run unchanged over arithmetic and boolean shares.
 
+pub mod field;
 pub mod fixed;
 pub mod kernels;
+
+pub use field::F67;
 
 use core::fmt::Debug;
 use core::ops::{Add, AddAssign, Mul, MulAssign, Neg, Sub, SubAssign};
@@ -50,6 +53,12 @@ pub trait Ring:
     fn decode(src: &[u8], dst: &mut Vec<Self>);
     /// Fills `out` with uniformly random elements drawn from `prg`.
     fn fill_random(prg: &mut Prg, out: &mut [Self]);
+    /// The index of the first encoded element in `src` that is not a valid element (for
+    /// encodings with unused byte patterns, such as [`F67`]); received frames are checked
+    /// with it before decoding.
+    fn first_invalid(_src: &[u8]) -> Option<usize> {
+        None
+    }
 }
 
 /// An integer ring Z_2^k (k = 32 or 64), interpreted as two's complement where signs matter.

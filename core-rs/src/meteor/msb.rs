@@ -1,0 +1,466 @@
+//! MSB extraction (private compare in F_67), multiplexing and ReLU (extract §3.8, §3.9, §3.11).
+//!
+//! **MSB.** `msb(x) = msb(m_x) ⊕ msb(ψ_x) ⊕ c` with `c = [2ψ_x mod 2^ℓ ≥ 2^ℓ − 2m_x]`. With
+//! `s = 2ψ_x` (secret, its bits lifted to F_67 in setup) and the public `b̃ = NOT(2m_x)`
+//! (the §9.1 fix: `s` is even and `b̃` odd, so they are never equal), `c = [s > b̃]`. For every
+//! bit i, `e_i = (1 − 2λ)(s_i − b̃_i) + 1 + Σ_{k>i} (s_k ⊕ b̃_k)` is zero exactly at the first
+//! differing bit when it goes the way the random bit λ selects; `d = ζ·Π e_i` (ζ ≠ 0 random)
+//! is zero or uniform non-zero, and `c = [d ≠ 0] ⊕ λ`.
+//!
+//! Online, each party computes `⟨e_i⟩` locally from setup shares (`⟨s_i⟩`, `⟨λ⟩`, `⟨λ·s_i⟩`)
+//! and the public `b̃` and reveals `e_i − ψ_{e_i}` under fresh setup masks (1 round, ℓ field
+//! elements); a 4-ary tree of N-MULTs multiplies the ℓ values (ℓ/4 + ℓ/16 + … elements, one
+//! round per level), a 2-MULT by `⟦ζ⟧` and the opening of `d` follow: for ℓ = 64,
+//! 64 + 16 + 4 + 1 + 1 + 1 = 87 bytes in 6 rounds. The output is `⟦msb(x)⟧^B` with public part
+//! `msb(m_x) ⊕ [d ≠ 0]` and the setup-made mask `msb(ψ_x) ⊕ λ` (uniform since λ is).
+//!
+//! **MUX.** `v·u` for a bit `⟦v⟧^B = (m_v, ⟨ψ_v⟩^B)`: with `ψ_v^A` the ring lift of the mask
+//! (setup), `u·v = m_u·m_v + m_u(1 − 2m_v)·ψ_v^A + m_v·ψ_u + (1 − 2m_v)·ψ_u·ψ_v^A` — one reveal.
+//! **ReLU** is `MUX(x, 0, ¬msb(x))`: 95 bytes, 7 rounds for ℓ = 64.
+//!
+//! **Setup per value** (made here, all from `rep3` operations, no data): A2B of ψ_x (the bits
+//! of s), ℓ daBit-based lifts into F_67 (ℓ − 1 bits of s and λ), ℓ products λ·s_i, the
+//! 2^4 − 5 = 11 subset products of each tree group, a non-zero ζ (a product with a random
+//! element is opened and zero draws are redrawn), ⟦ζ⟧, and for the MUX one lift of the bit mask
+//! into the ring and one product — measured by `ringfence bench` (about 0.5 kB per ReLU).
+
+use super::{check_mask, comp0_slot, MVec, Meteor, NMultPrep};
+use crate::net::Transport;
+use crate::rep3::{Rep3Vec, SharedBits};
+use crate::ring::{Bits, IntRing, Ring, F67};
+use crate::Error;
+
+/// Group size of the product tree (the paper's N = 4).
+const FANIN: usize = 4;
+
+/// A boolean METEOR sharing `⟦v⟧^B`: public bits `m` and a boolean `rep3` mask.
+#[derive(Clone)]
+pub struct MBits {
+    pub(crate) m: Vec<bool>,
+    pub(crate) psi: SharedBits,
+}
+
+impl core::fmt::Debug for MBits {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "MBits({} bits, <redacted>)", self.m.len())
+    }
+}
+
+impl MBits {
+    /// Number of bits.
+    pub fn len(&self) -> usize {
+        self.m.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.m.is_empty()
+    }
+
+    /// `¬v` (local: flips the public part).
+    pub fn not(&self) -> Self {
+        Self { m: self.m.iter().map(|b| !b).collect(), psi: self.psi.clone() }
+    }
+
+    /// The mask (for the setup of a multiplexer on these bits).
+    pub fn mask(&self) -> &SharedBits {
+        &self.psi
+    }
+}
+
+/// Setup of an MSB extraction of `n` values. `Debug` is redacted.
+pub struct MsbPrep<R> {
+    psi_x: Rep3Vec<R>,
+    /// Bits of `s = 2ψ_x` in F_67, `n × ℓ` value-major (`s_0 = 0`).
+    s: Rep3Vec<F67>,
+    lam: Rep3Vec<F67>,
+    /// `λ·s_i`, `n × ℓ`.
+    lam_s: Rep3Vec<F67>,
+    /// Masks of the revealed `e_i`, `n × ℓ`.
+    psi_e: Rep3Vec<F67>,
+    /// One N-MULT per tree level; level t has `n × groups_t` products.
+    tree: Vec<NMultPrep<F67>>,
+    zeta: MVec<F67>,
+    times_zeta: NMultPrep<F67>,
+    out: SharedBits,
+}
+
+/// Setup of a multiplexer over `n` values. `Debug` is redacted.
+pub struct MuxPrep<R> {
+    psi_u: Rep3Vec<R>,
+    bit: SharedBits,
+    psi_va: Rep3Vec<R>,
+    psi_u_va: Rep3Vec<R>,
+    out: Rep3Vec<R>,
+}
+
+/// Setup of a ReLU over `n` values: an MSB extraction and a multiplexer.
+pub struct ReluPrep<R> {
+    msb: MsbPrep<R>,
+    mux: MuxPrep<R>,
+}
+
+macro_rules! redacted_debug {
+    ($($t:ident),*) => {$(
+        impl<R> core::fmt::Debug for $t<R> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                write!(f, concat!(stringify!($t), "(<redacted>)"))
+            }
+        }
+    )*};
+}
+redacted_debug!(MsbPrep, MuxPrep, ReluPrep);
+
+/// Sizes of the product tree's levels for ℓ factors: `[ℓ, ℓ/4, …, 1]` with the fan-in of each
+/// level (`min(4, size)`); ℓ is a power of two.
+fn tree_levels(bits: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut size = bits;
+    while size > 1 {
+        let fan = FANIN.min(size);
+        out.push((size, fan));
+        size /= fan;
+    }
+    out
+}
+
+/// Gather indices of factor `j` of every group at a tree level (`n` values, `size` factors
+/// each, groups of `fan`): output `e·(size/fan) + g` multiplies inputs `e·size + g·fan + j`.
+fn factor_index(n: usize, size: usize, fan: usize, j: usize) -> Vec<usize> {
+    let groups = size / fan;
+    (0..n).flat_map(|e| (0..groups).map(move |g| e * size + g * fan + j)).collect()
+}
+
+impl<R: IntRing> MsbPrep<R> {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.psi_x.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.psi_x.is_empty()
+    }
+
+    /// The output bit mask `msb(ψ_x) ⊕ λ` (for the setup of a multiplexer on the result).
+    pub fn out_mask(&self) -> &SharedBits {
+        &self.out
+    }
+
+    fn slice(&self, r: core::ops::Range<usize>) -> Self {
+        let l = R::BITS as usize;
+        let rows = |v: &Rep3Vec<F67>, k: usize| v.slice(r.start * k..r.end * k);
+        let tree = self
+            .tree
+            .iter()
+            .zip(tree_levels(l))
+            .map(|(t, (size, fan))| t.slice(r.start * (size / fan)..r.end * (size / fan)))
+            .collect();
+        Self {
+            psi_x: self.psi_x.slice(r.clone()),
+            s: rows(&self.s, l),
+            lam: rows(&self.lam, 1),
+            lam_s: rows(&self.lam_s, l),
+            psi_e: rows(&self.psi_e, l),
+            tree,
+            zeta: self.zeta.slice(r.clone()),
+            times_zeta: self.times_zeta.slice(r.clone()),
+            out: self.out.slice(r),
+        }
+    }
+}
+
+impl<R: IntRing> MuxPrep<R> {
+    fn slice(&self, r: core::ops::Range<usize>) -> Self {
+        Self {
+            psi_u: self.psi_u.slice(r.clone()),
+            bit: self.bit.slice(r.clone()),
+            psi_va: self.psi_va.slice(r.clone()),
+            psi_u_va: self.psi_u_va.slice(r.clone()),
+            out: self.out.slice(r),
+        }
+    }
+}
+
+impl<R: IntRing> ReluPrep<R> {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.msb.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.msb.is_empty()
+    }
+
+    /// The output mask (known in setup, for the next layer's setup).
+    pub fn out_mask(&self) -> &Rep3Vec<R> {
+        &self.mux.out
+    }
+
+    /// Splits into consecutive preparations of the given lengths (summing to `len()`).
+    pub fn split(self, lens: &[usize]) -> Result<Vec<Self>, Error> {
+        if lens.iter().sum::<usize>() != self.len() {
+            return Err(Error::ApiMisuse(format!(
+                "ReluPrep::split: lengths sum to {}, the preparation holds {}",
+                lens.iter().sum::<usize>(),
+                self.len()
+            )));
+        }
+        let mut at = 0;
+        Ok(lens
+            .iter()
+            .map(|&l| {
+                let r = at..at + l;
+                at += l;
+                Self { msb: self.msb.slice(r.clone()), mux: self.mux.slice(r) }
+            })
+            .collect())
+    }
+}
+
+impl<T: Transport> Meteor<T> {
+    /// Setup of the MSB extraction of values masked by `psi_x` (no data; about 20 rounds).
+    pub async fn msb_setup<R: IntRing>(&mut self, psi_x: &Rep3Vec<R>) -> Result<MsbPrep<R>, Error> {
+        let l = R::BITS as usize;
+        if !l.is_power_of_two() || l + 1 >= F67::Q as usize {
+            return Err(Error::ApiMisuse(format!("MSB in F_67 needs ℓ < 66, a power of two: {l}")));
+        }
+        let n = psi_x.len();
+        let me = self.me();
+        let planes = self.p.a2b(psi_x).await?;
+        let lam_bits = SharedBits::from_words(n, &self.p.random::<Bits>(n.div_ceil(64)));
+        // Lift the ℓ − 1 bits of s = 2ψ_x that can be non-zero, and λ, into F_67 in one batch.
+        let mut parts: Vec<SharedBits> =
+            (0..l - 1).map(|t| SharedBits::from_words(n, planes.plane(t))).collect();
+        parts.push(lam_bits.clone());
+        let packed = SharedBits::concat(&parts.iter().collect::<Vec<_>>());
+        let dab = self.p.dabits::<F67>(packed.len()).await?;
+        let lifted = self.p.bit_to_arith(&packed, dab).await?;
+        let s_idx: Vec<usize> = (0..n)
+            .flat_map(|e| (0..l).map(move |i| if i == 0 { 0 } else { (i - 1) * n + e }))
+            .collect();
+        let mut s = lifted.gather(&s_idx);
+        for e in 0..n {
+            s.a[e * l] = F67::ZERO;
+            s.b[e * l] = F67::ZERO;
+        }
+        let lam = lifted.slice((l - 1) * n..l * n);
+        let lam_tiled = lam.gather(&(0..n * l).map(|i| i / l).collect::<Vec<_>>());
+        let lam_s = self.p.mul(&lam_tiled, &s).await?;
+
+        // Masks of the e-values and of every tree level's outputs, then all subset products.
+        let psi_e = self.mask::<F67>(n * l);
+        let levels = tree_levels(l);
+        let mut level_inputs: Vec<Vec<Rep3Vec<F67>>> = Vec::with_capacity(levels.len());
+        let mut level_outs = Vec::with_capacity(levels.len());
+        let mut cur = psi_e.clone();
+        for &(size, fan) in &levels {
+            level_inputs
+                .push((0..fan).map(|j| cur.gather(&factor_index(n, size, fan, j))).collect());
+            let out = self.mask::<F67>(n * (size / fan));
+            cur = out.clone();
+            level_outs.push(out);
+        }
+        let zeta = self.nonzero_random_f67(n).await?;
+        let psi_zeta = self.mask::<F67>(n);
+        let psi_d = self.mask::<F67>(n);
+        let mut jobs: Vec<(Vec<&Rep3Vec<F67>>, Rep3Vec<F67>)> = level_inputs
+            .iter()
+            .zip(level_outs)
+            .map(|(ins, out)| (ins.iter().collect(), out))
+            .collect();
+        jobs.push((vec![&cur, &psi_zeta], psi_d));
+        let mut preps = self.nmult_setup_many(jobs).await?;
+        let times_zeta = preps.pop().ok_or_else(|| Error::ApiMisuse("no ζ product".into()))?;
+        let zeta = self.remask(zeta, psi_zeta).await?;
+        let out = SharedBits::from_words(n, planes.plane(l - 1)).xor(&lam_bits)?;
+        debug_assert_eq!(out.words.me, me);
+        Ok(MsbPrep {
+            psi_x: psi_x.clone(),
+            s,
+            lam,
+            lam_s,
+            psi_e,
+            tree: preps,
+            zeta,
+            times_zeta,
+            out,
+        })
+    }
+
+    /// `n` shared uniformly random non-zero elements of F_67: draw ζ and r, open ζ·r (which
+    /// reveals nothing about ζ when both are non-zero) and redraw where it is zero.
+    async fn nonzero_random_f67(&mut self, n: usize) -> Result<Rep3Vec<F67>, Error> {
+        let mut zeta = self.p.random::<F67>(n);
+        let mut pending: Vec<usize> = (0..n).collect();
+        for _ in 0..64 {
+            if pending.is_empty() {
+                return Ok(zeta);
+            }
+            let r = self.p.random::<F67>(pending.len());
+            let t = self.p.mul(&zeta.gather(&pending), &r).await?;
+            let opened = self.p.reveal(t).await?;
+            pending = pending
+                .into_iter()
+                .zip(opened)
+                .filter(|(_, v)| *v == F67::ZERO)
+                .map(|(i, _)| i)
+                .collect();
+            let fresh = self.p.random::<F67>(pending.len());
+            for (k, &i) in pending.iter().enumerate() {
+                zeta.a[i] = fresh.a[k];
+                zeta.b[i] = fresh.b[k];
+            }
+        }
+        Err(Error::ApiMisuse("could not draw non-zero field elements (PRG fault?)".into()))
+    }
+
+    /// `⟦msb(x)⟧^B` for values `x` (6 rounds; 87 bytes per value per party for ℓ = 64).
+    pub async fn msb<R: IntRing>(&mut self, x: &MVec<R>, prep: MsbPrep<R>) -> Result<MBits, Error> {
+        check_mask("msb", &x.psi, &prep.psi_x)?;
+        let l = R::BITS as usize;
+        let n = x.len();
+        let slot = comp0_slot(self.me());
+        let two = F67::new(2);
+        let mut ea = vec![F67::ZERO; n * l];
+        let mut eb = vec![F67::ZERO; n * l];
+        let top = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+        for e in 0..n {
+            let bt = !(x.m[e].to_u64() << 1) & top;
+            let (la, lb) = (prep.lam.a[e], prep.lam.b[e]);
+            let (mut sa, mut sb, mut ones) = (F67::ZERO, F67::ZERO, 0u64);
+            for i in (0..l).rev() {
+                let k = e * l + i;
+                let bi = (bt >> i) & 1 == 1;
+                let (s_a, s_b) = (prep.s.a[k], prep.s.b[k]);
+                // u_i = s_i − b_i − 2λs_i + 2b_iλ; the public −b_i + 1 + #{k > i: b_k} below.
+                let mut va = s_a - two * prep.lam_s.a[k] + sa - prep.psi_e.a[k];
+                let mut vb = s_b - two * prep.lam_s.b[k] + sb - prep.psi_e.b[k];
+                if bi {
+                    va += two * la;
+                    vb += two * lb;
+                }
+                let public = F67::new(1 + ones + if bi { F67::Q as u64 - 1 } else { 0 });
+                match slot {
+                    Some(true) => va += public,
+                    Some(false) => vb += public,
+                    None => {}
+                }
+                ea[k] = va;
+                eb[k] = vb;
+                // w_i = b_i + (1 − 2b_i)s_i joins the suffix sum of the lower bits.
+                if bi {
+                    sa -= s_a;
+                    sb -= s_b;
+                    ones += 1;
+                } else {
+                    sa += s_a;
+                    sb += s_b;
+                }
+            }
+        }
+        let me = self.me();
+        let m_e = self.p.reveal(Rep3Vec::from_parts(me, ea, eb)).await?;
+        let mut cur = MVec::new(m_e, prep.psi_e)?;
+        for (level, (size, fan)) in prep.tree.into_iter().zip(tree_levels(l)) {
+            let factors: Vec<MVec<F67>> =
+                (0..fan).map(|j| cur.gather(&factor_index(n, size, fan, j))).collect();
+            cur = self.nmult(&factors.iter().collect::<Vec<_>>(), level).await?;
+        }
+        let d = self.nmult(&[&cur, &prep.zeta], prep.times_zeta).await?;
+        let d = self.reveal(d).await?;
+        let m = x.m.iter().zip(&d).map(|(mx, d)| mx.msb() ^ (*d != F67::ZERO)).collect();
+        Ok(MBits { m, psi: prep.out })
+    }
+
+    /// Opens boolean METEOR shares to all parties (1 round).
+    pub async fn reveal_bits(&mut self, v: MBits) -> Result<Vec<bool>, Error> {
+        let psi = self.p.reveal_bits(v.psi).await?;
+        Ok(v.m.iter().zip(psi).map(|(a, b)| a ^ b).collect())
+    }
+
+    /// Setup of a multiplexer choosing between values of difference mask `psi_u` (= ψ_x − ψ_y)
+    /// by bits masked with `bit`, into the output mask `out` (2 + 1 rounds).
+    pub async fn mux_setup<R: IntRing>(
+        &mut self,
+        psi_u: &Rep3Vec<R>,
+        bit: &SharedBits,
+        out: Rep3Vec<R>,
+    ) -> Result<MuxPrep<R>, Error> {
+        if bit.len() != psi_u.len() || out.len() != psi_u.len() {
+            return Err(Error::ApiMisuse(format!(
+                "mux_setup: {} values, {} bits, {} output masks",
+                psi_u.len(),
+                bit.len(),
+                out.len()
+            )));
+        }
+        let dab = self.p.dabits::<R>(bit.len()).await?;
+        let psi_va = self.p.bit_to_arith(bit, dab).await?;
+        let psi_u_va = self.p.mul(psi_u, &psi_va).await?;
+        Ok(MuxPrep { psi_u: psi_u.clone(), bit: bit.clone(), psi_va, psi_u_va, out })
+    }
+
+    /// `v ? x : y` elementwise (1 round, one element per value per party).
+    pub async fn mux<R: IntRing>(
+        &mut self,
+        x: &MVec<R>,
+        y: &MVec<R>,
+        v: &MBits,
+        prep: MuxPrep<R>,
+    ) -> Result<MVec<R>, Error> {
+        let u = x.sub(y)?;
+        check_mask("mux", &u.psi, &prep.psi_u)?;
+        if v.psi.words != prep.bit.words || v.len() != u.len() {
+            return Err(Error::ApiMisuse(
+                "mux: the selector bits are not the ones this preparation was made for".into(),
+            ));
+        }
+        let (one, two) = (R::ONE, R::ONE + R::ONE);
+        let mut a = Vec::with_capacity(u.len());
+        let mut b = Vec::with_capacity(u.len());
+        let slot = comp0_slot(self.me());
+        for e in 0..u.len() {
+            let (mu, mv) = (u.m[e], if v.m[e] { one } else { R::ZERO });
+            let c_va = mu * (one - two * mv);
+            let c_uva = one - two * mv;
+            let mut va = c_va * prep.psi_va.a[e] + mv * u.psi.a[e] + c_uva * prep.psi_u_va.a[e]
+                - prep.out.a[e];
+            let mut vb = c_va * prep.psi_va.b[e] + mv * u.psi.b[e] + c_uva * prep.psi_u_va.b[e]
+                - prep.out.b[e];
+            match slot {
+                Some(true) => va += mu * mv,
+                Some(false) => vb += mu * mv,
+                None => {}
+            }
+            a.push(va);
+            b.push(vb);
+        }
+        let m = self.p.reveal(Rep3Vec::from_parts(self.me(), a, b)).await?;
+        MVec::new(m, prep.out)?.add(y)
+    }
+
+    /// Setup of ReLU on values masked by `psi_x`, with output mask `out` (fresh from
+    /// [`Meteor::mask`]); batch many ReLUs into one call and [`ReluPrep::split`] the result.
+    pub async fn relu_setup<R: IntRing>(
+        &mut self,
+        psi_x: &Rep3Vec<R>,
+        out: Rep3Vec<R>,
+    ) -> Result<ReluPrep<R>, Error> {
+        let msb = self.msb_setup(psi_x).await?;
+        let mux = self.mux_setup(psi_x, &msb.out, out).await?;
+        Ok(ReluPrep { msb, mux })
+    }
+
+    /// `max(x, 0)` elementwise (7 rounds; 95 bytes per value per party for ℓ = 64).
+    pub async fn relu<R: IntRing>(
+        &mut self,
+        x: &MVec<R>,
+        prep: ReluPrep<R>,
+    ) -> Result<MVec<R>, Error> {
+        let v = self.msb(x, prep.msb).await?.not();
+        let zero = MVec::public(self.me(), &vec![R::ZERO; x.len()]);
+        self.mux(x, &zero, &v, prep.mux).await
+    }
+}

@@ -1,0 +1,353 @@
+//! Multiplications: N-MULT (N = 2, 3, 4, …) over any ring, fixed-point multiplication and
+//! matrix products with the truncation folded into the reveal.
+//!
+//! **N-MULT** (extract §3.6). `Π_t x_t − ψ_z = Σ_{T ⊆ [N]} (Π_{j∉T} m_j)·ψ_T − ψ_z`, where
+//! `ψ_T = Π_{k∈T} ψ_k`. Setup makes the `2^N − 1 − N` products with `|T| ≥ 2` by `rep3`
+//! multiplication in ⌈log₂N⌉ rounds (round r makes the subsets of size in (2^(r−1), 2^r] from two
+//! halves made earlier); online is one reveal whatever N is. 2-MULT is the case N = 2.
+//!
+//! **Fixed point** (§3.5, §3.7). The reveal subtracts `ψ'` of a truncation pair
+//! `(ψ', ψ = ψ' >> d)` instead of a plain mask; the parties shift the public `m' = xy − ψ'`
+//! arithmetically and keep `ψ` as the output mask, so `m + ψ = ⌊xy / 2^d⌋` or one less, except
+//! with probability ≈ |xy| / 2^(ℓ−1) (a wrap of `xy − ψ'`; see `rep3::trunc`).
+//!
+//! **Matrix products** (§3.7). `m'_Z = m_X·m_W + m_X·ψ_W + ψ_X·m_W + ψ_Xψ_W − ψ'_Z` with
+//! `⟨ψ_Xψ_W⟩` from setup: one element per output online, whatever the inner dimension, at the
+//! price of four or five local products per party instead of rep3's two.
+
+use super::{check_mask, comp0_slot, MVec, Meteor};
+use crate::net::Transport;
+use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
+use crate::ring::{kernels, IntRing, Ring};
+use crate::Error;
+
+/// Setup of one N-MULT over vectors: every subset product of the input masks and the output
+/// mask. Consumed by [`Meteor::nmult`]. `Debug` is redacted.
+pub struct NMultPrep<R> {
+    /// Indexed by subset bitmask: `[0]` is empty, `[1 << j]` is input mask j, the rest are
+    /// products of masks.
+    subsets: Vec<Rep3Vec<R>>,
+    out: Rep3Vec<R>,
+}
+
+impl<R> core::fmt::Debug for NMultPrep<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "NMultPrep({} inputs, <redacted>)", self.subsets.len().trailing_zeros())
+    }
+}
+
+impl<R: Ring> NMultPrep<R> {
+    /// Number of inputs N.
+    pub fn inputs(&self) -> usize {
+        self.subsets.len().trailing_zeros() as usize
+    }
+
+    /// Elements per input.
+    pub fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.out.is_empty()
+    }
+
+    /// The output mask ψ_z.
+    pub fn out_mask(&self) -> &Rep3Vec<R> {
+        &self.out
+    }
+
+    /// Elements `range` of every vector (for splitting a batched setup).
+    pub(crate) fn slice(&self, range: core::ops::Range<usize>) -> Self {
+        Self {
+            subsets: self
+                .subsets
+                .iter()
+                .map(|s| if s.is_empty() { s.clone() } else { s.slice(range.clone()) })
+                .collect(),
+            out: self.out.slice(range),
+        }
+    }
+}
+
+/// Setup of a fixed-point elementwise multiplication (2-MULT with a truncation pair).
+#[derive(Debug)]
+pub struct FixedMultPrep<R> {
+    mult: NMultPrep<R>,
+    shifted: Rep3Vec<R>,
+    frac_bits: u32,
+}
+
+/// Setup of a fixed-point matrix product `Z = X·W` (m×k by k×n). `Debug` is redacted.
+pub struct MatMulPrep<R> {
+    dims: (usize, usize, usize),
+    psi_x: Rep3Vec<R>,
+    psi_w: Rep3Vec<R>,
+    psi_xw: Rep3Vec<R>,
+    r: Rep3Vec<R>,
+    shifted: Rep3Vec<R>,
+    frac_bits: u32,
+}
+
+impl<R> core::fmt::Debug for MatMulPrep<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "MatMulPrep({:?}, <redacted>)", self.dims)
+    }
+}
+
+impl<R: Ring> MatMulPrep<R> {
+    /// The output's mask `ψ_Z = ψ'_Z >> d` (known in setup, for the next layer's setup).
+    pub fn out_mask(&self) -> &Rep3Vec<R> {
+        &self.shifted
+    }
+}
+
+/// One matrix product to prepare: `(ψ_X, ψ_W, (m, k, n), truncation pairs for m·n outputs)`.
+pub type MatMulJob<'a, R> = (&'a Rep3Vec<R>, &'a Rep3Vec<R>, (usize, usize, usize), TruncPairs<R>);
+
+/// The lowest ⌈p/2⌉ set bits of `t` (p = popcount): one half of a subset, the rest the other.
+fn low_half(t: usize) -> usize {
+    let take = (t.count_ones() as usize).div_ceil(2);
+    let mut out = 0;
+    let mut rest = t;
+    for _ in 0..take {
+        let bit = rest & rest.wrapping_neg();
+        out |= bit;
+        rest ^= bit;
+    }
+    out
+}
+
+impl<T: Transport> Meteor<T> {
+    /// Setup of several N-MULTs at once (each `(input masks, output mask)`): all subset
+    /// products in ⌈log₂ max N⌉ rounds, one batched `rep3` multiplication per round.
+    pub async fn nmult_setup_many<R: Ring>(
+        &mut self,
+        jobs: Vec<(Vec<&Rep3Vec<R>>, Rep3Vec<R>)>,
+    ) -> Result<Vec<NMultPrep<R>>, Error> {
+        let mut preps = Vec::with_capacity(jobs.len());
+        let mut max_n = 0;
+        for (inputs, out) in jobs {
+            let n = inputs.len();
+            if !(2..=8).contains(&n) {
+                return Err(Error::ApiMisuse(format!("N-MULT of {n} inputs (2 to 8 supported)")));
+            }
+            if let Some(bad) = inputs.iter().find(|x| x.len() != out.len()) {
+                return Err(Error::ApiMisuse(format!(
+                    "N-MULT setup: an input has {} elements, the output {}",
+                    bad.len(),
+                    out.len()
+                )));
+            }
+            let mut subsets = vec![Rep3Vec::from_parts(out.me, Vec::new(), Vec::new()); 1 << n];
+            for (j, x) in inputs.into_iter().enumerate() {
+                subsets[1 << j] = x.clone();
+            }
+            max_n = max_n.max(n);
+            preps.push(NMultPrep { subsets, out });
+        }
+        let mut lo = 1;
+        while lo < max_n {
+            let hi = 2 * lo;
+            // (job, subset) pairs made this round, from two halves made before.
+            let mut made = Vec::new();
+            let (mut xs, mut ys) = (Vec::new(), Vec::new());
+            for (j, prep) in preps.iter().enumerate() {
+                for t in 1..prep.subsets.len() {
+                    let p = t.count_ones() as usize;
+                    if p > lo && p <= hi {
+                        let l = low_half(t);
+                        xs.push(&prep.subsets[l]);
+                        ys.push(&prep.subsets[t ^ l]);
+                        made.push((j, t));
+                    }
+                }
+            }
+            if !made.is_empty() {
+                let lens: Vec<usize> = xs.iter().map(|x| x.len()).collect();
+                let z = self.p.mul(&Rep3Vec::concat(&xs), &Rep3Vec::concat(&ys)).await?;
+                for ((j, t), part) in made.into_iter().zip(z.split(&lens)) {
+                    preps[j].subsets[t] = part;
+                }
+            }
+            lo = hi;
+        }
+        Ok(preps)
+    }
+
+    /// Setup of one 2-MULT `x·y` with a fresh output mask (1 round).
+    pub async fn mult_setup<R: Ring>(
+        &mut self,
+        x_mask: &Rep3Vec<R>,
+        y_mask: &Rep3Vec<R>,
+    ) -> Result<NMultPrep<R>, Error> {
+        let out = self.mask(x_mask.len());
+        let mut v = self.nmult_setup_many(vec![(vec![x_mask, y_mask], out)]).await?;
+        v.pop().ok_or_else(|| Error::ApiMisuse("mult_setup: nothing prepared".into()))
+    }
+
+    /// Setup of a fixed-point 2-MULT, consuming truncation pairs for `d` fractional bits.
+    pub async fn mult_fixed_setup<R: IntRing>(
+        &mut self,
+        x_mask: &Rep3Vec<R>,
+        y_mask: &Rep3Vec<R>,
+        pairs: TruncPairs<R>,
+    ) -> Result<FixedMultPrep<R>, Error> {
+        if pairs.len() != x_mask.len() {
+            return Err(Error::ApiMisuse(format!(
+                "mult_fixed_setup: {} values, {} truncation pairs",
+                x_mask.len(),
+                pairs.len()
+            )));
+        }
+        let TruncPairs { frac_bits, r, r_shifted } = pairs;
+        let mut v = self.nmult_setup_many(vec![(vec![x_mask, y_mask], r)]).await?;
+        let mult = v.pop().ok_or_else(|| Error::ApiMisuse("nothing prepared".into()))?;
+        Ok(FixedMultPrep { mult, shifted: r_shifted, frac_bits })
+    }
+
+    /// `⟨Π x_t − ψ_out⟩` from the public `m`s and the setup products (local).
+    fn nmult_masked<R: Ring>(
+        &self,
+        xs: &[&MVec<R>],
+        prep: &NMultPrep<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        let n_in = prep.inputs();
+        if xs.len() != n_in {
+            return Err(Error::ApiMisuse(format!(
+                "N-MULT: {} inputs, prepared for {n_in}",
+                xs.len()
+            )));
+        }
+        for (j, x) in xs.iter().enumerate() {
+            check_mask("N-MULT", &x.psi, &prep.subsets[1 << j])?;
+        }
+        let len = prep.len();
+        let full = (1usize << n_in) - 1;
+        let mut a: Vec<R> = prep.out.a.iter().map(|v| -*v).collect();
+        let mut b: Vec<R> = prep.out.b.iter().map(|v| -*v).collect();
+        let slot = comp0_slot(self.me());
+        let mut coef = vec![R::ONE; 1 << n_in];
+        for e in 0..len {
+            // coef[T] = Π_{j ∉ T} m_j, built up by adding one index at a time.
+            coef[full] = R::ONE;
+            for t in (0..full).rev() {
+                let j = (!t & full).trailing_zeros() as usize;
+                coef[t] = coef[t | (1 << j)] * xs[j].m[e];
+            }
+            let (mut sa, mut sb) = (a[e], b[e]);
+            for (c, s) in coef.iter().zip(&prep.subsets).skip(1) {
+                sa += *c * s.a[e];
+                sb += *c * s.b[e];
+            }
+            match slot {
+                Some(true) => sa += coef[0],
+                Some(false) => sb += coef[0],
+                None => {}
+            }
+            a[e] = sa;
+            b[e] = sb;
+        }
+        Ok(Rep3Vec::from_parts(self.me(), a, b))
+    }
+
+    /// N-MULT online: `⟦Π x_t⟧` (1 round, one element per value per party).
+    pub async fn nmult<R: Ring>(
+        &mut self,
+        xs: &[&MVec<R>],
+        prep: NMultPrep<R>,
+    ) -> Result<MVec<R>, Error> {
+        let v = self.nmult_masked(xs, &prep)?;
+        let m = self.p.reveal(v).await?;
+        MVec::new(m, prep.out)
+    }
+
+    /// 2-MULT online: `⟦x·y⟧` (1 round, one element per value per party).
+    pub async fn mult<R: Ring>(
+        &mut self,
+        x: &MVec<R>,
+        y: &MVec<R>,
+        prep: NMultPrep<R>,
+    ) -> Result<MVec<R>, Error> {
+        self.nmult(&[x, y], prep).await
+    }
+
+    /// Fixed-point `⟦x·y / 2^d⟧` with the truncation folded into the reveal (1 round, one
+    /// element per value per party).
+    pub async fn mult_fixed<R: IntRing>(
+        &mut self,
+        x: &MVec<R>,
+        y: &MVec<R>,
+        prep: FixedMultPrep<R>,
+    ) -> Result<MVec<R>, Error> {
+        let v = self.nmult_masked(&[x, y], &prep.mult)?;
+        let m = self.p.reveal(v).await?;
+        MVec::new(m.into_iter().map(|v| v.shr_arith(prep.frac_bits)).collect(), prep.shifted)
+    }
+
+    /// Setup of several fixed-point matrix products at once (`(ψ_X, ψ_W, (m, k, n), pairs)`
+    /// each): all mask products in one round.
+    pub async fn matmul_fixed_setup_many<R: IntRing>(
+        &mut self,
+        jobs: Vec<MatMulJob<'_, R>>,
+    ) -> Result<Vec<MatMulPrep<R>>, Error> {
+        let mut local = Vec::new();
+        let mut lens = Vec::with_capacity(jobs.len());
+        for (px, pw, (m, k, n), pairs) in &jobs {
+            if pairs.len() != m * n {
+                return Err(Error::ApiMisuse(format!(
+                    "matmul setup: {m}x{n} outputs, {} truncation pairs",
+                    pairs.len()
+                )));
+            }
+            local.extend(Rep3::<T>::local_matmul(px, pw, *m, *k, *n)?);
+            lens.push(m * n);
+        }
+        let products = self.p.reshare(local).await?;
+        Ok(jobs
+            .into_iter()
+            .zip(products.split(&lens))
+            .map(|((px, pw, dims, pairs), psi_xw)| {
+                let TruncPairs { frac_bits, r, r_shifted } = pairs;
+                MatMulPrep {
+                    dims,
+                    psi_x: px.clone(),
+                    psi_w: pw.clone(),
+                    psi_xw,
+                    r,
+                    shifted: r_shifted,
+                    frac_bits,
+                }
+            })
+            .collect())
+    }
+
+    /// Fixed-point matrix product `⟦X·W / 2^d⟧` (X m×k, W k×n, row-major): 1 round, one
+    /// element per output per party.
+    pub async fn matmul_fixed<R: IntRing>(
+        &mut self,
+        x: &MVec<R>,
+        w: &MVec<R>,
+        prep: MatMulPrep<R>,
+    ) -> Result<MVec<R>, Error> {
+        check_mask("matmul (left operand)", &x.psi, &prep.psi_x)?;
+        check_mask("matmul (right operand)", &w.psi, &prep.psi_w)?;
+        let (m, k, n) = prep.dims;
+        let mut a = kernels::matmul(&x.m, &prep.psi_w.a, m, k, n);
+        let mut b = kernels::matmul(&x.m, &prep.psi_w.b, m, k, n);
+        kernels::matmul_acc(&prep.psi_x.a, &w.m, &mut a, m, k, n);
+        kernels::matmul_acc(&prep.psi_x.b, &w.m, &mut b, m, k, n);
+        match comp0_slot(self.me()) {
+            Some(true) => kernels::matmul_acc(&x.m, &w.m, &mut a, m, k, n),
+            Some(false) => kernels::matmul_acc(&x.m, &w.m, &mut b, m, k, n),
+            None => {}
+        }
+        kernels::add_assign(&mut a, &prep.psi_xw.a);
+        kernels::add_assign(&mut b, &prep.psi_xw.b);
+        kernels::sub_assign(&mut a, &prep.r.a);
+        kernels::sub_assign(&mut b, &prep.r.b);
+        let opened = self.p.reveal(Rep3Vec::from_parts(self.me(), a, b)).await?;
+        let d = prep.frac_bits;
+        MVec::new(opened.into_iter().map(|v| v.shr_arith(d)).collect(), prep.shifted)
+    }
+}
