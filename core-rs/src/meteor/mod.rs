@@ -59,7 +59,7 @@ mod msb;
 mod mult;
 mod pool;
 
-pub use msb::{MBits, MsbPrep, MuxPrep, ReluPrep};
+pub use msb::{msb_online_cost, MBits, MsbPrep, MuxPrep, ReluPrep};
 pub use mult::{FixedMultPrep, MatMulJob, MatMulPrep, NMultPrep};
 pub use pool::{PoolPrep, PoolSchedule};
 

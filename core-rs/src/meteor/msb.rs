@@ -124,6 +124,14 @@ fn tree_levels(bits: usize) -> Vec<(usize, usize)> {
     out
 }
 
+/// Online cost per party of one MSB extraction in Z_2^ℓ: `(bytes, rounds)` — ℓ e-values, the
+/// tree's products, the product with ζ and the opening of d (one byte per F_67 element).
+pub fn msb_online_cost(bits: usize) -> (usize, usize) {
+    let levels = tree_levels(bits);
+    let tree: usize = levels.iter().map(|(size, fan)| size / fan).sum();
+    (bits + tree + 2, 1 + levels.len() + 2)
+}
+
 /// Gather indices of factor `j` of every group at a tree level (`n` values, `size` factors
 /// each, groups of `fan`): output `e·(size/fan) + g` multiplies inputs `e·size + g·fan + j`.
 fn factor_index(n: usize, size: usize, fan: usize, j: usize) -> Vec<usize> {

@@ -14,10 +14,12 @@
 //!   [`NnError::Unsupported`] or [`NnError::Shape`], each naming what failed; never a panic.
 //! * [`FixedPlan`] encodes the weights with `f` fractional bits ([`plan`] documents the
 //!   error); [`FixedPlan::eval_plain`] is the plaintext fixed-point reference.
-//! * [`secure`] runs the plan on `rep3` with explicit, single-use preprocessing.
+//! * [`secure`] runs the plan on `rep3` with explicit, single-use preprocessing; [`meteor`]
+//!   runs it on METEOR's masked sharing with a separate, function-dependent setup phase.
 
 pub mod geom;
 pub mod import;
+pub mod meteor;
 mod model;
 pub mod plan;
 mod proto;

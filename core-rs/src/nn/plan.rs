@@ -26,6 +26,7 @@ use super::model::{check_input, Layer, Model};
 use super::NnError;
 use crate::ring::fixed::FixedPoint;
 use crate::ring::IntRing;
+use crate::Error;
 
 /// Fractional bits used by default (METEOR's d = 13).
 pub const DEFAULT_FRAC_BITS: u32 = 13;
@@ -115,6 +116,55 @@ impl PlanShape {
             n.dabits += batch * self.output_len().saturating_sub(1);
         }
         n
+    }
+}
+
+/// A step with its weights held as `V` (shares of some scheme): what a secure backend runs.
+pub(crate) enum WeightedStep<V> {
+    Dense { inputs: usize, outputs: usize, w: V, b: V },
+    Relu { len: usize },
+    Conv { geom: ConvGeom, w: V, b: V },
+    MaxPool(PoolGeom),
+}
+
+impl PlanShape {
+    /// Lengths of the weight blocks in sharing order: `w` then `b` of each dense or conv step.
+    pub(crate) fn weight_lens(&self) -> Vec<usize> {
+        let mut lens = Vec::new();
+        for s in &self.steps {
+            match s {
+                StepShape::Dense { inputs, outputs } => lens.extend([inputs * outputs, *outputs]),
+                StepShape::Conv(g) => lens.extend([g.patch_len() * g.out_c, g.out_c]),
+                StepShape::Relu { .. } | StepShape::MaxPool(_) => {}
+            }
+        }
+        lens
+    }
+
+    /// Hands consecutive weight blocks (as split by [`PlanShape::weight_lens`]) to the steps.
+    pub(crate) fn assemble<V>(&self, blocks: Vec<V>) -> Result<Vec<WeightedStep<V>>, Error> {
+        let mut blocks = blocks.into_iter();
+        let mut pair = || match (blocks.next(), blocks.next()) {
+            (Some(w), Some(b)) => Ok((w, b)),
+            _ => Err(Error::ApiMisuse("weights do not split by the plan's shape".into())),
+        };
+        self.steps
+            .iter()
+            .map(|s| {
+                Ok(match *s {
+                    StepShape::Dense { inputs, outputs } => {
+                        let (w, b) = pair()?;
+                        WeightedStep::Dense { inputs, outputs, w, b }
+                    }
+                    StepShape::Conv(geom) => {
+                        let (w, b) = pair()?;
+                        WeightedStep::Conv { geom, w, b }
+                    }
+                    StepShape::Relu { len } => WeightedStep::Relu { len },
+                    StepShape::MaxPool(g) => WeightedStep::MaxPool(g),
+                })
+            })
+            .collect()
     }
 }
 
@@ -262,8 +312,20 @@ impl<R: IntRing> FixedPlan<R> {
         self.class_labels.as_deref()
     }
 
-    pub(crate) fn steps(&self) -> &[Step<R>] {
-        &self.steps
+    /// All weights in sharing order (see [`PlanShape::weight_lens`]), after checking that the
+    /// plan has exactly `shape`.
+    pub(crate) fn weights_flat(&self, shape: &PlanShape) -> Result<Vec<R>, Error> {
+        if self.shape() != *shape {
+            return Err(Error::ApiMisuse("the plan does not match the public shape".into()));
+        }
+        let mut v = Vec::with_capacity(shape.weight_lens().iter().sum());
+        for s in &self.steps {
+            if let Step::Dense { w, b, .. } | Step::Conv { w, b, .. } = s {
+                v.extend_from_slice(w);
+                v.extend_from_slice(b);
+            }
+        }
+        Ok(v)
     }
 
     /// Encodes real inputs (`batch × input_len`).

@@ -19,8 +19,7 @@
 //! its im2col matrix of shares (`batch · positions · patch_len` elements, 16 bytes each per
 //! party), so large conv batches are best split into several runs.
 
-use super::geom::{ConvGeom, PoolGeom};
-use super::plan::{FixedPlan, Output, PlanShape, Step, StepShape};
+use super::plan::{FixedPlan, Output, PlanShape, WeightedStep};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{DaBits, Rep3, Rep3Vec, TruncPairs};
 use crate::ring::IntRing;
@@ -29,14 +28,7 @@ use crate::Error;
 /// A plan's weights as `rep3` shares. `Debug` is redacted.
 pub struct SharedModel<R> {
     shape: PlanShape,
-    steps: Vec<SharedStep<R>>,
-}
-
-enum SharedStep<R> {
-    Dense { inputs: usize, outputs: usize, w: Rep3Vec<R>, b: Rep3Vec<R> },
-    Relu { len: usize },
-    Conv { geom: ConvGeom, w: Rep3Vec<R>, b: Rep3Vec<R> },
-    MaxPool(PoolGeom),
+    steps: Vec<WeightedStep<Rep3Vec<R>>>,
 }
 
 impl<R> core::fmt::Debug for SharedModel<R> {
@@ -78,54 +70,10 @@ pub async fn share_model<T: Transport, R: IntRing>(
     plan: Option<&FixedPlan<R>>,
     shape: &PlanShape,
 ) -> Result<SharedModel<R>, Error> {
-    let mut lens = Vec::new();
-    for s in &shape.steps {
-        match s {
-            StepShape::Dense { inputs, outputs } => lens.extend([inputs * outputs, *outputs]),
-            StepShape::Conv(g) => lens.extend([g.patch_len() * g.out_c, g.out_c]),
-            _ => {}
-        }
-    }
-    let total = lens.iter().sum();
-    let values: Option<Vec<R>> = match plan {
-        Some(plan) => {
-            if plan.shape() != *shape {
-                return Err(Error::ApiMisuse("share_model: plan does not match the shape".into()));
-            }
-            let mut v = Vec::with_capacity(total);
-            for s in plan.steps() {
-                if let Step::Dense { w, b, .. } | Step::Conv { w, b, .. } = s {
-                    v.extend_from_slice(w);
-                    v.extend_from_slice(b);
-                }
-            }
-            Some(v)
-        }
-        None => None,
-    };
-    let all = p.input(owner, values.as_deref(), total).await?;
-    let mut parts = all.split(&lens).into_iter();
-    let mut steps = Vec::with_capacity(shape.steps.len());
-    for s in &shape.steps {
-        steps.push(match *s {
-            StepShape::Dense { inputs, outputs } => {
-                let (Some(w), Some(b)) = (parts.next(), parts.next()) else {
-                    return Err(Error::ApiMisuse(
-                        "share_model: weights do not split by the shape".into(),
-                    ));
-                };
-                SharedStep::Dense { inputs, outputs, w, b }
-            }
-            StepShape::Conv(geom) => {
-                let (Some(w), Some(b)) = (parts.next(), parts.next()) else {
-                    return Err(Error::ApiMisuse("share_model: weights do not split".into()));
-                };
-                SharedStep::Conv { geom, w, b }
-            }
-            StepShape::Relu { len } => SharedStep::Relu { len },
-            StepShape::MaxPool(g) => SharedStep::MaxPool(g),
-        });
-    }
+    let lens = shape.weight_lens();
+    let values = plan.map(|p| p.weights_flat(shape)).transpose()?;
+    let all = p.input(owner, values.as_deref(), lens.iter().sum()).await?;
+    let steps = shape.assemble(all.split(&lens))?;
     Ok(SharedModel { shape: shape.clone(), steps })
 }
 
@@ -168,17 +116,17 @@ pub async fn infer<T: Transport, R: IntRing>(
     let mut h = x;
     for s in &model.steps {
         h = match s {
-            SharedStep::Dense { inputs, outputs, w, b } => {
+            WeightedStep::Dense { inputs, outputs, w, b } => {
                 let pairs = prep.trunc.take(batch * outputs)?;
                 let z = p.matmul_fixed(&h, w, (batch, *inputs, *outputs), pairs).await?;
                 let tile: Vec<usize> = (0..batch * outputs).map(|i| i % outputs).collect();
                 z.add(&b.gather(&tile))?
             }
-            SharedStep::Relu { len } => {
+            WeightedStep::Relu { len } => {
                 let dab = prep.dabits.take(batch * len)?;
                 p.relu(&h, dab).await?
             }
-            SharedStep::Conv { geom: g, w, b } => {
+            WeightedStep::Conv { geom: g, w, b } => {
                 // im2col by a local gather; padding reads one appended public zero.
                 let zero = Rep3Vec::public(p.me(), &[R::ZERO]);
                 let cols = Rep3Vec::concat(&[&h, &zero]).gather(&g.batch_patches(batch));
@@ -188,7 +136,7 @@ pub async fn infer<T: Transport, R: IntRing>(
                 let tile: Vec<usize> = (0..rows * oc).map(|i| i % oc).collect();
                 z.add(&b.gather(&tile))?.gather(&g.chw_order(batch))
             }
-            SharedStep::MaxPool(g) => {
+            WeightedStep::MaxPool(g) => {
                 p.max_windows(&h, &g.windows(batch), &mut prep.dabits).await?
             }
         };

@@ -1,0 +1,290 @@
+//! Secure inference of a [`FixedPlan`] on the METEOR backend ([`crate::meteor`]).
+//!
+//! Three steps, each run by all three parties in the same order:
+//! 1. [`share_model`]: the model owner shares every weight and bias under owner-known masks
+//!    (one round; the owner sends one element per weight to each other party). The shared
+//!    weights keep their masks across inferences.
+//! 2. [`preprocess`] (setup: needs the shared model and the batch size, never the input):
+//!    walks the plan on masks only — the input's owner-known mask, every layer's output mask
+//!    (truncation pairs for linear layers, fresh masks for ReLUs), then makes every mask product
+//!    of every linear layer in **one** round and the setup of every ReLU and max-pool comparison
+//!    of the network in **one** batched run, so the setup's round count does not grow with the
+//!    depth. The result, a [`MeteorPrep`], is consumed by [`infer`].
+//! 3. [`infer`] (online): share the input ([`MeteorPrep::take_input_mask`] +
+//!    [`Meteor::share`]), then per layer: dense/conv = one [`Meteor::matmul_fixed`] reveal
+//!    (8 bytes per output), ReLU = [`Meteor::relu`] (95 bytes, 7 rounds), max pooling =
+//!    [`Meteor::maxpool`]. The scores stay masked; [`Meteor::reveal_to`] gives them to the
+//!    receiver, who takes the argmax in the clear (METEOR has no argmax protocol; the receiver
+//!    learns the scores).
+//!
+//! [`online_cost`] is the paper's cost model for a shape (extract §7.7); the tests assert that
+//! a run sends exactly that.
+
+use super::plan::{FixedPlan, PlanShape, StepShape, WeightedStep};
+use crate::meteor::{
+    msb_online_cost, InputMask, MVec, MatMulPrep, Meteor, PoolPrep, PoolSchedule, ReluPrep,
+};
+use crate::net::{PartyId, Transport};
+use crate::rep3::Rep3Vec;
+use crate::ring::IntRing;
+use crate::Error;
+
+/// A plan's weights as METEOR shares. `Debug` is redacted.
+pub struct MeteorModel<R> {
+    shape: PlanShape,
+    steps: Vec<WeightedStep<MVec<R>>>,
+}
+
+impl<R> core::fmt::Debug for MeteorModel<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "MeteorModel({} steps, <redacted>)", self.steps.len())
+    }
+}
+
+impl<R> MeteorModel<R> {
+    /// The public architecture.
+    pub fn shape(&self) -> &PlanShape {
+        &self.shape
+    }
+}
+
+enum StepPrep<R> {
+    Linear(MatMulPrep<R>),
+    Relu(ReluPrep<R>),
+    Pool(PoolPrep<R>),
+}
+
+/// Setup material for one run of a model on one batch: single use, consumed by [`infer`].
+/// `Debug` is redacted.
+pub struct MeteorPrep<R> {
+    batch: usize,
+    input: Option<InputMask<R>>,
+    steps: Vec<StepPrep<R>>,
+}
+
+impl<R> core::fmt::Debug for MeteorPrep<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "MeteorPrep(batch {}, {} steps, <redacted>)", self.batch, self.steps.len())
+    }
+}
+
+impl<R> MeteorPrep<R> {
+    /// The batch size this material is for.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Moves the input's mask out (once) for [`Meteor::share`].
+    pub fn take_input_mask(&mut self) -> Result<InputMask<R>, Error> {
+        self.input.take().ok_or_else(|| Error::ApiMisuse("the input mask was already taken".into()))
+    }
+}
+
+/// Online cost of one run per party, excluding the input's sharing and the output's reveal
+/// (as in the paper's tables): `(bytes, rounds)`.
+pub fn online_cost(shape: &PlanShape, bits: usize, batch: usize) -> (u64, u64) {
+    let word = (bits / 8) as u64;
+    let (msb_bytes, msb_rounds) = msb_online_cost(bits);
+    let relu = (msb_bytes as u64 + word, msb_rounds as u64 + 1);
+    let (mut bytes, mut rounds) = (0u64, 0u64);
+    for s in &shape.steps {
+        let (b, r) = match s {
+            StepShape::Dense { outputs, .. } => (word * *outputs as u64, 1),
+            StepShape::Conv(g) => (word * g.out_len() as u64, 1),
+            StepShape::Relu { len } => (relu.0 * *len as u64, relu.1),
+            StepShape::MaxPool(g) => {
+                let w = g.window_len() as u64;
+                let levels = u64::from(usize::BITS - (g.window_len() - 1).leading_zeros());
+                (relu.0 * (w - 1) * g.out_len() as u64, relu.1 * levels)
+            }
+        };
+        bytes += b * batch as u64;
+        rounds += r;
+    }
+    (bytes, rounds)
+}
+
+/// Shares the weights of `plan`, owned by compute party `owner` (which passes `Some(plan)`;
+/// the others pass `None`); every party passes the public `shape`. One round.
+pub async fn share_model<T: Transport, R: IntRing>(
+    p: &mut Meteor<T>,
+    owner: PartyId,
+    plan: Option<&FixedPlan<R>>,
+    shape: &PlanShape,
+) -> Result<MeteorModel<R>, Error> {
+    let lens = shape.weight_lens();
+    let values = plan.map(|p| p.weights_flat(shape)).transpose()?;
+    let mask = p.input_mask::<R>(owner, lens.iter().sum());
+    let all = p.share(owner, values.as_deref(), mask).await?;
+    let mut at = 0;
+    let blocks = lens
+        .iter()
+        .map(|&l| {
+            at += l;
+            all.slice(at - l..at)
+        })
+        .collect();
+    Ok(MeteorModel { shape: shape.clone(), steps: shape.assemble(blocks)? })
+}
+
+/// Bias tiling: output `i` of a layer with `width` outputs per row gets bias `i % width`.
+fn tile(len: usize, width: usize) -> Vec<usize> {
+    (0..len).map(|i| i % width).collect()
+}
+
+/// Makes the setup material for one run of `model` on `batch` samples whose input is owned by
+/// compute party `input_owner` (setup phase: no input needed).
+pub async fn preprocess<T: Transport, R: IntRing>(
+    p: &mut Meteor<T>,
+    model: &MeteorModel<R>,
+    batch: usize,
+    input_owner: PartyId,
+) -> Result<MeteorPrep<R>, Error> {
+    let shape = &model.shape;
+    if batch == 0 {
+        return Err(Error::ApiMisuse("preprocess: batch of 0".into()));
+    }
+    let me = p.me();
+    let input = p.input_mask::<R>(input_owner, batch * shape.input_len);
+    let trunc_total: usize = shape
+        .steps
+        .iter()
+        .map(|s| match s {
+            StepShape::Dense { outputs, .. } => batch * outputs,
+            StepShape::Conv(g) => batch * g.out_len(),
+            _ => 0,
+        })
+        .sum();
+    let mut pairs = p.rep3_mut().trunc_pairs::<R>(trunc_total, shape.frac_bits).await?;
+
+    // Walk the plan on masks: what each step's preparation is made from.
+    enum Pending {
+        Linear,
+        Relu(usize),
+        Pool(PoolSchedule, core::ops::Range<usize>),
+    }
+    // Linear layers: input masks, and (weight mask, dims, truncation pairs).
+    let mut lin_x: Vec<Rep3Vec<R>> = Vec::new();
+    let mut lin_meta = Vec::new();
+    let (mut relu_in, mut relu_out): (Vec<Rep3Vec<R>>, Vec<Rep3Vec<R>>) = (Vec::new(), Vec::new());
+    let mut pending = Vec::with_capacity(model.steps.len());
+    let mut h = input.mask().clone();
+    for s in &model.steps {
+        h = match s {
+            WeightedStep::Dense { inputs, outputs, w, b } => {
+                let tp = pairs.take(batch * outputs)?;
+                let out = tp.r_shifted.add(&b.mask().gather(&tile(batch * outputs, *outputs)))?;
+                pending.push(Pending::Linear);
+                lin_x.push(h);
+                lin_meta.push((w.mask(), (batch, *inputs, *outputs), tp));
+                out
+            }
+            WeightedStep::Conv { geom: g, w, b } => {
+                let zero = Rep3Vec::public(me, &[R::ZERO]);
+                let cols = Rep3Vec::concat(&[&h, &zero]).gather(&g.batch_patches(batch));
+                let rows = batch * g.positions();
+                let tp = pairs.take(rows * g.out_c)?;
+                let out = tp
+                    .r_shifted
+                    .add(&b.mask().gather(&tile(rows * g.out_c, g.out_c)))?
+                    .gather(&g.chw_order(batch));
+                pending.push(Pending::Linear);
+                lin_x.push(cols);
+                lin_meta.push((w.mask(), (rows, g.patch_len(), g.out_c), tp));
+                out
+            }
+            WeightedStep::Relu { len } => {
+                let out = p.mask::<R>(batch * len);
+                pending.push(Pending::Relu(relu_in.len()));
+                relu_in.push(h);
+                relu_out.push(out.clone());
+                out
+            }
+            WeightedStep::MaxPool(g) => {
+                let schedule = PoolSchedule::new(&g.windows(batch))?;
+                let outs: Vec<Rep3Vec<R>> =
+                    schedule.comparisons().into_iter().map(|n| p.mask(n)).collect();
+                let (ins, out) = schedule.relu_inputs(&h, &outs)?;
+                let first = relu_in.len();
+                relu_in.extend(ins);
+                relu_out.extend(outs);
+                pending.push(Pending::Pool(schedule, first..relu_in.len()));
+                out
+            }
+        };
+    }
+
+    let jobs = lin_x.iter().zip(lin_meta).map(|(x, (w, dims, tp))| (x, w, dims, tp)).collect();
+    let mut linear_preps = p.matmul_fixed_setup_many(jobs).await?.into_iter();
+    let lens: Vec<usize> = relu_in.iter().map(Rep3Vec::len).collect();
+    let mut relu_preps = if lens.is_empty() {
+        Vec::new()
+    } else {
+        let all_in = Rep3Vec::concat(&relu_in.iter().collect::<Vec<_>>());
+        let all_out = Rep3Vec::concat(&relu_out.iter().collect::<Vec<_>>());
+        p.relu_setup(&all_in, all_out).await?.split(&lens)?
+    }
+    .into_iter()
+    .map(Some)
+    .collect::<Vec<_>>();
+    let mut take_relu = |k: usize| {
+        relu_preps[k].take().ok_or_else(|| Error::ApiMisuse("ReLU preparation reused".into()))
+    };
+    let mut steps = Vec::with_capacity(pending.len());
+    for pd in pending {
+        steps.push(match pd {
+            Pending::Linear => StepPrep::Linear(
+                linear_preps.next().ok_or_else(|| Error::ApiMisuse("missing matmul".into()))?,
+            ),
+            Pending::Relu(k) => StepPrep::Relu(take_relu(k)?),
+            Pending::Pool(schedule, range) => {
+                let levels = range.map(&mut take_relu).collect::<Result<Vec<_>, _>>()?;
+                StepPrep::Pool(PoolPrep::new(schedule, levels)?)
+            }
+        });
+    }
+    Ok(MeteorPrep { batch, input: Some(input), steps })
+}
+
+/// Runs the shared model on the shared input `x` (`batch × input_len`, from
+/// [`Meteor::share`] under the prep's input mask), consuming `prep`; returns the masked scores
+/// (`batch × output_len`).
+pub async fn infer<T: Transport, R: IntRing>(
+    p: &mut Meteor<T>,
+    model: &MeteorModel<R>,
+    x: MVec<R>,
+    prep: MeteorPrep<R>,
+) -> Result<MVec<R>, Error> {
+    let batch = prep.batch;
+    if x.len() != batch * model.shape.input_len {
+        return Err(Error::ApiMisuse(format!(
+            "infer: input has {} values, the model takes {} per sample and the preparation is \
+             for a batch of {batch}",
+            x.len(),
+            model.shape.input_len
+        )));
+    }
+    if prep.steps.len() != model.steps.len() {
+        return Err(Error::ApiMisuse("infer: preparation made for another model".into()));
+    }
+    let me = p.me();
+    let mut h = x;
+    for (s, sp) in model.steps.iter().zip(prep.steps) {
+        h = match (s, sp) {
+            (WeightedStep::Dense { outputs, w, b, .. }, StepPrep::Linear(mm)) => {
+                let z = p.matmul_fixed(&h, w, mm).await?;
+                z.add(&b.gather(&tile(z.len(), *outputs)))?
+            }
+            (WeightedStep::Conv { geom: g, w, b }, StepPrep::Linear(mm)) => {
+                let zero = MVec::public(me, &[R::ZERO]);
+                let cols = MVec::concat(&[&h, &zero]).gather(&g.batch_patches(batch));
+                let z = p.matmul_fixed(&cols, w, mm).await?;
+                z.add(&b.gather(&tile(z.len(), g.out_c)))?.gather(&g.chw_order(batch))
+            }
+            (WeightedStep::Relu { .. }, StepPrep::Relu(rp)) => p.relu(&h, rp).await?,
+            (WeightedStep::MaxPool(_), StepPrep::Pool(pp)) => p.maxpool(&h, pp).await?,
+            _ => return Err(Error::ApiMisuse("infer: preparation made for another model".into())),
+        };
+    }
+    Ok(h)
+}

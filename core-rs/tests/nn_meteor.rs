@@ -1,0 +1,272 @@
+//! Secure inference on the METEOR backend: the committed MNIST models against onnxruntime and
+//! the plaintext fixed-point plan, and the online communication against the paper's cost model
+//! (extract §7.7) — exact bytes and rounds per party.
+
+use ringfence_core::meteor::Meteor;
+use ringfence_core::net::PartyId;
+use ringfence_core::nn::meteor::{infer, online_cost, preprocess, share_model};
+use ringfence_core::nn::{
+    argmax_rows, import_onnx, ConvGeom, Dense, FixedPlan, Layer, Model, PoolGeom, DEFAULT_FRAC_BITS,
+};
+use ringfence_core::ring::{IntRing, Z64};
+use ringfence_core::testing::{self, random_words};
+
+const NN_A: &[u8] = include_bytes!("../../models/nn-a.onnx");
+const NN_B: &[u8] = include_bytes!("../../models/nn-b.onnx");
+const NN_C: &[u8] = include_bytes!("../../models/nn-c.onnx");
+const LENET: &[u8] = include_bytes!("../../models/lenet.onnx");
+const LOGREG: &[u8] = include_bytes!("../../models/logreg.onnx");
+const MNIST: &[u8] = include_bytes!("../../models/data/mnist-test-1000.u8");
+const DIGITS8: &[u8] = include_bytes!("../../models/data/digits8-test.u8");
+const NN_A_REF: &str = include_str!("../../models/data/nn-a.reference.json");
+const NN_B_REF: &str = include_str!("../../models/data/nn-b.reference.json");
+const NN_C_REF: &str = include_str!("../../models/data/nn-c.reference.json");
+const LENET_REF: &str = include_str!("../../models/data/lenet.reference.json");
+const LOGREG_REF: &str = include_str!("../../models/data/logreg.reference.json");
+
+mod common;
+use common::json_numbers;
+
+fn mnist(n: usize) -> Vec<f64> {
+    MNIST[..n * 784].iter().map(|&p| f64::from(p) / 255.0).collect()
+}
+
+fn agreement(a: &[usize], b: &[usize]) -> f64 {
+    a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
+}
+
+struct Run {
+    scores: Vec<Z64>,
+    online_bytes: u64,
+    online_rounds: u64,
+}
+
+/// P0 owns the weights, P1 the input and receives the scores; online counters exclude the
+/// input's sharing and the output's reveal (as the paper's tables do).
+fn meteor_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize) -> Run {
+    let shape = plan.shape();
+    let outs = testing::run_rep3(11, |p| {
+        let (shape, x) = (shape.clone(), x.to_vec());
+        async move {
+            let mut p = Meteor::new(p);
+            let me = p.me();
+            let model =
+                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let mut prep = preprocess(&mut p, &model, batch, PartyId(1)).await?;
+            let mask = prep.take_input_mask()?;
+            let sx = p.share(PartyId(1), (me.0 == 1).then_some(&x[..]), mask).await?;
+            let before = p.rep3().ctx().stats();
+            let y = infer(&mut p, &model, sx, prep).await?;
+            let cost = p.rep3().ctx().stats() - before;
+            let out = p.reveal_to(PartyId(1), y).await?;
+            Ok((out, cost))
+        }
+    });
+    let costs: Vec<_> = outs.iter().map(|o| o.1).collect();
+    assert!(costs.iter().all(|c| *c == costs[0]), "METEOR is symmetric: {costs:?}");
+    assert!(outs[0].0.is_none() && outs[2].0.is_none(), "only P1 gets the scores");
+    Run {
+        scores: outs[1].0.clone().expect("P1's scores"),
+        online_bytes: costs[0].payload_bytes_sent,
+        online_rounds: costs[0].rounds,
+    }
+}
+
+fn digits(debug: usize) -> usize {
+    if cfg!(debug_assertions) {
+        debug
+    } else {
+        1000
+    }
+}
+
+/// Secure METEOR argmax agrees with onnxruntime's and with the plaintext plan's on ≥ 99.5% of
+/// the digits, the scores are within a few ulps of the plaintext plan, and the online
+/// communication is exactly the cost model's.
+fn check_net(name: &str, bytes: &[u8], reference: &str, n: usize, chunk: usize) {
+    let plan = FixedPlan::<Z64>::new(&import_onnx(bytes).unwrap(), DEFAULT_FRAC_BITS).unwrap();
+    let ort: Vec<usize> = json_numbers(reference, "argmax").iter().map(|&v| v as usize).collect();
+    let classes = plan.shape().output_len();
+    let x = plan.encode_input(&mnist(n)).unwrap();
+    let fixed = plan.eval_plain(&x, n).unwrap();
+    let len = plan.shape().input_len;
+    let mut secure = Vec::new();
+    let mut worst = 0;
+    for start in (0..n).step_by(chunk) {
+        let m = chunk.min(n - start);
+        let run = meteor_run(&plan, &x[start * len..(start + m) * len], m);
+        let (bytes, rounds) = online_cost(&plan.shape(), 64, m);
+        assert_eq!((run.online_bytes, run.online_rounds), (bytes, rounds), "{name}: cost model");
+        for (s, f) in run.scores.iter().zip(&fixed[start * classes..]) {
+            worst = worst.max((s.to_i64() - f.to_i64()).abs());
+        }
+        secure.extend(argmax_rows(&run.scores, classes));
+    }
+    let fixed_arg = argmax_rows(&fixed, classes);
+    let (a_fixed, a_ort) = (agreement(&secure, &fixed_arg), agreement(&secure, &ort[..n]));
+    eprintln!("{name}: METEOR argmax on {n} digits: {a_fixed} with plaintext, {a_ort} with onnxruntime; scores within {worst} ulps");
+    assert!(a_fixed >= 0.995 && a_ort >= 0.995, "{name}: {a_fixed} {a_ort}");
+    assert!(worst < 64, "{name}: {worst} ulps from the plaintext plan");
+}
+
+#[test]
+fn nn_a_meteor_agrees_with_onnxruntime() {
+    check_net("nn-a", NN_A, NN_A_REF, digits(100), 500);
+}
+
+#[test]
+fn nn_b_meteor_agrees_with_onnxruntime() {
+    check_net("nn-b", NN_B, NN_B_REF, digits(20), 250);
+}
+
+#[test]
+fn nn_c_meteor_agrees_with_onnxruntime() {
+    check_net("nn-c", NN_C, NN_C_REF, digits(2), 50);
+}
+
+#[test]
+fn lenet_meteor_agrees_with_onnxruntime() {
+    check_net("lenet", LENET, LENET_REF, digits(2), 25);
+}
+
+#[test]
+fn logreg_meteor_agrees_with_onnxruntime_on_its_test_set() {
+    let model = import_onnx(LOGREG).unwrap();
+    let plan = FixedPlan::<Z64>::new(&model, DEFAULT_FRAC_BITS).unwrap();
+    let x: Vec<f64> = DIGITS8.iter().map(|&p| f64::from(p)).collect();
+    let n = x.len() / 64;
+    let run = meteor_run(&plan, &plan.encode_input(&x).unwrap(), n);
+    let ort: Vec<usize> = json_numbers(LOGREG_REF, "argmax").iter().map(|&v| v as usize).collect();
+    let labels = model.class_labels.clone().unwrap();
+    let secure: Vec<usize> =
+        argmax_rows(&run.scores, 10).iter().map(|&i| labels[i] as usize).collect();
+    let a = agreement(&secure, &ort);
+    eprintln!("logreg: METEOR argmax on {n} digits agrees with onnxruntime on {a}");
+    assert!(a >= 0.995);
+}
+
+// The paper's architectures (extract §7.2), random weights: the cost model must give the
+// paper's communication figures exactly (§7.7), and a secure run must send exactly that.
+
+fn dense(inputs: usize, outputs: usize) -> Layer {
+    let w = random_words(inputs as u64 * 7 + outputs as u64, inputs * outputs + outputs);
+    let small = |v: &u64| ((*v % 2001) as f64 - 1000.0) / 20000.0;
+    Layer::Dense(Dense {
+        inputs,
+        outputs,
+        weights: w[..inputs * outputs].iter().map(small).collect(),
+        bias: w[inputs * outputs..].iter().map(small).collect(),
+    })
+}
+
+fn conv(in_c: usize, hw: usize, out_c: usize, k: usize, s: usize, p: usize) -> Layer {
+    let geom =
+        ConvGeom { in_c, in_h: hw, in_w: hw, out_c, kernel: [k, k], stride: [s, s], pads: [p; 4] };
+    let n = geom.patch_len() * out_c;
+    let w = random_words(n as u64, n + out_c);
+    let small = |v: &u64| ((*v % 2001) as f64 - 1000.0) / 20000.0;
+    Layer::Conv(ringfence_core::nn::Conv {
+        geom,
+        weights: w[..n].iter().map(small).collect(),
+        bias: w[n..].iter().map(small).collect(),
+    })
+}
+
+fn pool(c: usize, hw: usize, k: usize, s: usize) -> Layer {
+    Layer::MaxPool(PoolGeom { c, in_h: hw, in_w: hw, kernel: [k, k], stride: [s, s] })
+}
+
+fn model(input_shape: Vec<usize>, layers: Vec<Layer>) -> Model {
+    Model {
+        input_name: "x".into(),
+        input_shape,
+        layers,
+        class_labels: None,
+        dropped_transforms: Vec::new(),
+    }
+}
+
+fn paper_nets() -> Vec<(&'static str, Model, u64)> {
+    use Layer::Relu;
+    vec![
+        (
+            "NN-A",
+            model(
+                vec![784],
+                vec![dense(784, 128), Relu, dense(128, 128), Relu, dense(128, 10), Relu],
+            ),
+            27_398,
+        ),
+        (
+            "NN-B",
+            model(
+                vec![1, 28, 28],
+                vec![conv(1, 28, 5, 5, 2, 2), Relu, dense(980, 100), Relu, dense(100, 10)],
+            ),
+            111_320,
+        ),
+        (
+            "NN-C",
+            model(
+                vec![1, 28, 28],
+                vec![
+                    conv(1, 28, 16, 5, 1, 0),
+                    pool(16, 24, 2, 2),
+                    Relu,
+                    conv(16, 12, 16, 5, 1, 0),
+                    pool(16, 8, 2, 2),
+                    Relu,
+                    dense(256, 100),
+                    Relu,
+                    dense(100, 10),
+                    Relu,
+                ],
+            ),
+            1_066_050,
+        ),
+        (
+            "LeNet",
+            model(
+                vec![1, 28, 28],
+                vec![
+                    conv(1, 28, 20, 5, 1, 0),
+                    pool(20, 24, 2, 2),
+                    Relu,
+                    conv(20, 12, 50, 5, 1, 0),
+                    pool(50, 8, 2, 2),
+                    Relu,
+                    dense(800, 500),
+                    Relu,
+                    dense(500, 10),
+                    Relu,
+                ],
+            ),
+            1_568_690,
+        ),
+    ]
+}
+
+#[test]
+fn the_cost_model_gives_the_papers_communication_for_its_networks() {
+    for (name, m, paper) in paper_nets() {
+        let plan = FixedPlan::<Z64>::new(&m, DEFAULT_FRAC_BITS).unwrap();
+        let (bytes, rounds) = online_cost(&plan.shape(), 64, 1);
+        eprintln!("{name}: {bytes} bytes, {rounds} rounds per party online");
+        assert_eq!(bytes, paper, "{name}");
+    }
+}
+
+#[test]
+fn a_secure_run_of_the_papers_nn_a_and_nn_c_sends_exactly_the_papers_bytes() {
+    for (name, m, paper) in paper_nets().into_iter().filter(|n| n.0 == "NN-A" || n.0 == "NN-C") {
+        let plan = FixedPlan::<Z64>::new(&m, DEFAULT_FRAC_BITS).unwrap();
+        let x = plan.encode_input(&mnist(1)).unwrap();
+        let run = meteor_run(&plan, &x, 1);
+        assert_eq!(run.online_bytes, paper, "{name}: measured online bytes");
+        let want = plan.eval_plain(&x, 1).unwrap();
+        for (s, f) in run.scores.iter().zip(&want) {
+            assert!((s.to_i64() - f.to_i64()).abs() < 64, "{name}: {s:?} vs {f:?}");
+        }
+        eprintln!("{name}: measured {} bytes in {} rounds", run.online_bytes, run.online_rounds);
+    }
+}
