@@ -50,7 +50,7 @@ impl<R> MeteorModel<R> {
 
 enum StepPrep<R> {
     Linear(MatMulPrep<R>),
-    Relu(ReluPrep<R>),
+    Relu(Box<ReluPrep<R>>),
     Pool(PoolPrep<R>),
 }
 
@@ -236,7 +236,7 @@ pub async fn preprocess<T: Transport, R: IntRing>(
             Pending::Linear => StepPrep::Linear(
                 linear_preps.next().ok_or_else(|| Error::ApiMisuse("missing matmul".into()))?,
             ),
-            Pending::Relu(k) => StepPrep::Relu(take_relu(k)?),
+            Pending::Relu(k) => StepPrep::Relu(Box::new(take_relu(k)?)),
             Pending::Pool(schedule, range) => {
                 let levels = range.map(&mut take_relu).collect::<Result<Vec<_>, _>>()?;
                 StepPrep::Pool(PoolPrep::new(schedule, levels)?)
@@ -281,7 +281,7 @@ pub async fn infer<T: Transport, R: IntRing>(
                 let z = p.matmul_fixed(&cols, w, mm).await?;
                 z.add(&b.gather(&tile(z.len(), g.out_c)))?.gather(&g.chw_order(batch))
             }
-            (WeightedStep::Relu { .. }, StepPrep::Relu(rp)) => p.relu(&h, rp).await?,
+            (WeightedStep::Relu { .. }, StepPrep::Relu(rp)) => p.relu(&h, *rp).await?,
             (WeightedStep::MaxPool(_), StepPrep::Pool(pp)) => p.maxpool(&h, pp).await?,
             _ => return Err(Error::ApiMisuse("infer: preparation made for another model".into())),
         };
