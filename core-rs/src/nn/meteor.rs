@@ -49,7 +49,7 @@ impl<R> MeteorModel<R> {
 }
 
 enum StepPrep<R> {
-    Linear(MatMulPrep<R>),
+    Linear(Box<MatMulPrep<R>>),
     Relu(Box<ReluPrep<R>>),
     Pool(PoolPrep<R>),
 }
@@ -233,9 +233,9 @@ pub async fn preprocess<T: Transport, R: IntRing>(
     let mut steps = Vec::with_capacity(pending.len());
     for pd in pending {
         steps.push(match pd {
-            Pending::Linear => StepPrep::Linear(
+            Pending::Linear => StepPrep::Linear(Box::new(
                 linear_preps.next().ok_or_else(|| Error::ApiMisuse("missing matmul".into()))?,
-            ),
+            )),
             Pending::Relu(k) => StepPrep::Relu(Box::new(take_relu(k)?)),
             Pending::Pool(schedule, range) => {
                 let levels = range.map(&mut take_relu).collect::<Result<Vec<_>, _>>()?;
@@ -272,13 +272,13 @@ pub async fn infer<T: Transport, R: IntRing>(
     for (s, sp) in model.steps.iter().zip(prep.steps) {
         h = match (s, sp) {
             (WeightedStep::Dense { outputs, w, b, .. }, StepPrep::Linear(mm)) => {
-                let z = p.matmul_fixed(&h, w, mm).await?;
+                let z = p.matmul_fixed(&h, w, *mm).await?;
                 z.add(&b.gather(&tile(z.len(), *outputs)))?
             }
             (WeightedStep::Conv { geom: g, w, b }, StepPrep::Linear(mm)) => {
                 let zero = MVec::public(me, &[R::ZERO]);
                 let cols = MVec::concat(&[&h, &zero]).gather(&g.batch_patches(batch));
-                let z = p.matmul_fixed(&cols, w, mm).await?;
+                let z = p.matmul_fixed(&cols, w, *mm).await?;
                 z.add(&b.gather(&tile(z.len(), g.out_c)))?.gather(&g.chw_order(batch))
             }
             (WeightedStep::Relu { .. }, StepPrep::Relu(rp)) => p.relu(&h, *rp).await?,
