@@ -330,37 +330,40 @@ impl<T: Transport> Meteor<T> {
         let l = R::BITS as usize;
         let n = x.len();
         let slot = comp0_slot(self.me());
-        let two = F67::new(2);
         let mut ea = vec![F67::ZERO; n * l];
         let mut eb = vec![F67::ZERO; n * l];
         let top = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+        // Integer arithmetic with one reduction per e-value: terms are kept non-negative by
+        // adding q where they are subtracted (sums stay far below 2^32).
+        let q = u32::from(F67::Q);
+        let v = |x: F67| u32::from(x.value());
         for e in 0..n {
             let bt = !(x.m[e].to_u64() << 1) & top;
-            let (la, lb) = (prep.lam.a[e], prep.lam.b[e]);
-            let (mut sa, mut sb, mut ones) = (F67::ZERO, F67::ZERO, 0u64);
+            let (la, lb) = (v(prep.lam.a[e]), v(prep.lam.b[e]));
+            let (mut sa, mut sb, mut ones) = (0u32, 0u32, 0u32);
             for i in (0..l).rev() {
                 let k = e * l + i;
                 let bi = (bt >> i) & 1 == 1;
-                let (s_a, s_b) = (prep.s.a[k], prep.s.b[k]);
+                let (s_a, s_b) = (v(prep.s.a[k]), v(prep.s.b[k]));
                 // u_i = s_i − b_i − 2λs_i + 2b_iλ; the public −b_i + 1 + #{k > i: b_k} below.
-                let mut va = s_a - two * prep.lam_s.a[k] + sa - prep.psi_e.a[k];
-                let mut vb = s_b - two * prep.lam_s.b[k] + sb - prep.psi_e.b[k];
+                let mut va = s_a + 2 * (q - v(prep.lam_s.a[k])) + sa + q - v(prep.psi_e.a[k]);
+                let mut vb = s_b + 2 * (q - v(prep.lam_s.b[k])) + sb + q - v(prep.psi_e.b[k]);
                 if bi {
-                    va += two * la;
-                    vb += two * lb;
+                    va += 2 * la;
+                    vb += 2 * lb;
                 }
-                let public = F67::new(1 + ones + if bi { F67::Q as u64 - 1 } else { 0 });
+                let public = 1 + ones + if bi { q - 1 } else { 0 };
                 match slot {
                     Some(true) => va += public,
                     Some(false) => vb += public,
                     None => {}
                 }
-                ea[k] = va;
-                eb[k] = vb;
+                ea[k] = F67::new(u64::from(va));
+                eb[k] = F67::new(u64::from(vb));
                 // w_i = b_i + (1 − 2b_i)s_i joins the suffix sum of the lower bits.
                 if bi {
-                    sa -= s_a;
-                    sb -= s_b;
+                    sa += q - s_a;
+                    sb += q - s_b;
                     ones += 1;
                 } else {
                     sa += s_a;

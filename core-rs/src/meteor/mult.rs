@@ -24,22 +24,25 @@ use crate::Error;
 /// Setup of one N-MULT over vectors: every subset product of the input masks and the output
 /// mask. Consumed by [`Meteor::nmult`]. `Debug` is redacted.
 pub struct NMultPrep<R> {
-    /// Indexed by subset bitmask: `[0]` is empty, `[1 << j]` is input mask j, the rest are
-    /// products of masks.
-    subsets: Vec<Rep3Vec<R>>,
+    inputs: usize,
+    /// Value-major: entry `e·2^N + T` is `ψ_T` of value `e` for the subset bitmask `T`, with
+    /// `ψ_∅` the public constant 1 (so the public product `Π m_j` joins component 0 in the same
+    /// sum) and `ψ_{j}` input mask j. One contiguous run per value makes the online sum a dot
+    /// product.
+    terms: Rep3Vec<R>,
     out: Rep3Vec<R>,
 }
 
 impl<R> core::fmt::Debug for NMultPrep<R> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "NMultPrep({} inputs, <redacted>)", self.subsets.len().trailing_zeros())
+        write!(f, "NMultPrep({} inputs, <redacted>)", self.inputs)
     }
 }
 
 impl<R: Ring> NMultPrep<R> {
     /// Number of inputs N.
     pub fn inputs(&self) -> usize {
-        self.subsets.len().trailing_zeros() as usize
+        self.inputs
     }
 
     /// Elements per input.
@@ -57,15 +60,30 @@ impl<R: Ring> NMultPrep<R> {
         &self.out
     }
 
-    /// Elements `range` of every vector (for splitting a batched setup).
+    /// Elements `range` (for splitting a batched setup).
     pub(crate) fn slice(&self, range: core::ops::Range<usize>) -> Self {
+        let s = 1 << self.inputs;
         Self {
-            subsets: self
-                .subsets
-                .iter()
-                .map(|s| if s.is_empty() { s.clone() } else { s.slice(range.clone()) })
-                .collect(),
+            inputs: self.inputs,
+            terms: self.terms.slice(range.start * s..range.end * s),
             out: self.out.slice(range),
+        }
+    }
+
+    /// Checks that `x` carries input mask `j`.
+    fn check_input(&self, j: usize, x: &Rep3Vec<R>) -> Result<(), Error> {
+        let s = 1 << self.inputs;
+        let same = x.len() == self.len()
+            && (0..x.len()).all(|e| {
+                let k = e * s + (1 << j);
+                x.a[e] == self.terms.a[k] && x.b[e] == self.terms.b[k]
+            });
+        if same {
+            Ok(())
+        } else {
+            Err(Error::ApiMisuse(format!(
+                "N-MULT: input {j}'s mask is not the one this preparation was made for"
+            )))
         }
     }
 }
@@ -125,7 +143,7 @@ impl<T: Transport> Meteor<T> {
         &mut self,
         jobs: Vec<(Vec<&Rep3Vec<R>>, Rep3Vec<R>)>,
     ) -> Result<Vec<NMultPrep<R>>, Error> {
-        let mut preps = Vec::with_capacity(jobs.len());
+        let mut building = Vec::with_capacity(jobs.len());
         let mut max_n = 0;
         for (inputs, out) in jobs {
             let n = inputs.len();
@@ -139,12 +157,12 @@ impl<T: Transport> Meteor<T> {
                     out.len()
                 )));
             }
-            let mut subsets = vec![Rep3Vec::from_parts(out.me, Vec::new(), Vec::new()); 1 << n];
+            let mut subsets = vec![Rep3Vec::public(out.me, &vec![R::ONE; out.len()]); 1 << n];
             for (j, x) in inputs.into_iter().enumerate() {
                 subsets[1 << j] = x.clone();
             }
             max_n = max_n.max(n);
-            preps.push(NMultPrep { subsets, out });
+            building.push((subsets, out));
         }
         let mut lo = 1;
         while lo < max_n {
@@ -152,13 +170,13 @@ impl<T: Transport> Meteor<T> {
             // (job, subset) pairs made this round, from two halves made before.
             let mut made = Vec::new();
             let (mut xs, mut ys) = (Vec::new(), Vec::new());
-            for (j, prep) in preps.iter().enumerate() {
-                for t in 1..prep.subsets.len() {
+            for (j, (subsets, _)) in building.iter().enumerate() {
+                for t in 1..subsets.len() {
                     let p = t.count_ones() as usize;
                     if p > lo && p <= hi {
                         let l = low_half(t);
-                        xs.push(&prep.subsets[l]);
-                        ys.push(&prep.subsets[t ^ l]);
+                        xs.push(&subsets[l]);
+                        ys.push(&subsets[t ^ l]);
                         made.push((j, t));
                     }
                 }
@@ -167,12 +185,21 @@ impl<T: Transport> Meteor<T> {
                 let lens: Vec<usize> = xs.iter().map(|x| x.len()).collect();
                 let z = self.p.mul(&Rep3Vec::concat(&xs), &Rep3Vec::concat(&ys)).await?;
                 for ((j, t), part) in made.into_iter().zip(z.split(&lens)) {
-                    preps[j].subsets[t] = part;
+                    building[j].0[t] = part;
                 }
             }
             lo = hi;
         }
-        Ok(preps)
+        Ok(building
+            .into_iter()
+            .map(|(subsets, out)| {
+                let (s, len) = (subsets.len(), out.len());
+                let idx: Vec<usize> =
+                    (0..len).flat_map(|e| (0..s).map(move |t| t * len + e)).collect();
+                let flat = Rep3Vec::concat(&subsets.iter().collect::<Vec<_>>());
+                NMultPrep { inputs: s.trailing_zeros() as usize, terms: flat.gather(&idx), out }
+            })
+            .collect())
     }
 
     /// Setup of one 2-MULT `x·y` with a fresh output mask (1 round).
@@ -212,7 +239,7 @@ impl<T: Transport> Meteor<T> {
         xs: &[&MVec<R>],
         prep: &NMultPrep<R>,
     ) -> Result<Rep3Vec<R>, Error> {
-        let n_in = prep.inputs();
+        let n_in = prep.inputs;
         if xs.len() != n_in {
             return Err(Error::ApiMisuse(format!(
                 "N-MULT: {} inputs, prepared for {n_in}",
@@ -220,33 +247,22 @@ impl<T: Transport> Meteor<T> {
             )));
         }
         for (j, x) in xs.iter().enumerate() {
-            check_mask("N-MULT", &x.psi, &prep.subsets[1 << j])?;
+            prep.check_input(j, &x.psi)?;
         }
-        let len = prep.len();
-        let full = (1usize << n_in) - 1;
-        let mut a: Vec<R> = prep.out.a.iter().map(|v| -*v).collect();
-        let mut b: Vec<R> = prep.out.b.iter().map(|v| -*v).collect();
-        let slot = comp0_slot(self.me());
-        let mut coef = vec![R::ONE; 1 << n_in];
-        for e in 0..len {
+        let s = 1usize << n_in;
+        let full = s - 1;
+        let mut a = Vec::with_capacity(prep.len());
+        let mut b = Vec::with_capacity(prep.len());
+        let mut coef = vec![R::ONE; s];
+        for e in 0..prep.len() {
             // coef[T] = Π_{j ∉ T} m_j, built up by adding one index at a time.
-            coef[full] = R::ONE;
             for t in (0..full).rev() {
                 let j = (!t & full).trailing_zeros() as usize;
                 coef[t] = coef[t | (1 << j)] * xs[j].m[e];
             }
-            let (mut sa, mut sb) = (a[e], b[e]);
-            for (c, s) in coef.iter().zip(&prep.subsets).skip(1) {
-                sa += *c * s.a[e];
-                sb += *c * s.b[e];
-            }
-            match slot {
-                Some(true) => sa += coef[0],
-                Some(false) => sb += coef[0],
-                None => {}
-            }
-            a[e] = sa;
-            b[e] = sb;
+            let run = e * s..(e + 1) * s;
+            a.push(R::dot(&coef, &prep.terms.a[run.clone()]) - prep.out.a[e]);
+            b.push(R::dot(&coef, &prep.terms.b[run]) - prep.out.b[e]);
         }
         Ok(Rep3Vec::from_parts(self.me(), a, b))
     }

@@ -102,6 +102,17 @@ impl Ring for F67 {
         dst.extend(src.iter().map(|&b| Self::new(b as u64)));
     }
 
+    fn dot(a: &[Self], b: &[Self]) -> Self {
+        assert_eq!(a.len(), b.len(), "dot: length mismatch");
+        // Products are below 67² < 2^13: 2^19 of them fit a u32 before reducing.
+        let mut total = 0u64;
+        for (ca, cb) in a.chunks(1 << 19).zip(b.chunks(1 << 19)) {
+            let s: u32 = ca.iter().zip(cb).map(|(x, y)| u32::from(x.0) * u32::from(y.0)).sum();
+            total += u64::from(s % u32::from(Self::Q));
+        }
+        Self::new(total)
+    }
+
     fn first_invalid(src: &[u8]) -> Option<usize> {
         src.iter().position(|&b| b >= Self::Q)
     }
@@ -155,6 +166,15 @@ mod tests {
         }
         // Expected 200 each; a 5σ band is about ±70.
         assert!(counts.iter().all(|&c| (130..=270).contains(&c)), "{counts:?}");
+    }
+
+    #[test]
+    fn lazy_dot_matches_the_field_operations() {
+        let a: Vec<F67> = (0..1000u64).map(|i| F67::new(i * 7919 + 3)).collect();
+        let b: Vec<F67> = (0..1000u64).map(|i| F67::new(i * 104_729 + 1)).collect();
+        let slow = a.iter().zip(&b).fold(F67::ZERO, |s, (x, y)| s + *x * *y);
+        assert_eq!(F67::dot(&a, &b), slow);
+        assert_eq!(F67::dot(&[F67::new(66); 3], &[F67::new(66); 3]), F67::new(3));
     }
 
     #[test]

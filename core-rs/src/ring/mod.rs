@@ -59,6 +59,11 @@ pub trait Ring:
     fn first_invalid(_src: &[u8]) -> Option<usize> {
         None
     }
+    /// `Σ a[i]·b[i]` over equal-length slices ([`kernels::dot`]); fields with a cheap lazy
+    /// reduction ([`F67`]) override it to reduce once per sum instead of once per operation.
+    fn dot(a: &[Self], b: &[Self]) -> Self {
+        kernels::dot(a, b)
+    }
 }
 
 /// An integer ring Z_2^k (k = 32 or 64), interpreted as two's complement where signs matter.

@@ -56,6 +56,60 @@ impl Op {
     }
 }
 
+/// The protocol family that runs a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Backend {
+    /// Replicated sharing (`rep3`): preprocessing is truncation pairs and daBits; the argmax is
+    /// computed securely and only the class reaches P1.
+    Rep3,
+    /// METEOR's masked sharing: a function-dependent setup makes every mask and mask product;
+    /// the scores are revealed to P1, who takes the argmax (the paper's output).
+    Meteor,
+}
+
+impl Backend {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Rep3 => "rep3",
+            Self::Meteor => "meteor",
+        }
+    }
+}
+
+/// Models that `--model` accepts by name: `models/NAME.onnx` of the repository.
+pub(crate) const MODEL_NAMES: &[&str] = &["nn-a", "nn-b", "nn-c", "lenet", "logreg"];
+
+/// `--model` as given: a path to an ONNX file, or one of [`MODEL_NAMES`], looked up in
+/// `$RINGFENCE_MODELS`, then in `models/` of the current directory and of its ancestors, then
+/// next to the executable's ancestors (a checkout's `target/release/ringfence`).
+pub(crate) fn resolve_model(arg: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    if arg.is_file() {
+        return std::fs::canonicalize(arg).map_err(|e| format!("{}: {e}", arg.display()));
+    }
+    let name = arg.to_string_lossy();
+    if !MODEL_NAMES.contains(&name.as_ref()) {
+        return Err(format!(
+            "--model {name}: no such file, and not a model name ({})",
+            MODEL_NAMES.join(", ")
+        ));
+    }
+    let file = format!("{name}.onnx");
+    let mut dirs: Vec<std::path::PathBuf> =
+        std::env::var_os("RINGFENCE_MODELS").map(Into::into).into_iter().collect();
+    let mut roots = Vec::new();
+    roots.extend(std::env::current_dir().ok());
+    roots.extend(std::env::current_exe().ok());
+    for root in &roots {
+        dirs.extend(root.ancestors().map(|a| a.join("models")));
+    }
+    dirs.iter()
+        .map(|d| d.join(&file))
+        .find(|f| f.is_file())
+        .ok_or_else(|| {
+            format!("--model {name}: {file} not found in $RINGFENCE_MODELS or any models/ above the current directory or the executable")
+        })
+}
+
 /// Sizes of a benchmark run.
 #[derive(Clone, Copy)]
 pub(crate) struct Sizes {
@@ -67,6 +121,8 @@ pub(crate) struct Sizes {
     pub(crate) matmul_dim: usize,
     /// Samples per inference run.
     pub(crate) batch: usize,
+    /// The protocol family of inference runs.
+    pub(crate) backend: Backend,
 }
 
 /// A model to benchmark: its name and the imported graph.
@@ -94,7 +150,15 @@ pub(crate) async fn run_ops<R: IntRing>(
     for &op in ops {
         if op == Op::Infer {
             let mb = model.ok_or("infer needs --model FILE")?;
-            report(&FromChild::Op(bench_infer::<R>(&mut p, mb, sizes).await?));
+            let r = match sizes.backend {
+                Backend::Rep3 => bench_infer::<R>(&mut p, mb, sizes).await?,
+                Backend::Meteor => {
+                    let (q, r) = bench_infer_meteor::<R>(p, mb, sizes).await?;
+                    p = q;
+                    r
+                }
+            };
+            report(&FromChild::Op(r));
             continue;
         }
         let r =
@@ -161,46 +225,109 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
     Ok(m.finish(repeat))
 }
 
-/// Secure inference: the weights are shared once (not timed), then each run makes its setup
-/// (timed as setup), shares `batch` samples from P1, infers and opens the argmax to P1.
+/// What an inference benchmark needs at every party: the plan, its shape and (at the input
+/// owner P1) the encoded samples.
+struct InferInputs<R> {
+    plan: ringfence_core::nn::FixedPlan<R>,
+    shape: ringfence_core::nn::PlanShape,
+    batch: usize,
+    encoded: Option<Vec<R>>,
+}
+
+const INPUT_OWNER: PartyId = PartyId(1);
+const MODEL_OWNER: PartyId = PartyId(0);
+
+impl<R: IntRing> InferInputs<R> {
+    fn new(me: PartyId, mb: &ModelBench, sizes: Sizes) -> Result<Self, String> {
+        use ringfence_core::nn::{FixedPlan, DEFAULT_FRAC_BITS};
+        let plan = FixedPlan::<R>::new(&mb.model, DEFAULT_FRAC_BITS).map_err(|e| e.to_string())?;
+        let shape = plan.shape();
+        let batch = sizes.batch.max(1);
+        let len = batch * shape.input_len;
+        // Deterministic pixel-like inputs in [0, 1); only P1 (the input owner) encodes them.
+        let pixels: Vec<f64> = (0..len).map(|i| ((i * 37 + 11) % 256) as f64 / 256.0).collect();
+        let encoded = if me == INPUT_OWNER {
+            Some(plan.encode_input(&pixels).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
+        Ok(Self { plan, shape, batch, encoded })
+    }
+
+    fn meter(&self, mb: &ModelBench) -> Meter {
+        let mut m = Meter::new(Op::Infer, self.batch);
+        m.shape = Some(format!("{} batch {}", mb.name, self.batch));
+        m
+    }
+}
+
+/// Secure inference on rep3: the weights are shared once (not timed), then each run makes its
+/// setup (timed as setup), shares `batch` samples from P1, infers and opens the argmax to P1.
 async fn bench_infer<R: IntRing>(
     p: &mut Session,
     mb: &ModelBench,
     sizes: Sizes,
 ) -> Result<OpReport, String> {
-    use ringfence_core::nn::{
-        infer, preprocess, share_model, FixedPlan, Output, DEFAULT_FRAC_BITS,
-    };
+    use ringfence_core::nn::{infer, preprocess, share_model, Output};
     let e = |e: ringfence_core::Error| e.to_string();
-    let plan = FixedPlan::<R>::new(&mb.model, DEFAULT_FRAC_BITS).map_err(|e| e.to_string())?;
-    let shape = plan.shape();
-    let owner = PartyId(0);
+    let io = InferInputs::<R>::new(p.me(), mb, sizes)?;
+    let me = p.me();
     let shared =
-        share_model(p, owner, (p.me() == owner).then_some(&plan), &shape).await.map_err(e)?;
-    let batch = sizes.batch.max(1);
-    let len = batch * shape.input_len;
-    // Deterministic pixel-like inputs in [0, 1); only P1 (the input owner) encodes them.
-    let pixels: Vec<f64> = (0..len).map(|i| ((i * 37 + 11) % 256) as f64 / 256.0).collect();
-    let input = PartyId(1);
-    let encoded = if p.me() == input {
-        Some(plan.encode_input(&pixels).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
-    let mut m = Meter::new(Op::Infer, batch);
-    m.shape = Some(format!("{} batch {batch}", mb.name));
+        share_model(p, MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
+            .await
+            .map_err(e)?;
+    let mut m = io.meter(mb);
     for run in 0..=sizes.repeat {
         let warm = run == 0;
         m.setup_start(p);
-        let prep = preprocess::<_, R>(p, &shape, batch, Output::Argmax).await.map_err(e)?;
+        let prep = preprocess::<_, R>(p, &io.shape, io.batch, Output::Argmax).await.map_err(e)?;
         m.setup_end(p, warm);
         m.start(p).await?;
-        let x = p.input(input, encoded.as_deref(), len).await.map_err(e)?;
+        let len = io.batch * io.shape.input_len;
+        let x = p.input(INPUT_OWNER, io.encoded.as_deref(), len).await.map_err(e)?;
         let y = infer(p, &shared, x, prep).await.map_err(e)?;
-        p.reveal_to(input, y).await.map_err(e)?;
+        p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
         m.stop(p, warm).await?;
     }
     Ok(m.finish(sizes.repeat))
+}
+
+/// Secure inference on METEOR: weights shared once (not timed); each run's setup (input and
+/// layer masks, mask products, ReLU material) is timed as setup; online is P1 sharing the
+/// samples, the layers, and the scores revealed to P1 (who takes the argmax in the clear).
+async fn bench_infer_meteor<R: IntRing>(
+    p: Session,
+    mb: &ModelBench,
+    sizes: Sizes,
+) -> Result<(Session, OpReport), String> {
+    use ringfence_core::meteor::Meteor;
+    use ringfence_core::nn::meteor::{infer, preprocess, share_model};
+    let e = |e: ringfence_core::Error| e.to_string();
+    let io = InferInputs::<R>::new(p.me(), mb, sizes)?;
+    let mut p = Meteor::new(p);
+    let me = p.me();
+    let shared =
+        share_model(&mut p, MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
+            .await
+            .map_err(e)?;
+    let mut m = io.meter(mb);
+    for run in 0..=sizes.repeat {
+        let warm = run == 0;
+        m.setup_start(p.rep3());
+        let mut prep = preprocess(&mut p, &shared, io.batch, INPUT_OWNER).await.map_err(e)?;
+        m.setup_end(p.rep3(), warm);
+        m.start(p.rep3_mut()).await?;
+        let mask = prep.take_input_mask().map_err(e)?;
+        let x = p.share(INPUT_OWNER, io.encoded.as_deref(), mask).await.map_err(e)?;
+        let y = infer(&mut p, &shared, x, prep).await.map_err(e)?;
+        let scores = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
+        if let Some(s) = scores {
+            // The receiver's argmax, part of the online time.
+            std::hint::black_box(ringfence_core::nn::argmax_rows(&s, io.shape.output_len()));
+        }
+        m.stop(p.rep3_mut(), warm).await?;
+    }
+    Ok((p.into_rep3(), m.finish(sizes.repeat)))
 }
 
 /// Accumulates the timed runs of one operation.
@@ -210,6 +337,7 @@ struct Meter {
     shape: Option<String>,
     seconds: f64,
     frame_bytes: u64,
+    payload_bytes: u64,
     wire_bytes: u64,
     rounds: u64,
     setup: Option<(f64, u64)>,
@@ -224,6 +352,7 @@ impl Meter {
             shape: None,
             seconds: 0.0,
             frame_bytes: 0,
+            payload_bytes: 0,
             wire_bytes: 0,
             rounds: 0,
             setup: None,
@@ -262,6 +391,7 @@ impl Meter {
         if !warm {
             self.seconds += secs;
             self.frame_bytes += d.bytes_sent;
+            self.payload_bytes += d.payload_bytes_sent;
             self.wire_bytes += wire;
             self.rounds += d.rounds;
         }
@@ -276,6 +406,7 @@ impl Meter {
             shape: self.shape,
             seconds: self.seconds / r,
             frame_bytes: self.frame_bytes as f64 / r,
+            payload_bytes: self.payload_bytes as f64 / r,
             wire_bytes: self.wire_bytes as f64 / r,
             rounds: self.rounds as f64 / r,
             setup_seconds: self.setup.map(|(s, _)| s / r),
@@ -301,6 +432,18 @@ pub(crate) struct Summary {
     setup_bytes_per_party: Option<f64>,
     repeat: usize,
     shape: Option<String>,
+    /// Inference only: the model's name, the batch, and the online figures under the names
+    /// the inference benchmarks use (`seconds`/`bytes_per_party` are the same run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    batch: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    online_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    online_bytes_per_party: Option<f64>,
+    /// Payload bytes (no frame headers) per party: what the protocols' cost models count.
+    payload_bytes_per_party: f64,
 }
 
 /// Combines the three parties' reports of one op: slowest time, mean bytes, most rounds.
@@ -309,12 +452,14 @@ pub(crate) fn summarize(
     ring_bits: u32,
     transport: &'static str,
     repeat: usize,
+    backend: Backend,
 ) -> Summary {
     let k = reports.len().max(1) as f64;
     let max = |f: fn(&OpReport) -> f64| reports.iter().map(f).fold(0.0, f64::max);
     let mean = |f: fn(&OpReport) -> f64| reports.iter().map(f).sum::<f64>() / k;
     let first = &reports[0];
     let seconds = max(|r| r.seconds);
+    let infer = first.op == Op::Infer.name();
     Summary {
         op: first.op.clone(),
         n: first.n,
@@ -324,7 +469,7 @@ pub(crate) fn summarize(
         bytes_per_party: mean(|r| r.frame_bytes),
         wire_bytes_per_party: mean(|r| r.wire_bytes),
         rounds: max(|r| r.rounds),
-        backend: "rep3",
+        backend: backend.name(),
         transport,
         setup_seconds: first.setup_seconds.map(|_| max(|r| r.setup_seconds.unwrap_or(0.0))),
         setup_bytes_per_party: first
@@ -332,14 +477,28 @@ pub(crate) fn summarize(
             .map(|_| mean(|r| r.setup_frame_bytes.unwrap_or(0.0))),
         repeat,
         shape: first.shape.clone(),
+        model: infer.then(|| {
+            first.shape.as_deref().and_then(|s| s.split(' ').next()).unwrap_or("").to_string()
+        }),
+        batch: infer.then_some(first.n),
+        online_seconds: infer.then_some(seconds),
+        online_bytes_per_party: infer.then(|| mean(|r| r.frame_bytes)),
+        payload_bytes_per_party: mean(|r| r.payload_bytes),
     }
 }
 
 /// Prints the header of the human-readable table.
-pub(crate) fn print_header(n: usize, ring_bits: u32, transport: &str, repeat: usize) {
+pub(crate) fn print_header(
+    backend: Backend,
+    n: usize,
+    ring_bits: u32,
+    transport: &str,
+    repeat: usize,
+) {
     println!(
-        "ringfence bench: rep3, Z_2^{ring_bits}, n = {n}, transport {transport}, \
-         3 processes on 127.0.0.1, mean of {repeat} runs after a warm-up"
+        "ringfence bench: {}, Z_2^{ring_bits}, n = {n}, transport {transport}, \
+         3 processes on 127.0.0.1, mean of {repeat} runs after a warm-up",
+        backend.name()
     );
     println!(
         "{:<7} {:>9} {:>13} {:>10} {:>12} {:>9} {:>12} {:>7} {:>18}",

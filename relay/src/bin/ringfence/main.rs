@@ -91,14 +91,19 @@ struct Workload {
     /// Dimension d of the square matrix product d×d·d×d benchmarked by `matmul`.
     #[arg(long, default_value_t = 128)]
     matmul_dim: usize,
-    /// Benchmark secure inference of this ONNX model instead of the operations (e.g.
-    /// `models/lenet.onnx`): P0 shares the weights once, P1 inputs the samples and learns the
-    /// argmax; setup (truncation pairs, daBits) is timed separately from the online run.
+    /// Benchmark secure inference of a model instead of the operations: a path to an ONNX
+    /// file, or one of nn-a, nn-b, nn-c, lenet, logreg (the repository's `models/NAME.onnx`).
+    /// P0 shares the weights once, P1 inputs the samples and learns the result; setup is timed
+    /// separately from the online run.
     #[arg(long)]
     model: Option<std::path::PathBuf>,
     /// Samples per inference run (with --model).
     #[arg(long, default_value_t = 1)]
     batch: usize,
+    /// Protocol family for --model: rep3 (the argmax is computed securely) or meteor (the
+    /// scores go to P1, as in the METEOR paper).
+    #[arg(long, value_enum, default_value = "rep3")]
+    backend: bench::Backend,
 }
 
 impl Workload {
@@ -129,10 +134,10 @@ impl Workload {
             self.batch.to_string(),
         ];
         if let Some(path) = &self.model {
-            let abs =
-                std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let abs = bench::resolve_model(path)?;
             args.extend(["--model".into(), abs.display().to_string()]);
         }
+        args.extend(["--backend".into(), self.backend.name().into()]);
         Ok(args)
     }
 }
@@ -176,8 +181,13 @@ fn main() -> ExitCode {
         Cmd::Demo(a) => exit(demo_parent(&a)),
         Cmd::BenchParty(a) => {
             let w = &a.work;
-            let sizes =
-                bench::Sizes { n: w.n, repeat: w.repeat, matmul_dim: w.matmul_dim, batch: w.batch };
+            let sizes = bench::Sizes {
+                n: w.n,
+                repeat: w.repeat,
+                matmul_dim: w.matmul_dim,
+                batch: w.batch,
+                backend: w.backend,
+            };
             let model = match w.model.as_deref().map(bench::load_model).transpose() {
                 Ok(m) => m,
                 Err(e) => {
@@ -236,7 +246,11 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let w = &a.work;
     if let Some(path) = &w.model {
         // Fail here, with the reason, rather than in three children.
-        bench::load_model(path)?;
+        bench::load_model(&bench::resolve_model(path)?)?;
+    } else if w.backend != bench::Backend::Rep3 {
+        return Err("--backend meteor benchmarks models (--model NAME); the operation \
+                    benchmark runs rep3"
+            .into());
     }
     let ops: Vec<&str> = w.ops().iter().map(|o| o.name()).collect();
     let mut args = common_args(&a.common);
@@ -245,7 +259,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let mut kids = Children::spawn(3, "bench-party", &args)?;
     kids.introduce(keys.as_deref(), &[])?;
     if !a.json {
-        bench::print_header(w.n, w.ring.bits(), transport, w.repeat);
+        bench::print_header(w.backend, w.n, w.ring.bits(), transport, w.repeat);
     }
     let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
@@ -258,7 +272,13 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 })?;
                 per_op[k].push(r);
                 if per_op[k].len() == 3 {
-                    let s = bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat);
+                    let s = bench::summarize(
+                        &per_op[k],
+                        w.ring.bits(),
+                        transport,
+                        w.repeat,
+                        w.backend,
+                    );
                     if a.json {
                         println!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
                     } else {

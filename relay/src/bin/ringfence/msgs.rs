@@ -55,6 +55,9 @@ pub(crate) struct OpReport {
     pub(crate) seconds: f64,
     /// Frame bytes sent per operation (`Ctx::stats`).
     pub(crate) frame_bytes: f64,
+    /// Payload bytes (ring elements, no frame headers) sent per operation: what protocol cost
+    /// models count.
+    pub(crate) payload_bytes: f64,
     /// Socket bytes sent per operation (records, tags, length prefixes).
     pub(crate) wire_bytes: f64,
     /// Rounds per operation.
