@@ -120,17 +120,31 @@ impl Ring for F67 {
     /// Rejection sampling: bytes below 201 = 3·67 map uniformly, the rest are redrawn, so two
     /// parties drawing from the same stream get the same elements.
     fn fill_random(prg: &mut Prg, out: &mut [Self]) {
-        const LIMIT: u8 = 3 * F67::Q;
-        let mut buf = [0u8; 256];
+        // Byte → element, or REJECT for the 55 bytes ≥ 201 (a table: no division per byte).
+        const REJECT: u8 = 0xff;
+        const MAP: [u8; 256] = {
+            let mut t = [REJECT; 256];
+            let mut b = 0;
+            while b < 3 * F67::Q as usize {
+                t[b] = (b % F67::Q as usize) as u8;
+                b += 1;
+            }
+            t
+        };
+        let mut buf = [0u8; 1024];
         let mut filled = 0;
         while filled < out.len() {
             // 256 bytes yield ~201 elements; ask only for what is likely needed.
             let want = ((out.len() - filled) * 256).div_ceil(200).min(buf.len());
             prg.fill_bytes(&mut buf[..want]);
             for &b in &buf[..want] {
-                if b < LIMIT && filled < out.len() {
-                    out[filled] = Self(b % Self::Q);
+                let v = MAP[b as usize];
+                if v != REJECT {
+                    out[filled] = Self(v);
                     filled += 1;
+                    if filled == out.len() {
+                        return;
+                    }
                 }
             }
         }
