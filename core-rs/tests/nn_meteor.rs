@@ -270,3 +270,56 @@ fn a_secure_run_of_the_papers_nn_a_and_nn_c_sends_exactly_the_papers_bytes() {
         eprintln!("{name}: measured {} bytes in {} rounds", run.online_bytes, run.online_rounds);
     }
 }
+
+/// Deployment 1 on METEOR: an external client receives its input's mask in setup, sends the
+/// masked digits, and alone reconstructs the scores; P0 owns the weights.
+#[test]
+fn client_input_and_output_with_nn_a_on_meteor() {
+    use ringfence_core::meteor::client::MeteorClient;
+    use ringfence_core::net::{Ctx, SessionId};
+    use ringfence_core::rep3::Rep3;
+    use std::pin::Pin;
+    type Fut<'a> = Pin<
+        Box<dyn std::future::Future<Output = Result<Option<Vec<Z64>>, ringfence_core::Error>> + 'a>,
+    >;
+    let plan = FixedPlan::<Z64>::new(&import_onnx(NN_A).unwrap(), DEFAULT_FRAC_BITS).unwrap();
+    let shape = plan.shape();
+    let batch = 2;
+    let x = plan.encode_input(&mnist(batch)).unwrap();
+    let client = PartyId(3);
+    let net = testing::Net::new(4);
+    let mut futs: Vec<Fut<'_>> = Vec::new();
+    for (i, seeds) in testing::rep3_seeds(5).into_iter().enumerate() {
+        let me = PartyId(i as u8);
+        let ctx = Ctx::new(me, 4, SessionId([2; 16]), net.transport(me));
+        let (plan, shape) = (&plan, &shape);
+        futs.push(Box::pin(async move {
+            let mut p = Meteor::new(Rep3::setup(ctx, seeds).await?);
+            let model = share_model(&mut p, PartyId(0), (i == 0).then_some(plan), shape).await?;
+            let mut prep = preprocess(&mut p, &model, batch, client).await?;
+            let mask = prep.take_input_mask()?;
+            let sx = p.share(client, None, mask).await?;
+            let y = infer(&mut p, &model, sx, prep).await?;
+            p.reveal_to_client(client, y).await?;
+            Ok(None)
+        }));
+    }
+    let ctx = Ctx::new(client, 4, SessionId([2; 16]), net.transport(client));
+    let x2 = x.clone();
+    futs.push(Box::pin(async move {
+        let mut c = MeteorClient::new(ctx);
+        let mask = c.receive_mask::<Z64>(x2.len()).await?;
+        c.share(&x2, mask)?;
+        Ok(Some(c.reconstruct::<Z64>(batch * 10).await?))
+    }));
+    let outs = net.run(futs);
+    let scores = outs[3].as_ref().unwrap().clone().unwrap();
+    let fixed = plan.eval_plain(&x, batch).unwrap();
+    for (s, f) in scores.iter().zip(&fixed) {
+        assert!((s.to_i64() - f.to_i64()).abs() < 64, "{s:?} vs {f:?}");
+    }
+    assert_eq!(argmax_rows(&scores, 10), argmax_rows(&fixed, 10));
+    for o in &outs[..3] {
+        assert!(matches!(o, Ok(None)), "servers learn nothing: {o:?}");
+    }
+}

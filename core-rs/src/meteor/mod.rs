@@ -55,6 +55,7 @@
 //! assert_eq!(outs[0], vec![Z64(9), Z64(16)]);
 //! ```
 
+pub mod client;
 mod msb;
 mod mult;
 mod pool;
@@ -262,7 +263,13 @@ impl<T: Transport> Meteor<T> {
     /// sharing; the owner's missing component `ψ_owner+2` comes from the key common to all three
     /// under a purpose of its own, so the owner learns it while each other party still lacks
     /// one pairwise-key component (never the other two parties' pairwise key: extract §9.12).
+    ///
+    /// For an external client (`owner` ≥ 3) the mask is an ordinary random sharing; the parties
+    /// hand it to the client with [`Meteor::deliver_mask`] during setup.
     pub fn input_mask<R: Ring>(&mut self, owner: PartyId, n: usize) -> InputMask<R> {
+        if owner.0 >= 3 {
+            return InputMask { owner, psi: self.p.random(n), clear: None };
+        }
         let op = self.p.ctx_mut().next_op();
         let me = self.me();
         let known = (owner.0 as usize + 2) % 3;
@@ -333,6 +340,33 @@ impl<T: Transport> Meteor<T> {
             }
         };
         MVec::new(m, mask.psi)
+    }
+
+    /// Setup for an external client's input: each party sends the client its first component
+    /// of the mask, so the client alone learns ψ (1 round, one element per value per party).
+    pub async fn deliver_mask<R: Ring>(&mut self, mask: &InputMask<R>) -> Result<(), Error> {
+        if mask.owner.0 < 3 {
+            return Err(Error::ApiMisuse(format!("deliver_mask: {} is not a client", mask.owner)));
+        }
+        self.p.ctx_mut().round();
+        self.p.ctx_mut().send(mask.owner, &mask.psi.a)
+    }
+
+    /// Opens `x` to an external client only: each party sends its first component of the mask
+    /// and P0 the public `m` (1 round; the client alone reconstructs).
+    pub async fn reveal_to_client<R: Ring>(
+        &mut self,
+        client: PartyId,
+        x: MVec<R>,
+    ) -> Result<(), Error> {
+        if client.0 < 3 {
+            return Err(Error::ApiMisuse(format!("{client} is a compute party, not a client")));
+        }
+        self.p.ctx_mut().round();
+        if self.me() == PartyId(0) {
+            self.p.ctx_mut().send(client, &x.m)?;
+        }
+        self.p.ctx_mut().send(client, &x.psi.a)
     }
 
     /// Opens `x` to all three parties (1 round, one element per value per party).

@@ -133,7 +133,9 @@ fn tile(len: usize, width: usize) -> Vec<usize> {
 }
 
 /// Makes the setup material for one run of `model` on `batch` samples whose input is owned by
-/// compute party `input_owner` (setup phase: no input needed).
+/// `input_owner`: a compute party, or an external client (id ≥ 3, running
+/// [`crate::meteor::client::MeteorClient::receive_mask`] meanwhile), which receives its input's
+/// mask at the end of this setup. No input is needed.
 pub async fn preprocess<T: Transport, R: IntRing>(
     p: &mut Meteor<T>,
     model: &MeteorModel<R>,
@@ -242,6 +244,10 @@ pub async fn preprocess<T: Transport, R: IntRing>(
                 StepPrep::Pool(PoolPrep::new(schedule, levels)?)
             }
         });
+    }
+    if input_owner.0 >= 3 {
+        // An external client: it learns its input's mask now (setup), never anything else.
+        p.deliver_mask(&input).await?;
     }
     Ok(MeteorPrep { batch, input: Some(input), steps })
 }
