@@ -272,10 +272,9 @@ async fn bench_infer<R: IntRing>(
     let e = |e: ringfence_core::Error| e.to_string();
     let io = InferInputs::<R>::new(p.me(), mb, sizes)?;
     let me = p.me();
-    let shared =
-        share_model(p, MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
-            .await
-            .map_err(e)?;
+    let shared = share_model(p, MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
+        .await
+        .map_err(e)?;
     let mut m = io.meter(mb);
     for run in 0..=sizes.repeat {
         let warm = run == 0;

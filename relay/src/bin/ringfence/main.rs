@@ -272,13 +272,8 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 })?;
                 per_op[k].push(r);
                 if per_op[k].len() == 3 {
-                    let s = bench::summarize(
-                        &per_op[k],
-                        w.ring.bits(),
-                        transport,
-                        w.repeat,
-                        w.backend,
-                    );
+                    let s =
+                        bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend);
                     if a.json {
                         println!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
                     } else {
