@@ -1,67 +1,17 @@
 //! Configuration of a party's transport: who it is, where its peers listen, which keys they hold.
 
-use core::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use ringfence_core::net::{PartyId, SessionId};
+pub use ringfence_link::Security;
 
 use crate::error::RelayError;
-use crate::keys::{PublicKey, StaticKeypair};
 
 /// Default time `recv` waits for a peer's frame before failing with `Timeout`.
 pub const DEFAULT_RECV_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time to establish and authenticate all links.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How links are protected.
-#[derive(Clone)]
-#[non_exhaustive]
-pub enum Security {
-    /// Noise `KK` over x25519 with AES-256-GCM and SHA-256: every link is mutually authenticated
-    /// with static keys known in advance, encrypted, and its pairwise PRG seed comes from the
-    /// handshake hash.
-    Noise {
-        /// This party's static keypair.
-        keypair: StaticKeypair,
-        /// Every party's static public key, indexed by party id (this party's own included).
-        public_keys: Vec<PublicKey>,
-    },
-    /// **Insecure, for benchmarking only.** The same framing in plaintext, no authentication;
-    /// pairwise seeds come from an unauthenticated exchange of random nonces, so anyone on the
-    /// path learns them and can impersonate parties.
-    DangerInsecurePlain,
-}
-
-impl Security {
-    /// A short name for reports: `"noise-aesgcm"` or `"plain"`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Noise { .. } => "noise-aesgcm",
-            Self::DangerInsecurePlain => "plain",
-        }
-    }
-
-    pub(crate) fn mode_byte(&self) -> u8 {
-        match self {
-            Self::Noise { .. } => 1,
-            Self::DangerInsecurePlain => 2,
-        }
-    }
-}
-
-impl fmt::Debug for Security {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Noise { keypair, public_keys } => f
-                .debug_struct("Noise")
-                .field("keypair", keypair)
-                .field("public_keys", public_keys)
-                .finish(),
-            Self::DangerInsecurePlain => f.write_str("DangerInsecurePlain"),
-        }
-    }
-}
 
 /// Everything a party needs to connect to its peers.
 ///
@@ -101,6 +51,11 @@ impl TransportConfig {
         }
     }
 
+    /// This party's side of every handshake.
+    pub(crate) fn ends(&self) -> ringfence_link::LinkEnds<'_> {
+        ringfence_link::LinkEnds { me: self.me, session: self.session, security: &self.security }
+    }
+
     /// The number of parties.
     pub fn parties(&self) -> usize {
         self.addrs.len()
@@ -114,6 +69,12 @@ impl TransportConfig {
         }
         if self.me.index() >= n {
             return Err(RelayError::Config(format!("{} is not among {n} parties", self.me)));
+        }
+        if let Security::DangerInsecureTestSeeds { .. } = self.security {
+            return Err(RelayError::Config(
+                "DangerInsecureTestSeeds is for relay links only (TcpTransport::connect_via_relay)"
+                    .into(),
+            ));
         }
         if let Security::Noise { keypair, public_keys } = &self.security {
             if public_keys.len() != n {

@@ -48,6 +48,18 @@ fn last_rejection(r: &Option<String>) -> String {
     }
 }
 
+impl From<ringfence_link::LinkError> for RelayError {
+    fn from(e: ringfence_link::LinkError) -> Self {
+        use ringfence_link::LinkError as L;
+        match e {
+            L::Config(m) => Self::Config(m),
+            L::Handshake { peer, reason } => Self::Handshake { peer, reason },
+            L::Crypto(m) => Self::Crypto(m),
+            other => Self::Crypto(other.to_string()),
+        }
+    }
+}
+
 impl RelayError {
     /// Wraps an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {

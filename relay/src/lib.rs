@@ -1,8 +1,10 @@
 //! # ringfence-relay
 //!
 //! The native side of ringfence: a TCP [`Transport`](ringfence_core::net::Transport) whose
-//! links are mutually authenticated and encrypted with Noise, and the `ringfence` binary
-//! (`bench`, `demo`) that runs three parties as separate processes.
+//! links are mutually authenticated and encrypted with Noise (keys, handshake and records come
+//! from the sans-IO crate `ringfence-link`), the WebSocket relay and its native client
+//! ([`ws`]: the same Noise links, end to end through the relay), and the `ringfence` binary
+//! (`bench`, `demo`, `relay`, `party`).
 //!
 //! ```text
 //!   protocol (ringfence-core, sans-IO)         Ctx ─ send(frame) / recv(from).await
@@ -55,6 +57,7 @@ pub mod keys;
 mod link;
 pub mod record;
 pub mod transport;
+pub mod ws;
 
 pub use config::{Security, TransportConfig};
 pub use error::RelayError;
@@ -63,13 +66,7 @@ pub use transport::{TcpTransport, WireStats};
 
 use ringfence_core::prg::Seed;
 
-/// The Noise protocol of every link.
-pub const NOISE_PROTOCOL: &str = "Noise_KK_25519_AESGCM_SHA256";
-
-/// Parsed [`NOISE_PROTOCOL`].
-pub(crate) fn noise_params() -> Result<snow::params::NoiseParams, RelayError> {
-    NOISE_PROTOCOL.parse().map_err(|e| RelayError::Crypto(format!("{NOISE_PROTOCOL}: {e}")))
-}
+pub use ringfence_link::NOISE_PROTOCOL;
 
 /// 32 bytes from the OS random source as a [`Seed`] (e.g. a party's own seed).
 pub fn os_seed() -> Result<Seed, RelayError> {

@@ -13,12 +13,13 @@ use std::sync::{Arc, Mutex};
 
 use ringfence_core::net::{PartyId, TransportError};
 use ringfence_core::prg::Seed;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 
-use crate::handshake::Handshaken;
+use ringfence_link::Established;
+
+use crate::handshake::{Duplex, Handshaken};
 use crate::record::{FrameDecoder, FrameEncoder, MAX_RECORD};
 
 /// Bytes the writer accumulates before a socket write.
@@ -26,7 +27,7 @@ pub(crate) const FLUSH_BYTES: usize = 256 << 10;
 /// Spare buffer the reader offers to each socket read.
 const READ_BYTES: usize = 256 << 10;
 /// Frames the reader may queue ahead of the party.
-const RECV_QUEUE: usize = 64;
+pub(crate) const RECV_QUEUE: usize = 64;
 
 /// Wire counters of one link (bytes on the socket: records, tags, length prefixes, handshake).
 #[derive(Debug, Default)]
@@ -58,12 +59,13 @@ pub(crate) struct Link {
 
 impl Link {
     /// Starts the writer and reader tasks of `h` on the current tokio runtime.
-    pub(crate) fn spawn(h: Handshaken, max_frame: usize) -> Self {
-        let Handshaken { peer, stream, send, recv, seed, bytes_sent } = h;
+    pub(crate) fn spawn<S: Duplex>(h: Handshaken<S>, max_frame: usize) -> Self {
+        let Handshaken { stream, link } = h;
+        let Established { peer, send, recv, seed, bytes_sent, .. } = link;
         let counters = Arc::new(Counters::default());
         counters.sent.store(bytes_sent, Ordering::Relaxed);
         counters.handshake_sent.store(bytes_sent, Ordering::Relaxed);
-        let (rd, wr) = stream.into_split();
+        let (rd, wr) = stream.into_halves();
         let (tx, frames) = mpsc::unbounded_channel();
         let (frame_tx, rx) = mpsc::channel(RECV_QUEUE);
         let writer_error = Arc::new(Mutex::new(None));
@@ -139,7 +141,7 @@ impl Drop for Link {
 }
 
 async fn write_loop(
-    mut wr: OwnedWriteHalf,
+    mut wr: impl AsyncWrite + Unpin,
     mut enc: FrameEncoder,
     mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
     counters: Arc<Counters>,
@@ -178,7 +180,11 @@ struct Batch {
 }
 
 impl Batch {
-    async fn flush(&mut self, wr: &mut OwnedWriteHalf, counters: &Counters) -> Result<(), String> {
+    async fn flush(
+        &mut self,
+        wr: &mut (impl AsyncWrite + Unpin),
+        counters: &Counters,
+    ) -> Result<(), String> {
         if !self.buf.is_empty() {
             wr.write_all(&self.buf).await.map_err(s)?;
             counters.sent.fetch_add(self.buf.len() as u64, Ordering::Relaxed);
@@ -195,7 +201,7 @@ impl Batch {
 
 async fn read_loop(
     peer: PartyId,
-    mut rd: OwnedReadHalf,
+    mut rd: impl AsyncRead + Unpin,
     mut dec: FrameDecoder,
     tx: mpsc::Sender<Result<Vec<u8>, TransportError>>,
     counters: Arc<Counters>,

@@ -15,6 +15,7 @@ use crate::config::TransportConfig;
 use crate::error::RelayError;
 use crate::handshake::{self, Handshaken};
 use crate::link::Link;
+use crate::ws::Mux;
 
 /// Retry interval while a peer's listener is not up yet.
 const DIAL_RETRY: Duration = Duration::from_millis(25);
@@ -30,7 +31,8 @@ pub struct WireStats {
     pub handshake_bytes_sent: u64,
 }
 
-/// A party's links to all its peers over TCP.
+/// A party's links to all its peers: direct TCP connections ([`TcpTransport::connect`]) or
+/// virtual streams through a WebSocket relay ([`TcpTransport::connect_via_relay`]).
 ///
 /// `send` queues the frame for the link's writer task and returns at once; `recv` waits for the
 /// next frame from a peer for at most the configured `recv_timeout`. After a failure on a link,
@@ -40,6 +42,8 @@ pub struct TcpTransport {
     links: Vec<Option<Link>>,
     recv_timeout: Duration,
     name: &'static str,
+    /// The relay connection carrying the links, if they go through a relay.
+    relay: Option<Mux>,
 }
 
 impl core::fmt::Debug for TcpTransport {
@@ -53,8 +57,8 @@ impl core::fmt::Debug for TcpTransport {
 }
 
 enum Outcome {
-    Dialed(Result<Handshaken, RelayError>),
-    Accepted(Result<Handshaken, RelayError>),
+    Dialed(Result<Handshaken<TcpStream>, RelayError>),
+    Accepted(Result<Handshaken<TcpStream>, RelayError>),
 }
 
 impl TcpTransport {
@@ -84,7 +88,7 @@ impl TcpTransport {
             let peer = PartyId(j as u8);
             tasks.spawn(async move { Outcome::Dialed(dial(&cfg, peer, deadline).await) });
         }
-        let mut done: Vec<Option<Handshaken>> = (0..n).map(|_| None).collect();
+        let mut done: Vec<Option<Handshaken<TcpStream>>> = (0..n).map(|_| None).collect();
         let mut missing = n - 1;
         let mut last_rejected = None;
         while missing > 0 {
@@ -94,7 +98,7 @@ impl TcpTransport {
                     let stream = acc?;
                     let cfg = cfg.clone();
                     tasks.spawn(async move {
-                        Outcome::Accepted(handshake::accept(cfg, stream).await)
+                        Outcome::Accepted(handshake::accept(cfg.ends(), stream).await)
                     });
                 }
                 Some(joined) = tasks.join_next() => {
@@ -109,9 +113,9 @@ impl TcpTransport {
                             continue;
                         }
                     };
-                    let slot = &mut done[h.peer.index()];
+                    let slot = &mut done[h.link.peer.index()];
                     if slot.is_some() {
-                        last_rejected = Some(format!("{} connected twice", h.peer));
+                        last_rejected = Some(format!("{} connected twice", h.link.peer));
                         continue;
                     }
                     *slot = Some(h);
@@ -132,7 +136,18 @@ impl TcpTransport {
         }
         let max_frame = MAX_PAYLOAD + HEADER_LEN;
         let links = done.into_iter().map(|h| h.map(|h| Link::spawn(h, max_frame))).collect();
-        Ok(Self { me, links, recv_timeout: cfg.recv_timeout, name: cfg.security.name() })
+        Ok(Self::from_links(me, links, cfg.recv_timeout, cfg.security.name(), None))
+    }
+
+    /// A transport over established links.
+    pub(crate) fn from_links(
+        me: PartyId,
+        links: Vec<Option<Link>>,
+        recv_timeout: Duration,
+        name: &'static str,
+        relay: Option<Mux>,
+    ) -> Self {
+        Self { me, links, recv_timeout, name, relay }
     }
 
     /// This party's id.
@@ -140,7 +155,7 @@ impl TcpTransport {
         self.me
     }
 
-    /// `"noise-aesgcm"` or `"plain"`.
+    /// `"noise-aesgcm"`, `"plain"` or `"plain-test-seeds"`.
     pub fn security_name(&self) -> &'static str {
         self.name
     }
@@ -214,7 +229,13 @@ impl TcpTransport {
                 return Err(RelayError::io(m, std::io::Error::other("link writer failed")));
             }
         }
-        Ok(())
+        // The link writers are done and dropped their relay senders: the relay writer sends
+        // what is left and closes the WebSocket.
+        self.links.iter_mut().flatten().for_each(|l| l.writer = None);
+        match self.relay.as_mut() {
+            Some(mux) => mux.finish(deadline).await,
+            None => Ok(()),
+        }
     }
 
     fn link(&mut self, peer: PartyId) -> Result<&mut Link, TransportError> {
@@ -261,7 +282,7 @@ async fn dial(
     cfg: &TransportConfig,
     peer: PartyId,
     deadline: Instant,
-) -> Result<Handshaken, RelayError> {
+) -> Result<Handshaken<TcpStream>, RelayError> {
     let addr = cfg.addrs[peer.index()];
     let stream = loop {
         match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
@@ -277,7 +298,7 @@ async fn dial(
         }
     };
     stream.set_nodelay(true).map_err(|e| RelayError::io("setting TCP_NODELAY", e))?;
-    match tokio::time::timeout_at(deadline, handshake::dial(cfg, peer, stream)).await {
+    match tokio::time::timeout_at(deadline, handshake::dial(cfg.ends(), peer, stream)).await {
         Ok(r) => r,
         Err(_) => Err(RelayError::handshake(peer, "no answer before the connect deadline")),
     }

@@ -17,6 +17,8 @@
  * - `PEER_MISBEHAVED`: a peer sent a frame that breaks the protocol (`peer` names it).
  * - `TRANSPORT`: the link to a peer failed or closed (`peer` names it).
  * - `TIMEOUT`: nothing arrived from a peer within the transport's timeout (`peer` names it).
+ * - `ABORTED`: the `AbortSignal` given to {@link Party.join} was aborted (`cause` is its
+ *   `reason`); the party is closed and every later call fails the same way.
  * - `WASM_LOAD`: the WebAssembly module could not be fetched, read or instantiated.
  * - `INTERNAL`: a bug; please report it.
  *
@@ -31,6 +33,7 @@ export type RingfenceErrorCode =
   | 'PEER_MISBEHAVED'
   | 'TRANSPORT'
   | 'TIMEOUT'
+  | 'ABORTED'
   | 'WASM_LOAD'
   | 'INTERNAL';
 
@@ -43,6 +46,7 @@ const CODES: ReadonlySet<string> = new Set<RingfenceErrorCode>([
   'PEER_MISBEHAVED',
   'TRANSPORT',
   'TIMEOUT',
+  'ABORTED',
   'WASM_LOAD',
   'INTERNAL',
 ]);

@@ -5,6 +5,7 @@
 
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
+import { Link } from './link.js';
 import type { Transport } from './transport.js';
 import type { WasmDaBitStore, WasmParty, WasmSharedBitVec, WasmSharedVec, WasmTruncPairStore } from './wasm-api.js';
 
@@ -18,25 +19,47 @@ export interface PartySeeds {
   own: Uint8Array;
 }
 
-/** Named stages reported through {@link PartyOptions.onProgress}. */
+/**
+ * Named stages reported through {@link PartyOptions.onProgress}, in this order:
+ *
+ * - `connecting`: {@link Party.join} started (before anything is sent);
+ * - `setup`: the parties agreed their common key (operation `'join'`), or a preprocessing
+ *   operation finished (`'dabits'`, `'truncPairs'`);
+ * - `online`: an operation on secret data finished (`'input'`, `'mul'`, `'lt'`, `'reveal'`, ...);
+ * - `done`: {@link Party.finish} was called.
+ */
 export type Stage = 'connecting' | 'setup' | 'online' | 'done';
 
-/** A progress report: the stage, the operation that just finished and the counters so far. */
+/**
+ * A progress report: the stage, the operation that just finished and the counters so far.
+ *
+ * ```ts
+ * const party = await Party.join({ ...options, onProgress: (e) =>
+ *   console.log(`${e.stage} ${e.operation}: ${e.bytesSent} B out, ${e.bytesReceived} B in`) });
+ * ```
+ */
 export interface ProgressEvent {
+  /** Where the session is (see {@link Stage}). */
   readonly stage: Stage;
   /** The operation (`'join'`, `'mul'`, `'dabits'`, ...). */
   readonly operation: string;
   /** Frame bytes this party sent so far (headers included). */
   readonly bytesSent: number;
+  /** Frame bytes this party received so far (headers included). */
+  readonly bytesReceived: number;
   /** Communication rounds so far. */
   readonly rounds: number;
 }
 
 /** Communication counters of a party. */
 export interface PartyStats {
+  /** Frame bytes sent (headers included). */
   readonly bytesSent: number;
+  /** Payload bytes sent (frame headers excluded). */
   readonly payloadBytesSent: number;
+  /** Frames sent. */
   readonly framesSent: number;
+  /** Communication rounds. */
   readonly rounds: number;
 }
 
@@ -52,6 +75,17 @@ export interface PartyOptions {
   transport: Transport;
   /** Called after every operation with its stage and the counters. */
   onProgress?: (event: ProgressEvent) => void;
+  /**
+   * Cancels the party. Once it aborts, the pending operation (even one waiting on a peer that
+   * never answers) and every later call reject with a {@link RingfenceError} of code `ABORTED`
+   * whose `cause` is the signal's `reason`, and the transport is closed. An already aborted
+   * signal makes {@link Party.join} reject before anything is sent.
+   *
+   * ```ts
+   * const party = await Party.join({ ...options, signal: AbortSignal.timeout(30_000) });
+   * ```
+   */
+  signal?: AbortSignal;
 }
 
 /** Ring values accepted as input: two's complement (`BigInt64Array`) or unsigned. */
@@ -139,14 +173,22 @@ function check(cond: boolean, code: 'INVALID_ARGUMENT', message: string): assert
  */
 export class Party {
   readonly #raw: WasmParty;
+  readonly #link: Link;
   readonly #onProgress: PartyOptions['onProgress'];
 
-  private constructor(raw: WasmParty, onProgress: PartyOptions['onProgress']) {
+  private constructor(raw: WasmParty, link: Link, onProgress: PartyOptions['onProgress']) {
     this.#raw = raw;
+    this.#link = link;
     this.#onProgress = onProgress;
   }
 
-  /** Joins a session (1 round: the three parties agree a common key). */
+  /**
+   * Joins a session (1 round: the three parties agree a common key).
+   *
+   * ```ts
+   * const party = await Party.join({ id, sessionId, seeds, transport, signal, onProgress });
+   * ```
+   */
   static async join(options: PartyOptions): Promise<Party> {
     const glue = bindings();
     check(typeof options === 'object' && options !== null, 'INVALID_ARGUMENT', 'Party.join() needs an options object');
@@ -156,15 +198,27 @@ export class Party {
       'INVALID_ARGUMENT',
       'options.transport must have send(to, frame) and recv(from) methods',
     );
-    options.onProgress?.({ stage: 'connecting', operation: 'join', bytesSent: 0, rounds: 0 });
+    const signal = options.signal;
+    check(
+      signal === undefined || (typeof signal === 'object' && signal !== null && typeof signal.aborted === 'boolean'),
+      'INVALID_ARGUMENT',
+      'options.signal must be an AbortSignal',
+    );
+    const link = new Link(t, signal);
+    const early = link.abortError();
+    if (early) throw early;
+    options.onProgress?.({ stage: 'connecting', operation: 'join', bytesSent: 0, bytesReceived: 0, rounds: 0 });
+    let raw: WasmParty;
     try {
-      const raw = await glue.Party.join(options.id, options.sessionId, options.seeds, t);
-      const party = new Party(raw, options.onProgress);
-      party.#report('setup', 'join');
-      return party;
+      raw = await link.race(glue.Party.join(options.id, options.sessionId, options.seeds, link.transport));
     } catch (e) {
+      // No party will use this link: a later abort must not close the caller's transport.
+      link.detach();
       throw toRingfenceError(e);
     }
+    const party = new Party(raw, link, options.onProgress);
+    party.#report('setup', 'join');
+    return party;
   }
 
   /** This party's index. */
@@ -270,8 +324,12 @@ export class Party {
     return this.#op('online', 'revealBits', () => this.#raw.revealBits(of(b, SharedBitVector).raw), (v) => v);
   }
 
-  /** Reports the stage `done` (the session's work is over); the caller closes the transport. */
+  /**
+   * Reports the stage `done` (the session's work is over) and stops listening to the abort
+   * signal; the caller closes the transport.
+   */
   finish(): void {
+    this.#link.detach();
     this.#report('done', 'finish');
   }
 
@@ -280,6 +338,8 @@ export class Party {
   }
 
   #sync<T>(f: () => T): T {
+    const aborted = this.#link.abortError();
+    if (aborted) throw aborted;
     try {
       return f();
     } catch (e) {
@@ -288,9 +348,12 @@ export class Party {
   }
 
   async #op<R, T>(stage: Stage, operation: string, start: () => Promise<R>, wrap: (r: R) => T): Promise<T> {
+    const aborted = this.#link.abortError();
+    if (aborted) throw aborted;
     let out: T;
     try {
-      out = wrap(await start());
+      // `start()` throws synchronously on bad arguments: before anything is sent.
+      out = wrap(await this.#link.race(start()));
     } catch (e) {
       throw toRingfenceError(e);
     }
@@ -301,7 +364,8 @@ export class Party {
   #report(stage: Stage, operation: string): void {
     if (!this.#onProgress) return;
     const s = this.#raw.stats();
-    this.#onProgress({ stage, operation, bytesSent: s.bytesSent, rounds: s.rounds });
+    const bytesReceived = this.#link.bytesReceived;
+    this.#onProgress({ stage, operation, bytesSent: s.bytesSent, bytesReceived, rounds: s.rounds });
   }
 }
 

@@ -61,7 +61,12 @@ export class InMemoryNetwork {
   /** The tamper hook (see {@link InMemoryNetworkOptions.tamper}). */
   tamper: InMemoryNetworkOptions['tamper'];
   /** Frames and bytes sent so far over all links (before tampering). */
-  readonly stats = { frames: 0, bytes: 0 };
+  readonly stats: {
+    /** Frames sent. */
+    frames: number;
+    /** Bytes sent. */
+    bytes: number;
+  } = { frames: 0, bytes: 0 };
   readonly #n: number;
   readonly #timeoutMs: number | undefined;
   readonly #links: Link[];

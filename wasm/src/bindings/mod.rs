@@ -14,6 +14,7 @@
 mod args;
 mod error;
 mod handles;
+mod noise;
 mod transport;
 
 use core::cell::{Cell, RefCell};
@@ -33,6 +34,7 @@ use wasm_bindgen_futures::future_to_promise;
 use args::{bytes, field, index, reals, ring_values, to_bigint64};
 use error::{from_core, js_error, Code};
 pub use handles::{DaBitStore, SharedBitVec, SharedVec, TruncPairStore};
+pub use noise::{noise_keypair, NoiseLinks, RawByteLink};
 use transport::JsTransport;
 pub use transport::RawTransport;
 
@@ -40,6 +42,8 @@ pub use transport::RawTransport;
 const MAX_ELEMS: u64 = (frame::MAX_PAYLOAD / 8) as u64;
 
 type Session = Rep3<JsTransport>;
+/// One party's shares as held by a [`SharedVec`]; operations clone the `Rc`, not the shares.
+type Shares = Rc<Rep3Vec<Z64>>;
 type OpFuture<'a> = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>> + 'a>>;
 
 /// A compute party P0, P1 or P2 of a `rep3` session over Z_2^64.
@@ -172,7 +176,7 @@ impl Party {
     /// Elementwise `x·y` (1 round).
     pub fn mul(&self, x: &SharedVec, y: &SharedVec) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "mul")?;
-        let (x, y) = (x.clone(), y.clone());
+        let (x, y) = (Rc::clone(x), Rc::clone(y));
         self.spawn(move |p| Box::pin(async move { shared(p.mul(&x, &y).await) }))
     }
 
@@ -192,7 +196,7 @@ impl Party {
     /// `[x < y]` as signed integers (9 rounds).
     pub fn lt(&self, x: &SharedVec, y: &SharedVec) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "lt")?;
-        let (x, y) = (x.clone(), y.clone());
+        let (x, y) = (Rc::clone(x), Rc::clone(y));
         self.spawn(move |p| {
             Box::pin(async move {
                 let c = p.lt(&x, &y).await.map_err(from_core)?;
@@ -214,7 +218,7 @@ impl Party {
 
     /// `max(x, 0)` elementwise, taking `x.length` daBits from `store` (9 rounds).
     pub fn relu(&self, x: &SharedVec, store: &mut DaBitStore) -> Result<Promise, JsValue> {
-        let x = x.get(self.me, "relu")?.clone();
+        let x = Rc::clone(x.get(self.me, "relu")?);
         self.idle()?;
         let r = store.inner.take(x.len()).map_err(from_core)?;
         self.spawn(move |p| Box::pin(async move { shared(p.relu(&x, r).await) }))
@@ -245,7 +249,7 @@ impl Party {
         pairs: &mut TruncPairStore,
     ) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "mulFixed")?;
-        let (x, y) = (x.clone(), y.clone());
+        let (x, y) = (Rc::clone(x), Rc::clone(y));
         self.idle()?;
         let t = pairs.inner.take(x.len()).map_err(from_core)?;
         self.spawn(move |p| Box::pin(async move { shared(p.mul_fixed(&x, &y, t).await) }))
@@ -332,7 +336,7 @@ impl Party {
         x: &'a SharedVec,
         y: &'a SharedVec,
         what: &str,
-    ) -> Result<(&'a Rep3Vec<Z64>, &'a Rep3Vec<Z64>), JsValue> {
+    ) -> Result<(&'a Shares, &'a Shares), JsValue> {
         let (x, y) = (x.get(self.me, what)?, y.get(self.me, what)?);
         if x.len() != y.len() {
             return Err(js_error(
@@ -344,7 +348,6 @@ impl Party {
     }
 
     /// Checks matrix operands: `a` is m×k and `b` is k×n.
-    #[allow(clippy::type_complexity)]
     fn matrices(
         &self,
         a: &SharedVec,
@@ -353,7 +356,7 @@ impl Party {
         k: &JsValue,
         n: &JsValue,
         what: &str,
-    ) -> Result<(Rep3Vec<Z64>, Rep3Vec<Z64>, usize, usize, usize), JsValue> {
+    ) -> Result<(Shares, Shares, usize, usize, usize), JsValue> {
         let (m, k, n) =
             (index(m, "m", MAX_ELEMS)?, index(k, "k", MAX_ELEMS)?, index(n, "n", MAX_ELEMS)?);
         let (a, b) = (a.get(self.me, what)?, b.get(self.me, what)?);
@@ -368,7 +371,7 @@ impl Party {
                 ),
             ));
         }
-        Ok((a.clone(), b.clone(), m, k, n))
+        Ok((Rc::clone(a), Rc::clone(b), m, k, n))
     }
 }
 

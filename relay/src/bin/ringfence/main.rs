@@ -10,8 +10,10 @@
 mod bench;
 mod children;
 mod demo;
+mod join;
 mod msgs;
 mod party;
+mod relay;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -38,6 +40,10 @@ enum Cmd {
     Bench(BenchArgs),
     /// Run a small computation end to end and check it against plaintext.
     Demo(CommonArgs),
+    /// Run the WebSocket relay that parties anywhere (native, Node, browser) connect through.
+    Relay(relay::RelayArgs),
+    /// Join a 3-party session through a relay and run the interoperability check program.
+    Party(join::JoinArgs),
     /// (internal) One party of `bench`.
     #[command(hide = true)]
     BenchParty(PartyArgs),
@@ -54,6 +60,10 @@ struct CommonArgs {
     /// How long a party waits for a peer's message before giving up.
     #[arg(long, default_value_t = 30_000)]
     timeout_ms: u64,
+    /// Link the parties through this relay (`ringfence relay`, e.g. ws://127.0.0.1:9000)
+    /// instead of direct TCP; the links stay end-to-end Noise (or plain with --plain).
+    #[arg(long, value_name = "URL")]
+    relay: Option<String>,
 }
 
 #[derive(Args, Clone)]
@@ -176,7 +186,11 @@ struct PartyArgs {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    match Cli::parse().cmd {
+    let cli = Cli::parse();
+    if let Cmd::BenchParty(a) | Cmd::DemoParty(a) = &cli.cmd {
+        party::set_relay(a.common.relay.clone());
+    }
+    match cli.cmd {
         Cmd::Bench(a) => exit(bench_parent(&a)),
         Cmd::Demo(a) => exit(demo_parent(&a)),
         Cmd::BenchParty(a) => {
@@ -206,6 +220,8 @@ fn main() -> ExitCode {
                 }),
             }
         }
+        Cmd::Relay(a) => exit(relay::run(&a)),
+        Cmd::Party(a) => exit(join::run(&a)),
         Cmd::DemoParty(a) => party::run(a.id, a.common.plain, a.common.timeout_ms, demo::run),
     }
 }
@@ -232,6 +248,9 @@ fn common_args(c: &CommonArgs) -> Vec<String> {
     let mut v = vec!["--timeout-ms".to_string(), c.timeout_ms.to_string()];
     if c.plain {
         v.push("--plain".into());
+    }
+    if let Some(url) = &c.relay {
+        v.extend(["--relay".into(), url.clone()]);
     }
     v
 }

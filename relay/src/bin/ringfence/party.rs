@@ -3,15 +3,26 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use ringfence_core::net::{Ctx, PartyId, SessionId};
 use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_relay::ws::{parse_session_hex, RelayLinkConfig};
 use ringfence_relay::{
     os_seed, PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport, TransportConfig,
 };
 
 use crate::msgs::{FromChild, ToChild};
+
+/// The relay this party process links through (`--relay`), set once from its command line
+/// before [`run`]; `None` means direct TCP.
+static RELAY: OnceLock<Option<String>> = OnceLock::new();
+
+/// Sets the relay for this process's party (first call wins).
+pub(crate) fn set_relay(url: Option<String>) {
+    let _ = RELAY.set(url);
+}
 
 /// A connected rep3 session.
 pub(crate) type Session = Rep3<TcpTransport>;
@@ -108,7 +119,16 @@ where
     rt.block_on(async move {
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
         let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-        let t = TcpTransport::connect(cfg, Some(listener)).await.map_err(|e| e.to_string())?;
+        let t = match RELAY.get().cloned().flatten() {
+            Some(url) => {
+                let n = cfg.parties() as u8; // 3, checked by the parent
+                let mut r = RelayLinkConfig::new(url, cfg.me, n, cfg.security, session);
+                r.recv_timeout = cfg.recv_timeout;
+                TcpTransport::connect_via_relay(r).await
+            }
+            None => TcpTransport::connect(cfg, Some(listener)).await,
+        };
+        let t = t.map_err(|e| e.to_string())?;
         let seeds = Rep3Seeds {
             prev: t.seed_with(PartyId((id + 2) % 3)),
             next: t.seed_with(PartyId((id + 1) % 3)),
@@ -138,14 +158,5 @@ pub(crate) async fn barrier(p: &mut Session) -> Result<(), String> {
 }
 
 fn parse_session(hex: &str) -> Result<SessionId, String> {
-    let bad = || format!("session id must be 32 hex digits, got {hex:?}");
-    if hex.len() != 32 || !hex.is_ascii() {
-        return Err(bad());
-    }
-    let mut s = [0u8; 16];
-    for (b, pair) in s.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
-        let pair = std::str::from_utf8(pair).map_err(|_| bad())?;
-        *b = u8::from_str_radix(pair, 16).map_err(|_| bad())?;
-    }
-    Ok(SessionId(s))
+    parse_session_hex(hex)
 }

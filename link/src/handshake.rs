@@ -1,0 +1,407 @@
+//! Link establishment as a sans-IO state machine: the dialer's hello, then a Noise `KK`
+//! handshake (or, insecurely, a nonce exchange), ending with the link's record ciphers and
+//! pairwise seed. The native runtime drives it over TCP or a relay stream; the WebAssembly
+//! bindings drive it over a JS relay connection. The bytes are the same everywhere.
+//!
+//! ```text
+//! dialer → acceptor   hello = "RFNC1" ‖ mode ‖ dialer id ‖ acceptor id ‖ session (24 bytes)
+//! Noise KK            → e, es, ss   ← e, ee, se      (messages: u16 BE length ‖ body)
+//! plain (insecure)    → nonce_d (32)   ← nonce_a (32)
+//! ```
+//!
+//! The hello is bound into the Noise prologue, and the acceptor takes the static key it expects
+//! from the id the dialer claims: a dialer that lies about its id, holds another key, or talks to
+//! a different session fails the handshake. The pairwise seed is
+//! `SHA-256("ringfence pairwise seed v1" ‖ handshake hash)`, equal at both ends.
+//!
+//! Driving it: send [`Handshake::take_output`], feed received bytes to
+//! [`Handshake::handle_input`] (it consumes only what the handshake needs, so bytes that follow
+//! it belong to the record layer), repeat until [`Handshake::is_done`], then
+//! [`Handshake::finish`].
+//!
+//! ```
+//! use ringfence_core::net::{PartyId, SessionId};
+//! use ringfence_link::{Handshake, LinkEnds, Security, StaticKeypair};
+//! let keys = [StaticKeypair::from_entropy(&[1; 32])?, StaticKeypair::from_entropy(&[2; 32])?];
+//! let sec = |i: usize| Security::Noise {
+//!     keypair: keys[i].clone(),
+//!     public_keys: keys.iter().map(|k| k.public).collect(),
+//! };
+//! let (s0, s1) = (sec(0), sec(1));
+//! let ends = |me: u8, security| LinkEnds { me: PartyId(me), session: SessionId([3; 16]), security };
+//! let mut d = Handshake::dial(ends(0, &s0), PartyId(1), &[5; 32])?;
+//! let mut a = Handshake::accept(ends(1, &s1), &[6; 32])?;
+//! while !(d.is_done() && a.is_done()) {
+//!     let to_a = d.take_output();
+//!     a.handle_input(&to_a)?;
+//!     let to_d = a.take_output();
+//!     d.handle_input(&to_d)?;
+//! }
+//! let (d, a) = (d.finish()?, a.finish()?);
+//! assert_eq!(d.seed, a.seed);
+//! assert_eq!(a.peer, PartyId(0));
+//! # Ok::<(), ringfence_link::LinkError>(())
+//! ```
+
+use std::sync::Arc;
+
+use ringfence_core::net::{PartyId, SessionId};
+use ringfence_core::prg::Seed;
+use sha2::{Digest, Sha256};
+
+use crate::keys::PublicKey;
+use crate::record::Cipher;
+use crate::rng::builder;
+use crate::{LinkError, Security};
+
+const MAGIC: &[u8; 5] = b"RFNC1";
+/// Bytes of the dialer's hello.
+pub const HELLO_LEN: usize = MAGIC.len() + 3 + 16;
+/// Handshake messages of `KK` with empty payloads are 48 bytes; anything far larger is garbage.
+const MAX_HANDSHAKE_MSG: usize = 1024;
+const NONCE_LEN: usize = 32;
+
+/// Who runs a handshake: this party's id and security, and the session bound into it.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkEnds<'a> {
+    /// This party.
+    pub me: PartyId,
+    /// The session bound into the handshake.
+    pub session: SessionId,
+    /// How the link is protected.
+    pub security: &'a Security,
+}
+
+/// An authenticated link, ready for the record layer.
+pub struct Established {
+    /// The party at the other end.
+    pub peer: PartyId,
+    /// Seals records toward the peer.
+    pub send: Cipher,
+    /// Opens records from the peer.
+    pub recv: Cipher,
+    /// The pairwise PRG seed, equal at both ends.
+    pub seed: Seed,
+    /// The same seed as bytes, for APIs that take seeds as bytes (the SDK's `PartySeeds`).
+    /// Secret: never log it.
+    pub seed_bytes: [u8; 32],
+    /// Bytes this end produced during the handshake.
+    pub bytes_sent: u64,
+}
+
+/// What the machine waits for next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Hello,
+    Len,
+    Msg(usize),
+    Nonce,
+    Done,
+}
+
+/// One end of a link handshake (see the module docs).
+pub struct Handshake {
+    me: PartyId,
+    session: SessionId,
+    security: Security,
+    initiator: bool,
+    peer: Option<PartyId>,
+    step: Step,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+    sent: u64,
+    noise: Option<(snow::HandshakeState, PublicKey)>,
+    prologue: Vec<u8>,
+    entropy: [u8; 32],
+    /// Plain mode: (dialer nonce, acceptor nonce) once known.
+    nonces: ([u8; NONCE_LEN], [u8; NONCE_LEN]),
+}
+
+impl core::fmt::Debug for Handshake {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Handshake")
+            .field("me", &self.me)
+            .field("peer", &self.peer)
+            .field("initiator", &self.initiator)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Handshake {
+    /// The dialer's side toward `peer`; its first output (hello and message 1) is ready at
+    /// once. `entropy` (32 fresh random bytes) keys the ephemeral key or the nonce.
+    pub fn dial(ends: LinkEnds<'_>, peer: PartyId, entropy: &[u8; 32]) -> Result<Self, LinkError> {
+        let mut h = Self::new(ends, true, entropy)?;
+        let hello = hello(ends.security.mode_byte(), ends.me, peer, ends.session);
+        h.peer = Some(peer);
+        h.prologue = prologue(&hello);
+        h.out.extend_from_slice(&hello);
+        match ends.security {
+            Security::Noise { keypair, public_keys } => {
+                let expected = public_keys[peer.index()];
+                let mut hs = noise_state(keypair, &expected, &h.prologue, true, entropy)?;
+                write_msg(&mut h.out, |buf| hs.write_message(&[], buf))
+                    .map_err(|e| LinkError::handshake(peer, format!("writing message 1: {e}")))?;
+                h.noise = Some((hs, expected));
+                h.step = Step::Len;
+            }
+            _ => {
+                h.nonces.0 = *entropy;
+                h.out.extend_from_slice(entropy);
+                h.step = Step::Nonce;
+            }
+        }
+        h.sent = h.out.len() as u64;
+        Ok(h)
+    }
+
+    /// The acceptor's side; the peer is whoever the hello names, provided the handshake
+    /// proves it.
+    pub fn accept(ends: LinkEnds<'_>, entropy: &[u8; 32]) -> Result<Self, LinkError> {
+        Self::new(ends, false, entropy)
+    }
+
+    fn new(ends: LinkEnds<'_>, initiator: bool, entropy: &[u8; 32]) -> Result<Self, LinkError> {
+        if let Security::DangerInsecureTestSeeds { .. } = ends.security {
+            return Err(LinkError::Config(
+                "DangerInsecureTestSeeds links have no handshake (relay only)".into(),
+            ));
+        }
+        Ok(Self {
+            me: ends.me,
+            session: ends.session,
+            security: ends.security.clone(),
+            initiator,
+            peer: None,
+            step: Step::Hello,
+            buf: Vec::new(),
+            out: Vec::new(),
+            sent: 0,
+            noise: None,
+            prologue: Vec::new(),
+            entropy: *entropy,
+            nonces: ([0; NONCE_LEN], [0; NONCE_LEN]),
+        })
+    }
+
+    /// The peer: known at once when dialling, after the hello when accepting.
+    pub fn peer(&self) -> Option<PartyId> {
+        self.peer
+    }
+
+    /// Whether the handshake is complete (take its last output, then [`finish`](Self::finish)).
+    pub fn is_done(&self) -> bool {
+        self.step == Step::Done
+    }
+
+    /// Bytes needed before the handshake can make progress (0 when done).
+    pub fn wants(&self) -> usize {
+        let need = match self.step {
+            Step::Hello => HELLO_LEN,
+            Step::Len => 2,
+            Step::Msg(n) => n,
+            Step::Nonce => NONCE_LEN,
+            Step::Done => return 0,
+        };
+        need - self.buf.len()
+    }
+
+    /// Bytes to send to the peer now (possibly none).
+    pub fn take_output(&mut self) -> Vec<u8> {
+        core::mem::take(&mut self.out)
+    }
+
+    /// Consumes bytes received from the peer, at most what the handshake needs; returns how
+    /// many were consumed. Malformed or unauthenticated input is an error.
+    pub fn handle_input(&mut self, mut data: &[u8]) -> Result<usize, LinkError> {
+        let total = data.len();
+        while !data.is_empty() && self.step != Step::Done {
+            let take = self.wants().min(data.len());
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.wants() == 0 {
+                let item = core::mem::take(&mut self.buf);
+                self.process(&item)?;
+            }
+        }
+        Ok(total - data.len())
+    }
+
+    fn fail(&self, reason: impl Into<String>) -> LinkError {
+        LinkError::handshake(self.peer.unwrap_or(PartyId(u8::MAX)), reason)
+    }
+
+    fn process(&mut self, item: &[u8]) -> Result<(), LinkError> {
+        match self.step {
+            Step::Hello => {
+                let peer = self.check_hello(item).map_err(|r| self.fail(r))?;
+                self.peer = Some(peer);
+                self.prologue = prologue_of(item);
+                self.step = match &self.security {
+                    Security::Noise { keypair, public_keys } => {
+                        let expected = public_keys[peer.index()];
+                        let hs =
+                            noise_state(keypair, &expected, &self.prologue, false, &self.entropy)?;
+                        self.noise = Some((hs, expected));
+                        Step::Len
+                    }
+                    _ => Step::Nonce,
+                };
+            }
+            Step::Len => {
+                let len = usize::from(u16::from_be_bytes([item[0], item[1]]));
+                if len == 0 || len > MAX_HANDSHAKE_MSG {
+                    return Err(self.fail(format!("handshake message of {len} bytes")));
+                }
+                self.step = Step::Msg(len);
+            }
+            Step::Msg(_) => self.noise_message(item)?,
+            Step::Nonce => {
+                let theirs: [u8; NONCE_LEN] = item.try_into().map_err(|_| self.fail("nonce"))?;
+                if self.initiator {
+                    self.nonces.1 = theirs;
+                } else {
+                    self.nonces = (theirs, self.entropy);
+                    self.out.extend_from_slice(&self.entropy);
+                    self.sent += NONCE_LEN as u64;
+                }
+                self.step = Step::Done;
+            }
+            Step::Done => {}
+        }
+        Ok(())
+    }
+
+    fn noise_message(&mut self, msg: &[u8]) -> Result<(), LinkError> {
+        let peer = self.peer.unwrap_or(PartyId(u8::MAX));
+        let Some((hs, _)) = self.noise.as_mut() else {
+            return Err(self.fail("no Noise state"));
+        };
+        let which = if self.initiator { "message 2" } else { "message 1" };
+        hs.read_message(msg, &mut [0u8; MAX_HANDSHAKE_MSG]).map_err(|e| {
+            LinkError::handshake(
+                peer,
+                format!("{which} rejected ({e}): the peer does not hold {peer}'s key"),
+            )
+        })?;
+        if !self.initiator {
+            let before = self.out.len();
+            write_msg(&mut self.out, |buf| hs.write_message(&[], buf))
+                .map_err(|e| LinkError::handshake(peer, format!("writing message 2: {e}")))?;
+            self.sent += (self.out.len() - before) as u64;
+        }
+        self.step = Step::Done;
+        Ok(())
+    }
+
+    /// Validates a hello received by this party and returns the dialer's claimed id.
+    fn check_hello(&self, h: &[u8]) -> Result<PartyId, String> {
+        if &h[..5] != MAGIC {
+            return Err("not a ringfence link (bad magic)".into());
+        }
+        if h[5] != self.security.mode_byte() {
+            return Err(format!("link mode {} but this party runs {}", h[5], self.security.name()));
+        }
+        let (dialer, acceptor) = (PartyId(h[6]), PartyId(h[7]));
+        if acceptor != self.me {
+            return Err(format!("hello addressed to {acceptor}, this is {}", self.me));
+        }
+        if dialer >= self.me {
+            return Err(format!("{dialer} may not dial {} (lower ids dial higher ones)", self.me));
+        }
+        if h[8..] != self.session.0 {
+            return Err(format!("{dialer} is in another session"));
+        }
+        Ok(dialer)
+    }
+
+    /// The established link, once [`is_done`](Self::is_done).
+    pub fn finish(self) -> Result<Established, LinkError> {
+        let peer = self.peer.unwrap_or(PartyId(u8::MAX));
+        if self.step != Step::Done {
+            return Err(LinkError::handshake(peer, "handshake incomplete"));
+        }
+        let bytes_sent = self.sent;
+        let Some((hs, expected)) = self.noise else {
+            let mut h = Sha256::new();
+            h.update(b"ringfence INSECURE plain pairwise seed v1");
+            h.update(&self.prologue);
+            h.update(self.nonces.0);
+            h.update(self.nonces.1);
+            let seed_bytes: [u8; 32] = h.finalize().into();
+            let seed = Seed::from_bytes(seed_bytes);
+            let (send, recv) = (Cipher::DangerPlain, Cipher::DangerPlain);
+            return Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent });
+        };
+        if hs.get_remote_static() != Some(&expected.0[..]) {
+            return Err(LinkError::handshake(peer, "remote static key is not the expected one"));
+        }
+        let mut h = Sha256::new();
+        h.update(b"ringfence pairwise seed v1");
+        h.update(hs.get_handshake_hash());
+        let seed_bytes: [u8; 32] = h.finalize().into();
+        let seed = Seed::from_bytes(seed_bytes);
+        let state = Arc::new(
+            hs.into_stateless_transport_mode()
+                .map_err(|e| LinkError::handshake(peer, format!("handshake incomplete: {e}")))?,
+        );
+        Ok(Established {
+            peer,
+            send: Cipher::Noise { state: state.clone(), nonce: 0 },
+            recv: Cipher::Noise { state, nonce: 0 },
+            seed,
+            seed_bytes,
+            bytes_sent,
+        })
+    }
+}
+
+/// The Noise KK state for one side of a link: our static key, the peer's expected key, and the
+/// hello bound in as prologue.
+fn noise_state(
+    keypair: &crate::StaticKeypair,
+    expected: &PublicKey,
+    prologue: &[u8],
+    initiator: bool,
+    entropy: &[u8; 32],
+) -> Result<snow::HandshakeState, LinkError> {
+    let b = builder(entropy)?
+        .local_private_key(keypair.private.as_bytes())
+        .and_then(|b| b.remote_public_key(&expected.0))
+        .and_then(|b| b.prologue(prologue));
+    b.and_then(|b| if initiator { b.build_initiator() } else { b.build_responder() })
+        .map_err(|e| LinkError::Crypto(format!("Noise setup: {e}")))
+}
+
+fn hello(mode: u8, dialer: PartyId, acceptor: PartyId, session: SessionId) -> [u8; HELLO_LEN] {
+    let mut h = [0u8; HELLO_LEN];
+    h[..5].copy_from_slice(MAGIC);
+    h[5] = mode;
+    h[6] = dialer.0;
+    h[7] = acceptor.0;
+    h[8..].copy_from_slice(&session.0);
+    h
+}
+
+fn prologue(hello: &[u8; HELLO_LEN]) -> Vec<u8> {
+    prologue_of(hello)
+}
+
+fn prologue_of(hello: &[u8]) -> Vec<u8> {
+    let mut p = b"ringfence link v1".to_vec();
+    p.extend_from_slice(hello);
+    p
+}
+
+/// Appends one handshake message (u16 BE length ‖ body) produced by `write`.
+fn write_msg(
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut [u8]) -> Result<usize, snow::Error>,
+) -> Result<(), snow::Error> {
+    let mut buf = [0u8; MAX_HANDSHAKE_MSG];
+    let n = write(&mut buf)?;
+    // n ≤ MAX_HANDSHAKE_MSG < 2^16.
+    out.extend_from_slice(&(n as u16).to_be_bytes());
+    out.extend_from_slice(&buf[..n]);
+    Ok(())
+}

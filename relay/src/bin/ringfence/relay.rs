@@ -1,0 +1,76 @@
+//! `ringfence relay`: the WebSocket relay server ([`ringfence_relay::ws::RelayServer`]).
+//!
+//! Prints `ringfence relay listening on ws://ADDR` on stdout once bound (so a script that asked
+//! for port 0 learns the port), then logs connects and disconnects on stderr until killed.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Args;
+use ringfence_relay::ws::{RelayLimits, RelayServer};
+
+/// Options of `ringfence relay`.
+#[derive(Args, Clone)]
+pub(crate) struct RelayArgs {
+    /// Address to listen on, e.g. 127.0.0.1:9000 (port 0 picks a free port).
+    #[arg(long)]
+    listen: SocketAddr,
+    /// TCP connections at once.
+    #[arg(long, default_value_t = RelayLimits::default().max_connections)]
+    max_connections: usize,
+    /// Sessions open at once.
+    #[arg(long, default_value_t = RelayLimits::default().max_sessions)]
+    max_sessions: usize,
+    /// Parties (connections) per session.
+    #[arg(long, default_value_t = RelayLimits::default().max_parties)]
+    max_parties: u8,
+    /// Largest message in bytes (the 1-byte address included).
+    #[arg(long, default_value_t = RelayLimits::default().max_message)]
+    max_message_bytes: usize,
+    /// Messages queued toward one party.
+    #[arg(long, default_value_t = RelayLimits::default().conn_queue)]
+    queue_messages: usize,
+    /// Bytes queued in one session.
+    #[arg(long, default_value_t = RelayLimits::default().session_queue_bytes)]
+    session_queue_bytes: usize,
+    /// How long a sender may wait for queue room before the session is closed.
+    #[arg(long, default_value_t = 10_000)]
+    stall_timeout_ms: u64,
+    /// Sessions without traffic for this long are closed.
+    #[arg(long, default_value_t = 300_000)]
+    idle_timeout_ms: u64,
+}
+
+impl RelayArgs {
+    fn limits(&self) -> RelayLimits {
+        let mut l = RelayLimits::default();
+        l.max_connections = self.max_connections;
+        l.max_sessions = self.max_sessions;
+        l.max_parties = self.max_parties;
+        l.max_message = self.max_message_bytes;
+        l.conn_queue = self.queue_messages;
+        l.session_queue_bytes = self.session_queue_bytes;
+        l.stall_timeout = Duration::from_millis(self.stall_timeout_ms);
+        l.idle_timeout = Duration::from_millis(self.idle_timeout_ms);
+        l
+    }
+}
+
+/// Runs the relay until the process is killed.
+pub(crate) fn run(a: &RelayArgs) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting tokio: {e}"))?;
+    rt.block_on(async {
+        let server = RelayServer::bind(a.listen, a.limits()).await.map_err(|e| e.to_string())?;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "ringfence relay listening on ws://{}", server.local_addr())
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("writing to stdout: {e}"))?;
+        drop(out);
+        server.run().await.map_err(|e| e.to_string())
+    })
+}

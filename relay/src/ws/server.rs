@@ -1,0 +1,324 @@
+//! [`RelayServer`]: accepts WebSocket connections, admits them into sessions, and runs one
+//! reader loop and one writer task per connection.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::http::{Response, StatusCode};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+use super::path::RelayPath;
+use super::session::{log, reap_interval, short, ForwardError, Member, Registry};
+use crate::error::RelayError;
+
+/// The bounds of a relay. Every field has a default ([`RelayLimits::default`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RelayLimits {
+    /// TCP connections at once (admitted or still in their WebSocket handshake); more are
+    /// closed at once.
+    pub max_connections: usize,
+    /// Sessions open at once; more are refused with HTTP 503.
+    pub max_sessions: usize,
+    /// Parties (connections) per session.
+    pub max_parties: u8,
+    /// Largest message, in bytes, the `to`/`from` byte included; a larger one closes the
+    /// sender's connection ("message too big").
+    pub max_message: usize,
+    /// Messages queued toward one party (also before it connects).
+    pub conn_queue: usize,
+    /// Bytes queued in one session, over all its parties.
+    pub session_queue_bytes: usize,
+    /// How long a sender waits for queue room before the session is closed ("queue full").
+    pub stall_timeout: Duration,
+    /// A session with no message and no join for this long is closed.
+    pub idle_timeout: Duration,
+    /// Time allowed for the TCP + WebSocket handshake of a new connection.
+    pub handshake_timeout: Duration,
+}
+
+impl Default for RelayLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 4096,
+            max_sessions: 1024,
+            max_parties: 16,
+            max_message: (16 << 20) + 1,
+            conn_queue: 256,
+            session_queue_bytes: 256 << 20,
+            stall_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            handshake_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl RelayLimits {
+    /// Checks that the limits are usable together.
+    pub fn check(&self) -> Result<(), RelayError> {
+        let bad = |m: &str| Err(RelayError::Config(format!("relay limits: {m}")));
+        if self.max_connections == 0
+            || self.max_sessions == 0
+            || self.max_parties < 2
+            || self.conn_queue == 0
+        {
+            return bad("max_connections, max_sessions, conn_queue must be ≥ 1, max_parties ≥ 2");
+        }
+        if self.max_message < 2 || self.max_message > self.session_queue_bytes {
+            return bad("max_message must be ≥ 2 and ≤ session_queue_bytes");
+        }
+        if self.session_queue_bytes > Semaphore::MAX_PERMITS.min(u32::MAX as usize) {
+            return bad("session_queue_bytes must be < 4 GiB");
+        }
+        Ok(())
+    }
+}
+
+use tokio::sync::Semaphore;
+
+/// A WebSocket relay: forwards opaque messages between the parties of each session.
+///
+/// A party connects to `ws://HOST:PORT` + [`RelayPath`], sends binary messages
+/// `[to: u8] ‖ payload` and receives `[from: u8] ‖ payload`. Payloads are never interpreted.
+/// When a party disconnects, each other party receives what it sent and then an end-of-link
+/// marker: the one-byte message `[from]`. A whole session (every connection, with a WebSocket
+/// close reason) is closed when it idles or when a queue stays full.
+///
+/// ```no_run
+/// use ringfence_relay::ws::{RelayLimits, RelayServer};
+/// # async fn f() -> Result<(), ringfence_relay::RelayError> {
+/// let relay = RelayServer::bind("127.0.0.1:0".parse().unwrap(), RelayLimits::default()).await?;
+/// println!("relay on ws://{}", relay.local_addr());
+/// tokio::spawn(relay.run());
+/// # Ok(()) }
+/// ```
+pub struct RelayServer {
+    listener: TcpListener,
+    registry: Arc<Registry>,
+}
+
+impl core::fmt::Debug for RelayServer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RelayServer").field("addr", &self.listener.local_addr().ok()).finish()
+    }
+}
+
+impl RelayServer {
+    /// Binds the listener.
+    pub async fn bind(addr: SocketAddr, limits: RelayLimits) -> Result<Self, RelayError> {
+        limits.check()?;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| RelayError::io(format!("binding the relay on {addr}"), e))?;
+        Ok(Self { listener, registry: Arc::new(Registry::new(limits)) })
+    }
+
+    /// The bound address (e.g. to learn an ephemeral port).
+    pub fn local_addr(&self) -> SocketAddr {
+        // A bound TCP listener always has a local address.
+        self.listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// Number of open sessions.
+    pub fn sessions(&self) -> usize {
+        self.registry.sessions()
+    }
+
+    /// Serves connections until the future is dropped (or accepting fails).
+    pub async fn run(self) -> Result<(), RelayError> {
+        let reaper = tokio::spawn(reap(self.registry.clone()));
+        let _abort = AbortOnDrop(reaper);
+        let slots = Arc::new(Semaphore::new(self.registry.limits().max_connections));
+        loop {
+            let (tcp, addr) = match self.listener.accept().await {
+                Ok(a) => a,
+                // Per-connection failures (e.g. the client reset before accept) are not fatal.
+                Err(e) if is_transient(&e) => continue,
+                Err(e) => return Err(RelayError::io("accepting a connection", e)),
+            };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                log(format_args!("{addr}: refused (too many connections)"));
+                continue; // dropping `tcp` closes it
+            };
+            let _ = tcp.set_nodelay(true);
+            let registry = self.registry.clone();
+            tokio::spawn(async move {
+                serve(registry, tcp, addr).await;
+                drop(slot);
+            });
+        }
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn is_transient(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), ConnectionAborted | ConnectionReset | Interrupted | WouldBlock)
+}
+
+async fn reap(registry: Arc<Registry>) {
+    let every = reap_interval(registry.limits().idle_timeout);
+    loop {
+        tokio::time::sleep(every).await;
+        registry.expire_idle();
+    }
+}
+
+/// One connection: admission during the WebSocket handshake, then the reader loop here and
+/// the writer in its own task.
+async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
+    let limits = registry.limits().clone();
+    let cfg = WebSocketConfig::default()
+        .max_message_size(Some(limits.max_message))
+        .max_frame_size(Some(limits.max_message));
+    let mut member: Option<Member> = None;
+    // tungstenite's callback signature fixes the error type (an HTTP response).
+    #[allow(clippy::result_large_err)]
+    let admit = |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
+                 resp: Response<()>| {
+        let path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let joined = RelayPath::parse(path).map_err(|e| (400, e)).and_then(|p| registry.join(&p));
+        match joined {
+            Ok(m) => {
+                member = Some(m);
+                Ok(resp)
+            }
+            Err((code, reason)) => {
+                log(format_args!("{addr}: refused ({code}): {reason}"));
+                let mut r = Response::new(Some(reason));
+                *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
+                Err(r)
+            }
+        }
+    };
+    let accepted = tokio::time::timeout(
+        limits.handshake_timeout,
+        tokio_tungstenite::accept_hdr_async_with_config(tcp, admit, Some(cfg)),
+    )
+    .await;
+    let ws = match accepted {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => {
+            if member.is_some() {
+                log(format_args!("{addr}: WebSocket handshake failed: {e}"));
+            }
+            return;
+        }
+        Err(_) => return log(format_args!("{addr}: no WebSocket handshake in time")),
+    };
+    let Some(member) = member else { return };
+    let (session, party) = (member.session.clone(), member.party);
+    let sid = short(&session.id);
+    log(format_args!("session {sid}: {party} connected from {addr}"));
+    let reason = run_member(&member, ws).await;
+    log(format_args!("session {sid}: {party} left ({reason})"));
+    drop(member);
+}
+
+/// Pumps one admitted connection until it ends; returns why.
+async fn run_member(member: &Member, ws: WebSocketStream<TcpStream>) -> String {
+    let (sink, mut stream) = ws.split();
+    let Some(inbox) = member.take_inbox() else {
+        return "no queue (already taken)".into();
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    let writer = tokio::spawn(write_loop(sink, inbox, member.session.closing(), stopped));
+    let mut closing = member.session.closing();
+    let reason = loop {
+        let msg = tokio::select! {
+            m = stream.next() => m,
+            // The writer sees the close too: it drains this party's queue and gives the reason.
+            r = closed(&mut closing) => {
+                let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+                return r;
+            }
+        };
+        let data = match msg {
+            Some(Ok(Message::Binary(b))) => Vec::from(b),
+            Some(Ok(Message::Text(_))) => break "text messages are not allowed".into(),
+            Some(Ok(Message::Close(_))) => break "closed by the party".into(),
+            None => break "connection ended without a close".into(),
+            Some(Ok(_)) => continue, // ping/pong: answered by tungstenite
+            Some(Err(e)) => break e.to_string(),
+        };
+        match member.forward(data).await {
+            Ok(()) => {}
+            Err(ForwardError::Bad(r)) => break r,
+            Err(ForwardError::Full(r)) => {
+                member.session.close(r.clone());
+                break r;
+            }
+        }
+    };
+    member.leave().await;
+    let _ = stop.send(reason.clone());
+    let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+    reason
+}
+
+type Sink = futures_util::stream::SplitSink<WebSocketStream<TcpStream>, Message>;
+
+/// Writes the party's queue to its socket until the session closes (drain, then close with
+/// the session's reason) or the party itself is done (close with the reason it ended).
+async fn write_loop(
+    mut sink: Sink,
+    mut inbox: tokio::sync::mpsc::Receiver<super::session::Queued>,
+    mut closing: tokio::sync::watch::Receiver<Option<String>>,
+    mut stopped: tokio::sync::oneshot::Receiver<String>,
+) {
+    let (reason, drain) = loop {
+        tokio::select! {
+            biased;
+            r = &mut stopped => break (r.unwrap_or_default(), false),
+            q = inbox.recv() => match q {
+                Some(q) => {
+                    if sink.send(Message::Binary(q.data.into())).await.is_err() {
+                        return;
+                    }
+                }
+                None => break ("session ended".to_string(), false),
+            },
+            r = closed(&mut closing) => break (r, true),
+        }
+    };
+    // The session closed: deliver what is already queued before saying why.
+    while let (true, Ok(q)) = (drain, inbox.try_recv()) {
+        if sink.send(Message::Binary(q.data.into())).await.is_err() {
+            return;
+        }
+    }
+    let reason = truncate(&reason, 120);
+    let frame = CloseFrame { code: CloseCode::Normal, reason: reason.into() };
+    let _ = sink.send(Message::Close(Some(frame))).await;
+    let _ = sink.close().await;
+}
+
+/// Resolves with the session's closing reason (a `String`: the watch guard is not `Send`).
+async fn closed(closing: &mut tokio::sync::watch::Receiver<Option<String>>) -> String {
+    match closing.wait_for(Option::is_some).await {
+        Ok(r) => r.clone().unwrap_or_default(),
+        Err(_) => "relay shutting down".into(),
+    }
+}
+
+/// At most `max` bytes of `s`, cut at a character boundary (close reasons fit a control frame).
+fn truncate(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}

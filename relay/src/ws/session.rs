@@ -1,0 +1,308 @@
+//! The relay's sessions: who is connected, the bounded queues toward each party, and closing.
+//!
+//! Every party index of a session has one bounded queue, created with the session, so a party
+//! can be sent to before it connects (its peers may finish connecting first). All queued
+//! bytes of a session also hold permits of one byte budget.
+//!
+//! When a party leaves (cleanly or not), each other party gets an end-of-link marker `[from]`
+//! (a message with no payload) after everything the departed party sent: their link to it
+//! ends like a TCP connection reaching end of stream, and their other links carry on, so a
+//! session can finish in any order. A whole session closes, once, when it idles or a queue
+//! stays full; closing wakes every connection, which drains what is already queued toward its
+//! party and then closes with the reason.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use ringfence_core::net::{PartyId, SessionId};
+use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
+
+use super::path::RelayPath;
+use super::server::RelayLimits;
+
+/// A message on its way to a party: `[from] ‖ payload`, holding its share of the byte budget
+/// until it is written to the socket.
+pub(crate) struct Queued {
+    pub(crate) data: Vec<u8>,
+    _permit: OwnedSemaphorePermit,
+}
+
+/// Why a join was refused: an HTTP status and a reason for the client.
+pub(crate) type Refusal = (u16, String);
+
+/// All sessions of a relay.
+pub(crate) struct Registry {
+    limits: RelayLimits,
+    sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+    epoch: Instant,
+}
+
+/// One session.
+pub(crate) struct Session {
+    pub(crate) id: SessionId,
+    pub(crate) parties: u8,
+    mode: String,
+    queues: Vec<mpsc::Sender<Queued>>,
+    state: Mutex<State>,
+    budget: Arc<Semaphore>,
+    closing: watch::Sender<Option<String>>,
+    /// Milliseconds since the registry's epoch at the last forwarded message or join.
+    last_active: AtomicU64,
+}
+
+struct State {
+    /// Each party's queue receiver until its connection takes it: `None` = taken.
+    inboxes: Vec<Option<mpsc::Receiver<Queued>>>,
+    connected: usize,
+}
+
+/// A connected party; leaving the session (dropping this) closes it for everyone.
+pub(crate) struct Member {
+    pub(crate) session: Arc<Session>,
+    pub(crate) party: PartyId,
+    registry: Arc<Registry>,
+}
+
+/// Why forwarding a message failed; the session is closed with this reason.
+pub(crate) enum ForwardError {
+    /// Malformed or misaddressed message from the sender.
+    Bad(String),
+    /// The session budget or the recipient's queue stayed full.
+    Full(String),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding these locks cannot leave them inconsistent (plain field updates).
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Logs a connection or session event (never payloads).
+pub(crate) fn log(msg: std::fmt::Arguments<'_>) {
+    eprintln!("ringfence relay: {msg}");
+}
+
+/// The first 8 hex digits of a session id, for logs.
+pub(crate) fn short(id: &SessionId) -> String {
+    id.0[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Registry {
+    pub(crate) fn new(limits: RelayLimits) -> Self {
+        Self { limits, sessions: Mutex::new(HashMap::new()), epoch: Instant::now() }
+    }
+
+    pub(crate) fn limits(&self) -> &RelayLimits {
+        &self.limits
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Number of open sessions.
+    pub(crate) fn sessions(&self) -> usize {
+        lock(&self.sessions).len()
+    }
+
+    /// Admits a connection for `p`: creates the session if needed, refuses duplicates,
+    /// mismatches and anything over the limits.
+    pub(crate) fn join(self: &Arc<Self>, p: &RelayPath) -> Result<Member, Refusal> {
+        let mut sessions = lock(&self.sessions);
+        let session = match sessions.get(&p.session) {
+            Some(s) => s.clone(),
+            None => {
+                if sessions.len() >= self.limits.max_sessions {
+                    let n = self.limits.max_sessions;
+                    return Err((503, format!("relay is full ({n} sessions)")));
+                }
+                if p.parties > self.limits.max_parties {
+                    let max = self.limits.max_parties;
+                    return Err((400, format!("{} parties; this relay allows {max}", p.parties)));
+                }
+                let s = Arc::new(Session::new(p, &self.limits, self.now_ms()));
+                sessions.insert(p.session, s.clone());
+                s
+            }
+        };
+        if let Some(reason) = session.closing.borrow().clone() {
+            return Err((410, format!("session is closing: {reason}")));
+        }
+        if session.parties != p.parties || session.mode != p.mode {
+            return Err((
+                409,
+                format!(
+                    "session has {} parties in mode {}; this connection asks for {} in mode {}",
+                    session.parties, session.mode, p.parties, p.mode
+                ),
+            ));
+        }
+        let mut st = lock(&session.state);
+        if st.inboxes[p.party.index()].is_none() {
+            // Taken by a live connection, or by one that left: a party joins a session once.
+            return Err((409, format!("{} is already connected to this session", p.party)));
+        }
+        st.connected += 1;
+        drop(st);
+        session.touch(self.now_ms());
+        Ok(Member { session, party: p.party, registry: self.clone() })
+    }
+
+    /// Closes every session idle for longer than the idle limit; returns how many.
+    pub(crate) fn expire_idle(&self) -> usize {
+        let now = self.now_ms();
+        let idle = self.limits.idle_timeout.as_millis() as u64;
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        let mut n = 0;
+        for s in sessions {
+            if now.saturating_sub(s.last_active.load(Ordering::Relaxed)) > idle {
+                n += usize::from(s.close(format!("idle for {} s", idle / 1000)));
+            }
+        }
+        n
+    }
+}
+
+impl Session {
+    fn new(p: &RelayPath, limits: &RelayLimits, now: u64) -> Self {
+        let (queues, inboxes) = (0..p.parties)
+            .map(|_| mpsc::channel(limits.conn_queue))
+            .map(|(t, r)| (t, Some(r)))
+            .unzip();
+        Self {
+            id: p.session,
+            parties: p.parties,
+            mode: p.mode.clone(),
+            queues,
+            state: Mutex::new(State { inboxes, connected: 0 }),
+            budget: Arc::new(Semaphore::new(limits.session_queue_bytes)),
+            closing: watch::Sender::new(None),
+            last_active: AtomicU64::new(now),
+        }
+    }
+
+    fn touch(&self, now: u64) {
+        self.last_active.store(now, Ordering::Relaxed);
+    }
+
+    /// Closes the session with `reason`; returns whether this call closed it.
+    pub(crate) fn close(&self, reason: String) -> bool {
+        let closed = self.closing.send_if_modified(|r| {
+            if r.is_some() {
+                return false;
+            }
+            *r = Some(reason);
+            true
+        });
+        if closed {
+            let reason = self.closing.borrow().clone().unwrap_or_default();
+            log(format_args!("session {}: closed ({reason})", short(&self.id)));
+        }
+        closed
+    }
+
+    /// A receiver of the closing reason.
+    pub(crate) fn closing(&self) -> watch::Receiver<Option<String>> {
+        self.closing.subscribe()
+    }
+}
+
+impl Member {
+    /// Takes this party's queue (once, by its connection's writer).
+    pub(crate) fn take_inbox(&self) -> Option<mpsc::Receiver<Queued>> {
+        lock(&self.session.state).inboxes[self.party.index()].take()
+    }
+
+    /// Forwards `msg = [to] ‖ payload` from this party: rewrites the first byte to the sender's
+    /// id and queues it for `to`, waiting at most the stall limit for room.
+    pub(crate) async fn forward(&self, mut msg: Vec<u8>) -> Result<(), ForwardError> {
+        let s = &self.session;
+        let limits = self.registry.limits();
+        let Some(&to) = msg.first() else {
+            return Err(ForwardError::Bad(format!("{} sent an empty message", self.party)));
+        };
+        if to >= s.parties || to == self.party.0 {
+            return Err(ForwardError::Bad(format!(
+                "{} addressed P{to}, not another party of this {}-party session",
+                self.party, s.parties
+            )));
+        }
+        msg[0] = self.party.0;
+        s.touch(self.registry.now_ms());
+        let stall = limits.stall_timeout;
+        // The message length is at most max_message, which `RelayLimits::check` keeps below
+        // both the budget and u32::MAX.
+        let permit = tokio::time::timeout(
+            stall,
+            s.budget.clone().acquire_many_owned(msg.len().min(u32::MAX as usize) as u32),
+        )
+        .await;
+        let Ok(Ok(permit)) = permit else {
+            return Err(ForwardError::Full(format!(
+                "session queue full ({} bytes) for {} ms",
+                limits.session_queue_bytes,
+                stall.as_millis()
+            )));
+        };
+        let q = Queued { data: msg, _permit: permit };
+        match s.queues[usize::from(to)].send_timeout(q, stall).await {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::SendTimeoutError::Timeout(_)) => Err(ForwardError::Full(format!(
+                "P{to} did not drain its queue ({} messages) for {} ms",
+                limits.conn_queue,
+                stall.as_millis()
+            ))),
+            // P{to} left: the session is closing anyway.
+            Err(mpsc::error::SendTimeoutError::Closed(_)) => Ok(()),
+        }
+    }
+}
+
+impl Member {
+    /// Tells every other party that this one left: an end-of-link marker `[me]` after its
+    /// last message. If a marker cannot be queued in time the session closes instead.
+    pub(crate) async fn leave(&self) {
+        let s = &self.session;
+        let stall = self.registry.limits().stall_timeout;
+        for (j, q) in s.queues.iter().enumerate() {
+            if j == self.party.index() || s.closing.borrow().is_some() {
+                continue;
+            }
+            let Ok(Ok(permit)) =
+                tokio::time::timeout(stall, s.budget.clone().acquire_owned()).await
+            else {
+                s.close(format!("{} left and the session queue stayed full", self.party));
+                return;
+            };
+            let marker = Queued { data: vec![self.party.0], _permit: permit };
+            if let Err(mpsc::error::SendTimeoutError::Timeout(_)) =
+                q.send_timeout(marker, stall).await
+            {
+                s.close(format!("{} left and P{j}'s queue stayed full", self.party));
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        let s = &self.session;
+        let mut st = lock(&s.state);
+        st.connected -= 1;
+        let empty = st.connected == 0;
+        drop(st);
+        if empty {
+            let mut sessions = lock(&self.registry.sessions);
+            if sessions.get(&s.id).is_some_and(|x| Arc::ptr_eq(x, s)) {
+                sessions.remove(&s.id);
+            }
+        }
+    }
+}
+
+/// How often idle sessions are looked for.
+pub(crate) fn reap_interval(idle: Duration) -> Duration {
+    (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(5))
+}

@@ -1,0 +1,125 @@
+//! Shared harness of the relay tests: a relay on an ephemeral loopback port, raw WebSocket
+//! clients, and a tap that records every byte the relay sends to a party.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use ringfence_core::net::SessionId;
+use ringfence_relay::ws::{RelayLimits, RelayServer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// Bound on every wait in these tests.
+pub const WAIT: Duration = Duration::from_secs(5);
+
+/// A raw client connection.
+pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// Starts a relay with `limits` on 127.0.0.1:0; returns its base URL.
+pub async fn relay(limits: RelayLimits) -> String {
+    let server = RelayServer::bind("127.0.0.1:0".parse().unwrap(), limits).await.unwrap();
+    let url = format!("ws://{}", server.local_addr());
+    tokio::spawn(server.run());
+    url
+}
+
+/// The path of party `party` of `session` (3 parties, mode `m`).
+pub fn path(session: &SessionId, party: u8, m: &str) -> String {
+    let hex: String = session.0.iter().map(|b| format!("{b:02x}")).collect();
+    format!("/v1/{hex}/{party}?parties=3&mode={m}")
+}
+
+/// Connects party `party` of `session` with raw WebSocket messages.
+pub async fn join(url: &str, session: &SessionId, party: u8) -> Result<Ws, String> {
+    let u = format!("{url}{}", path(session, party, "plain-test-seeds"));
+    connect(&u).await
+}
+
+/// Connects to a full URL; the error carries the HTTP status if the relay refused.
+pub async fn connect(u: &str) -> Result<Ws, String> {
+    use tokio_tungstenite::tungstenite::Error;
+    match tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(u)).await {
+        Ok(Ok((ws, _))) => Ok(ws),
+        Ok(Err(Error::Http(r))) => Err(format!(
+            "HTTP {}: {}",
+            r.status().as_u16(),
+            String::from_utf8_lossy(r.body().as_deref().unwrap_or_default())
+        )),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("timeout".into()),
+    }
+}
+
+/// Sends `[to] ‖ payload`.
+pub async fn send(ws: &mut Ws, to: u8, payload: &[u8]) {
+    let mut m = vec![to];
+    m.extend_from_slice(payload);
+    ws.send(Message::Binary(m.into())).await.unwrap();
+}
+
+/// What a client saw next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Got {
+    /// A message `[from] ‖ payload`.
+    Msg(u8, Vec<u8>),
+    /// The relay closed the connection with this reason.
+    Closed(String),
+}
+
+/// The next message or close (ping/pong skipped), within [`WAIT`].
+pub async fn next(ws: &mut Ws) -> Got {
+    loop {
+        let m = tokio::time::timeout(WAIT, ws.next()).await.expect("relay went silent");
+        match m {
+            Some(Ok(Message::Binary(b))) => return Got::Msg(b[0], b[1..].to_vec()),
+            Some(Ok(Message::Close(f))) => {
+                return Got::Closed(f.map(|f| f.reason.to_string()).unwrap_or_default())
+            }
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Got::Closed(format!("error: {e}")),
+            None => return Got::Closed("eof".into()),
+        }
+    }
+}
+
+/// A TCP proxy in front of `relay_url`; returns the proxy's URL and every byte the relay sent
+/// through it (relay → party: WebSocket frames from a server are unmasked, so this is exactly
+/// what the relay saw of the parties' payloads).
+pub async fn tap(relay_url: &str) -> (String, Arc<Mutex<Vec<u8>>>) {
+    let target: SocketAddr = relay_url.trim_start_matches("ws://").parse().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let server = TcpStream::connect(target).await.unwrap();
+            let (mut cr, mut cw) = client.into_split();
+            let (mut sr, mut sw) = server.into_split();
+            tokio::spawn(async move { tokio::io::copy(&mut cr, &mut sw).await });
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 << 10];
+                while let Ok(n) = sr.read(&mut buf).await {
+                    if n == 0 || cw.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                    log.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+                let _ = cw.shutdown().await;
+            });
+        }
+    });
+    (url, seen)
+}
+
+/// Whether `needle` occurs in `hay`.
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}

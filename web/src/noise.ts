@@ -1,0 +1,141 @@
+/**
+ * End-to-end encrypted links through a relay: Noise KK between the parties, the relay sees
+ * only ciphertext, and the pairwise seeds come from the handshakes. The handshake and record
+ * layer are the native parties' own code compiled to wasm (crate `ringfence-link`), so SDK and
+ * native parties can share a session.
+ * @module
+ */
+
+import { RingfenceError, toRingfenceError } from './errors.js';
+import { bindings } from './init.js';
+import type { PartySeeds } from './party.js';
+import type { Transport } from './transport.js';
+import { WebSocketTransport, checkOptions, type WebSocketTransportOptions } from './transport-ws.js';
+
+/** A party's x25519 static identity keypair (32 bytes each). Keep `privateKey` secret. */
+export interface NoiseKeypair {
+  /** The 32-byte x25519 private key: keep it secret, never log it. */
+  privateKey: Uint8Array;
+  /** The 32-byte x25519 public key, given to the peers. */
+  publicKey: Uint8Array;
+}
+
+/** Options of {@link SecureRelayTransport.connect}. */
+export interface SecureRelayTransportOptions extends Omit<WebSocketTransportOptions, 'security' | 'maxMessageBytes'> {
+  /** This party's keypair. */
+  keypair: NoiseKeypair;
+  /**
+   * Every party's public key, indexed by party id (this party's own included): links
+   * authenticate the peers against them.
+   */
+  publicKeys: Uint8Array[];
+}
+
+/** The wasm exports this module uses (see `wasm/src/bindings/noise.rs`). @internal */
+interface NoiseGlue {
+  noiseKeypair(entropy: Uint8Array): NoiseKeypair;
+  NoiseLinks: {
+    establish(
+      me: number,
+      parties: number,
+      session: Uint8Array,
+      privateKey: Uint8Array,
+      publicKeys: Uint8Array[],
+      entropy: Uint8Array,
+      link: Transport,
+    ): Promise<WasmNoiseLinks>;
+  };
+}
+
+/** @internal */
+interface WasmNoiseLinks {
+  seedWith(peer: number): Uint8Array;
+  send(to: number, frame: Uint8Array): void;
+  recv(from: number): Promise<Uint8Array>;
+  free(): void;
+}
+
+const closedError = () => Object.assign(new Error('secure relay transport closed'), { code: 'CLOSED' });
+const glue = () => bindings() as unknown as NoiseGlue;
+const random32 = () => globalThis.crypto.getRandomValues(new Uint8Array(32));
+
+/** A fresh identity keypair (from the platform's CSPRNG). Requires `await init()`. */
+export function generateNoiseKeypair(): NoiseKeypair {
+  try {
+    return glue().noiseKeypair(random32());
+  } catch (e) {
+    throw toRingfenceError(e);
+  }
+}
+
+/**
+ * A {@link Transport} whose links to the other parties run through a relay, end-to-end
+ * encrypted and mutually authenticated (Noise `KK_25519_AESGCM_SHA256`, bound to the session
+ * and both party ids). {@link SecureRelayTransport.seeds} are the pairwise keys from the
+ * handshakes, ready for {@link Party.join}.
+ *
+ * ```ts
+ * await init();
+ * const keypair = generateNoiseKeypair(); // publish keypair.publicKey to the other parties
+ * const transport = await SecureRelayTransport.connect({ url, sessionId, id, keypair, publicKeys });
+ * const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport });
+ * // ... operations ...
+ * transport.close();
+ * ```
+ */
+export class SecureRelayTransport implements Transport {
+  /** The keys for {@link Party.join}: `prev`/`next` from the handshakes, `own` fresh. */
+  readonly seeds: PartySeeds;
+  readonly #raw: WebSocketTransport;
+  readonly #links: WasmNoiseLinks;
+  #closed = false;
+
+  private constructor(raw: WebSocketTransport, links: WasmNoiseLinks, id: number) {
+    this.#raw = raw;
+    this.#links = links;
+    this.seeds = { prev: links.seedWith((id + 2) % 3), next: links.seedWith((id + 1) % 3), own: random32() };
+  }
+
+  /** Joins the session at the relay and authenticates a link to every other party. */
+  static async connect(options: SecureRelayTransportOptions): Promise<SecureRelayTransport> {
+    const o = options;
+    const bad = (m: string) => new RingfenceError('INVALID_ARGUMENT', `SecureRelayTransport: ${m}`);
+    if (typeof o !== 'object' || o === null) throw bad('needs an options object');
+    checkOptions(o, bad);
+    if ((o.parties ?? 3) !== 3) throw bad('rep3 sessions have 3 parties');
+    if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== 3) throw bad('publicKeys must list the 3 parties\' keys');
+    const raw = await WebSocketTransport.open(o, 'noise');
+    try {
+      const kp = o.keypair;
+      const links = await glue().NoiseLinks.establish(o.id, 3, o.sessionId, kp?.privateKey, o.publicKeys, random32(), raw);
+      return new SecureRelayTransport(raw, links, o.id);
+    } catch (e) {
+      raw.close();
+      throw toRingfenceError(e);
+    }
+  }
+
+  /** The pairwise key shared with `peer` (secret). */
+  seedWith(peer: number): Uint8Array {
+    return this.#links.seedWith(peer);
+  }
+
+  send(to: number, frame: Uint8Array): void {
+    if (this.#closed) throw closedError();
+    this.#links.send(to, frame);
+  }
+
+  recv(from: number): Promise<Uint8Array> {
+    if (this.#closed) return Promise.reject(closedError());
+    return this.#links.recv(from);
+  }
+
+  /** Leaves the session (frames already sent are delivered first). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#raw.close();
+    // Pending receives hold their own reference to the link state; this frees the handle.
+    this.#links.free();
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * A {@link Transport} through a ringfence relay (`ringfence relay`) over one WebSocket, in
+ * browsers (the global `WebSocket`) and in Node (the `ws` package, loaded on demand).
+ * @module
+ */
+
+import { RingfenceError } from './errors.js';
+import type { Transport } from './transport.js';
+
+/**
+ * The one mode of {@link WebSocketTransport}, and it is **insecure**: frames cross the relay in
+ * plaintext and the pairwise seeds must come from {@link insecureTestSeeds} with a label every
+ * party knows. The relay (and anyone on the path) sees every share, so nothing is private.
+ * Native parties offer the same mode (`--danger-insecure-test-seeds LABEL`) to compute with SDK
+ * parties in tests. For private computations use {@link SecureRelayTransport}: end-to-end
+ * Noise between the parties, the same as native parties use.
+ */
+export type WebSocketLinkSecurity = 'danger-insecure-test-seeds';
+
+/** The part of the WebSocket API the transport uses (browsers' `WebSocket`, Node's `ws`). */
+export interface WebSocketLike {
+  /** Set to `'arraybuffer'` so binary messages arrive as `ArrayBuffer`s. */
+  binaryType: string;
+  /** Sends one binary message. */
+  send(data: Uint8Array): void;
+  /** Closes the connection. */
+  close(code?: number, reason?: string): void;
+  /** Called once the connection is open. */
+  onopen: ((ev: unknown) => void) | null;
+  /** Called with each received message. */
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  /** Called when the connection closes, with the close code and reason. */
+  onclose: ((ev: { code?: number; reason?: string }) => void) | null;
+  /** Called when the connection fails. */
+  onerror: ((ev: { message?: string; error?: unknown }) => void) | null;
+}
+
+/** A WebSocket constructor (`globalThis.WebSocket`, or `WebSocket` from the `ws` package). */
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+/** Options of {@link WebSocketTransport.connect}. */
+export interface WebSocketTransportOptions {
+  /** The relay's base URL, e.g. `ws://127.0.0.1:9000` (the session path is appended). */
+  url: string;
+  /** The session id, 16 bytes, the same at all parties. */
+  sessionId: Uint8Array;
+  /** This party's index. */
+  id: number;
+  /**
+   * Must be given explicitly: see {@link WebSocketLinkSecurity} (there is no default, so an
+   * insecure link is never chosen silently).
+   */
+  security: WebSocketLinkSecurity;
+  /**
+   * Number of parties in the session.
+   * @defaultValue 3
+   */
+  parties?: number;
+  /**
+   * Rejects a `recv` with `code: 'TIMEOUT'` when no frame arrives within this many ms.
+   * @defaultValue 30000
+   */
+  timeoutMs?: number;
+  /**
+   * Time allowed to open the connection to the relay.
+   * @defaultValue 10000
+   */
+  connectTimeoutMs?: number;
+  /**
+   * The relay's largest message (`ringfence relay --max-message-bytes`); a frame travels in one
+   * message, so larger frames fail to send.
+   * @defaultValue 16 MiB + 1
+   */
+  maxMessageBytes?: number;
+  /**
+   * The WebSocket implementation.
+   * @defaultValue `globalThis.WebSocket`, else the `ws` package (Node)
+   */
+  WebSocket?: WebSocketConstructor;
+}
+
+interface Waiter {
+  resolve(frame: Uint8Array): void;
+  reject(e: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Peer {
+  frames: Uint8Array[];
+  waiters: Waiter[];
+  /** Why the link ended (after `frames` are read), if it did. */
+  ended?: Error;
+}
+
+/** The relay path's link mode of each kind of connection (as the native parties name them). */
+const MODES = { plain: 'plain-test-seeds', noise: 'noise-aesgcm' } as const;
+
+/** Largest payload the native client and the Noise links put in one relay message. */
+export const NOISE_CHUNK = 64 << 10;
+
+function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: number): Error {
+  return Object.assign(new Error(message), { code, timeoutMs });
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Throws `bad(reason)` unless the connection options are usable. @internal */
+export function checkOptions(o: Omit<WebSocketTransportOptions, 'security'>, bad: (m: string) => Error): void {
+  const parties = o.parties ?? 3;
+  if (!Number.isInteger(parties) || parties < 2 || parties > 255) throw bad(`parties must be 2..255, got ${String(parties)}`);
+  if (!Number.isInteger(o.id) || o.id < 0 || o.id >= parties) throw bad(`id must be 0..${parties - 1}, got ${String(o.id)}`);
+  if (!(o.sessionId instanceof Uint8Array) || o.sessionId.length !== 16) throw bad('sessionId must be 16 bytes');
+  if (typeof o.url !== 'string' || !/^wss?:\/\//.test(o.url)) throw bad(`url must start with ws:// or wss://, got ${String(o.url)}`);
+}
+
+async function defaultWebSocket(): Promise<WebSocketConstructor> {
+  const global = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (global) return global;
+  // A variable specifier keeps bundlers from pulling `ws` into browser builds.
+  const name = 'ws';
+  try {
+    const mod = (await import(/* @vite-ignore */ name)) as { WebSocket?: WebSocketConstructor; default?: WebSocketConstructor };
+    const ctor = mod.WebSocket ?? mod.default;
+    if (ctor) return ctor;
+  } catch {
+    // fall through to the error below
+  }
+  throw new RingfenceError('INVALID_ARGUMENT', 'no WebSocket implementation: pass options.WebSocket, or install the `ws` package in Node < 22');
+}
+
+/**
+ * The links of one party to the others of a session, through a relay.
+ *
+ * Wire: binary messages `[to: u8] ‖ frame` out, `[from: u8] ‖ frame` in; the one-byte message
+ * `[from]` says that party left. `send` never waits; frames from each peer arrive in order;
+ * `recv` rejects with `code: 'CLOSED'` once the peer left or the relay connection closed (after
+ * the frames already received), or `code: 'TIMEOUT'` after `timeoutMs`.
+ *
+ * ```ts
+ * const sessionId = ...; // 16 bytes agreed by all parties
+ * const transport = await WebSocketTransport.connect({
+ *   url: 'ws://127.0.0.1:9000', sessionId, id, security: 'danger-insecure-test-seeds',
+ * });
+ * const party = await Party.join({ id, sessionId, seeds: await insecureTestSeeds('demo', id), transport });
+ * // ... operations ...
+ * transport.close();
+ * ```
+ */
+export class WebSocketTransport implements Transport {
+  /** Why the relay connection closed, once it did (the relay's close reason, if any). */
+  closeReason: string | undefined;
+  readonly #ws: WebSocketLike;
+  readonly #id: number;
+  readonly #parties: number;
+  readonly #timeoutMs: number;
+  readonly #maxMessage: number;
+  readonly #peers: Peer[];
+  #closed = false;
+  /** Settles `connect` (`undefined` = open); cleared once called. */
+  #opened: ((failure?: string) => void) | undefined;
+
+  private constructor(ws: WebSocketLike, id: number, parties: number, timeoutMs: number, maxMessage: number) {
+    this.#ws = ws;
+    this.#id = id;
+    this.#parties = parties;
+    this.#timeoutMs = timeoutMs;
+    this.#maxMessage = maxMessage;
+    this.#peers = Array.from({ length: parties }, () => ({ frames: [], waiters: [] }));
+    ws.onopen = () => this.#settle();
+    ws.onmessage = (ev) => this.#onMessage(ev.data);
+    ws.onclose = (ev) => this.#shutdown(`relay connection closed (${ev.code ?? ''})${ev.reason ? `: ${ev.reason}` : ''}`);
+    ws.onerror = (ev) => this.#shutdown(`relay connection failed: ${ev.message ?? String(ev.error ?? 'error')}`);
+  }
+
+  #settle(failure?: string): void {
+    const opened = this.#opened;
+    this.#opened = undefined;
+    opened?.(failure);
+  }
+
+  /** Joins the session at the relay; resolves once the connection is open. */
+  static async connect(options: WebSocketTransportOptions): Promise<WebSocketTransport> {
+    const o = options;
+    const bad = (m: string) => new RingfenceError('INVALID_ARGUMENT', `WebSocketTransport: ${m}`);
+    if (typeof o !== 'object' || o === null) throw bad('needs an options object');
+    if (o.security !== 'danger-insecure-test-seeds') {
+      throw bad(
+        "security must be named: 'danger-insecure-test-seeds' (plaintext through the relay, seeds from " +
+          'insecureTestSeeds; tests and demos only). For private computations use SecureRelayTransport.',
+      );
+    }
+    checkOptions(o, bad);
+    return WebSocketTransport.open(o, 'plain');
+  }
+
+  /**
+   * Opens a relay connection of either kind (options already checked but for `security`).
+   * `noise`: a byte link for {@link SecureRelayTransport}, not a frame transport.
+   * @internal
+   */
+  static async open(o: Omit<WebSocketTransportOptions, 'security'>, kind: keyof typeof MODES): Promise<WebSocketTransport> {
+    const parties = o.parties ?? 3;
+    const timeoutMs = o.timeoutMs ?? 30_000;
+    const connectMs = o.connectTimeoutMs ?? 10_000;
+    const maxMessage = o.maxMessageBytes ?? (16 << 20) + 1;
+    const Ctor = o.WebSocket ?? (await defaultWebSocket());
+    const url = `${o.url.replace(/\/+$/, '')}/v1/${hex(o.sessionId)}/${o.id}?parties=${parties}&mode=${MODES[kind]}`;
+    const ws = new Ctor(url);
+    ws.binaryType = 'arraybuffer';
+    // Wired before the connection opens: messages queued for this party at the relay can
+    // arrive in the same read as the handshake answer, before `connect` resumes.
+    const transport = new WebSocketTransport(ws, o.id, parties, timeoutMs, maxMessage);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        transport.close();
+        reject(linkError('CLOSED', `joining the relay at ${o.url}: no connection within ${connectMs} ms`));
+      }, connectMs);
+      transport.#opened = (failure) => {
+        clearTimeout(timer);
+        if (failure === undefined) resolve();
+        else reject(linkError('CLOSED', `joining the relay at ${o.url}: ${failure}`));
+      };
+    });
+    return transport;
+  }
+
+  send(to: number, frame: Uint8Array): void {
+    this.#peer(to);
+    if (this.#closed) throw linkError('CLOSED', `relay connection closed${this.closeReason ? `: ${this.closeReason}` : ''}`);
+    if (frame.length + 1 > this.#maxMessage) {
+      throw new Error(`frame of ${frame.length} bytes exceeds the relay's ${this.#maxMessage}-byte message limit`);
+    }
+    const msg = new Uint8Array(frame.length + 1);
+    msg[0] = to;
+    msg.set(frame, 1);
+    this.#ws.send(msg);
+  }
+
+  recv(from: number): Promise<Uint8Array> {
+    const peer = this.#peer(from);
+    const frame = peer.frames.shift();
+    if (frame) return Promise.resolve(frame);
+    if (peer.ended) return Promise.reject(peer.ended);
+    return new Promise((resolve, reject) => {
+      const ms = this.#timeoutMs;
+      const w: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          const i = peer.waiters.indexOf(w);
+          if (i >= 0) peer.waiters.splice(i, 1);
+          reject(linkError('TIMEOUT', `no frame from party ${from} within ${ms} ms`, ms));
+        }, ms),
+      };
+      peer.waiters.push(w);
+    });
+  }
+
+  /** Leaves the session: frames already sent are delivered first, then the others see `CLOSED`. */
+  close(): void {
+    if (this.#closed) return;
+    this.#ws.close(1000, 'done');
+    this.#shutdown('closed by this party');
+  }
+
+  #peer(i: number): Peer {
+    if (!Number.isInteger(i) || i < 0 || i >= this.#parties || i === this.#id) {
+      throw new RangeError(`party ${this.#id} has no link to ${String(i)} (session of ${this.#parties})`);
+    }
+    return this.#peers[i]!;
+  }
+
+  #onMessage(data: unknown): void {
+    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : data instanceof Uint8Array ? data : null;
+    const from = bytes?.[0];
+    if (!bytes || from === undefined || from >= this.#parties || from === this.#id) {
+      this.#shutdown(`the relay sent a malformed message (${bytes ? `from ${String(from)}` : typeof data})`);
+      this.#ws.close(1002, 'malformed message');
+      return;
+    }
+    const peer = this.#peers[from]!;
+    if (peer.ended) return;
+    if (bytes.length === 1) {
+      this.#end(peer, linkError('CLOSED', `party ${from} left the session`));
+      return;
+    }
+    const frame = bytes.subarray(1);
+    const w = peer.waiters.shift();
+    if (w) {
+      clearTimeout(w.timer);
+      w.resolve(frame);
+    } else {
+      peer.frames.push(frame);
+    }
+  }
+
+  #end(peer: Peer, e: Error): void {
+    peer.ended ??= e;
+    for (const w of peer.waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(peer.ended);
+    }
+  }
+
+  #shutdown(reason: string): void {
+    this.#settle(reason);
+    if (this.#closed) return;
+    this.#closed = true;
+    this.closeReason = reason;
+    for (const p of this.#peers) this.#end(p, linkError('CLOSED', reason));
+  }
+}
