@@ -4,17 +4,8 @@
 use ringfence_core::nn::{import_onnx, Layer, NnError};
 use ringfence_core::testing::random_words;
 
-const NN_A: &[u8] = include_bytes!("../../models/nn-a.onnx");
-const LOGREG: &[u8] = include_bytes!("../../models/logreg.onnx");
-const NN_B: &[u8] = include_bytes!("../../models/nn-b.onnx");
-const NN_C: &[u8] = include_bytes!("../../models/nn-c.onnx");
-const LENET: &[u8] = include_bytes!("../../models/lenet.onnx");
-const NN_B_REF: &str = include_str!("../../models/data/nn-b.reference.json");
-const MNIST: &[u8] = include_bytes!("../../models/data/mnist-test-1000.u8");
-const NN_A_REF: &str = include_str!("../../models/data/nn-a.reference.json");
-
 mod common;
-use common::json_numbers;
+use common::*;
 
 #[test]
 fn nn_a_imports_as_three_dense_layers() {

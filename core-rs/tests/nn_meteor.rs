@@ -11,29 +11,8 @@ use ringfence_core::nn::{
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing::{self, random_words};
 
-const NN_A: &[u8] = include_bytes!("../../models/nn-a.onnx");
-const NN_B: &[u8] = include_bytes!("../../models/nn-b.onnx");
-const NN_C: &[u8] = include_bytes!("../../models/nn-c.onnx");
-const LENET: &[u8] = include_bytes!("../../models/lenet.onnx");
-const LOGREG: &[u8] = include_bytes!("../../models/logreg.onnx");
-const MNIST: &[u8] = include_bytes!("../../models/data/mnist-test-1000.u8");
-const DIGITS8: &[u8] = include_bytes!("../../models/data/digits8-test.u8");
-const NN_A_REF: &str = include_str!("../../models/data/nn-a.reference.json");
-const NN_B_REF: &str = include_str!("../../models/data/nn-b.reference.json");
-const NN_C_REF: &str = include_str!("../../models/data/nn-c.reference.json");
-const LENET_REF: &str = include_str!("../../models/data/lenet.reference.json");
-const LOGREG_REF: &str = include_str!("../../models/data/logreg.reference.json");
-
 mod common;
-use common::json_numbers;
-
-fn mnist(n: usize) -> Vec<f64> {
-    MNIST[..n * 784].iter().map(|&p| f64::from(p) / 255.0).collect()
-}
-
-fn agreement(a: &[usize], b: &[usize]) -> f64 {
-    a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
-}
+use common::*;
 
 struct Run {
     scores: Vec<Z64>,
@@ -69,14 +48,6 @@ fn meteor_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize) -> Run {
         scores: outs[1].0.clone().expect("P1's scores"),
         online_bytes: costs[0].payload_bytes_sent,
         online_rounds: costs[0].rounds,
-    }
-}
-
-fn digits(debug: usize) -> usize {
-    if cfg!(debug_assertions) {
-        debug
-    } else {
-        1000
     }
 }
 
@@ -148,28 +119,24 @@ fn logreg_meteor_agrees_with_onnxruntime_on_its_test_set() {
 // The paper's architectures (extract §7.2), random weights: the cost model must give the
 // paper's communication figures exactly (§7.7), and a secure run must send exactly that.
 
+/// `len` small pseudo-random weights in [−0.05, 0.05] from `seed`.
+fn small_weights(seed: u64, len: usize) -> Vec<f64> {
+    random_words(seed, len).iter().map(|v| ((v % 2001) as f64 - 1000.0) / 20000.0).collect()
+}
+
 fn dense(inputs: usize, outputs: usize) -> Layer {
-    let w = random_words(inputs as u64 * 7 + outputs as u64, inputs * outputs + outputs);
-    let small = |v: &u64| ((*v % 2001) as f64 - 1000.0) / 20000.0;
-    Layer::Dense(Dense {
-        inputs,
-        outputs,
-        weights: w[..inputs * outputs].iter().map(small).collect(),
-        bias: w[inputs * outputs..].iter().map(small).collect(),
-    })
+    let mut weights = small_weights(inputs as u64 * 7 + outputs as u64, inputs * outputs + outputs);
+    let bias = weights.split_off(inputs * outputs);
+    Layer::Dense(Dense { inputs, outputs, weights, bias })
 }
 
 fn conv(in_c: usize, hw: usize, out_c: usize, k: usize, s: usize, p: usize) -> Layer {
     let geom =
         ConvGeom { in_c, in_h: hw, in_w: hw, out_c, kernel: [k, k], stride: [s, s], pads: [p; 4] };
     let n = geom.patch_len() * out_c;
-    let w = random_words(n as u64, n + out_c);
-    let small = |v: &u64| ((*v % 2001) as f64 - 1000.0) / 20000.0;
-    Layer::Conv(ringfence_core::nn::Conv {
-        geom,
-        weights: w[..n].iter().map(small).collect(),
-        bias: w[n..].iter().map(small).collect(),
-    })
+    let mut weights = small_weights(n as u64, n + out_c);
+    let bias = weights.split_off(n);
+    Layer::Conv(ringfence_core::nn::Conv { geom, weights, bias })
 }
 
 fn pool(c: usize, hw: usize, k: usize, s: usize) -> Layer {

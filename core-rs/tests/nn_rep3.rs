@@ -15,26 +15,8 @@ use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing::{self, Net};
 use ringfence_core::Error;
 
-const NN_A: &[u8] = include_bytes!("../../models/nn-a.onnx");
-const NN_B: &[u8] = include_bytes!("../../models/nn-b.onnx");
-const NN_C: &[u8] = include_bytes!("../../models/nn-c.onnx");
-const LENET: &[u8] = include_bytes!("../../models/lenet.onnx");
-const LOGREG: &[u8] = include_bytes!("../../models/logreg.onnx");
-const MNIST: &[u8] = include_bytes!("../../models/data/mnist-test-1000.u8");
-const MNIST_LABELS: &[u8] = include_bytes!("../../models/data/mnist-test-1000.labels.u8");
-const DIGITS8: &[u8] = include_bytes!("../../models/data/digits8-test.u8");
-const NN_A_REF: &str = include_str!("../../models/data/nn-a.reference.json");
-const NN_B_REF: &str = include_str!("../../models/data/nn-b.reference.json");
-const NN_C_REF: &str = include_str!("../../models/data/nn-c.reference.json");
-const LENET_REF: &str = include_str!("../../models/data/lenet.reference.json");
-const LOGREG_REF: &str = include_str!("../../models/data/logreg.reference.json");
-
 mod common;
-use common::json_numbers;
-
-fn mnist(n: usize) -> Vec<f64> {
-    MNIST[..n * 784].iter().map(|&p| f64::from(p) / 255.0).collect()
-}
+use common::*;
 
 fn digits8() -> Vec<f64> {
     DIGITS8.iter().map(|&p| f64::from(p)).collect()
@@ -44,11 +26,6 @@ fn plan(bytes: &[u8]) -> (Model, FixedPlan<Z64>) {
     let m = import_onnx(bytes).unwrap();
     let p = FixedPlan::new(&m, DEFAULT_FRAC_BITS).unwrap();
     (m, p)
-}
-
-fn agreement(a: &[usize], b: &[usize]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
 }
 
 /// Runs the plan securely with P1 as the input owner and P0 as the model owner; every party
@@ -74,15 +51,6 @@ fn secure_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize, output: Output) ->
     assert!(outs.iter().all(|o| o.0 == out), "parties disagree");
     eprintln!("online rounds: {rounds}");
     out
-}
-
-/// Debug builds run fewer digits; release builds (`cargo test --release`) all 1000.
-fn digits(debug: usize) -> usize {
-    if cfg!(debug_assertions) {
-        debug
-    } else {
-        1000
-    }
 }
 
 /// The plaintext fixed-point plan on `n_plain` digits and the secure run on `n_secure` digits

@@ -171,15 +171,9 @@ impl<R: Ring> MVec<R> {
         }
     }
 
+    /// Equal lengths of `m` and `ψ` are an invariant, so the masks' check covers both.
     fn check_len(&self, o: &Self, what: &str) -> Result<(), Error> {
-        if self.len() != o.len() {
-            return Err(Error::ApiMisuse(format!(
-                "{what}: operands have {} and {} elements",
-                self.len(),
-                o.len()
-            )));
-        }
-        Ok(())
+        self.psi.check_len(&o.psi, what)
     }
 }
 

@@ -235,7 +235,6 @@ impl<T: Transport> Meteor<T> {
             return Err(Error::ApiMisuse(format!("MSB in F_67 needs ℓ < 66, a power of two: {l}")));
         }
         let n = psi_x.len();
-        let me = self.me();
         let planes = self.p.a2b(psi_x).await?;
         let lam_bits = SharedBits::from_words(n, &self.p.random::<Bits>(n.div_ceil(64)));
         // Lift the ℓ − 1 bits of s = 2ψ_x that can be non-zero, and λ, into F_67 in one batch.
@@ -283,7 +282,6 @@ impl<T: Transport> Meteor<T> {
         let times_zeta = preps.pop().ok_or_else(|| Error::ApiMisuse("no ζ product".into()))?;
         let zeta = self.remask(zeta, psi_zeta).await?;
         let out = SharedBits::from_words(n, planes.plane(l - 1)).xor(&lam_bits)?;
-        debug_assert_eq!(out.words.me, me);
         Ok(MsbPrep {
             psi_x: psi_x.clone(),
             s,

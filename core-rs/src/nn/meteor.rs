@@ -20,7 +20,7 @@
 //! [`online_cost`] is the paper's cost model for a shape (extract §7.7); the tests assert that
 //! a run sends exactly that.
 
-use super::plan::{FixedPlan, PlanShape, StepShape, WeightedStep};
+use super::plan::{tile, FixedPlan, Output, PlanShape, StepShape, WeightedStep};
 use crate::meteor::{
     msb_online_cost, InputMask, MVec, MatMulPrep, Meteor, PoolPrep, PoolSchedule, ReluPrep,
 };
@@ -127,11 +127,6 @@ pub async fn share_model<T: Transport, R: IntRing>(
     Ok(MeteorModel { shape: shape.clone(), steps: shape.assemble(blocks)? })
 }
 
-/// Bias tiling: output `i` of a layer with `width` outputs per row gets bias `i % width`.
-fn tile(len: usize, width: usize) -> Vec<usize> {
-    (0..len).map(|i| i % width).collect()
-}
-
 /// Makes the setup material for one run of `model` on `batch` samples whose input is owned by
 /// `input_owner`: a compute party, or an external client (id ≥ 3, running
 /// [`crate::meteor::client::MeteorClient::receive_mask`] meanwhile), which receives its input's
@@ -148,22 +143,15 @@ pub async fn preprocess<T: Transport, R: IntRing>(
     }
     let me = p.me();
     let input = p.input_mask::<R>(input_owner, batch * shape.input_len);
-    let trunc_total: usize = shape
-        .steps
-        .iter()
-        .map(|s| match s {
-            StepShape::Dense { outputs, .. } => batch * outputs,
-            StepShape::Conv(g) => batch * g.out_len(),
-            _ => 0,
-        })
-        .sum();
+    let trunc_total = shape.needs(batch, Output::Logits).trunc_pairs;
     let mut pairs = p.rep3_mut().trunc_pairs::<R>(trunc_total, shape.frac_bits).await?;
 
-    // Walk the plan on masks: what each step's preparation is made from.
+    // Walk the plan on masks: what each step's preparation is made from. ReLU inputs of all
+    // steps are collected in order; each step later takes its own from the front.
     enum Pending {
         Linear,
-        Relu(usize),
-        Pool(PoolSchedule, core::ops::Range<usize>),
+        Relu,
+        Pool(PoolSchedule),
     }
     // Linear layers: input masks, and (weight mask, dims, truncation pairs).
     let mut lin_x: Vec<Rep3Vec<R>> = Vec::new();
@@ -197,7 +185,7 @@ pub async fn preprocess<T: Transport, R: IntRing>(
             }
             WeightedStep::Relu { len } => {
                 let out = p.mask::<R>(batch * len);
-                pending.push(Pending::Relu(relu_in.len()));
+                pending.push(Pending::Relu);
                 relu_in.push(h);
                 relu_out.push(out.clone());
                 out
@@ -207,10 +195,9 @@ pub async fn preprocess<T: Transport, R: IntRing>(
                 let outs: Vec<Rep3Vec<R>> =
                     schedule.comparisons().into_iter().map(|n| p.mask(n)).collect();
                 let (ins, out) = schedule.relu_inputs(&h, &outs)?;
-                let first = relu_in.len();
                 relu_in.extend(ins);
                 relu_out.extend(outs);
-                pending.push(Pending::Pool(schedule, first..relu_in.len()));
+                pending.push(Pending::Pool(schedule));
                 out
             }
         };
@@ -226,21 +213,15 @@ pub async fn preprocess<T: Transport, R: IntRing>(
         let all_out = Rep3Vec::concat(&relu_out.iter().collect::<Vec<_>>());
         p.relu_setup(&all_in, all_out).await?.split(&lens)?
     }
-    .into_iter()
-    .map(Some)
-    .collect::<Vec<_>>();
-    let mut take_relu = |k: usize| {
-        relu_preps[k].take().ok_or_else(|| Error::ApiMisuse("ReLU preparation reused".into()))
-    };
+    .into_iter();
+    let missing = || Error::ApiMisuse("preprocess: fewer preparations than steps".into());
     let mut steps = Vec::with_capacity(pending.len());
     for pd in pending {
         steps.push(match pd {
-            Pending::Linear => StepPrep::Linear(Box::new(
-                linear_preps.next().ok_or_else(|| Error::ApiMisuse("missing matmul".into()))?,
-            )),
-            Pending::Relu(k) => StepPrep::Relu(Box::new(take_relu(k)?)),
-            Pending::Pool(schedule, range) => {
-                let levels = range.map(&mut take_relu).collect::<Result<Vec<_>, _>>()?;
+            Pending::Linear => StepPrep::Linear(Box::new(linear_preps.next().ok_or_else(missing)?)),
+            Pending::Relu => StepPrep::Relu(Box::new(relu_preps.next().ok_or_else(missing)?)),
+            Pending::Pool(schedule) => {
+                let levels = relu_preps.by_ref().take(schedule.comparisons().len()).collect();
                 StepPrep::Pool(PoolPrep::new(schedule, levels)?)
             }
         });

@@ -119,6 +119,11 @@ impl PlanShape {
     }
 }
 
+/// Bias tiling: output `i` of a layer with `width` outputs per row gets bias `i % width`.
+pub(crate) fn tile(len: usize, width: usize) -> Vec<usize> {
+    (0..len).map(|i| i % width).collect()
+}
+
 /// A step with its weights held as `V` (shares of some scheme): what a secure backend runs.
 pub(crate) enum WeightedStep<V> {
     Dense { inputs: usize, outputs: usize, w: V, b: V },

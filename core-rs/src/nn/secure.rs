@@ -19,7 +19,7 @@
 //! its im2col matrix of shares (`batch · positions · patch_len` elements, 16 bytes each per
 //! party), so large conv batches are best split into several runs.
 
-use super::plan::{FixedPlan, Output, PlanShape, WeightedStep};
+use super::plan::{tile, FixedPlan, Output, PlanShape, WeightedStep};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{DaBits, Rep3, Rep3Vec, TruncPairs};
 use crate::ring::IntRing;
@@ -119,8 +119,7 @@ pub async fn infer<T: Transport, R: IntRing>(
             WeightedStep::Dense { inputs, outputs, w, b } => {
                 let pairs = prep.trunc.take(batch * outputs)?;
                 let z = p.matmul_fixed(&h, w, (batch, *inputs, *outputs), pairs).await?;
-                let tile: Vec<usize> = (0..batch * outputs).map(|i| i % outputs).collect();
-                z.add(&b.gather(&tile))?
+                z.add(&b.gather(&tile(batch * outputs, *outputs)))?
             }
             WeightedStep::Relu { len } => {
                 let dab = prep.dabits.take(batch * len)?;
@@ -133,8 +132,7 @@ pub async fn infer<T: Transport, R: IntRing>(
                 let (rows, oc) = (batch * g.positions(), g.out_c);
                 let pairs = prep.trunc.take(rows * oc)?;
                 let z = p.matmul_fixed(&cols, w, (rows, g.patch_len(), oc), pairs).await?;
-                let tile: Vec<usize> = (0..rows * oc).map(|i| i % oc).collect();
-                z.add(&b.gather(&tile))?.gather(&g.chw_order(batch))
+                z.add(&b.gather(&tile(rows * oc, oc)))?.gather(&g.chw_order(batch))
             }
             WeightedStep::MaxPool(g) => {
                 p.max_windows(&h, &g.windows(batch), &mut prep.dabits).await?
