@@ -16,6 +16,7 @@ export { RingfenceError } from './errors.js';
 export type { RingfenceErrorCode, RingfenceErrorOptions } from './errors.js';
 export { InMemoryNetwork } from './transport.js';
 export type { InMemoryNetworkOptions, Transport } from './transport.js';
+export { MessagePortTransport, type MessagePortLike, type MessagePortTransportOptions } from './transport-port.js';
 export { WebSocketTransport, type WebSocketConstructor, type WebSocketLike, type WebSocketLinkSecurity, type WebSocketTransportOptions } from './transport-ws.js';
 export { SecureRelayTransport, generateNoiseKeypair, type NoiseKeypair, type SecureRelayTransportOptions } from './noise.js';
 export { DaBitStore, Party, SharedBitVector, SharedVector, TruncPairStore } from './party.js';

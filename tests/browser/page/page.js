@@ -1,0 +1,172 @@
+// The test page's side: each `rf.*` function runs one scenario with the SDK and returns plain
+// data for the Node test to check against its own plaintext. Progress goes to #log, which
+// the screenshots show.
+import {
+  InMemoryNetwork, MessagePortTransport, Party, SecureRelayTransport, generateNoiseKeypair, init, insecureTestSeeds,
+  randomSessionId,
+} from 'ringfence';
+import { describeError, workerProgram } from '/program.js';
+
+const logEl = document.getElementById('log');
+const log = (line) => (logEl.textContent += `${line}\n`);
+const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+const unhex = (s) => Uint8Array.from(s.match(/../g), (b) => parseInt(b, 16));
+
+/** Joins three parties over `net` and runs `f(party, id)` at each; returns the three results. */
+async function threeParties(net, label, f, extra = () => ({})) {
+  const sessionId = randomSessionId();
+  const parties = await Promise.all(
+    [0, 1, 2].map(async (id) =>
+      Party.join({ id, sessionId, seeds: await insecureTestSeeds(label, id), transport: net.transport(id), ...extra(id) }),
+    ),
+  );
+  return Promise.all(parties.map((p, id) => f(p, id)));
+}
+
+/** Starts the module worker that runs P2; resolves with its first message. */
+function startWorker(message, transfer) {
+  const worker = new Worker('/worker.js', { type: 'module' });
+  const reply = new Promise((resolve, reject) => {
+    worker.onmessage = (e) => resolve(e.data);
+    worker.onerror = (e) => reject(new Error(`worker failed: ${e.message}`));
+  });
+  worker.postMessage(message, transfer);
+  return { worker, reply };
+}
+
+window.rf = {
+  async init(forceFallback) {
+    const info = await init({ forceFallback });
+    log(`init(): ${info.module} module (SIMD supported: ${info.simdSupported})`);
+    return info;
+  },
+
+  /** Three in-memory parties: mul, lt, relu, matmul, fixed-point mul on the given operands. */
+  async suite({ xs, ys, a, b, dims: [m, k, n], fx, fy, fracBits }) {
+    const net = new InMemoryNetwork(3, { timeoutMs: 20_000 });
+    const outs = await threeParties(net, 'browser-suite', async (p, id) => {
+      const share = (owner, v) => p.input(owner, owner === id ? BigInt64Array.from(v) : null, v.length);
+      const x = await share(0, xs);
+      const y = await share(1, ys);
+      const store = await p.dabits(xs.length);
+      const prod = await p.mul(x, y);
+      const less = await p.lt(x, y);
+      const relu = await p.relu(x, store);
+      const c = await p.matmul(await share(0, a), await share(1, b), m, k, n);
+      const pairs = await p.truncPairs(fx.length, fracBits);
+      const fz = await p.mulFixed(await share(2, fx), await share(0, fy), pairs);
+      const out = {
+        mul: [...(await p.reveal(prod))],
+        lt: [...(await p.revealBits(less))],
+        relu: [...(await p.reveal(relu))],
+        matmul: [...(await p.reveal(c))],
+        mulFixed: [...(await p.reveal(fz))],
+      };
+      p.finish();
+      return out;
+    });
+    net.close();
+    log(`suite: ${xs.length} mul/lt/relu, ${m}×${k}·${k}×${n} matmul, ${fx.length} fixed-point mul: done`);
+    return outs;
+  },
+
+  /** Three Noise keypairs made here (hex); kept for `mixedParty`, returned for the natives. */
+  noiseKeys() {
+    this.keys = [0, 1, 2].map(() => generateNoiseKeypair());
+    return this.keys.map((k) => ({ privateKey: hex(k.privateKey), publicKey: hex(k.publicKey) }));
+  },
+
+  /** P0 of a session through the relay at `url` (the `ringfence party` check program). */
+  async mixedParty({ url, session, inputs, d }) {
+    const sessionId = unhex(session);
+    const transport = await SecureRelayTransport.connect({
+      url, sessionId, id: 0, keypair: this.keys[0], publicKeys: this.keys.map((k) => k.publicKey), timeoutMs: 20_000,
+    });
+    log(`relay ${url}: Noise links to the two native parties established`);
+    const party = await Party.join({ id: 0, sessionId, seeds: transport.seeds, transport });
+    const n = d * d;
+    const x = [];
+    for (const owner of [0, 1, 2]) x.push(await party.input(owner, owner === 0 ? BigInt64Array.from(inputs) : null, n));
+    // The native parties' order exactly: all three operations, then the three reveals.
+    const mul = await party.mul(x[0], x[1]);
+    const lt = await party.lt(x[0], x[1]);
+    const mm = await party.matmul(x[0], x[2], d, d, d);
+    const strings = (v) => Array.from(v, (b) => b.toString());
+    const out = {
+      mul: strings(await party.reveal(mul)),
+      lt: Array.from(await party.revealBits(lt)),
+      matmul: strings(await party.reveal(mm)),
+    };
+    transport.close();
+    log(`mixed session with native parties: ${n} mul/lt, ${d}×${d} matmul: done`);
+    return out;
+  },
+
+  /** P0 through the relay while no other party ever joins; returns the error. */
+  async lonelyParty({ url, session, timeoutMs }) {
+    const t0 = performance.now();
+    const err = await SecureRelayTransport.connect({
+      url, sessionId: unhex(session), id: 0, keypair: this.keys[0], publicKeys: this.keys.map((k) => k.publicKey), timeoutMs,
+    }).then((t) => (t.close(), null), describeError);
+    log(`relay session without peers: ${err?.code} after ${Math.round(performance.now() - t0)} ms`);
+    return { err, ms: performance.now() - t0 };
+  },
+
+  /** P0 and P1 here, P2 in a module worker, over message ports; `inputs[i]` is P_i's vector. */
+  async withWorker({ inputs }) {
+    const n = inputs[0].length;
+    const label = 'browser-worker';
+    const sessionId = randomSessionId();
+    const ports = MessagePortTransport.channels(3);
+    const { worker, reply } = startWorker({ ports: ports[2], sessionId, label, n, own: inputs[2] }, ports[2].filter(Boolean));
+    const ts = [0, 1].map((id) => new MessagePortTransport(ports[id]));
+    const here = await Promise.all(
+      [0, 1].map(async (id) => {
+        const party = await Party.join({ id, sessionId, seeds: await insecureTestSeeds(label, id), transport: ts[id] });
+        return workerProgram(party, id, n, inputs[id]);
+      }),
+    );
+    const w = await reply;
+    ts.forEach((t) => t.close());
+    worker.terminate();
+    log(`worker party (${w.realm ?? 'failed'}, ${w.module ?? '-'} module): ${w.error ? w.error.message : 'done'}`);
+    return { outs: [...here, w.out], realm: w.realm, error: w.error };
+  },
+
+  /** P2 joins in a worker that is then terminated; P1 then waits for it in a multiplication. */
+  async workerVanishes({ timeoutMs }) {
+    const label = 'browser-vanish';
+    const sessionId = randomSessionId();
+    const ports = MessagePortTransport.channels(3);
+    const { worker, reply } = startWorker({ ports: ports[2], sessionId, label, joinOnly: true }, ports[2].filter(Boolean));
+    const ts = [0, 1].map((id) => new MessagePortTransport(ports[id], { timeoutMs }));
+    const parties = await Promise.all(
+      [0, 1].map(async (id) => Party.join({ id, sessionId, seeds: await insecureTestSeeds(label, id), transport: ts[id] })),
+    );
+    const joined = await reply;
+    worker.terminate();
+    const t0 = performance.now();
+    const err = await parties[1].mul(parties[1].random(10), parties[1].random(10)).then(() => null, describeError);
+    ts.forEach((t) => t.close());
+    log(`worker terminated mid-session: P1 got ${err?.code} after ${Math.round(performance.now() - t0)} ms`);
+    return { joined, err, ms: performance.now() - t0 };
+  },
+
+  /** P0 and P1 multiply, P2 never does; P1's signal aborts after `afterMs`. */
+  async abortWaiting({ afterMs }) {
+    const net = new InMemoryNetwork(3); // no timeout: only the abort can end P1's wait
+    const ac = new AbortController();
+    const reason = new DOMException('user left the page', 'AbortError');
+    const [p0, p1] = await threeParties(net, 'browser-abort', async (p) => p, (id) => (id === 1 ? { signal: ac.signal } : {}));
+    const pending = p1.mul(p1.random(100), p1.random(100));
+    p0.mul(p0.random(100), p0.random(100)).catch(() => {}); // P0 needs P1's frame, which was sent
+    setTimeout(() => ac.abort(reason), afterMs);
+    const t0 = performance.now();
+    const err = await pending.then(() => null, (e) => ({ ...describeError(e), causeIsReason: e?.cause === reason }));
+    net.close();
+    log(`abort while waiting on a silent peer: ${err?.code} after ${Math.round(performance.now() - t0)} ms`);
+    return { err, ms: performance.now() - t0 };
+  },
+};
+
+document.getElementById('status').textContent = 'ready';

@@ -1,0 +1,178 @@
+/**
+ * A {@link Transport} over `MessagePort`s, for parties in different workers, windows or iframes
+ * of one browser (or Node worker threads).
+ * @module
+ */
+
+import type { Transport } from './transport.js';
+
+/** The part of a `MessagePort` the transport uses (browsers' and Node's ports both fit). */
+export interface MessagePortLike {
+  /** Sends one message (structured clone). */
+  postMessage(message: unknown): void;
+  /** Called with each message; setting it starts the port. */
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  /** Disconnects the port. */
+  close(): void;
+}
+
+/** Options of {@link MessagePortTransport}. */
+export interface MessagePortTransportOptions {
+  /**
+   * Rejects a `recv` with `code: 'TIMEOUT'` when no frame arrives within this many ms. A peer
+   * whose worker was terminated sends nothing more, so this is how its loss is noticed.
+   * @defaultValue 30000
+   */
+  timeoutMs?: number;
+}
+
+interface Waiter {
+  resolve(frame: Uint8Array): void;
+  reject(e: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Peer {
+  port: MessagePortLike;
+  frames: Uint8Array[];
+  waiters: Waiter[];
+  /** Why the link ended (reported after the queued `frames` are read), if it did. */
+  ended?: Error;
+}
+
+function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: number): Error {
+  return Object.assign(new Error(message), { code, timeoutMs });
+}
+
+/**
+ * A party's links to its peers, one `MessagePort` per peer (each port is one end of a
+ * `MessageChannel` whose other end the peer holds). Frames are copied by `postMessage`. A party
+ * that closes its transport tells its peers, whose pending `recv`s then reject with
+ * `code: 'CLOSED'` once the frames already sent are read.
+ *
+ * Like `InMemoryNetwork`, this moves plaintext frames: fine inside one browser tab or process,
+ * where every party is under the same control anyway (tests, demos, offloading a party to a
+ * worker).
+ *
+ * ```ts
+ * // Main thread: P0 and P1 here, P2 in a module worker.
+ * const ports = MessagePortTransport.channels(3); // ports[i][j]: party i's end of the link to j
+ * worker.postMessage({ ports: ports[2] }, [ports[2][0]!, ports[2][1]!]);
+ * const t0 = new MessagePortTransport(ports[0]);
+ * const t1 = new MessagePortTransport(ports[1]);
+ *
+ * // worker.js
+ * onmessage = async (e) => {
+ *   await init();
+ *   const transport = new MessagePortTransport(e.data.ports);
+ *   const party = await Party.join({ id: 2, sessionId, seeds, transport });
+ *   // ... the same operations as P0 and P1 ...
+ *   transport.close();
+ * };
+ * ```
+ */
+export class MessagePortTransport implements Transport {
+  readonly #peers: (Peer | undefined)[];
+  readonly #timeoutMs: number;
+  #closed = false;
+
+  /**
+   * @param ports - `ports[j]` is the link to party `j`; leave this party's own index empty.
+   * @param options - See {@link MessagePortTransportOptions}.
+   */
+  constructor(ports: readonly (MessagePortLike | null | undefined)[], options: MessagePortTransportOptions = {}) {
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#peers = ports.map((port, j) => {
+      if (port === null || port === undefined) return undefined;
+      const peer: Peer = { port, frames: [], waiters: [] };
+      port.onmessage = (ev) => this.#onMessage(peer, j, ev.data);
+      return peer;
+    });
+  }
+
+  /**
+   * `MessageChannel`s linking `parties` parties pairwise: `result[i][j]` is party `i`'s end of
+   * the link to party `j` (`result[i][i]` is `null`). Hand each party its row.
+   */
+  static channels(parties: number): (MessagePort | null)[][] {
+    const rows: (MessagePort | null)[][] = Array.from({ length: parties }, () => Array<MessagePort | null>(parties).fill(null));
+    for (let i = 0; i < parties; i++) {
+      for (let j = i + 1; j < parties; j++) {
+        const { port1, port2 } = new MessageChannel();
+        rows[i]![j] = port1;
+        rows[j]![i] = port2;
+      }
+    }
+    return rows;
+  }
+
+  send(to: number, frame: Uint8Array): void {
+    if (this.#closed) throw linkError('CLOSED', 'message-port transport closed');
+    const peer = this.#peer(to);
+    if (peer.ended) throw peer.ended;
+    // A view into a larger buffer would clone the whole buffer: send just the frame's bytes.
+    const whole = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength;
+    peer.port.postMessage(whole ? frame : frame.slice());
+  }
+
+  recv(from: number): Promise<Uint8Array> {
+    if (this.#closed) return Promise.reject(linkError('CLOSED', 'message-port transport closed'));
+    const peer = this.#peer(from);
+    const frame = peer.frames.shift();
+    if (frame) return Promise.resolve(frame);
+    if (peer.ended) return Promise.reject(peer.ended);
+    return new Promise((resolve, reject) => {
+      const ms = this.#timeoutMs;
+      const w: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          peer.waiters.splice(peer.waiters.indexOf(w), 1);
+          reject(linkError('TIMEOUT', `no frame from party ${from} within ${ms} ms`, ms));
+        }, ms),
+      };
+      peer.waiters.push(w);
+    });
+  }
+
+  /** Tells the peers this party is gone and closes the ports; pending `recv`s reject. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const peer of this.#peers) {
+      if (!peer) continue;
+      // `null` is the goodbye: ports have no close event a peer could rely on.
+      peer.port.postMessage(null);
+      peer.port.close();
+      this.#end(peer, linkError('CLOSED', 'message-port transport closed'));
+    }
+  }
+
+  #peer(j: number): Peer {
+    const peer = Number.isInteger(j) ? this.#peers[j] : undefined;
+    if (!peer) throw new RangeError(`no port to party ${j}`);
+    return peer;
+  }
+
+  #onMessage(peer: Peer, j: number, data: unknown): void {
+    if (peer.ended) return;
+    if (data === null) return this.#end(peer, linkError('CLOSED', `party ${j} closed its link`));
+    // Anything but a frame means the port is shared with something else: a broken link.
+    if (!(data instanceof Uint8Array)) return this.#end(peer, new Error(`party ${j} sent a message that is not a frame`));
+    const w = peer.waiters.shift();
+    if (w) {
+      clearTimeout(w.timer);
+      w.resolve(data);
+    } else {
+      peer.frames.push(data);
+    }
+  }
+
+  #end(peer: Peer, why: Error): void {
+    peer.ended ??= why;
+    for (const w of peer.waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(peer.ended);
+    }
+  }
+}
