@@ -260,9 +260,8 @@ fn hand_made_matmul_add_relu_imports_and_evaluates() {
 fn unsupported_ops_attributes_and_shapes_are_named() {
     let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
         (vec![node("Conv", &["x", "W"], &["y"], &[])], "channels x height x width"),
-        (vec![node("AveragePool", &["x"], &["y"], &[])], "op AveragePool"),
+        (vec![node("AveragePool", &["x"], &["y"], &[])], "channels x height x width"),
         (vec![node("Sigmoid", &["x"], &["y"], &[])], "op Sigmoid"),
-        (vec![node("Conv", &["x", "W"], &["y"], &[int_attr("group", 2)])], "group"),
         (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("transA", 1)])], "transA"),
         (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("bogus", 1)])], "\"bogus\""),
         (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("transB", 1)])], "rows"),
@@ -396,4 +395,462 @@ fn reshape_softmax_and_argmax_at_the_output() {
         &[int64_tensor("S", &[1, -1])],
     );
     assert!(import_onnx(&m).unwrap_err().to_string().contains("batch axis"));
+}
+
+fn float_attr(name: &str, v: f32) -> Vec<u8> {
+    let mut a = fb(1, name.as_bytes());
+    a.extend(fv_fixed32(2, v.to_bits()));
+    a.extend(fv(20, 1));
+    a
+}
+
+fn fv_fixed32(field: u32, v: u32) -> Vec<u8> {
+    let mut o = Vec::new();
+    varint(u64::from(field) << 3 | 5, &mut o);
+    o.extend(v.to_le_bytes());
+    o
+}
+
+/// A model `x[N, c, h, w] -> nodes -> y` with the given initializers.
+fn chw_model(chw: [u64; 3], nodes: &[Vec<u8>], inits: &[Vec<u8>]) -> Vec<u8> {
+    let mut g = Vec::new();
+    for n in nodes {
+        g.extend(fb(1, n));
+    }
+    for t in inits {
+        g.extend(fb(5, t));
+    }
+    let [c, h, w] = chw;
+    g.extend(fb(11, &value_info("x", &[None, Some(c), Some(h), Some(w)])));
+    g.extend(fb(12, &value_info("y", &[None])));
+    let opset = [fb(1, b""), fv(2, 13)].concat();
+    [fv(1, 8), fb(8, &opset), fb(7, &g)].concat()
+}
+
+/// BatchNormalization parameters for `c` channels: scale, B, mean, var.
+fn bn_inits(c: usize) -> Vec<Vec<u8>> {
+    let v = |f: &dyn Fn(usize) -> f32| (0..c).map(f).collect::<Vec<f32>>();
+    vec![
+        tensor("g", &[c as u64], &v(&|i| 0.5 + i as f32)),
+        tensor("b", &[c as u64], &v(&|i| 0.25 - i as f32 / 4.0)),
+        tensor("mu", &[c as u64], &v(&|i| i as f32 - 0.5)),
+        tensor("var", &[c as u64], &v(&|i| 1.0 + i as f32 * 3.0)),
+    ]
+}
+
+fn close(a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() < 1e-5, "{a:?} vs {b:?}");
+    }
+}
+
+#[test]
+fn average_pools_import_and_evaluate() {
+    let m = chw_model(
+        [1, 4, 4],
+        &[
+            node(
+                "AveragePool",
+                &["x"],
+                &["a"],
+                &[ints_attr("kernel_shape", &[2, 2]), ints_attr("strides", &[2, 2])],
+            ),
+            node("GlobalAveragePool", &["a"], &["g"], &[]),
+            node("Flatten", &["g"], &["y"], &[]),
+        ],
+        &[],
+    );
+    let m = import_onnx(&m).unwrap();
+    assert_eq!(m.summary(), ["AvgPool 2x2 s2 -> 1x2x2", "AvgPool 2x2 s1 -> 1x1x1"]);
+    let x: Vec<f64> = (0..16).map(f64::from).collect();
+    assert_eq!(m.eval_f64(&x, 1).unwrap(), [7.5]);
+}
+
+#[test]
+fn batch_norm_folds_into_a_preceding_conv_or_gemm_and_stands_alone_elsewhere() {
+    let k = tensor("K", &[2, 1, 2, 2], &[1.0, 0.0, 0.0, -1.0, 0.5, 0.5, 0.5, 0.5]);
+    let eps = float_attr("epsilon", 0.01);
+    let bn = |i: &str, o: &str| {
+        node("BatchNormalization", &[i, "g", "b", "mu", "var"], &[o], std::slice::from_ref(&eps))
+    };
+    let x: Vec<f64> = (0..16).map(|i| f64::from(i) / 4.0 - 2.0).collect();
+    // Reference: the conv alone, then BN by hand (channel c: (v − μ)/√(var + ε)·γ + β).
+    let plain = import_onnx(&chw_model(
+        [1, 4, 4],
+        &[node("Conv", &["x", "K"], &["c"], &[]), node("Flatten", &["c"], &["y"], &[])],
+        std::slice::from_ref(&k),
+    ))
+    .unwrap();
+    let conv_out = plain.eval_f64(&x, 1).unwrap();
+    let bn_ref = |v: &[f64], inner: usize, relu: bool| -> Vec<f64> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let c = (i / inner) as f64;
+                let v = if relu { v.max(0.0) } else { v };
+                (v - (c - 0.5)) / (1.0 + 3.0 * c + 0.01f64).sqrt() * (0.5 + c) + 0.25 - c / 4.0
+            })
+            .collect()
+    };
+    let inits = [vec![k.clone()], bn_inits(2)].concat();
+    let folded = import_onnx(&chw_model(
+        [1, 4, 4],
+        &[
+            node("Conv", &["x", "K"], &["c"], &[]),
+            bn("c", "n"),
+            node("Flatten", &["n"], &["y"], &[]),
+        ],
+        &inits,
+    ))
+    .unwrap();
+    assert_eq!(folded.summary(), ["Conv 1x4x4->2x3x3 k2x2 s1 p0"], "folded into the conv");
+    close(&folded.eval_f64(&x, 1).unwrap(), &bn_ref(&conv_out, 9, false));
+    let alone = import_onnx(&chw_model(
+        [1, 4, 4],
+        &[
+            node("Conv", &["x", "K"], &["c"], &[]),
+            node("Relu", &["c"], &["r"], &[]),
+            bn("r", "n"),
+            node("Flatten", &["n"], &["y"], &[]),
+        ],
+        &inits,
+    ))
+    .unwrap();
+    assert_eq!(alone.summary(), ["Conv 1x4x4->2x3x3 k2x2 s1 p0", "Relu", "Affine 2x9"]);
+    close(&alone.eval_f64(&x, 1).unwrap(), &bn_ref(&conv_out, 9, true));
+    // After a Gemm (features as channels), through a folded Add: folded as well.
+    let gemm = model_with(
+        &[
+            node("MatMul", &["x", "W"], &["h"], &[]),
+            node("Add", &["h", "B"], &["z"], &[]),
+            node("BatchNormalization", &["z", "g", "b", "mu", "var"], &["y"], &[]),
+        ],
+        "y",
+        &bn_inits(3),
+    );
+    let gemm = import_onnx(&gemm).unwrap();
+    assert_eq!(gemm.summary(), ["Dense 4->3"]);
+}
+
+#[test]
+fn grouped_and_depthwise_convolutions_import_and_evaluate() {
+    // Two input channels, four outputs in two groups: outputs 0, 1 read channel 0 only.
+    let w: Vec<f32> = (0..16).map(|i| i as f32 / 8.0 - 1.0).collect();
+    let m = chw_model(
+        [2, 3, 3],
+        &[
+            node("Conv", &["x", "K"], &["c"], &[int_attr("group", 2)]),
+            node(
+                "Conv",
+                &["c", "D"],
+                &["d"],
+                &[int_attr("group", 4), ints_attr("pads", &[1, 1, 1, 1])],
+            ),
+            node("Flatten", &["d"], &["y"], &[]),
+        ],
+        &[tensor("K", &[4, 1, 2, 2], &w), tensor("D", &[4, 1, 3, 3], &[0.5; 36])],
+    );
+    let m = import_onnx(&m).unwrap();
+    assert_eq!(m.summary(), ["Conv 2x3x3->4x2x2 k2x2 s1 p0 g2", "Conv 4x2x2->4x2x2 k3x3 s1 p1 g4"]);
+    let x: Vec<f64> = (0..18).map(f64::from).collect();
+    let y = m.eval_f64(&x, 1).unwrap();
+    // By hand: grouped output o at (0,0) reads channel o/2's top-left 2x2 patch.
+    let patch = |c: usize, oy: usize, ox: usize| -> [f64; 4] {
+        let at = |y: usize, x: usize| (c * 9 + y * 3 + x) as f64;
+        [at(oy, ox), at(oy, ox + 1), at(oy + 1, ox), at(oy + 1, ox + 1)]
+    };
+    let conv = |o: usize, oy: usize, ox: usize| -> f64 {
+        patch(o / 2, oy, ox).iter().zip(&w[o * 4..o * 4 + 4]).map(|(a, b)| a * f64::from(*b)).sum()
+    };
+    // Depthwise 3x3 of 0.5 with padding 1 over a 2x2 plane: every output is half the sum.
+    for o in 0..4 {
+        let s: f64 = (0..4).map(|q| conv(o, q / 2, q % 2)).sum();
+        for q in 0..4 {
+            assert!((y[o * 4 + q] - 0.5 * s).abs() < 1e-4, "{o} {q}: {y:?}");
+        }
+    }
+}
+
+#[test]
+fn unsupported_pool_norm_and_group_attributes_are_named() {
+    let k = tensor("K", &[2, 1, 2, 2], &[1.0; 8]);
+    let pool = |attrs: &[Vec<u8>]| {
+        let mut a = vec![ints_attr("kernel_shape", &[2, 2])];
+        a.extend_from_slice(attrs);
+        chw_model([1, 4, 4], &[node("AveragePool", &["x"], &["y"], &a)], &[])
+    };
+    let bn = |attrs: &[Vec<u8>], outs: &[&str]| {
+        chw_model(
+            [2, 2, 2],
+            &[node("BatchNormalization", &["x", "g", "b", "mu", "var"], outs, attrs)],
+            &bn_inits(2),
+        )
+    };
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (pool(&[ints_attr("pads", &[1, 1, 1, 1])]), "AveragePool: attribute pads"),
+        (pool(&[int_attr("ceil_mode", 1)]), "AveragePool: attribute ceil_mode"),
+        (pool(&[ints_attr("dilations", &[2, 2])]), "dilations"),
+        (pool(&[int_attr("bogus", 1)]), "AveragePool: attribute \"bogus\""),
+        (
+            chw_model(
+                [1, 4, 4],
+                &[node("GlobalAveragePool", &["x"], &["y"], &[int_attr("p", 2)])],
+                &[],
+            ),
+            "GlobalAveragePool: attribute \"p\"",
+        ),
+        (
+            bn(&[int_attr("training_mode", 1)], &["y"]),
+            "BatchNormalization: attribute training_mode",
+        ),
+        (bn(&[int_attr("spatial", 0)], &["y"]), "BatchNormalization: attribute spatial"),
+        (bn(&[], &["y", "m", "v"]), "training mode"),
+        (
+            chw_model(
+                [3, 2, 2],
+                &[node("BatchNormalization", &["x", "g", "b", "mu", "var"], &["y"], &[])],
+                &bn_inits(2),
+            ),
+            "2 values for 3 channels",
+        ),
+        (
+            chw_model(
+                [1, 4, 4],
+                &[node("Conv", &["x", "K"], &["y"], &[int_attr("group", 2)])],
+                std::slice::from_ref(&k),
+            ),
+            "Conv: attribute group = 2",
+        ),
+        (
+            chw_model(
+                [4, 4, 4],
+                &[node("Conv", &["x", "K"], &["y"], &[int_attr("group", 3)])],
+                std::slice::from_ref(&k),
+            ),
+            "Conv: attribute group = 3",
+        ),
+        (
+            chw_model(
+                [4, 4, 4],
+                &[node("Conv", &["x", "K"], &["y"], &[int_attr("group", 2)])],
+                &[k],
+            ),
+            "per group",
+        ),
+    ];
+    for (bytes, want) in cases {
+        let e = import_onnx(&bytes).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+    // A negative variance below −epsilon is an error, not a NaN weight.
+    let mut inits = bn_inits(2);
+    inits[3] = tensor("var", &[2], &[1.0, -1.0]);
+    let e = import_onnx(&chw_model(
+        [2, 2, 2],
+        &[node("BatchNormalization", &["x", "g", "b", "mu", "var"], &["y"], &[])],
+        &inits,
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("must be positive"), "{e}");
+}
+
+// --- ONNX-ML: LinearRegressor, SVMClassifier, TreeEnsembleClassifier. ---
+
+fn floats_attr(name: &str, v: &[f32]) -> Vec<u8> {
+    let packed: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    [fb(1, name.as_bytes()), fb(7, &packed), fv(20, 6)].concat()
+}
+
+fn i64s_attr(name: &str, v: &[i64]) -> Vec<u8> {
+    let mut a = fb(1, name.as_bytes());
+    for &x in v {
+        a.extend(fv(8, x as u64));
+    }
+    a.extend(fv(20, 7));
+    a
+}
+
+fn strs_attr(name: &str, v: &[&str]) -> Vec<u8> {
+    let mut a = fb(1, name.as_bytes());
+    for s in v {
+        a.extend(fb(9, s.as_bytes()));
+    }
+    a.extend(fv(20, 8));
+    a
+}
+
+fn ml_node(op: &str, outs: &[&str], attrs: &[Vec<u8>]) -> Vec<u8> {
+    let mut n = node(op, &["x"], outs, attrs);
+    n.extend(fb(7, b"ai.onnx.ml"));
+    n
+}
+
+/// A model `x[N, 4] -> one ONNX-ML node`, with both opsets declared.
+fn ml_model(node: Vec<u8>, outputs: &[&str]) -> Vec<u8> {
+    let mut g = fb(1, &node);
+    g.extend(fb(11, &value_info("x", &[None, Some(4)])));
+    for o in outputs {
+        g.extend(fb(12, &value_info(o, &[None])));
+    }
+    let opsets = [
+        fb(8, &[fb(1, b""), fv(2, 13)].concat()),
+        fb(8, &[fb(1, b"ai.onnx.ml"), fv(2, 1)].concat()),
+    ]
+    .concat();
+    [fv(1, 8), opsets, fb(7, &g)].concat()
+}
+
+#[test]
+fn linear_regressor_and_linear_svm_import_as_dense_layers() {
+    let coef: Vec<f32> = (0..8).map(|i| i as f32 - 3.5).collect();
+    let reg = ml_node(
+        "LinearRegressor",
+        &["y"],
+        &[
+            floats_attr("coefficients", &coef),
+            floats_attr("intercepts", &[0.5, -1.0]),
+            int_attr("targets", 2),
+        ],
+    );
+    let m = import_onnx(&ml_model(reg, &["y"])).unwrap();
+    assert_eq!(m.summary(), ["Dense 4->2"]);
+    close(&m.eval_f64(&[1.0, 0.0, 2.0, 0.0], 1).unwrap(), &[-3.5 - 3.0 + 0.5, 0.5 + 5.0 - 1.0]);
+
+    // SVMClassifier, linear mode: score_c = w_c·x + rho[0] (onnxruntime's rule), label = argmax.
+    let coef: Vec<f32> = (0..12).map(|i| (i % 5) as f32 - 2.0).collect();
+    // `extra` replaces the default attribute of the same name.
+    let svm = |extra: &[(&str, Vec<u8>)]| {
+        let mut a: Vec<(&str, Vec<u8>)> = vec![
+            ("coefficients", floats_attr("coefficients", &coef)),
+            ("rho", floats_attr("rho", &[0.25])),
+            ("classlabels_ints", i64s_attr("classlabels_ints", &[3, 5, 7])),
+            ("kernel_type", str_attr("kernel_type", "LINEAR")),
+        ];
+        a.retain(|(n, _)| !extra.iter().any(|(e, _)| e == n));
+        a.extend_from_slice(extra);
+        let a: Vec<Vec<u8>> = a.into_iter().map(|(_, v)| v).collect();
+        ml_model(ml_node("SVMClassifier", &["label", "scores"], &a), &["label", "scores"])
+    };
+    let m = import_onnx(&svm(&[])).unwrap();
+    assert_eq!(m.summary(), ["Dense 4->3"]);
+    assert_eq!(m.class_labels, Some(vec![3, 5, 7]));
+    let x = [1.0, 2.0, 0.0, -1.0];
+    let want: Vec<f64> = coef
+        .chunks(4)
+        .map(|w| w.iter().zip(&x).map(|(w, x)| f64::from(*w) * x).sum::<f64>() + 0.25)
+        .collect();
+    close(&m.eval_f64(&x, 1).unwrap(), &want);
+
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (svm(&[("kernel_type", str_attr("kernel_type", "RBF"))]), "SVMClassifier: kernel_type RBF"),
+        (svm(&[("v", i64s_attr("vectors_per_class", &[1, 1, 1]))]), "support vectors"),
+        (svm(&[("p", floats_attr("prob_a", &[1.0]))]), "prob_a"),
+        (svm(&[("rho", floats_attr("rho", &[0.25, 0.5, 0.75]))]), "attribute rho"),
+        (svm(&[("t", str_attr("post_transform", "PROBIT"))]), "post_transform PROBIT"),
+        (svm(&[("x", str_attr("kernel_type", "RBF"))]), "attribute \"kernel_type\" twice"),
+        (
+            ml_model(
+                ml_node(
+                    "LinearRegressor",
+                    &["y"],
+                    &[
+                        floats_attr("coefficients", &[1.0; 4]),
+                        str_attr("post_transform", "SOFTMAX"),
+                    ],
+                ),
+                &["y"],
+            ),
+            "LinearRegressor: post_transform SOFTMAX",
+        ),
+        (
+            ml_model(
+                ml_node("LinearRegressor", &["y"], &[floats_attr("coefficients", &[1.0; 5])]),
+                &["y"],
+            ),
+            "5 coefficients",
+        ),
+    ];
+    for (bytes, want) in cases {
+        let e = import_onnx(&bytes).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}
+
+/// One tree over 4 features and 3 classes: node 0 `x1 <= 0.5`, true -> node 1 `x3 < 2`
+/// (true -> leaf 3: class 0, false -> leaf 4: class 1), false -> leaf 2: class 2.
+fn tree_model(mode0: &str, extra: &[Vec<u8>]) -> Vec<u8> {
+    let mut a = vec![
+        i64s_attr("nodes_treeids", &[0, 0, 0, 0, 0]),
+        i64s_attr("nodes_nodeids", &[0, 1, 2, 3, 4]),
+        i64s_attr("nodes_featureids", &[1, 3, 0, 0, 0]),
+        floats_attr("nodes_values", &[0.5, 2.0, 0.0, 0.0, 0.0]),
+        strs_attr("nodes_modes", &[mode0, "BRANCH_LT", "LEAF", "LEAF", "LEAF"]),
+        i64s_attr("nodes_truenodeids", &[1, 3, 0, 0, 0]),
+        i64s_attr("nodes_falsenodeids", &[2, 4, 0, 0, 0]),
+        i64s_attr("class_treeids", &[0, 0, 0, 0]),
+        i64s_attr("class_nodeids", &[3, 4, 2, 2]),
+        i64s_attr("class_ids", &[0, 1, 2, 0]),
+        floats_attr("class_weights", &[1.0, 1.0, 0.75, 0.25]),
+        i64s_attr("classlabels_int64s", &[10, 20, 30]),
+    ];
+    a.extend_from_slice(extra);
+    ml_model(
+        ml_node("TreeEnsembleClassifier", &["label", "probabilities"], &a),
+        &["label", "probabilities"],
+    )
+}
+
+#[test]
+fn tree_ensembles_import_with_their_node_modes() {
+    let m = import_onnx(&tree_model("BRANCH_LEQ", &[])).unwrap();
+    assert_eq!(m.summary(), ["Trees 2 nodes 3 leaves -> 3"]);
+    assert_eq!(m.class_labels, Some(vec![10, 20, 30]));
+    // x1 = 0.5 takes the true branch under LEQ, the false one under LT.
+    let rows = [[0.0, 0.5, 0.0, 1.0], [0.0, 0.5, 0.0, 2.0], [0.0, 0.75, 0.0, 1.0]];
+    let x: Vec<f64> = rows.iter().flatten().copied().collect();
+    let leq = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.25, 0.0, 0.75];
+    close(&m.eval_f64(&x, 3).unwrap(), &leq);
+    let lt = import_onnx(&tree_model("BRANCH_LT", &[])).unwrap();
+    close(&lt.eval_f64(&x, 3).unwrap(), &[0.25, 0.0, 0.75, 0.25, 0.0, 0.75, 0.25, 0.0, 0.75]);
+    let gt = import_onnx(&tree_model("BRANCH_GT", &[])).unwrap();
+    close(&gt.eval_f64(&x[..4], 1).unwrap(), &[0.25, 0.0, 0.75]);
+    let gte =
+        import_onnx(&tree_model("BRANCH_GTE", &[floats_attr("base_values", &[1.0, 2.0, 3.0])]))
+            .unwrap();
+    close(&gte.eval_f64(&x[..4], 1).unwrap(), &[2.0, 2.0, 3.0]);
+
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (tree_model("BRANCH_EQ", &[]), "node mode BRANCH_EQ"),
+        (tree_model("BRANCH_NEQ", &[]), "node mode BRANCH_NEQ"),
+        (
+            tree_model("BRANCH_LEQ", &[str_attr("post_transform", "PROBIT")]),
+            "post_transform PROBIT",
+        ),
+        (
+            tree_model("BRANCH_LEQ", &[int_attr("aggregate_function", 1)]),
+            "attribute \"aggregate_function\"",
+        ),
+    ];
+    for (bytes, want) in cases {
+        let e = import_onnx(&bytes).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}
+
+#[test]
+fn the_shipped_svm_and_tree_import_and_match_onnxruntime_in_float() {
+    let svm = import_onnx(SVM).unwrap();
+    assert_eq!(svm.summary(), ["Dense 64->10"]);
+    let tree = import_onnx(TREE).unwrap();
+    assert_eq!(tree.class_labels, Some((0..10).collect()));
+    let x = digits8();
+    let n = x.len() / 64;
+    for (name, m, reference) in [("svm", &svm, SVM_REF), ("tree", &tree, TREE_REF)] {
+        let ours = m.eval_f64(&x, n).unwrap();
+        let theirs = json_numbers(reference, "probabilities");
+        let worst = ours.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        eprintln!("{name}: float scores within {worst} of onnxruntime's");
+        assert!(worst < 1e-3, "{name}: {worst}");
+    }
 }

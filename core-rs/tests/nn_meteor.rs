@@ -14,43 +14,6 @@ use ringfence_core::testing::{self, random_words};
 mod common;
 use common::*;
 
-struct Run {
-    scores: Vec<Z64>,
-    online_bytes: u64,
-    online_rounds: u64,
-}
-
-/// P0 owns the weights, P1 the input and receives the scores; online counters exclude the
-/// input's sharing and the output's reveal (as the paper's tables do).
-fn meteor_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize) -> Run {
-    let shape = plan.shape();
-    let outs = testing::run_rep3(11, |p| {
-        let (shape, x) = (shape.clone(), x.to_vec());
-        async move {
-            let mut p = Meteor::new(p);
-            let me = p.me();
-            let model =
-                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-            let mut prep = preprocess(&mut p, &model, batch, PartyId(1)).await?;
-            let mask = prep.take_input_mask()?;
-            let sx = p.share(PartyId(1), (me.0 == 1).then_some(&x[..]), mask).await?;
-            let before = p.rep3().ctx().stats();
-            let y = infer(&mut p, &model, sx, prep).await?;
-            let cost = p.rep3().ctx().stats() - before;
-            let out = p.reveal_to(PartyId(1), y).await?;
-            Ok((out, cost))
-        }
-    });
-    let costs: Vec<_> = outs.iter().map(|o| o.1).collect();
-    assert!(costs.iter().all(|c| *c == costs[0]), "METEOR is symmetric: {costs:?}");
-    assert!(outs[0].0.is_none() && outs[2].0.is_none(), "only P1 gets the scores");
-    Run {
-        scores: outs[1].0.clone().expect("P1's scores"),
-        online_bytes: costs[0].payload_bytes_sent,
-        online_rounds: costs[0].rounds,
-    }
-}
-
 /// Secure METEOR argmax agrees with onnxruntime's and with the plaintext plan's on ≥ 99.5% of
 /// the digits, the scores are within a few ulps of the plaintext plan, and the online
 /// communication is exactly the cost model's.
@@ -131,8 +94,16 @@ fn dense(inputs: usize, outputs: usize) -> Layer {
 }
 
 fn conv(in_c: usize, hw: usize, out_c: usize, k: usize, s: usize, p: usize) -> Layer {
-    let geom =
-        ConvGeom { in_c, in_h: hw, in_w: hw, out_c, kernel: [k, k], stride: [s, s], pads: [p; 4] };
+    let geom = ConvGeom {
+        in_c,
+        in_h: hw,
+        in_w: hw,
+        out_c,
+        kernel: [k, k],
+        stride: [s, s],
+        pads: [p; 4],
+        groups: 1,
+    };
     let n = geom.patch_len() * out_c;
     let mut weights = small_weights(n as u64, n + out_c);
     let bias = weights.split_off(n);
@@ -288,5 +259,45 @@ fn client_input_and_output_with_nn_a_on_meteor() {
     assert_eq!(argmax_rows(&scores, 10), argmax_rows(&fixed, 10));
     for o in &outs[..3] {
         assert!(matches!(o, Ok(None)), "servers learn nothing: {o:?}");
+    }
+}
+
+/// The linear SVM is a dense layer: it runs on METEOR (8 B per score); tree ensembles are
+/// refused by name, before any round.
+#[test]
+fn svm_runs_on_meteor_and_trees_are_refused_by_name() {
+    let model = import_onnx(SVM).unwrap();
+    let plan = FixedPlan::<Z64>::new(&model, DEFAULT_FRAC_BITS).unwrap();
+    let x: Vec<f64> = DIGITS8.iter().map(|&p| f64::from(p)).collect();
+    let n = x.len() / 64;
+    let run = meteor_run(&plan, &plan.encode_input(&x).unwrap(), n);
+    assert_eq!((run.online_bytes, run.online_rounds), online_cost(&plan.shape(), 64, n));
+    assert_eq!(run.online_bytes, 8 * 10 * n as u64);
+    let ort: Vec<usize> = json_numbers(SVM_REF, "argmax").iter().map(|&v| v as usize).collect();
+    let labels = model.class_labels.clone().unwrap();
+    let secure: Vec<usize> =
+        argmax_rows(&run.scores, 10).iter().map(|&i| labels[i] as usize).collect();
+    let a = agreement(&secure, &ort);
+    eprintln!("svm: METEOR label on {n} digits agrees with onnxruntime on {a}");
+    assert!(a >= 0.995);
+
+    let tree = FixedPlan::<Z64>::new(&import_onnx(TREE).unwrap(), DEFAULT_FRAC_BITS).unwrap();
+    let shape = tree.shape();
+    let outs = testing::run_rep3(3, |p| {
+        let shape = shape.clone();
+        let tree = &tree;
+        async move {
+            let mut p = Meteor::new(p);
+            let me = p.me();
+            let before = p.rep3().ctx().stats().rounds;
+            let e = share_model(&mut p, PartyId(0), (me.0 == 0).then_some(tree), &shape)
+                .await
+                .unwrap_err();
+            Ok((e.to_string(), p.rep3().ctx().stats().rounds - before))
+        }
+    });
+    for (e, rounds) in outs {
+        assert!(e.contains("unsupported in meteor: TreeEnsembleClassifier"), "{e}");
+        assert_eq!(rounds, 0);
     }
 }

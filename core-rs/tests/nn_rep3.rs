@@ -18,10 +18,6 @@ use ringfence_core::Error;
 mod common;
 use common::*;
 
-fn digits8() -> Vec<f64> {
-    DIGITS8.iter().map(|&p| f64::from(p)).collect()
-}
-
 fn plan(bytes: &[u8]) -> (Model, FixedPlan<Z64>) {
     let m = import_onnx(bytes).unwrap();
     let p = FixedPlan::new(&m, DEFAULT_FRAC_BITS).unwrap();
@@ -253,4 +249,45 @@ fn nn_a_online_rounds_are_independent_of_the_batch() {
         let want_len = if output == Output::Logits { batch * 10 } else { batch };
         assert!(outs.iter().all(|o| *o == (rounds, want_len)), "{outs:?}");
     }
+}
+
+/// The classical 8×8-digit models (linear SVM, decision tree): the float model, the plaintext
+/// fixed-point plan and the secure argmax on all 450 held-out digits give onnxruntime's labels;
+/// the tree's path stays secret (every node is compared, every leaf indicator computed).
+#[test]
+fn svm_and_tree_secure_labels_agree_with_onnxruntime_on_their_test_set() {
+    for (name, bytes, reference) in [("svm", SVM, SVM_REF), ("tree", TREE, TREE_REF)] {
+        let (model, plan) = plan(bytes);
+        let x = digits8();
+        let n = x.len() / 64;
+        let labels = model.class_labels.clone().unwrap();
+        let ort: Vec<i64> = json_numbers(reference, "argmax").iter().map(|&v| v as i64).collect();
+        let to_labels = |idx: Vec<usize>| -> Vec<i64> { idx.iter().map(|&i| labels[i]).collect() };
+        let float = to_labels(argmax_rows(&model.eval_f64(&x, n).unwrap(), 10));
+        let xe = plan.encode_input(&x).unwrap();
+        let fixed = to_labels(argmax_rows(&plan.eval_plain(&xe, n).unwrap(), 10));
+        let run = rep3_run(&plan, &xe, n, Output::Argmax);
+        let secure = to_labels(run.scores.iter().map(|v| v.to_u64() as usize).collect());
+        let agree = |a: &[i64], b: &[i64]| {
+            a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
+        };
+        let (a_float, a_fixed, a_ort) =
+            (agree(&float, &ort), agree(&secure, &fixed), agree(&secure, &ort));
+        eprintln!(
+            "{name}: on {n} digits float/onnxruntime {a_float}, secure/plaintext {a_fixed}, \
+             secure/onnxruntime {a_ort} ({} B from the busiest party, {} rounds online)",
+            run.online_bytes, run.online_rounds
+        );
+        assert!(a_float >= 0.995 && a_fixed >= 0.995 && a_ort >= 0.995, "{name}");
+    }
+}
+
+/// The tree's secure scores are exactly the plaintext plan's (comparisons and sums are exact).
+#[test]
+fn tree_secure_scores_equal_the_plaintext_plan() {
+    let (_, plan) = plan(TREE);
+    let n = 40;
+    let x = plan.encode_input(&digits8()[..n * 64]).unwrap();
+    let run = rep3_run(&plan, &x, n, Output::Logits);
+    assert_eq!(run.scores, plan.eval_plain(&x, n).unwrap());
 }

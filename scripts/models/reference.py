@@ -5,6 +5,9 @@ sets and writes the reference outputs the Rust tests compare against:
   models/data/<net>.reference.json   argmax and scores of nn-a, nn-b, nn-c, lenet on
                                      mnist-test-1000
   models/data/logreg.reference.json  label (argmax) and probabilities of logreg on digits8-test
+  models/data/svm.reference.json     label and decision scores ("probabilities", skl2onnx's
+                                     output name) of the linear SVM on digits8-test
+  models/data/tree.reference.json    label and leaf class probabilities of the decision tree
 
 Each file records the SHA-256 of the model and of the input file it was made from, so
 check_reference.py (and a reader) can tell whether it is current.
@@ -28,6 +31,8 @@ CASES = {
     "nn-c": ("models/nn-c.onnx", MNIST, (1, 28, 28), 1.0 / 255.0),
     "lenet": ("models/lenet.onnx", MNIST, (1, 28, 28), 1.0 / 255.0),
     "logreg": ("models/logreg.onnx", "models/data/digits8-test.u8", (64,), 1.0),
+    "svm": ("models/svm.onnx", "models/data/digits8-test.u8", (64,), 1.0),
+    "tree": ("models/tree.onnx", "models/data/digits8-test.u8", (64,), 1.0),
 }
 
 

@@ -2,7 +2,8 @@
 //! float, plaintext fixed-point and secure evaluators. Activations are per sample, channel-major
 //! (CHW, ONNX's NCHW without the batch axis).
 
-/// A 2-D convolution's geometry (group 1, dilation 1).
+/// A 2-D convolution's geometry (dilation 1; `groups` splits the channels as in ONNX: output
+/// channel `o` reads input channels `(o / (out_c/groups))·(in_c/groups) ..` of its group only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConvGeom {
     /// Input channels.
@@ -19,6 +20,8 @@ pub struct ConvGeom {
     pub stride: [usize; 2],
     /// Zero padding: top, left, bottom, right (ONNX order).
     pub pads: [usize; 4],
+    /// Channel groups (1: an ordinary convolution; `in_c`: depthwise).
+    pub groups: usize,
 }
 
 impl ConvGeom {
@@ -47,9 +50,40 @@ impl ConvGeom {
         self.out_c * self.positions()
     }
 
-    /// Values in one patch (the inner dimension of the im2col product).
+    /// Weights per output channel: the values of one patch within a group
+    /// (`in_c / groups · kh · kw`).
     pub fn patch_len(&self) -> usize {
+        self.in_c / self.groups.max(1) * self.kernel[0] * self.kernel[1]
+    }
+
+    /// Values of one patch over all input channels: the inner dimension of the im2col product
+    /// (equal to [`ConvGeom::patch_len`] when `groups` is 1).
+    pub fn full_patch_len(&self) -> usize {
         self.in_c * self.kernel[0] * self.kernel[1]
+    }
+
+    /// For a grouped convolution, the `full_patch_len × out_c` (row-major) weight matrix of
+    /// the im2col product as indices into the compact weights (`patch_len × out_c`, row-major),
+    /// `None` where an input channel is outside the output channel's group (a public zero).
+    /// `None` for `groups` = 1, where the compact matrix is already the full one.
+    ///
+    /// The secure backends multiply by this block-diagonal matrix: the online communication is
+    /// that of the convolution's outputs whatever the groups, the local work is `groups` times
+    /// that of the compact product (a depthwise layer of C channels costs C times its weights).
+    pub fn grouped_weight_index(&self) -> Option<Vec<Option<usize>>> {
+        if self.groups <= 1 {
+            return None;
+        }
+        // `max(1)`: an invalid geometry gives a wrong-sized (rejected) product, never a panic.
+        let (kg, oc) = (self.patch_len().max(1), self.out_c);
+        let ocg = (oc / self.groups).max(1);
+        Some(
+            (0..self.full_patch_len())
+                .flat_map(|r| {
+                    (0..oc).map(move |o| (r / kg == o / ocg).then_some((r % kg) * oc + o))
+                })
+                .collect(),
+        )
     }
 
     /// True when the kernel fits the padded input and no dimension is zero.
@@ -57,6 +91,9 @@ impl ConvGeom {
         let [kh, kw] = self.kernel;
         self.in_c > 0
             && self.out_c > 0
+            && self.groups > 0
+            && self.in_c % self.groups == 0
+            && self.out_c % self.groups == 0
             && kh > 0
             && kw > 0
             && self.stride[0] > 0
@@ -108,7 +145,7 @@ impl ConvGeom {
     }
 }
 
-/// A max-pooling window geometry (no padding, floor mode).
+/// A pooling window geometry (max or average; no padding, floor mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolGeom {
     /// Channels.

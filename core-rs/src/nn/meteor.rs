@@ -12,20 +12,29 @@
 //!    depth. The result, a [`MeteorPrep`], is consumed by [`infer`].
 //! 3. [`infer`] (online): share the input ([`MeteorPrep::take_input_mask`] +
 //!    [`Meteor::share`]), then per layer: dense/conv = one [`Meteor::matmul_fixed`] reveal
-//!    (8 bytes per output), ReLU = [`Meteor::relu`] (95 bytes, 7 rounds), max pooling =
-//!    [`Meteor::maxpool`]. The scores stay masked; [`Meteor::reveal_to`] gives them to the
+//!    (8 bytes per output; grouped convolutions and standalone BatchNormalization, a depthwise
+//!    1×1 convolution, likewise), ReLU = [`Meteor::relu`] (95 bytes, 7 rounds), max pooling =
+//!    [`Meteor::maxpool`], sum pooling local (0 bytes), a public scale (an average pool with
+//!    no linear layer after it) one reveal with the truncation folded in (8 bytes, 1 round).
+//!    Tree ensembles are refused ("unsupported in meteor: TreeEnsembleClassifier"). The scores stay masked; [`Meteor::reveal_to`] gives them to the
 //!    receiver, who takes the argmax in the clear (METEOR has no argmax protocol; the receiver
 //!    learns the scores).
 //!
 //! [`online_cost`] is the paper's cost model for a shape (extract §7.7); the tests assert that
 //! a run sends exactly that.
 
-use super::plan::{tile, FixedPlan, Output, PlanShape, StepShape, WeightedStep};
+use std::borrow::Cow;
+
+use super::plan::{
+    grouped_gather, inverse, tile, window_columns, FixedPlan, Output, PlanShape, StepShape,
+    WeightedStep,
+};
 use crate::meteor::{
     msb_online_cost, InputMask, MVec, MatMulPrep, Meteor, PoolPrep, PoolSchedule, ReluPrep,
 };
 use crate::net::{PartyId, Transport};
-use crate::rep3::Rep3Vec;
+use crate::rep3::{Rep3Vec, TruncPairs};
+use crate::ring::fixed::FixedPoint;
 use crate::ring::IntRing;
 use crate::Error;
 
@@ -52,6 +61,10 @@ enum StepPrep<R> {
     Linear(Box<MatMulPrep<R>>),
     Relu(Box<ReluPrep<R>>),
     Pool(PoolPrep<R>),
+    /// Sum pooling: local, no material.
+    Local,
+    /// A public factor: the truncation pairs its reveal uses.
+    Scale(TruncPairs<R>),
 }
 
 /// Setup material for one run of a model on one batch: single use, consumed by [`infer`].
@@ -97,6 +110,9 @@ pub fn online_cost(shape: &PlanShape, bits: usize, batch: usize) -> (u64, u64) {
                 let levels = u64::from(usize::BITS - (g.window_len() - 1).leading_zeros());
                 (relu.0 * (w - 1) * g.out_len() as u64, relu.1 * levels)
             }
+            // Not run by METEOR (its `share_model` refuses tree ensembles).
+            StepShape::SumPool(_) | StepShape::Trees(_) => (0, 0),
+            StepShape::Scale { len, .. } => (word * *len as u64, 1),
         };
         bytes += b * batch as u64;
         rounds += r;
@@ -112,6 +128,9 @@ pub async fn share_model<T: Transport, R: IntRing>(
     plan: Option<&FixedPlan<R>>,
     shape: &PlanShape,
 ) -> Result<MeteorModel<R>, Error> {
+    if shape.steps.iter().any(|s| matches!(s, StepShape::Trees(_))) {
+        return Err(Error::ApiMisuse("unsupported in meteor: TreeEnsembleClassifier".into()));
+    }
     let lens = shape.weight_lens();
     let values = plan.map(|p| p.weights_flat(shape)).transpose()?;
     let mask = p.input_mask::<R>(owner, lens.iter().sum());
@@ -148,13 +167,17 @@ pub async fn preprocess<T: Transport, R: IntRing>(
 
     // Walk the plan on masks: what each step's preparation is made from. ReLU inputs of all
     // steps are collected in order; each step later takes its own from the front.
-    enum Pending {
+    enum Pending<R> {
         Linear,
         Relu,
         Pool(PoolSchedule),
+        Local,
+        Scale(TruncPairs<R>),
     }
-    // Linear layers: input masks, and (weight mask, dims, truncation pairs).
+    // Linear layers: input masks, weight masks (block-diagonal for grouped convolutions), and
+    // (dims, truncation pairs).
     let mut lin_x: Vec<Rep3Vec<R>> = Vec::new();
+    let mut lin_w: Vec<Cow<'_, Rep3Vec<R>>> = Vec::new();
     let mut lin_meta = Vec::new();
     let (mut relu_in, mut relu_out): (Vec<Rep3Vec<R>>, Vec<Rep3Vec<R>>) = (Vec::new(), Vec::new());
     let mut pending = Vec::with_capacity(model.steps.len());
@@ -166,7 +189,8 @@ pub async fn preprocess<T: Transport, R: IntRing>(
                 let out = tp.r_shifted.add(&b.mask().gather(&tile(batch * outputs, *outputs)))?;
                 pending.push(Pending::Linear);
                 lin_x.push(h);
-                lin_meta.push((w.mask(), (batch, *inputs, *outputs), tp));
+                lin_w.push(Cow::Borrowed(w.mask()));
+                lin_meta.push(((batch, *inputs, *outputs), tp));
                 out
             }
             WeightedStep::Conv { geom: g, w, b } => {
@@ -180,7 +204,21 @@ pub async fn preprocess<T: Transport, R: IntRing>(
                     .gather(&g.chw_order(batch));
                 pending.push(Pending::Linear);
                 lin_x.push(cols);
-                lin_meta.push((w.mask(), (rows, g.patch_len(), g.out_c), tp));
+                lin_w.push(match grouped_gather(g) {
+                    Some(idx) => Cow::Owned(Rep3Vec::concat(&[w.mask(), &zero]).gather(&idx)),
+                    None => Cow::Borrowed(w.mask()),
+                });
+                lin_meta.push(((rows, g.full_patch_len(), g.out_c), tp));
+                out
+            }
+            WeightedStep::SumPool(g) => {
+                pending.push(Pending::Local);
+                sum_pool_masks(&h, &window_columns(g, batch))?
+            }
+            WeightedStep::Scale { len, .. } => {
+                let tp = pairs.take(batch * len)?;
+                let out = tp.r_shifted.clone();
+                pending.push(Pending::Scale(tp));
                 out
             }
             WeightedStep::Relu { len } => {
@@ -189,6 +227,11 @@ pub async fn preprocess<T: Transport, R: IntRing>(
                 relu_in.push(h);
                 relu_out.push(out.clone());
                 out
+            }
+            WeightedStep::Trees { .. } => {
+                return Err(Error::ApiMisuse(
+                    "unsupported in meteor: TreeEnsembleClassifier".into(),
+                ))
             }
             WeightedStep::MaxPool(g) => {
                 let schedule = PoolSchedule::new(&g.windows(batch))?;
@@ -203,7 +246,12 @@ pub async fn preprocess<T: Transport, R: IntRing>(
         };
     }
 
-    let jobs = lin_x.iter().zip(lin_meta).map(|(x, (w, dims, tp))| (x, w, dims, tp)).collect();
+    let jobs = lin_x
+        .iter()
+        .zip(&lin_w)
+        .zip(lin_meta)
+        .map(|((x, w), (dims, tp))| (x, w.as_ref(), dims, tp))
+        .collect();
     let mut linear_preps = p.matmul_fixed_setup_many(jobs).await?.into_iter();
     let lens: Vec<usize> = relu_in.iter().map(Rep3Vec::len).collect();
     let mut relu_preps = if lens.is_empty() {
@@ -224,6 +272,8 @@ pub async fn preprocess<T: Transport, R: IntRing>(
                 let levels = relu_preps.by_ref().take(schedule.comparisons().len()).collect();
                 StepPrep::Pool(PoolPrep::new(schedule, levels)?)
             }
+            Pending::Local => StepPrep::Local,
+            Pending::Scale(tp) => StepPrep::Scale(tp),
         });
     }
     if input_owner.0 >= 3 {
@@ -265,13 +315,55 @@ pub async fn infer<T: Transport, R: IntRing>(
             (WeightedStep::Conv { geom: g, w, b }, StepPrep::Linear(mm)) => {
                 let zero = MVec::public(me, &[R::ZERO]);
                 let cols = MVec::concat(&[&h, &zero]).gather(&g.batch_patches(batch));
-                let z = p.matmul_fixed(&cols, w, *mm).await?;
+                let full = grouped_gather(g).map(|idx| MVec::concat(&[w, &zero]).gather(&idx));
+                let z = p.matmul_fixed(&cols, full.as_ref().unwrap_or(w), *mm).await?;
                 z.add(&b.gather(&tile(z.len(), g.out_c)))?.gather(&g.chw_order(batch))
             }
             (WeightedStep::Relu { .. }, StepPrep::Relu(rp)) => p.relu(&h, *rp).await?,
             (WeightedStep::MaxPool(_), StepPrep::Pool(pp)) => p.maxpool(&h, pp).await?,
+            (WeightedStep::SumPool(g), StepPrep::Local) => {
+                let cols = window_columns(g, batch);
+                let mut it = cols.iter();
+                let first = it.next().ok_or_else(|| Error::ApiMisuse("empty window".into()))?;
+                it.try_fold(h.gather(first), |acc, c| acc.add(&h.gather(c)))?
+            }
+            (WeightedStep::Scale { divisor, .. }, StepPrep::Scale(tp)) => {
+                let c = inverse::<R>(FixedPoint::new(model.shape.frac_bits), *divisor)?;
+                scale_fixed(p, &h, c, tp).await?
+            }
             _ => return Err(Error::ApiMisuse("infer: preparation made for another model".into())),
         };
     }
     Ok(h)
+}
+
+/// Adds the gathers of the window columns of a mask (setup's view of a sum pool).
+fn sum_pool_masks<R: IntRing>(h: &Rep3Vec<R>, cols: &[Vec<usize>]) -> Result<Rep3Vec<R>, Error> {
+    let mut it = cols.iter();
+    let first = it.next().ok_or_else(|| Error::ApiMisuse("empty pooling window".into()))?;
+    it.try_fold(h.gather(first), |acc, c| acc.add(&h.gather(c)))
+}
+
+/// `⟦c·x / 2^d⟧` for a public fixed-point `c`: the product is local (`c·m`, `c·⟨ψ⟩`); the
+/// truncation is folded into one reveal as in fixed-point multiplication — open
+/// `⟨c·ψ_x − r⟩`, so `m' = c·m_x + (c·ψ_x − r) = c·x − r`, and keep `(m' >> d, ⟨r >> d⟩)`:
+/// one element per value per party, 1 round, no mask product in setup.
+async fn scale_fixed<T: Transport, R: IntRing>(
+    p: &mut Meteor<T>,
+    x: &MVec<R>,
+    c: R,
+    pairs: TruncPairs<R>,
+) -> Result<MVec<R>, Error> {
+    if pairs.len() != x.len() {
+        return Err(Error::ApiMisuse(format!(
+            "scale: {} values, {} truncation pairs",
+            x.len(),
+            pairs.len()
+        )));
+    }
+    let y = x.scale(c);
+    let TruncPairs { frac_bits, r, r_shifted } = pairs;
+    let opened = p.rep3_mut().reveal(y.psi.sub(&r)?).await?;
+    let m = y.m.iter().zip(opened).map(|(&m, o)| (m + o).shr_arith(frac_bits)).collect();
+    MVec::new(m, r_shifted)
 }

@@ -16,6 +16,8 @@
 //!   error); [`FixedPlan::eval_plain`] is the plaintext fixed-point reference.
 //! * [`secure`] runs the plan on `rep3` with explicit, single-use preprocessing; [`meteor`]
 //!   runs it on METEOR's masked sharing with a separate, function-dependent setup phase.
+//! * [`trees`] evaluates tree ensembles obliviously (rep3 only); [`zoo`] builds the paper's
+//!   CIFAR-10 networks (AlexNet, VGG16) with random weights in memory.
 
 pub mod geom;
 pub mod import;
@@ -24,10 +26,12 @@ mod model;
 pub mod plan;
 mod proto;
 pub mod secure;
+pub mod trees;
+pub mod zoo;
 
 pub use geom::{ConvGeom, PoolGeom};
 pub use import::import_onnx;
-pub use model::{argmax_rows, Conv, Dense, Layer, Model};
+pub use model::{argmax_rows, Affine, Conv, Dense, Layer, Model};
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
 pub use secure::{infer, preprocess, share_model, NnPrep, SharedModel};
 

@@ -1,6 +1,7 @@
 //! The model representation: a chain of layers over one flat activation vector per sample.
 
 use super::geom::{ConvGeom, PoolGeom};
+use super::trees::TreeEnsemble;
 use super::NnError;
 
 /// An imported model: one input, a chain of layers, and a vector of class scores at the end.
@@ -36,6 +37,32 @@ pub enum Layer {
     Conv(Conv),
     /// Max pooling.
     MaxPool(PoolGeom),
+    /// Average pooling (`GlobalAveragePool` is the window of the whole plane).
+    AvgPool(PoolGeom),
+    /// A per-channel affine map `y = scale[c]·x + shift[c]`: a `BatchNormalization` that does
+    /// not directly follow a linear layer (one that does is folded into it at import).
+    Affine(Affine),
+    /// A tree ensemble (`TreeEnsembleClassifier`): features to class scores.
+    Trees(TreeEnsemble),
+}
+
+/// A per-channel affine layer over `channels × inner` values per sample (channel-major).
+#[derive(Clone, PartialEq)]
+pub struct Affine {
+    /// Channels.
+    pub channels: usize,
+    /// Values per channel (e.g. height × width).
+    pub inner: usize,
+    /// Multiplier per channel.
+    pub scale: Vec<f64>,
+    /// Offset per channel.
+    pub shift: Vec<f64>,
+}
+
+impl core::fmt::Debug for Affine {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Affine({} x {})", self.channels, self.inner)
+    }
 }
 
 /// A convolution with real weights.
@@ -43,7 +70,8 @@ pub enum Layer {
 pub struct Conv {
     /// The geometry.
     pub geom: ConvGeom,
-    /// Weights `[out_c][in_c][kh][kw]` (ONNX order), i.e. `out_c` rows of `patch_len`.
+    /// Weights `[out_c][in_c / groups][kh][kw]` (ONNX order), i.e. `out_c` rows of
+    /// `patch_len`.
     pub weights: Vec<f64>,
     /// Bias, one per output channel.
     pub bias: Vec<f64>,
@@ -62,7 +90,9 @@ impl Layer {
             Self::Dense(d) => d.outputs,
             Self::Relu => in_len,
             Self::Conv(c) => c.geom.out_len(),
-            Self::MaxPool(p) => p.out_len(),
+            Self::MaxPool(p) | Self::AvgPool(p) => p.out_len(),
+            Self::Affine(a) => a.channels * a.inner,
+            Self::Trees(t) => t.shape.classes,
         }
     }
 }
@@ -107,7 +137,7 @@ impl Model {
                 Layer::Conv(c) => {
                     let g = &c.geom;
                     format!(
-                        "Conv {}x{}x{}->{}x{}x{} k{}x{} s{} p{}",
+                        "Conv {}x{}x{}->{}x{}x{} k{}x{} s{} p{}{}",
                         g.in_c,
                         g.in_h,
                         g.in_w,
@@ -117,9 +147,26 @@ impl Model {
                         g.kernel[0],
                         g.kernel[1],
                         g.stride[0],
-                        g.pads[0]
+                        g.pads[0],
+                        if g.groups > 1 { format!(" g{}", g.groups) } else { String::new() }
                     )
                 }
+                Layer::AvgPool(p) => format!(
+                    "AvgPool {}x{} s{} -> {}x{}x{}",
+                    p.kernel[0],
+                    p.kernel[1],
+                    p.stride[0],
+                    p.c,
+                    p.out_h(),
+                    p.out_w()
+                ),
+                Layer::Affine(a) => format!("Affine {}x{}", a.channels, a.inner),
+                Layer::Trees(t) => format!(
+                    "Trees {} nodes {} leaves -> {}",
+                    t.shape.nodes.len(),
+                    t.shape.leaves.len(),
+                    t.shape.classes
+                ),
                 Layer::MaxPool(p) => format!(
                     "MaxPool {}x{} s{} -> {}x{}x{}",
                     p.kernel[0],
@@ -139,6 +186,26 @@ impl Model {
         check_input(x.len(), batch, self.input_len())?;
         let mut h = x.to_vec();
         for l in &self.layers {
+            let per = h.len() / batch;
+            let ok = match l {
+                Layer::Dense(d) => {
+                    d.inputs == per
+                        && d.inputs > 0
+                        && d.weights.len() == d.inputs * d.outputs
+                        && d.bias.len() == d.outputs
+                }
+                Layer::MaxPool(p) | Layer::AvgPool(p) => p.is_valid() && p.in_len() == per,
+                Layer::Affine(a) => {
+                    a.channels > 0
+                        && a.channels * a.inner == per
+                        && a.scale.len() == a.channels
+                        && a.shift.len() == a.channels
+                }
+                _ => true,
+            };
+            if !ok {
+                return Err(NnError::Shape(format!("layer {l:?} after {per} values")));
+            }
             h = match l {
                 Layer::Dense(d) => h
                     .chunks_exact(d.inputs)
@@ -149,12 +216,36 @@ impl Model {
                     })
                     .collect(),
                 Layer::Relu => h.into_iter().map(|v| v.max(0.0)).collect(),
-                Layer::Conv(c) => conv_f64(c, &h, batch),
+                Layer::Conv(c) => {
+                    let g = &c.geom;
+                    if !g.is_valid()
+                        || g.in_len() != h.len() / batch
+                        || c.weights.len() != g.patch_len() * g.out_c
+                        || c.bias.len() != g.out_c
+                    {
+                        return Err(NnError::Shape(format!("convolution {g:?}")));
+                    }
+                    conv_f64(c, &h, batch)
+                }
                 Layer::MaxPool(p) => p
                     .windows(batch)
                     .iter()
                     .map(|w| w.iter().map(|&i| h[i]).fold(f64::NEG_INFINITY, f64::max))
                     .collect(),
+                Layer::AvgPool(p) => p
+                    .windows(batch)
+                    .iter()
+                    .map(|w| w.iter().map(|&i| h[i]).sum::<f64>() / w.len() as f64)
+                    .collect(),
+                Layer::Affine(a) => h
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        let c = i / a.inner % a.channels;
+                        a.scale[c] * v + a.shift[c]
+                    })
+                    .collect(),
+                Layer::Trees(t) => t.eval_f64(&h, batch)?,
             };
         }
         Ok(h)
@@ -165,11 +256,13 @@ fn conv_f64(c: &Conv, h: &[f64], batch: usize) -> Vec<f64> {
     let g = &c.geom;
     let patches = g.patches();
     let (k, p) = (g.patch_len(), g.positions());
+    let ocg = g.out_c / g.groups.max(1);
     let mut out = vec![0.0; batch * g.out_len()];
     for b in 0..batch {
         let x = &h[b * g.in_len()..(b + 1) * g.in_len()];
-        for (q, patch) in patches.chunks_exact(k).enumerate() {
+        for (q, patch) in patches.chunks_exact(g.full_patch_len()).enumerate() {
             for (o, w) in c.weights.chunks_exact(k).enumerate() {
+                let patch = &patch[o / ocg * k..(o / ocg + 1) * k];
                 let s: f64 = patch.iter().zip(w).filter_map(|(i, w)| i.map(|i| x[i] * w)).sum();
                 out[b * g.out_len() + o * p + q] = s + c.bias[o];
             }

@@ -20,9 +20,30 @@
 //! 1,000 held-out digits, the plaintext plan's logits (f = 13) differ from onnxruntime's by at
 //! most 0.006 and the secure run's from the plaintext plan's by at most about 10 ulps
 //! (1.2e-3); the tests assert argmax agreement with onnxruntime.
+//!
+//! # Average pooling, BatchNormalization, groups, trees
+//! * **Average pooling** is a sum pool (local, exact) and a factor `1/k`. When a linear layer
+//!   (dense, convolution, standalone BN) follows — through ReLUs and max or sum pools only,
+//!   which commute with a positive factor — the factor is folded into that layer's weights
+//!   before encoding (`w/k`, the bias untouched): free at run time, mathematically exact; the
+//!   encoding error stays ½ ulp per weight but now multiplies the sum, i.e. `k` times the
+//!   mean: at most `½·Σ|sum_j|` ulps per output instead of `½·Σ|mean_j|`. Otherwise a
+//!   [`StepShape::Scale`] step multiplies by the public `c = encode(1/k)` and truncates
+//!   (rep3: a truncation pair, 1 round; METEOR: the truncation folded into one reveal, 8 B per
+//!   value): error ½ ulp of `c` times the value (relative 2^-f·k/2) plus the truncation's
+//!   [0, 2) ulps.
+//! * **BatchNormalization** right after a Conv/Gemm is folded into it at import (exact up to
+//!   float rounding). Elsewhere it is a per-channel affine layer, planned as a depthwise 1×1
+//!   convolution (weights γ', bias β', secret like all weights): the error of a dense layer
+//!   with one input.
+//! * **Grouped convolutions** multiply by the block-diagonal weight matrix with public zeros
+//!   (exact zeros, no extra error; `groups` times the local work of the compact product).
+//! * **Tree ensembles** compare encoded values exactly and add encoded leaf weights exactly:
+//!   the only error is the encoding of inputs, thresholds and weights (½ ulp each).
 
 use super::geom::{ConvGeom, PoolGeom};
 use super::model::{check_input, Layer, Model};
+use super::trees::{self, TreeShape};
 use super::NnError;
 use crate::ring::fixed::FixedPoint;
 use crate::ring::IntRing;
@@ -53,7 +74,7 @@ pub struct PlanShape {
 }
 
 /// The public shape of one step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StepShape {
     /// Dense layer `inputs -> outputs`.
@@ -72,6 +93,18 @@ pub enum StepShape {
     Conv(ConvGeom),
     /// Max pooling.
     MaxPool(PoolGeom),
+    /// Sum pooling: average pooling before its `1/k`, which the plan folds into the next
+    /// linear layer's weights or, when none follows, into a [`StepShape::Scale`] step.
+    SumPool(PoolGeom),
+    /// Multiplication by the public `1/divisor` (fixed point, truncated).
+    Scale {
+        /// Values per sample.
+        len: usize,
+        /// The divisor (an average pool's window size).
+        divisor: usize,
+    },
+    /// A tree ensemble: its public node layout (thresholds and leaf weights are secret).
+    Trees(Box<TreeShape>),
 }
 
 impl StepShape {
@@ -79,9 +112,10 @@ impl StepShape {
     pub fn out_len(&self) -> usize {
         match self {
             Self::Dense { outputs, .. } => *outputs,
-            Self::Relu { len } => *len,
+            Self::Relu { len } | Self::Scale { len, .. } => *len,
             Self::Conv(g) => g.out_len(),
-            Self::MaxPool(g) => g.out_len(),
+            Self::MaxPool(g) | Self::SumPool(g) => g.out_len(),
+            Self::Trees(t) => t.classes,
         }
     }
 }
@@ -89,7 +123,7 @@ impl StepShape {
 /// Preprocessing a run of a plan consumes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrepNeeds {
-    /// Truncation pairs (one per dense output per sample).
+    /// Truncation pairs (one per dense, conv or scale output per sample).
     pub trunc_pairs: usize,
     /// daBits (one per ReLU value, plus `classes − 1` per sample for argmax).
     pub dabits: usize,
@@ -110,6 +144,9 @@ impl PlanShape {
                 StepShape::Relu { len } => n.dabits += batch * len,
                 StepShape::Conv(g) => n.trunc_pairs += batch * g.out_len(),
                 StepShape::MaxPool(g) => n.dabits += batch * g.out_len() * (g.window_len() - 1),
+                StepShape::Scale { len, .. } => n.trunc_pairs += batch * len,
+                StepShape::SumPool(_) => {}
+                StepShape::Trees(t) => n.dabits += batch * t.nodes.len(),
             }
         }
         if output == Output::Argmax {
@@ -124,12 +161,35 @@ pub(crate) fn tile(len: usize, width: usize) -> Vec<usize> {
     (0..len).map(|i| i % width).collect()
 }
 
+/// The windows of a pooling layer on a batch as `window_len` index columns: column `t` holds
+/// the `t`-th element of every window (a sum pool adds the columns' gathers).
+pub(crate) fn window_columns(g: &PoolGeom, batch: usize) -> Vec<Vec<usize>> {
+    let windows = g.windows(batch);
+    (0..g.window_len()).map(|t| windows.iter().map(|w| w[t]).collect()).collect()
+}
+
+/// The gather that expands a grouped convolution's compact weights, followed by one appended
+/// public zero (index `patch_len · out_c`), to the full im2col weight matrix; `None` for an
+/// ungrouped convolution (see [`ConvGeom::grouped_weight_index`]).
+pub(crate) fn grouped_gather(g: &ConvGeom) -> Option<Vec<usize>> {
+    let zero = g.patch_len() * g.out_c;
+    g.grouped_weight_index().map(|idx| idx.into_iter().map(|i| i.unwrap_or(zero)).collect())
+}
+
+/// The fixed-point encoding of `1/divisor` (the public factor of a [`StepShape::Scale`]).
+pub(crate) fn inverse<R: IntRing>(fp: FixedPoint, divisor: usize) -> Result<R, Error> {
+    fp.encode(1.0 / divisor.max(1) as f64)
+}
+
 /// A step with its weights held as `V` (shares of some scheme): what a secure backend runs.
 pub(crate) enum WeightedStep<V> {
     Dense { inputs: usize, outputs: usize, w: V, b: V },
     Relu { len: usize },
     Conv { geom: ConvGeom, w: V, b: V },
     MaxPool(PoolGeom),
+    SumPool(PoolGeom),
+    Scale { len: usize, divisor: usize },
+    Trees { shape: Box<TreeShape>, t: V, w: V, base: V },
 }
 
 impl PlanShape {
@@ -140,7 +200,13 @@ impl PlanShape {
             match s {
                 StepShape::Dense { inputs, outputs } => lens.extend([inputs * outputs, *outputs]),
                 StepShape::Conv(g) => lens.extend([g.patch_len() * g.out_c, g.out_c]),
-                StepShape::Relu { .. } | StepShape::MaxPool(_) => {}
+                StepShape::Trees(t) => {
+                    lens.extend([t.nodes.len(), t.leaves.len() * t.classes, t.classes])
+                }
+                StepShape::Relu { .. }
+                | StepShape::MaxPool(_)
+                | StepShape::SumPool(_)
+                | StepShape::Scale { .. } => {}
             }
         }
         lens
@@ -148,25 +214,33 @@ impl PlanShape {
 
     /// Hands consecutive weight blocks (as split by [`PlanShape::weight_lens`]) to the steps.
     pub(crate) fn assemble<V>(&self, blocks: Vec<V>) -> Result<Vec<WeightedStep<V>>, Error> {
-        let mut blocks = blocks.into_iter();
-        let mut pair = || match (blocks.next(), blocks.next()) {
-            (Some(w), Some(b)) => Ok((w, b)),
-            _ => Err(Error::ApiMisuse("weights do not split by the plan's shape".into())),
-        };
+        let blocks = core::cell::RefCell::new(blocks.into_iter());
+        let bad = || Error::ApiMisuse("weights do not split by the plan's shape".into());
+        let pair1 = || blocks.borrow_mut().next().ok_or_else(bad);
+        let pair = || Ok::<_, Error>((pair1()?, pair1()?));
         self.steps
             .iter()
             .map(|s| {
-                Ok(match *s {
+                Ok(match s {
                     StepShape::Dense { inputs, outputs } => {
                         let (w, b) = pair()?;
-                        WeightedStep::Dense { inputs, outputs, w, b }
+                        WeightedStep::Dense { inputs: *inputs, outputs: *outputs, w, b }
                     }
                     StepShape::Conv(geom) => {
                         let (w, b) = pair()?;
-                        WeightedStep::Conv { geom, w, b }
+                        WeightedStep::Conv { geom: *geom, w, b }
                     }
-                    StepShape::Relu { len } => WeightedStep::Relu { len },
-                    StepShape::MaxPool(g) => WeightedStep::MaxPool(g),
+                    StepShape::Relu { len } => WeightedStep::Relu { len: *len },
+                    StepShape::MaxPool(g) => WeightedStep::MaxPool(*g),
+                    StepShape::SumPool(g) => WeightedStep::SumPool(*g),
+                    StepShape::Scale { len, divisor } => {
+                        WeightedStep::Scale { len: *len, divisor: *divisor }
+                    }
+                    StepShape::Trees(shape) => {
+                        let (t, w) = pair()?;
+                        let base = pair1()?;
+                        WeightedStep::Trees { shape: shape.clone(), t, w, base }
+                    }
                 })
             })
             .collect()
@@ -201,13 +275,24 @@ pub(crate) enum Step<R> {
     Relu {
         len: usize,
     },
-    /// `w` is `patch_len × out_c` row-major, `b` has `out_c`.
+    /// `w` is `patch_len × out_c` row-major (compact: within the group), `b` has `out_c`.
     Conv {
         geom: ConvGeom,
         w: Vec<R>,
         b: Vec<R>,
     },
     MaxPool(PoolGeom),
+    SumPool(PoolGeom),
+    Scale {
+        len: usize,
+        divisor: usize,
+    },
+    Trees {
+        shape: Box<TreeShape>,
+        t: Vec<R>,
+        w: Vec<R>,
+        base: Vec<R>,
+    },
 }
 
 impl<R: IntRing> FixedPlan<R> {
@@ -223,6 +308,13 @@ impl<R: IntRing> FixedPlan<R> {
         }
         let mut len = model.input_len();
         let mut steps = Vec::new();
+        // The product of the `1/k` of average pools not applied yet: it goes into the weights
+        // (not the bias) of the next linear layer, exactly, since ReLU, max and sum pooling
+        // commute with a positive factor.
+        let mut pending = 1.0f64;
+        let enc = |i: usize, what: &str, v: f64| -> Result<R, NnError> {
+            fp.encode(v).map_err(|e| NnError::Shape(format!("layer {i} {what}: {e}")))
+        };
         for (i, l) in model.layers.iter().enumerate() {
             match l {
                 Layer::Dense(d) => {
@@ -235,11 +327,10 @@ impl<R: IntRing> FixedPlan<R> {
                     let mut w = vec![R::ZERO; d.inputs * d.outputs];
                     for (o, row) in d.weights.chunks_exact(d.inputs).enumerate() {
                         for (j, v) in row.iter().enumerate() {
-                            w[j * d.outputs + o] = fp
-                                .encode(*v)
-                                .map_err(|e| NnError::Shape(format!("layer {i} weight: {e}")))?;
+                            w[j * d.outputs + o] = enc(i, "weight", v * pending)?;
                         }
                     }
+                    pending = 1.0;
                     let b = fp
                         .encode_slice(&d.bias)
                         .map_err(|e| NnError::Shape(format!("layer {i} bias: {e}")))?;
@@ -249,21 +340,26 @@ impl<R: IntRing> FixedPlan<R> {
                 Layer::Relu => steps.push(Step::Relu { len }),
                 Layer::Conv(c) => {
                     let g = c.geom;
-                    if g.in_len() != len {
+                    if g.in_len() != len
+                        || !g.is_valid()
+                        || c.weights.len() != g.patch_len() * g.out_c
+                        || c.bias.len() != g.out_c
+                    {
                         return Err(NnError::Shape(format!(
-                            "layer {i}: convolution of {} values after {len}",
-                            g.in_len()
+                            "layer {i}: convolution {g:?} ({} weights, {} biases) after {len} \
+                             values",
+                            c.weights.len(),
+                            c.bias.len()
                         )));
                     }
                     let k = g.patch_len();
                     let mut w = vec![R::ZERO; k * g.out_c];
                     for (o, row) in c.weights.chunks_exact(k).enumerate() {
                         for (j, v) in row.iter().enumerate() {
-                            w[j * g.out_c + o] = fp
-                                .encode(*v)
-                                .map_err(|e| NnError::Shape(format!("layer {i} weight: {e}")))?;
+                            w[j * g.out_c + o] = enc(i, "weight", v * pending)?;
                         }
                     }
+                    pending = 1.0;
                     let b = fp
                         .encode_slice(&c.bias)
                         .map_err(|e| NnError::Shape(format!("layer {i} bias: {e}")))?;
@@ -271,11 +367,101 @@ impl<R: IntRing> FixedPlan<R> {
                     len = g.out_len();
                 }
                 Layer::MaxPool(g) => {
-                    if g.in_len() != len {
-                        return Err(NnError::Shape(format!("layer {i}: pooling after {len}")));
+                    if g.in_len() != len || !g.is_valid() {
+                        return Err(NnError::Shape(format!(
+                            "layer {i}: pooling {g:?} after {len}"
+                        )));
                     }
                     steps.push(Step::MaxPool(*g));
                     len = g.out_len();
+                }
+                Layer::AvgPool(g) => {
+                    if g.in_len() != len || !g.is_valid() {
+                        return Err(NnError::Shape(format!(
+                            "layer {i}: pooling {g:?} after {len}"
+                        )));
+                    }
+                    steps.push(Step::SumPool(*g));
+                    len = g.out_len();
+                    let k = g.window_len();
+                    let linear_follows = model.layers[i + 1..]
+                        .iter()
+                        .find(|l| !matches!(l, Layer::Relu | Layer::MaxPool(_) | Layer::AvgPool(_)))
+                        .is_some_and(|l| {
+                            matches!(l, Layer::Dense(_) | Layer::Conv(_) | Layer::Affine(_))
+                        });
+                    if linear_follows {
+                        pending /= k as f64;
+                    } else {
+                        inverse::<R>(fp, k)?;
+                        steps.push(Step::Scale { len, divisor: k });
+                    }
+                }
+                Layer::Affine(a) => {
+                    if a.channels * a.inner != len
+                        || a.scale.len() != a.channels
+                        || a.shift.len() != a.channels
+                    {
+                        return Err(NnError::Shape(format!(
+                            "layer {i}: affine of {} x {} ({} scales, {} shifts) after {len}",
+                            a.channels,
+                            a.inner,
+                            a.scale.len(),
+                            a.shift.len()
+                        )));
+                    }
+                    // A depthwise 1x1 convolution: one weight and one bias per channel.
+                    let geom = ConvGeom {
+                        in_c: a.channels,
+                        in_h: 1,
+                        in_w: a.inner,
+                        out_c: a.channels,
+                        kernel: [1, 1],
+                        stride: [1, 1],
+                        pads: [0; 4],
+                        groups: a.channels,
+                    };
+                    let w = a.scale.iter().map(|v| enc(i, "scale", v * pending)).collect::<Result<
+                        Vec<R>,
+                        _,
+                    >>(
+                    )?;
+                    let b =
+                        a.shift.iter().map(|v| enc(i, "shift", *v)).collect::<Result<_, _>>()?;
+                    pending = 1.0;
+                    steps.push(Step::Conv { geom, w, b });
+                }
+                Layer::Trees(te) => {
+                    let s = &te.shape;
+                    if s.features != len {
+                        return Err(NnError::Shape(format!(
+                            "layer {i}: trees over {} features after {len} values",
+                            s.features
+                        )));
+                    }
+                    s.check()?;
+                    if te.thresholds.len() != s.nodes.len()
+                        || te.leaf_weights.len() != s.leaves.len() * s.classes
+                        || te.base.len() != s.classes
+                    {
+                        return Err(NnError::Shape(format!("layer {i}: tree weights")));
+                    }
+                    // Pending average-pool factors cannot fold into comparisons: apply them.
+                    if pending != 1.0 {
+                        return Err(NnError::Unsupported(format!(
+                            "layer {i}: trees after an average pool"
+                        )));
+                    }
+                    let code = |what: &str, v: &[f64]| -> Result<Vec<R>, NnError> {
+                        v.iter().map(|v| enc(i, what, *v)).collect()
+                    };
+                    steps.push(Step::Trees {
+                        shape: Box::new(s.clone()),
+                        t: code("threshold", &te.thresholds)?,
+                        w: code("leaf weight", &te.leaf_weights)?,
+                        base: code("base value", &te.base)?,
+                    });
+                    len = s.classes;
                 }
             }
         }
@@ -302,6 +488,11 @@ impl<R: IntRing> FixedPlan<R> {
                     Step::Relu { len } => StepShape::Relu { len: *len },
                     Step::Conv { geom, .. } => StepShape::Conv(*geom),
                     Step::MaxPool(g) => StepShape::MaxPool(*g),
+                    Step::SumPool(g) => StepShape::SumPool(*g),
+                    Step::Scale { len, divisor } => {
+                        StepShape::Scale { len: *len, divisor: *divisor }
+                    }
+                    Step::Trees { shape, .. } => StepShape::Trees(shape.clone()),
                 })
                 .collect(),
         }
@@ -328,6 +519,11 @@ impl<R: IntRing> FixedPlan<R> {
             if let Step::Dense { w, b, .. } | Step::Conv { w, b, .. } = s {
                 v.extend_from_slice(w);
                 v.extend_from_slice(b);
+            }
+            if let Step::Trees { t, w, base, .. } = s {
+                v.extend_from_slice(t);
+                v.extend_from_slice(w);
+                v.extend_from_slice(base);
             }
         }
         Ok(v)
@@ -365,8 +561,17 @@ impl<R: IntRing> FixedPlan<R> {
                     h.push(R::ZERO);
                     let cols: Vec<R> = g.batch_patches(batch).iter().map(|&i| h[i]).collect();
                     let rows = batch * g.positions();
+                    let full: Vec<R>;
+                    let w = match grouped_gather(g) {
+                        Some(idx) => {
+                            full =
+                                idx.iter().map(|&i| w.get(i).copied().unwrap_or(R::ZERO)).collect();
+                            &full
+                        }
+                        None => w,
+                    };
                     let mut z =
-                        crate::ring::kernels::matmul(&cols, w, rows, g.patch_len(), g.out_c);
+                        crate::ring::kernels::matmul(&cols, w, rows, g.full_patch_len(), g.out_c);
                     for (i, v) in z.iter_mut().enumerate() {
                         *v = v.shr_arith(f) + b[i % g.out_c];
                     }
@@ -379,6 +584,18 @@ impl<R: IntRing> FixedPlan<R> {
                         win.iter().map(|&i| h[i]).max_by_key(|v| v.to_i64()).unwrap_or(R::ZERO)
                     })
                     .collect(),
+                Step::SumPool(g) => g
+                    .windows(batch)
+                    .iter()
+                    .map(|win| win.iter().fold(R::ZERO, |a, &i| a + h[i]))
+                    .collect(),
+                Step::Scale { divisor, .. } => {
+                    let c = inverse::<R>(self.fp, *divisor)?;
+                    h.into_iter().map(|v| (v * c).shr_arith(f)).collect()
+                }
+                Step::Trees { shape, t, w, base } => {
+                    trees::eval_plain(shape, (t, w, base), &h, batch)
+                }
             };
         }
         Ok(h)
@@ -427,13 +644,23 @@ impl<R: IntRing> FixedPlan<R> {
                 }
                 mag = vec![om; g.out_len()];
                 err = vec![oe; g.out_len()];
-            } else if let Step::MaxPool(g) = s {
+            } else if let Step::MaxPool(g) | Step::SumPool(g) = s {
                 let (xm, xe) = (
                     mag.iter().fold(0.0, |a: f64, &v| a.max(v)),
                     err.iter().fold(0.0, |a: f64, &v| a.max(v)),
                 );
-                mag = vec![xm; g.out_len()];
-                err = vec![xe; g.out_len()];
+                // A sum pool adds k values (its 1/k is in the next weights or a scale step).
+                let k = if matches!(s, Step::SumPool(_)) { g.window_len() as f64 } else { 1.0 };
+                mag = vec![k * xm; g.out_len()];
+                err = vec![k * xe; g.out_len()];
+            } else if let Step::Scale { divisor, .. } = s {
+                // The factor's encoding error (at most ½ ulp) times the value, the truncation
+                // (2 ulps), and the propagated error scaled by 1/k.
+                let k = *divisor as f64;
+                for (m, e) in mag.iter_mut().zip(err.iter_mut()) {
+                    *e = *e / k + *m * ulp / 2.0 + 2.0 * ulp;
+                    *m /= k;
+                }
             }
         }
         err.into_iter().fold(0.0, f64::max)

@@ -13,15 +13,22 @@
 //!    [`Rep3::reveal`], [`Rep3::reveal_to`] or [`Rep3::reveal_to_client`].
 //!
 //! A batch of samples runs together: every round carries the whole batch, so the round count
-//! does not depend on the batch size (in Z_2^64: 1 per dense or conv layer, 9 per ReLU layer,
-//! 10 per tournament level of max pooling or argmax; [`infer`] on NN-A takes 30 rounds for
-//! scores, 70 with the argmax). Memory grows with the batch: a convolution materialises
-//! its im2col matrix of shares (`batch · positions · patch_len` elements, 16 bytes each per
-//! party), so large conv batches are best split into several runs.
+//! does not depend on the batch size (in Z_2^64: 1 per dense or conv layer, grouped or
+//! depthwise included; a standalone BatchNormalization is a depthwise 1×1 conv, 16 bytes per
+//! value from P1 and 8 from P0 and P2; 1 per public scale step, 0 for a sum pool, 9 per ReLU
+//! layer, 10 per tournament level of max pooling or argmax; a tree ensemble takes 8 for all
+//! comparisons (one MSB run), 1 for their bit injection, one per tree level below the root and
+//! 1 for the leaf-weight product; [`infer`] on NN-A takes 30 rounds for scores, 70 with the
+//! argmax). Memory grows with the batch: a convolution materialises its im2col matrix of
+//! shares (`batch · positions · patch_len` elements, 16 bytes each per party), so large conv
+//! batches are best split into several runs.
 
-use super::plan::{tile, FixedPlan, Output, PlanShape, WeightedStep};
+use super::plan::{
+    grouped_gather, inverse, tile, window_columns, FixedPlan, Output, PlanShape, WeightedStep,
+};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{DaBits, Rep3, Rep3Vec, TruncPairs};
+use crate::ring::fixed::FixedPoint;
 use crate::ring::IntRing;
 use crate::Error;
 
@@ -131,11 +138,27 @@ pub async fn infer<T: Transport, R: IntRing>(
                 let cols = Rep3Vec::concat(&[&h, &zero]).gather(&g.batch_patches(batch));
                 let (rows, oc) = (batch * g.positions(), g.out_c);
                 let pairs = prep.trunc.take(rows * oc)?;
-                let z = p.matmul_fixed(&cols, w, (rows, g.patch_len(), oc), pairs).await?;
+                // A grouped convolution multiplies by the block-diagonal weight matrix (public
+                // zeros outside the groups).
+                let full = grouped_gather(g).map(|idx| Rep3Vec::concat(&[w, &zero]).gather(&idx));
+                let w = full.as_ref().unwrap_or(w);
+                let z = p.matmul_fixed(&cols, w, (rows, g.full_patch_len(), oc), pairs).await?;
                 z.add(&b.gather(&tile(rows * oc, oc)))?.gather(&g.chw_order(batch))
             }
             WeightedStep::MaxPool(g) => {
                 p.max_windows(&h, &g.windows(batch), &mut prep.dabits).await?
+            }
+            WeightedStep::SumPool(g) => sum_pool(&h, &window_columns(g, batch))?,
+            WeightedStep::Trees { shape, t, w, base } => {
+                let dab = prep.dabits.take(batch * shape.nodes.len())?;
+                super::trees::eval_rep3(p, shape, (t, w, base), &h, batch, dab).await?
+            }
+            WeightedStep::Scale { len, divisor } => {
+                // A public fixed-point factor: local product, truncated with a pair (1 round).
+                let c = inverse::<R>(FixedPoint::new(model.shape.frac_bits), *divisor)?;
+                let pairs = prep.trunc.take(batch * len)?;
+                let cs = Rep3Vec::public(p.me(), &vec![c; h.len()]);
+                p.mul_fixed(&h, &cs, pairs).await?
             }
         };
     }
@@ -143,4 +166,11 @@ pub async fn infer<T: Transport, R: IntRing>(
         Output::Logits => Ok(h),
         Output::Argmax => p.argmax(&h, model.shape.output_len(), &mut prep.dabits).await,
     }
+}
+
+/// Adds the gathers of the window columns (local).
+fn sum_pool<R: IntRing>(h: &Rep3Vec<R>, cols: &[Vec<usize>]) -> Result<Rep3Vec<R>, Error> {
+    let mut it = cols.iter();
+    let first = it.next().ok_or_else(|| Error::ApiMisuse("empty pooling window".into()))?;
+    it.try_fold(h.gather(first), |acc, c| acc.add(&h.gather(c)))
 }

@@ -2,12 +2,20 @@
 
 #![allow(dead_code)]
 
+use ringfence_core::meteor::Meteor;
+use ringfence_core::net::PartyId;
+use ringfence_core::nn::{FixedPlan, Output};
+use ringfence_core::ring::Z64;
+use ringfence_core::testing;
+
 // The committed models, held-out data and onnxruntime reference outputs.
 pub(crate) const NN_A: &[u8] = include_bytes!("../../../models/nn-a.onnx");
 pub(crate) const NN_B: &[u8] = include_bytes!("../../../models/nn-b.onnx");
 pub(crate) const NN_C: &[u8] = include_bytes!("../../../models/nn-c.onnx");
 pub(crate) const LENET: &[u8] = include_bytes!("../../../models/lenet.onnx");
 pub(crate) const LOGREG: &[u8] = include_bytes!("../../../models/logreg.onnx");
+pub(crate) const SVM: &[u8] = include_bytes!("../../../models/svm.onnx");
+pub(crate) const TREE: &[u8] = include_bytes!("../../../models/tree.onnx");
 pub(crate) const MNIST: &[u8] = include_bytes!("../../../models/data/mnist-test-1000.u8");
 pub(crate) const MNIST_LABELS: &[u8] =
     include_bytes!("../../../models/data/mnist-test-1000.labels.u8");
@@ -17,6 +25,8 @@ pub(crate) const NN_B_REF: &str = include_str!("../../../models/data/nn-b.refere
 pub(crate) const NN_C_REF: &str = include_str!("../../../models/data/nn-c.reference.json");
 pub(crate) const LENET_REF: &str = include_str!("../../../models/data/lenet.reference.json");
 pub(crate) const LOGREG_REF: &str = include_str!("../../../models/data/logreg.reference.json");
+pub(crate) const SVM_REF: &str = include_str!("../../../models/data/svm.reference.json");
+pub(crate) const TREE_REF: &str = include_str!("../../../models/data/tree.reference.json");
 
 /// The first `n` held-out MNIST digits, pixels scaled to [0, 1].
 pub(crate) fn mnist(n: usize) -> Vec<f64> {
@@ -61,4 +71,77 @@ pub(crate) fn json_numbers(doc: &str, key: &str) -> Vec<f64> {
         .filter(|s| !s.is_empty())
         .map(|s| s.parse().expect("number"))
         .collect()
+}
+
+/// What a secure run gives back: the revealed output and the online cost per party.
+pub(crate) struct Run {
+    pub(crate) scores: Vec<Z64>,
+    pub(crate) online_bytes: u64,
+    pub(crate) online_rounds: u64,
+}
+
+/// METEOR: P0 owns the weights, P1 the input and receives the scores; online counters exclude
+/// the input's sharing and the output's reveal (as the paper's tables do).
+pub(crate) fn meteor_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize) -> Run {
+    use ringfence_core::nn::meteor::{infer, preprocess, share_model};
+    let shape = plan.shape();
+    let outs = testing::run_rep3(11, |p| {
+        let (shape, x) = (shape.clone(), x.to_vec());
+        async move {
+            let mut p = Meteor::new(p);
+            let me = p.me();
+            let model =
+                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let mut prep = preprocess(&mut p, &model, batch, PartyId(1)).await?;
+            let mask = prep.take_input_mask()?;
+            let sx = p.share(PartyId(1), (me.0 == 1).then_some(&x[..]), mask).await?;
+            let before = p.rep3().ctx().stats();
+            let y = infer(&mut p, &model, sx, prep).await?;
+            let cost = p.rep3().ctx().stats() - before;
+            let out = p.reveal_to(PartyId(1), y).await?;
+            Ok((out, cost))
+        }
+    });
+    let costs: Vec<_> = outs.iter().map(|o| o.1).collect();
+    assert!(costs.iter().all(|c| *c == costs[0]), "METEOR is symmetric: {costs:?}");
+    assert!(outs[0].0.is_none() && outs[2].0.is_none(), "only P1 gets the scores");
+    Run {
+        scores: outs[1].0.clone().expect("P1's scores"),
+        online_bytes: costs[0].payload_bytes_sent,
+        online_rounds: costs[0].rounds,
+    }
+}
+
+/// rep3: P0 owns the weights, P1 the input; every party gets the revealed output. The online
+/// counters (bytes: the most any party sent) cover `infer` only.
+pub(crate) fn rep3_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize, output: Output) -> Run {
+    use ringfence_core::nn::{infer, preprocess, share_model};
+    let shape = plan.shape();
+    let outs = testing::run_rep3(7, |mut p| {
+        let (shape, x) = (shape.clone(), x.to_vec());
+        async move {
+            let me = p.me();
+            let model =
+                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let prep = preprocess::<_, Z64>(&mut p, &shape, batch, output).await?;
+            let sx = p.input(PartyId(1), (me.0 == 1).then_some(&x[..]), x.len()).await?;
+            let before = p.ctx().stats();
+            let y = infer(&mut p, &model, sx, prep).await?;
+            let cost = p.ctx().stats() - before;
+            let out = p.reveal(y).await?;
+            Ok((out, cost))
+        }
+    });
+    let out = outs[0].0.clone();
+    assert!(outs.iter().all(|o| o.0 == out), "parties disagree");
+    Run {
+        scores: out,
+        online_bytes: outs.iter().map(|o| o.1.payload_bytes_sent).max().unwrap_or(0),
+        online_rounds: outs[0].1.rounds,
+    }
+}
+
+/// The 450 held-out 8×8 digits as reals (pixel counts 0..16).
+pub(crate) fn digits8() -> Vec<f64> {
+    DIGITS8.iter().map(|&p| f64::from(p)).collect()
 }

@@ -78,3 +78,133 @@ impl Chain<'_> {
         Ok(())
     }
 }
+
+/// A float-list attribute, or the same list given as a tensor attribute (`<name>_as_tensor`,
+/// ONNX-ML opset 3).
+pub(super) fn reals_attr(n: &NodeProto, name: &str) -> Result<Vec<f64>, NnError> {
+    if let Some(a) = attr(n, &format!("{name}_as_tensor")) {
+        let t = a.t.as_ref().ok_or_else(|| {
+            NnError::Malformed(format!("{}: {name}_as_tensor holds no tensor", what(n)))
+        })?;
+        return t.reals();
+    }
+    Ok(attr(n, name).map(|a| a.floats.iter().map(|&v| f64::from(v)).collect()).unwrap_or_default())
+}
+
+impl Chain<'_> {
+    /// `LinearRegressor`: `targets` outputs `coefficients·x + intercepts` (a dense layer).
+    pub(super) fn linear_regressor(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &["coefficients", "intercepts", "targets", "post_transform"])?;
+        self.act(n, 0)?;
+        let post = str_attr(n, "post_transform").unwrap_or_else(|| "NONE".into());
+        if post != "NONE" {
+            return Err(NnError::Unsupported(format!("{}: post_transform {post}", what(n))));
+        }
+        let targets = attr(n, "targets").and_then(|a| a.i).unwrap_or(1);
+        let k = self.len;
+        let coef = reals_attr(n, "coefficients")?;
+        let icpt = reals_attr(n, "intercepts")?;
+        let m = usize::try_from(targets)
+            .ok()
+            .filter(|&m| m > 0 && m.checked_mul(k) == Some(coef.len()));
+        let Some(m) = m.filter(|&m| icpt.is_empty() || icpt.len() == m) else {
+            return Err(NnError::Shape(format!(
+                "{}: {targets} targets, {} coefficients, {} intercepts for {k} features",
+                what(n),
+                coef.len(),
+                icpt.len()
+            )));
+        };
+        let bias = if icpt.is_empty() { vec![0.0; m] } else { icpt };
+        self.layers.push(Layer::Dense(Dense { inputs: k, outputs: m, weights: coef, bias }));
+        self.len = m;
+        self.shape = vec![m];
+        self.terminal = true;
+        self.positive = false;
+        self.rebind(n)
+    }
+
+    /// `SVMClassifier` in its linear mode (one coefficient row per class, no support vectors),
+    /// with onnxruntime's semantics: score_c = w_c·x + rho[0], label = the first largest score.
+    pub(super) fn svm_classifier(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(
+            n,
+            &["classlabels_ints", "classlabels_strings", "coefficients", "kernel_params"]
+                .into_iter()
+                .chain(["kernel_type", "post_transform", "prob_a", "prob_b", "rho"])
+                .chain(["support_vectors", "vectors_per_class"])
+                .collect::<Vec<_>>(),
+        )?;
+        self.act(n, 0)?;
+        let kernel = str_attr(n, "kernel_type").unwrap_or_else(|| "LINEAR".into());
+        if kernel != "LINEAR" {
+            return Err(NnError::Unsupported(format!(
+                "{}: kernel_type {kernel} (only LINEAR)",
+                what(n)
+            )));
+        }
+        if attr(n, "vectors_per_class").is_some_and(|a| !a.ints.is_empty())
+            || attr(n, "support_vectors").is_some_and(|a| !a.floats.is_empty())
+        {
+            return Err(NnError::Unsupported(format!(
+                "{}: support vectors (one-vs-one voting mode); only the linear mode with one \
+                 coefficient row per class",
+                what(n)
+            )));
+        }
+        if attr(n, "prob_a").is_some_and(|a| !a.floats.is_empty()) {
+            return Err(NnError::Unsupported(format!("{}: attribute prob_a (Platt)", what(n))));
+        }
+        if attr(n, "classlabels_strings").is_some() {
+            return Err(NnError::Unsupported(format!("{}: string class labels", what(n))));
+        }
+        let labels = attr(n, "classlabels_ints").map(|a| a.ints.clone()).unwrap_or_default();
+        let coef = reals_attr(n, "coefficients")?;
+        let rho = reals_attr(n, "rho")?;
+        let (k, classes) = (self.len, labels.len());
+        if classes == 2 {
+            return Err(NnError::Unsupported(format!(
+                "{}: two classes (onnxruntime's binary label rule depends on the weights' signs)",
+                what(n)
+            )));
+        }
+        if classes < 2 || classes.checked_mul(k) != Some(coef.len()) || rho.is_empty() {
+            return Err(NnError::Shape(format!(
+                "{}: {classes} labels, {} coefficients, {} rho for {k} features",
+                what(n),
+                coef.len(),
+                rho.len()
+            )));
+        }
+        if rho.iter().any(|&r| r != rho[0]) {
+            return Err(NnError::Unsupported(format!(
+                "{}: attribute rho with one value per class (onnxruntime adds rho[0] to every \
+                 class)",
+                what(n)
+            )));
+        }
+        let dense =
+            Dense { inputs: k, outputs: classes, weights: coef, bias: vec![rho[0]; classes] };
+        self.layers.push(Layer::Dense(dense));
+        self.len = classes;
+        self.shape = vec![classes];
+        self.class_labels = Some(labels);
+        self.terminal = true;
+        let post = str_attr(n, "post_transform").unwrap_or_else(|| "NONE".into());
+        match post.as_str() {
+            "NONE" => self.positive = false,
+            "SOFTMAX" | "LOGISTIC" | "SOFTMAX_ZERO" => {
+                self.positive = true;
+                self.dropped.push(format!("SVMClassifier.post_transform={post}"));
+            }
+            p => return Err(NnError::Unsupported(format!("{}: post_transform {p}", what(n)))),
+        }
+        self.labels.extend(n.outputs.first().cloned());
+        let scores = n
+            .outputs
+            .get(1)
+            .ok_or_else(|| NnError::Malformed(format!("{}: no scores output", what(n))))?;
+        self.cur = BTreeSet::from([scores.clone()]);
+        Ok(())
+    }
+}

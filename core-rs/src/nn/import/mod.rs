@@ -2,11 +2,14 @@
 //!
 //! Supported (domain `ai.onnx`, opsets 7–22): `Gemm` (alpha and beta folded, `transB`),
 //! `MatMul` by a constant, `Add` of a constant right after a linear layer (folded into the bias),
-//! `Conv` (2-D, group 1, no dilation, explicit pads), `MaxPool` (2-D, no padding, floor mode),
-//! `Relu`, `Flatten` (axis 1), `Reshape` keeping the batch axis, `Identity`, `Dropout`
-//! (inference), and at the end `Softmax` and `ArgMax`. Domain `ai.onnx.ml`: `LinearClassifier`
-//! (multinomial, or binary with one coefficient row) and `Normalizer` after a probability
-//! transform. The graph must be a chain: every op reads the running activation. Anything else
+//! `Conv` (2-D, any `group` that divides the channels, no dilation, explicit pads), `MaxPool`
+//! (2-D, no padding, floor mode), `AveragePool` (likewise) and `GlobalAveragePool`,
+//! `BatchNormalization` (inference; folded into a directly preceding Conv/Gemm/MatMul, else a
+//! per-channel affine layer), `Relu`, `Flatten` (axis 1), `Reshape` keeping the batch axis,
+//! `Identity`, `Dropout` (inference), and at the end `Softmax` and `ArgMax`. Domain
+//! `ai.onnx.ml`: `LinearClassifier` (multinomial, or binary with one coefficient row),
+//! `LinearRegressor`, `SVMClassifier` (linear kernel, one coefficient row per class),
+//! `TreeEnsembleClassifier`, and `Normalizer` after a probability transform. The graph must be a chain: every op reads the running activation. Anything else
 //! is an [`NnError::Unsupported`] naming the op, attribute or shape.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,6 +19,8 @@ use super::proto::{self, Attribute, Dim, NodeProto, TensorProto};
 use super::NnError;
 
 mod ml;
+mod norm;
+mod trees;
 mod window;
 
 /// Imports a serialized ONNX `ModelProto`.
@@ -90,6 +95,7 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
         dropped: Vec::new(),
         terminal: false,
         positive: false,
+        fresh_linear: false,
     };
     for n in &g.nodes {
         st.node(n)?;
@@ -126,6 +132,9 @@ struct Chain<'g> {
     terminal: bool,
     /// The running activation is known to be positive (after a probability transform).
     positive: bool,
+    /// The running activation is the direct output of the last layer, a Dense or Conv (a
+    /// BatchNormalization here folds into it).
+    fresh_linear: bool,
 }
 
 fn what(n: &NodeProto) -> String {
@@ -148,10 +157,14 @@ fn str_attr(n: &NodeProto, name: &str) -> Option<String> {
     attr(n, name).and_then(|a| a.s.as_ref()).map(|s| String::from_utf8_lossy(s).into_owned())
 }
 
-/// Fails on any attribute outside `allowed`.
+/// Fails on any attribute outside `allowed`, and on an attribute given twice.
 fn only_attrs(n: &NodeProto, allowed: &[&str]) -> Result<(), NnError> {
-    match n.attributes.iter().find(|a| !allowed.contains(&a.name.as_str())) {
-        Some(a) => Err(NnError::Unsupported(format!("{}: attribute {:?}", what(n), a.name))),
+    if let Some(a) = n.attributes.iter().find(|a| !allowed.contains(&a.name.as_str())) {
+        return Err(NnError::Unsupported(format!("{}: attribute {:?}", what(n), a.name)));
+    }
+    let mut seen = BTreeSet::new();
+    match n.attributes.iter().find(|a| !seen.insert(a.name.as_str())) {
+        Some(a) => Err(NnError::Malformed(format!("{}: attribute {:?} twice", what(n), a.name))),
         None => Ok(()),
     }
 }
@@ -159,21 +172,47 @@ fn only_attrs(n: &NodeProto, allowed: &[&str]) -> Result<(), NnError> {
 impl Chain<'_> {
     fn node(&mut self, n: &NodeProto) -> Result<(), NnError> {
         let op = (n.domain.as_str(), n.op_type.as_str());
-        let linear =
-            matches!(op, ("" | "ai.onnx", "Gemm" | "MatMul" | "Add" | "Relu" | "Conv" | "MaxPool"))
-                || op == ("ai.onnx.ml", "LinearClassifier");
+        let linear = matches!(
+            op,
+            (
+                "" | "ai.onnx",
+                "Gemm"
+                    | "MatMul"
+                    | "Add"
+                    | "Relu"
+                    | "Conv"
+                    | "MaxPool"
+                    | "AveragePool"
+                    | "GlobalAveragePool"
+                    | "BatchNormalization"
+            )
+        ) || matches!(
+            op,
+            (
+                "ai.onnx.ml",
+                "LinearClassifier" | "LinearRegressor" | "SVMClassifier" | "TreeEnsembleClassifier"
+            )
+        );
         if self.terminal && linear {
             return Err(NnError::Unsupported(format!(
                 "{} after an output transform (Softmax/ArgMax/classifier)",
                 what(n)
             )));
         }
+        let fresh = core::mem::replace(&mut self.fresh_linear, false);
         match op {
             ("" | "ai.onnx", "Gemm") => self.gemm(n),
             ("" | "ai.onnx", "MatMul") => self.matmul(n),
             ("" | "ai.onnx", "Conv") => self.conv(n),
             ("" | "ai.onnx", "MaxPool") => self.maxpool(n),
-            ("" | "ai.onnx", "Add") => self.add(n),
+            ("" | "ai.onnx", "AveragePool") => self.avgpool(n, false),
+            ("" | "ai.onnx", "GlobalAveragePool") => self.avgpool(n, true),
+            ("" | "ai.onnx", "BatchNormalization") => self.batch_norm(n, fresh),
+            ("" | "ai.onnx", "Add") => {
+                self.add(n)?;
+                self.fresh_linear = fresh;
+                Ok(())
+            }
             ("" | "ai.onnx", "Relu") => {
                 only_attrs(n, &[])?;
                 self.act(n, 0)?;
@@ -193,6 +232,7 @@ impl Chain<'_> {
             ("" | "ai.onnx", "Identity" | "Dropout") => {
                 only_attrs(n, &["seed", "ratio"])?;
                 self.act(n, 0)?;
+                self.fresh_linear = fresh;
                 self.rebind(n)
             }
             ("" | "ai.onnx", "Softmax") => {
@@ -219,6 +259,9 @@ impl Chain<'_> {
                 Ok(())
             }
             ("ai.onnx.ml", "LinearClassifier") => self.linear_classifier(n),
+            ("ai.onnx.ml", "LinearRegressor") => self.linear_regressor(n),
+            ("ai.onnx.ml", "SVMClassifier") => self.svm_classifier(n),
+            ("ai.onnx.ml", "TreeEnsembleClassifier") => self.tree_classifier(n),
             ("ai.onnx.ml", "Normalizer") => {
                 only_attrs(n, &["norm"])?;
                 self.act(n, 0)?;
@@ -302,6 +345,7 @@ impl Chain<'_> {
         self.shape = vec![d.outputs];
         self.layers.push(Layer::Dense(d));
         self.positive = false;
+        self.fresh_linear = true;
         self.rebind(n)
     }
 

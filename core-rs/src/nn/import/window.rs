@@ -51,9 +51,6 @@ impl Chain<'_> {
     pub(super) fn conv(&mut self, n: &NodeProto) -> Result<(), NnError> {
         only_attrs(n, &["kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"])?;
         Self::plain_window_attrs(n)?;
-        if int_attr(n, "group", 1) != 1 {
-            return Err(NnError::Unsupported(format!("{}: group != 1", what(n))));
-        }
         self.act(n, 0)?;
         let [in_c, in_h, in_w] = self.chw(n)?;
         let wt = self.constant(n, 1)?;
@@ -61,9 +58,22 @@ impl Chain<'_> {
         let [out_c, wc, kh, kw] = dims[..] else {
             return Err(NnError::Shape(format!("{}: weight dims {:?}", what(n), wt.dims)));
         };
-        if wc != in_c {
+        let groups = int_attr(n, "group", 1);
+        let groups = usize::try_from(groups).ok().filter(|&g| g > 0 && g <= in_c);
+        let groups = match groups {
+            Some(g) if in_c % g == 0 && out_c % g == 0 => g,
+            _ => {
+                return Err(NnError::Unsupported(format!(
+                    "{}: attribute group = {} with {in_c} input and {out_c} output channels \
+                     (the group count must divide both)",
+                    what(n),
+                    int_attr(n, "group", 1)
+                )))
+            }
+        };
+        if wc * groups != in_c {
             return Err(NnError::Shape(format!(
-                "{}: weight for {wc} channels, input has {in_c}",
+                "{}: weight for {wc} channels per group, input has {in_c} in {groups} groups",
                 what(n)
             )));
         }
@@ -82,6 +92,7 @@ impl Chain<'_> {
             kernel: [kh, kw],
             stride: [s[0], s[1]],
             pads: [p[0], p[1], p[2], p[3]],
+            groups,
         };
         if !geom.is_valid() {
             return Err(NnError::Shape(format!("{}: geometry {geom:?}", what(n))));
@@ -95,6 +106,7 @@ impl Chain<'_> {
         self.shape = vec![out_c, geom.out_h(), geom.out_w()];
         self.layers.push(Layer::Conv(Conv { geom, weights, bias }));
         self.positive = false;
+        self.fresh_linear = true;
         self.rebind(n)
     }
 
@@ -130,6 +142,57 @@ impl Chain<'_> {
         self.len = g.out_len();
         self.shape = vec![c, g.out_h(), g.out_w()];
         self.layers.push(Layer::MaxPool(g));
+        self.rebind(n)
+    }
+
+    /// `AveragePool` (2-D, no padding, floor mode) and `GlobalAveragePool`.
+    pub(super) fn avgpool(&mut self, n: &NodeProto, global: bool) -> Result<(), NnError> {
+        if global {
+            only_attrs(n, &[])?;
+        } else {
+            only_attrs(
+                n,
+                &["kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode"]
+                    .into_iter()
+                    .chain(["count_include_pad"])
+                    .collect::<Vec<_>>(),
+            )?;
+            Self::plain_window_attrs(n)?;
+            if int_attr(n, "ceil_mode", 0) != 0 {
+                return Err(NnError::Unsupported(format!("{}: attribute ceil_mode = 1", what(n))));
+            }
+            if Self::ints_attr(n, "pads", 4, 0)?.iter().any(|&p| p != 0) {
+                return Err(NnError::Unsupported(format!(
+                    "{}: attribute pads (padding is not supported)",
+                    what(n)
+                )));
+            }
+            // count_include_pad changes nothing without padding.
+            if !matches!(int_attr(n, "count_include_pad", 0), 0 | 1) {
+                return Err(NnError::Unsupported(format!(
+                    "{}: attribute count_include_pad = {}",
+                    what(n),
+                    int_attr(n, "count_include_pad", 0)
+                )));
+            }
+        }
+        self.act(n, 0)?;
+        let [c, in_h, in_w] = self.chw(n)?;
+        let (k, s) = if global {
+            (vec![in_h, in_w], vec![1, 1])
+        } else {
+            if attr(n, "kernel_shape").is_none() {
+                return Err(NnError::Malformed(format!("{}: no kernel_shape", what(n))));
+            }
+            (Self::ints_attr(n, "kernel_shape", 2, 0)?, Self::ints_attr(n, "strides", 2, 1)?)
+        };
+        let g = PoolGeom { c, in_h, in_w, kernel: [k[0], k[1]], stride: [s[0], s[1]] };
+        if !g.is_valid() {
+            return Err(NnError::Shape(format!("{}: geometry {g:?}", what(n))));
+        }
+        self.len = g.out_len();
+        self.shape = vec![c, g.out_h(), g.out_w()];
+        self.layers.push(Layer::AvgPool(g));
         self.rebind(n)
     }
 }

@@ -1,0 +1,102 @@
+//! `BatchNormalization` (inference) of the importer.
+//!
+//! At inference BN is the per-channel affine map `y = s·x + t` with `s = γ / √(var + ε)` and
+//! `t = β − s·μ`. Directly after a Conv, Gemm or MatMul (possibly through a folded Add, an
+//! Identity or a Dropout) it is folded into that layer: `W' = s·W` row by row (per output
+//! channel) and `b' = s·(b − μ) + β`, which costs nothing at run time. Anywhere else (the
+//! paper's AlexNet has MaxPool, ReLU, BN) it becomes a [`Layer::Affine`], evaluated by the
+//! secure backends as a depthwise 1×1 convolution: one fixed-point multiplication per value
+//! (its weights shared by the model owner like all weights) plus the shift.
+
+use super::{attr, int_attr, only_attrs, what, Chain};
+use crate::nn::model::{Affine, Layer};
+use crate::nn::proto::NodeProto;
+use crate::nn::NnError;
+
+impl Chain<'_> {
+    pub(super) fn batch_norm(&mut self, n: &NodeProto, fresh: bool) -> Result<(), NnError> {
+        only_attrs(n, &["epsilon", "momentum", "spatial", "training_mode"])?;
+        if int_attr(n, "training_mode", 0) != 0 {
+            return Err(NnError::Unsupported(format!(
+                "{}: attribute training_mode = 1 (inference only)",
+                what(n)
+            )));
+        }
+        if int_attr(n, "spatial", 1) != 1 {
+            return Err(NnError::Unsupported(format!(
+                "{}: attribute spatial = 0 (per-value statistics)",
+                what(n)
+            )));
+        }
+        if n.outputs.iter().skip(1).any(|o| !o.is_empty()) {
+            return Err(NnError::Unsupported(format!(
+                "{}: running mean/var outputs (training mode)",
+                what(n)
+            )));
+        }
+        self.act(n, 0)?;
+        let eps = f64::from(attr(n, "epsilon").and_then(|a| a.f).unwrap_or(1e-5));
+        let c = *self.shape.first().unwrap_or(&0);
+        let mut params = Vec::with_capacity(4);
+        for (i, name) in [(1, "scale"), (2, "B"), (3, "input_mean"), (4, "input_var")] {
+            let v = self.constant(n, i)?.reals()?;
+            if v.len() != c {
+                return Err(NnError::Shape(format!(
+                    "{}: {name} has {} values for {c} channels",
+                    what(n),
+                    v.len()
+                )));
+            }
+            params.push(v);
+        }
+        let (gamma, beta, mean, var) = (&params[0], &params[1], &params[2], &params[3]);
+        let mut scale = Vec::with_capacity(c);
+        for (i, (g, v)) in gamma.iter().zip(var).enumerate() {
+            let d = v + eps;
+            if !(d > 0.0 && d.is_finite() && g.is_finite()) {
+                return Err(NnError::Shape(format!(
+                    "{}: channel {i} has variance {v} + epsilon {eps} (must be positive)",
+                    what(n)
+                )));
+            }
+            scale.push(g / d.sqrt());
+        }
+        let shift: Vec<f64> =
+            scale.iter().zip(beta).zip(mean).map(|((s, b), m)| b - s * m).collect();
+        let inner = self.len / c.max(1);
+        match self.layers.last_mut() {
+            Some(Layer::Dense(d)) if fresh && d.outputs == c => {
+                for ((row, b), s) in
+                    d.weights.chunks_exact_mut(d.inputs).zip(&mut d.bias).zip(&scale)
+                {
+                    row.iter_mut().for_each(|w| *w *= s);
+                    *b *= s;
+                }
+                d.bias.iter_mut().zip(&shift).for_each(|(b, t)| *b += t);
+            }
+            Some(Layer::Conv(cv)) if fresh && cv.geom.out_c == c => {
+                let k = cv.geom.patch_len();
+                for ((row, b), s) in cv.weights.chunks_exact_mut(k).zip(&mut cv.bias).zip(&scale) {
+                    row.iter_mut().for_each(|w| *w *= s);
+                    *b *= s;
+                }
+                cv.bias.iter_mut().zip(&shift).for_each(|(b, t)| *b += t);
+            }
+            _ => {
+                if c == 0 || inner * c != self.len {
+                    return Err(NnError::Shape(format!(
+                        "{}: input of shape {:?} has no channel axis",
+                        what(n),
+                        self.shape
+                    )));
+                }
+                self.layers.push(Layer::Affine(Affine { channels: c, inner, scale, shift }));
+                self.positive = false;
+                self.rebind(n)?;
+                return Ok(());
+            }
+        }
+        self.fresh_linear = true;
+        self.rebind(n)
+    }
+}
