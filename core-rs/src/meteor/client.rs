@@ -73,6 +73,11 @@ impl<T: Transport> MeteorClient<T> {
         &self.ctx
     }
 
+    /// Gives the context back (e.g. for the next step of a session, or to close it).
+    pub fn into_ctx(self) -> Ctx<T> {
+        self.ctx
+    }
+
     /// Setup: receives the mask of an input of `n` values (one component from each party).
     pub async fn receive_mask<R: Ring>(&mut self, n: usize) -> Result<ClientMask<R>, Error> {
         self.ctx.round();

@@ -61,6 +61,11 @@ impl<T: Transport> Rep3Client<T> {
         &self.ctx
     }
 
+    /// Gives the context back (e.g. for the next step of a session, or to close it).
+    pub fn into_ctx(self) -> Ctx<T> {
+        self.ctx
+    }
+
     /// Secret-shares `values` to P0, P1, P2 (1 round, 2 elements per value to each).
     pub fn share<R: Ring>(&mut self, values: &[R]) -> Result<(), Error> {
         let op = self.ctx.next_op();
