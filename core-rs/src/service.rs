@@ -414,6 +414,10 @@ pub struct Classification {
     pub scores: Option<Vec<f64>>,
     /// The class index of each sample (the argmax of its scores).
     pub classes: Vec<usize>,
+    /// What each party received of the input, as raw ring words (METEOR: the masked input
+    /// `m = x − ψ`, the same for all three; rep3: the party's first additive component). Random
+    /// to anyone but the client by design; for display (the demo draws it).
+    pub sent: [Vec<u64>; 3],
 }
 
 /// A request the parties accepted, ready for its input. Single use.
@@ -552,7 +556,9 @@ impl<T: Transport> Client<T> {
             Some(mask) => {
                 let mut c = MeteorClient::new(ctx);
                 let r = match c.share(&x, mask) {
-                    Ok(()) => c.reconstruct::<Z64>(n).await,
+                    Ok(m) => {
+                        c.reconstruct::<Z64>(n).await.map(|out| (out, [m.clone(), m.clone(), m]))
+                    }
                     Err(e) => Err(e),
                 };
                 (r, c.into_ctx())
@@ -560,23 +566,25 @@ impl<T: Transport> Client<T> {
             None => {
                 let mut c = Rep3Client::new(ctx, self.own.clone());
                 let r = match c.share(&x) {
-                    Ok(()) => c.reconstruct::<Z64>(n).await,
+                    Ok(comps) => c.reconstruct::<Z64>(n).await.map(|out| (out, comps)),
                     Err(e) => Err(e),
                 };
                 (r, c.into_ctx())
             }
         };
         self.ctx = Some(ctx);
-        let out = out?;
+        let (out, sent) = out?;
+        let sent = sent.map(|v| v.into_iter().map(|z| z.0).collect());
         Ok(match info.output {
             Output::Argmax => Classification {
                 scores: None,
                 classes: out.iter().map(|c| usize::try_from(c.0).unwrap_or(usize::MAX)).collect(),
+                sent,
             },
             _ => {
                 let scores: Vec<f64> = out.iter().map(|&v| fp.decode(v)).collect();
                 let classes = argmax_rows(&scores, info.output_len);
-                Classification { scores: Some(scores), classes }
+                Classification { scores: Some(scores), classes, sent }
             }
         })
     }

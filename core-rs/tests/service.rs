@@ -46,9 +46,21 @@ fn run<'a, C>(
 where
     C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
 {
+    run_seeded(7, plan, client)
+}
+
+/// [`run`] with the parties' randomness from `seed`.
+fn run_seeded<'a, C>(
+    seed: u64,
+    plan: &'a FixedPlan<Z64>,
+    client: C,
+) -> (Vec<PartyResult>, Result<Classification, Error>)
+where
+    C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
+{
     let net = testing::Net::new(4);
     let mut futs: Vec<Fut<'a, Out>> = Vec::new();
-    for (i, seeds) in testing::rep3_seeds(7).into_iter().enumerate() {
+    for (i, seeds) in testing::rep3_seeds(seed).into_iter().enumerate() {
         let me = PartyId(i as u8);
         let ctx = Ctx::new(me, 4, SessionId([3; 16]), net.transport(me));
         futs.push(Box::pin(async move {
@@ -79,9 +91,18 @@ fn classify<'a>(
     req: Request,
     input: Vec<f64>,
 ) -> impl FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>> {
+    classify_seeded(5, req, input)
+}
+
+/// [`classify`] with the client's randomness from `seed`.
+fn classify_seeded<'a>(
+    seed: u8,
+    req: Request,
+    input: Vec<f64>,
+) -> impl FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>> {
     move |ctx| {
         Box::pin(async move {
-            let mut c = service::Client::new(ctx, Seed::from_bytes([5; 32]));
+            let mut c = service::Client::new(ctx, Seed::from_bytes([seed; 32]));
             let info = c.request(&req).await?;
             assert_eq!((info.input_len, info.output_len, info.batch), (64, 10, req.batch));
             let ready = c.setup(&info).await?;
@@ -121,6 +142,35 @@ fn both_backends_classify_like_the_plaintext_plan() {
                 matches!(&stages[0], Stage::Accepted { request } if request.backend == backend)
             );
             assert_eq!(&stages[1..], &[Stage::SetupDone, Stage::OnlineDone]);
+        }
+    }
+    // What the parties received is fresh randomness each run, never the input.
+    let enc: Vec<u64> = fp.encode_slice::<Z64>(&x).unwrap().iter().map(|z| z.0).collect();
+    for backend in [Backend::Meteor, Backend::Rep3] {
+        let views: Vec<[Vec<u64>; 3]> = (0..2u8)
+            .map(|k| {
+                let req = Request::new("logreg", backend, batch);
+                let client = classify_seeded(k, req, x.clone());
+                run_seeded(u64::from(k), &plan, client).1.unwrap().sent
+            })
+            .collect();
+        for i in 0..3 {
+            let (a, b) = (&views[0][i], &views[1][i]);
+            assert_eq!(a.len(), enc.len());
+            let same = a.iter().zip(b).filter(|(u, v)| u == v).count();
+            let plain = a.iter().zip(&enc).filter(|(u, v)| u == v).count();
+            assert!(
+                same <= 1 && plain <= 1,
+                "{backend:?} P{i}: {same} repeated, {plain} in the clear"
+            );
+        }
+        if backend == Backend::Meteor {
+            assert!(views[0][0] == views[0][1] && views[0][1] == views[0][2]);
+        } else {
+            let sum: Vec<u64> = (0..enc.len())
+                .map(|k| views[0].iter().fold(0u64, |acc, c| acc.wrapping_add(c[k])))
+                .collect();
+            assert_eq!(sum, enc, "rep3 components add up to the input");
         }
     }
     // rep3 can give the class alone.

@@ -90,7 +90,8 @@ impl<T: Transport> MeteorClient<T> {
     }
 
     /// Online: sends `m = x − ψ` to the three parties (1 round, one element per value to each).
-    pub fn share<R: Ring>(&mut self, values: &[R], mask: ClientMask<R>) -> Result<(), Error> {
+    /// Returns `m`, what every party received (uniformly random to anyone without ψ).
+    pub fn share<R: Ring>(&mut self, values: &[R], mask: ClientMask<R>) -> Result<Vec<R>, Error> {
         if values.len() != mask.0.len() {
             return Err(Error::ApiMisuse(format!(
                 "share: {} values for a mask of {}",
@@ -104,7 +105,7 @@ impl<T: Transport> MeteorClient<T> {
         for i in 0..3 {
             self.ctx.send(PartyId(i), &m)?;
         }
-        Ok(())
+        Ok(m)
     }
 
     /// Receives `n` output values: `m` from P0 and one mask component from each party.

@@ -66,8 +66,9 @@ impl<T: Transport> Rep3Client<T> {
         self.ctx
     }
 
-    /// Secret-shares `values` to P0, P1, P2 (1 round, 2 elements per value to each).
-    pub fn share<R: Ring>(&mut self, values: &[R]) -> Result<(), Error> {
+    /// Secret-shares `values` to P0, P1, P2 (1 round, 2 elements per value to each). Returns
+    /// the three additive components; party `i` received components `i` and `i + 1`.
+    pub fn share<R: Ring>(&mut self, values: &[R]) -> Result<[Vec<R>; 3], Error> {
         let op = self.ctx.next_op();
         let n = values.len();
         let mut comp = [vec![R::ZERO; n], vec![R::ZERO; n], values.to_vec()];
@@ -83,7 +84,7 @@ impl<T: Transport> Rep3Client<T> {
             pair.extend_from_slice(&comp[(i + 1) % 3]);
             self.ctx.send(PartyId(i as u8), &pair)?;
         }
-        Ok(())
+        Ok(comp)
     }
 
     /// Receives the output components from the three parties and reconstructs `n` values.

@@ -96,12 +96,13 @@ impl Children {
         }
     }
 
-    /// Sends setup, collects ports, sends peer addresses. `demo_inputs[i]` goes to P_i only.
+    /// Sends setup, collects ports, sends peer addresses; returns the session id (hex).
+    /// `participants` is 3, or 4 when a client (id 3, key `keys[3]`) joins too.
     pub(crate) fn introduce(
         &mut self,
         keys: Option<&[StaticKeypair]>,
-        demo_inputs: &[Option<Vec<i64>>],
-    ) -> Result<(), String> {
+        participants: u8,
+    ) -> Result<String, String> {
         let n = self.procs.len();
         let session = session_hex()?;
         for i in 0..n {
@@ -111,7 +112,7 @@ impl Children {
                     .map(|k| k.iter().map(|k| k.public.to_hex()).collect())
                     .unwrap_or_default(),
                 session: session.clone(),
-                demo_input: demo_inputs.get(i).cloned().flatten(),
+                participants,
             };
             self.send(i, &msg)?;
         }
@@ -128,7 +129,7 @@ impl Children {
         for i in 0..n {
             self.send(i, &ToChild::Peers { addrs: addrs.clone() })?;
         }
-        Ok(())
+        Ok(session)
     }
 
     /// Waits for every child to exit successfully (after their `Done`).

@@ -38,8 +38,9 @@ struct Cli {
 enum Cmd {
     /// Benchmark rep3 operations between three local party processes.
     Bench(BenchArgs),
-    /// Run a small computation end to end and check it against plaintext.
-    Demo(CommonArgs),
+    /// Classify a held-out sample privately on a local deployment (relay, 3 parties, client)
+    /// and check the answer against the plaintext model's.
+    Demo(demo::DemoArgs),
     /// Run the WebSocket relay that parties anywhere (native, Node, browser) connect through.
     Relay(relay::RelayArgs),
     /// Join a 3-party session through a relay and run the interoperability check program.
@@ -192,7 +193,7 @@ fn main() -> ExitCode {
     }
     match cli.cmd {
         Cmd::Bench(a) => exit(bench_parent(&a)),
-        Cmd::Demo(a) => exit(demo_parent(&a)),
+        Cmd::Demo(a) => exit(demo::parent(&a)),
         Cmd::BenchParty(a) => {
             let w = &a.work;
             let sizes = bench::Sizes {
@@ -212,17 +213,25 @@ fn main() -> ExitCode {
             let ops = w.ops();
             let (plain, timeout_ms) = (a.common.plain, a.common.timeout_ms);
             match w.ring {
-                RingBits::R32 => party::run(a.id, plain, timeout_ms, async move |p, _| {
+                RingBits::R32 => party::run(a.id, plain, timeout_ms, async move |p| {
                     bench::run_ops::<Z32>(p, &ops, sizes, model.as_ref()).await
                 }),
-                RingBits::R64 => party::run(a.id, plain, timeout_ms, async move |p, _| {
+                RingBits::R64 => party::run(a.id, plain, timeout_ms, async move |p| {
                     bench::run_ops::<Z64>(p, &ops, sizes, model.as_ref()).await
                 }),
             }
         }
         Cmd::Relay(a) => exit(relay::run(&a)),
         Cmd::Party(a) => exit(join::run(&a)),
-        Cmd::DemoParty(a) => party::run(a.id, a.common.plain, a.common.timeout_ms, demo::run),
+        Cmd::DemoParty(a) => {
+            let Some(model) = a.work.model.clone() else {
+                eprintln!("ringfence demo-party: --model is required");
+                return ExitCode::FAILURE;
+            };
+            party::run(a.id, a.common.plain, a.common.timeout_ms, async move |p| {
+                demo::serve(p, &model).await
+            })
+        }
     }
 }
 
@@ -276,7 +285,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     args.extend(w.to_args()?);
     let keys = keys(a.common.plain)?;
     let mut kids = Children::spawn(3, "bench-party", &args)?;
-    kids.introduce(keys.as_deref(), &[])?;
+    kids.introduce(keys.as_deref(), 3)?;
     if !a.json {
         bench::print_header(w.backend, w.n, w.ring.bits(), transport, w.repeat);
     }
@@ -304,57 +313,4 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         }
     }
     kids.finish()
-}
-
-fn demo_parent(a: &CommonArgs) -> Result<(), String> {
-    let keys = keys(a.plain)?;
-    let mut kids = Children::spawn(3, "demo-party", &common_args(a))?;
-    let inputs = [Some(demo::A.to_vec()), Some(demo::B.to_vec()), None];
-    kids.introduce(keys.as_deref(), &inputs)?;
-    let mut views = Vec::new();
-    let mut done = 0;
-    while done < 3 {
-        match kids.next(patience(a))? {
-            (_, FromChild::Done) => done += 1,
-            (i, FromChild::Demo(r)) => views.push((i, r)),
-            (i, other) => return Err(format!("P{i} sent an unexpected {other:?}")),
-        }
-    }
-    kids.finish()?;
-    views.sort_by_key(|(i, _)| *i);
-    let transport = if a.plain { "plain (INSECURE)" } else { "Noise KK, AES-256-GCM" };
-    println!("ringfence demo: 3 party processes on 127.0.0.1, rep3 over Z_2^64, {transport}");
-    println!("  P0's secret a = {:?}", demo::A);
-    println!("  P1's secret b = {:?}", demo::B);
-    let expect = demo::expected();
-    let mut ok = views.len() == 3;
-    for (name, want) in &expect {
-        let got = views.first().and_then(|(_, r)| r.outputs.iter().find(|(n, _)| n == name));
-        match got {
-            Some((_, v)) => println!("  {name:<10} = {v:?}"),
-            None => println!("  {name:<10} = (missing)"),
-        }
-        for (i, r) in &views {
-            let mine = r.outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-            if mine != Some(want) {
-                println!("  MISMATCH at P{i}: {name} = {mine:?}, plaintext gives {want:?}");
-                ok = false;
-            }
-        }
-    }
-    for (i, r) in &views {
-        println!(
-            "  P{i}: {:.2} ms, {} rounds, {} frame bytes sent ({} on the wire)",
-            r.seconds * 1e3,
-            r.rounds,
-            r.frame_bytes,
-            r.wire_bytes
-        );
-    }
-    if ok {
-        println!("OK: all parties' outputs match the plaintext computation");
-        Ok(())
-    } else {
-        Err("outputs do not match the plaintext computation".into())
-    }
 }
