@@ -154,8 +154,7 @@ fn both_backends_classify_like_the_plaintext_plan() {
                 run_seeded(u64::from(k), &plan, client).1.unwrap().sent
             })
             .collect();
-        for i in 0..3 {
-            let (a, b) = (&views[0][i], &views[1][i]);
+        for (i, (a, b)) in views[0].iter().zip(&views[1]).enumerate() {
             assert_eq!(a.len(), enc.len());
             let same = a.iter().zip(b).filter(|(u, v)| u == v).count();
             let plain = a.iter().zip(&enc).filter(|(u, v)| u == v).count();
