@@ -2,6 +2,7 @@
 //! them over their stdin/stdout.
 
 use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -97,11 +98,14 @@ impl Children {
     }
 
     /// Sends setup, collects ports, sends peer addresses; returns the session id (hex).
-    /// `participants` is 3, or 4 when a client (id 3, key `keys[3]`) joins too.
+    /// `participants` is 3, or 4 when a client (id 3, key `keys[3]`) joins too. `route` maps
+    /// the parties' listening addresses to the ones their peers dial (e.g. through an emulated
+    /// WAN link).
     pub(crate) fn introduce(
         &mut self,
         keys: Option<&[StaticKeypair]>,
         participants: u8,
+        route: impl FnOnce(Vec<SocketAddr>) -> Result<Vec<SocketAddr>, String>,
     ) -> Result<String, String> {
         let n = self.procs.len();
         let session = session_hex()?;
@@ -125,7 +129,9 @@ impl Children {
                 (i, other) => return Err(format!("P{i} sent {other:?} before its port")),
             }
         }
-        let addrs: Vec<String> = ports.iter().flatten().map(|p| format!("127.0.0.1:{p}")).collect();
+        let listening = ports.iter().flatten().map(|&p| SocketAddr::from(([127, 0, 0, 1], p)));
+        let addrs: Vec<String> =
+            route(listening.collect())?.iter().map(|a| a.to_string()).collect();
         for i in 0..n {
             self.send(i, &ToChild::Peers { addrs: addrs.clone() })?;
         }

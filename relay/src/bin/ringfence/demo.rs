@@ -130,7 +130,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     args.extend(["--model".into(), model.display().to_string()]);
     let started = Instant::now();
     let mut kids = Children::spawn(3, "demo-party", &args)?;
-    let session = kids.introduce(keys.as_deref(), 4)?;
+    let session = kids.introduce(keys.as_deref(), 4, Ok)?;
     let security = match &keys {
         None => Security::DangerInsecurePlain,
         Some(k) => Security::Noise {

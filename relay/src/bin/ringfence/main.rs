@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ringfence_core::ring::{Z32, Z64};
+use ringfence_relay::netem::{LinkShape, ShapedProxy};
 use ringfence_relay::StaticKeypair;
 
 use crate::bench::Op;
@@ -72,6 +73,16 @@ struct BenchArgs {
     /// Print one JSON object per operation instead of a table.
     #[arg(long)]
     json: bool,
+    /// Simulated WAN between the parties: every link goes through a user-space emulator with
+    /// the METEOR paper's setting (70 ms RTT, 320 Mbit/s each way; see --rtt-ms, --mbit).
+    #[arg(long)]
+    wan: bool,
+    /// Round-trip time of the --wan links, in milliseconds.
+    #[arg(long, default_value_t = 70, requires = "wan")]
+    rtt_ms: u64,
+    /// Rate of the --wan links in each direction, in Mbit/s.
+    #[arg(long, default_value_t = 320.0, requires = "wan")]
+    mbit: f64,
     #[command(flatten)]
     work: Workload,
     #[command(flatten)]
@@ -284,10 +295,35 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let mut args = common_args(&a.common);
     args.extend(w.to_args()?);
     let keys = keys(a.common.plain)?;
+    if a.wan && a.common.relay.is_some() {
+        return Err("--wan shapes the direct links between the parties; drop --relay".into());
+    }
+    let shape = a.wan.then(|| LinkShape::new(Duration::from_millis(a.rtt_ms), a.mbit));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting tokio: {e}"))?;
+    let mut proxies = Vec::new();
     let mut kids = Children::spawn(3, "bench-party", &args)?;
-    kids.introduce(keys.as_deref(), 3)?;
+    kids.introduce(keys.as_deref(), 3, |addrs| match shape {
+        None => Ok(addrs),
+        Some(shape) => addrs
+            .into_iter()
+            .map(|a| {
+                let p = rt.block_on(ShapedProxy::start(a, shape)).map_err(|e| e.to_string())?;
+                let addr = p.addr();
+                proxies.push(p);
+                Ok(addr)
+            })
+            .collect(),
+    })?;
+    let network = match shape {
+        None => "loopback".to_string(),
+        Some(s) => format!("wan {} ms rtt, {} Mbit/s", a.rtt_ms, s.rate_bps / 1e6),
+    };
     if !a.json {
-        bench::print_header(w.backend, w.n, w.ring.bits(), transport, w.repeat);
+        bench::print_header(w.backend, w.n, w.ring.bits(), transport, w.repeat, &network);
     }
     let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
@@ -301,7 +337,8 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 per_op[k].push(r);
                 if per_op[k].len() == 3 {
                     let s =
-                        bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend);
+                        bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend)
+                            .on_network(&network, shape.map(|s| s.delay.as_secs_f64()));
                     if a.json {
                         println!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
                     } else {
