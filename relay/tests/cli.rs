@@ -124,3 +124,48 @@ fn a_party_exits_when_its_parent_goes_away() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn model_inspect_describes_a_model_and_names_what_is_wrong_with_a_bad_file() {
+    let out = Command::new(EXE).args(["model", "inspect", "nn-a"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("layer  0  Dense 784->128"), "{text}");
+    // The paper's cost model for NN-A.
+    assert!(text.contains("meteor  online 27398 B per party"), "{text}");
+    let dir = std::env::temp_dir().join(format!("rf-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.onnx");
+    std::fs::write(&bad, b"not a model").unwrap();
+    let out = Command::new(EXE).args(["model", "inspect"]).arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("bad.onnx: malformed ONNX"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn keygen_writes_a_private_file_and_refuses_to_overwrite_it() {
+    let dir = std::env::temp_dir().join(format!("rf-keygen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("p0.key");
+    let out = Command::new(EXE).arg("keygen").arg("--out").arg(&key).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let private = std::fs::read_to_string(&key).unwrap();
+    assert_eq!(private.trim().len(), 64);
+    assert!(!text.contains(private.trim()), "the private key must not be printed");
+    let public = text.lines().next().unwrap().strip_prefix("public key ").unwrap();
+    assert_eq!(public.len(), 64);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+    }
+    let again = Command::new(EXE).arg("keygen").arg("--out").arg(&key).output().unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("pass --force"));
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), private, "the old identity is kept");
+    let _ = std::fs::remove_dir_all(&dir);
+}

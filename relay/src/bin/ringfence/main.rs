@@ -10,7 +10,9 @@
 mod bench;
 mod children;
 mod demo;
+mod inspect;
 mod join;
+mod keygen;
 mod msgs;
 mod party;
 mod relay;
@@ -46,6 +48,11 @@ enum Cmd {
     Relay(relay::RelayArgs),
     /// Join a 3-party session through a relay and run the interoperability check program.
     Party(join::JoinArgs),
+    /// Make a party's identity key pair (Noise static key).
+    Keygen(keygen::KeygenArgs),
+    /// Work with model files.
+    #[command(subcommand)]
+    Model(inspect::ModelCmd),
     /// (internal) One party of `bench`.
     #[command(hide = true)]
     BenchParty(PartyArgs),
@@ -234,6 +241,8 @@ fn main() -> ExitCode {
         }
         Cmd::Relay(a) => exit(relay::run(&a)),
         Cmd::Party(a) => exit(join::run(&a)),
+        Cmd::Keygen(a) => exit(keygen::run(&a)),
+        Cmd::Model(c) => exit(inspect::run(&c)),
         Cmd::DemoParty(a) => {
             let Some(model) = a.work.model.clone() else {
                 eprintln!("ringfence demo-party: --model is required");
