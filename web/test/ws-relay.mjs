@@ -161,3 +161,63 @@ export async function tap(relayUrl) {
     },
   };
 }
+
+/**
+ * Three native compute parties serving the ONNX model at `model` (under its file stem, e.g.
+ * `nn-a`) for one classification by a client, participant 3, whose public key is
+ * `clientPublicKey`: `ringfence demo-party` processes linked through the relay at `relayUrl`,
+ * driven by their parent line protocol (relay/src/bin/ringfence/msgs.rs): this side writes
+ * `setup` (the party's private key, all four public keys, the session), each party answers
+ * with its `port`, this side sends `peers` (unused with a relay), and the party reports `demo`
+ * figures, then `done` or `error`. A party exits when its stdin closes, so `stop()` ends them.
+ *
+ * Returns `{ done, stop }`: `done` resolves, once all three exited, with each party's outcome
+ * `{ ok, message, report, stderr }`.
+ */
+export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicKey, timeoutMs = 20_000 }) {
+  const toHex = (b) => Buffer.from(b).toString('hex');
+  const publicKeys = [...keypairs.map((k) => toHex(k.publicKey)), toHex(clientPublicKey)];
+  const ports = [];
+  const children = [0, 1, 2].map((id) => {
+    const child = spawn(
+      ringfenceBinary(),
+      ['demo-party', '--id', String(id), '--model', model, '--relay', relayUrl, '--timeout-ms', String(timeoutMs)],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    const send = (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`);
+    send({ type: 'setup', private_key: toHex(keypairs[id].privateKey), public_keys: publicKeys, session: hex(sessionId), participants: 4 });
+    const outcome = { ok: false, message: 'exited without a word', report: undefined, stderr: '' };
+    child.stderr.on('data', (d) => (outcome.stderr += d));
+    child.stdin.on('error', () => {}); // the party may exit before reading everything
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const msg = JSON.parse(line);
+      if (msg.type === 'port') {
+        ports[id] = msg.port;
+        if (ports.filter(Number.isInteger).length === 3) {
+          const addrs = ports.map((p) => `127.0.0.1:${p}`);
+          for (const c of children) c.send({ type: 'peers', addrs });
+        }
+      } else if (msg.type === 'demo') {
+        outcome.report = msg;
+      } else if (msg.type === 'done') {
+        Object.assign(outcome, { ok: true, message: 'done' });
+      } else if (msg.type === 'error') {
+        outcome.message = msg.message;
+      }
+    });
+    // 'close', not 'exit': every line of its stdout has been read by then.
+    const exited = new Promise((resolve) => child.once('close', () => resolve(outcome)));
+    exited.then(() => child.stdin.end());
+    return { child, send, exited };
+  });
+  return {
+    done: Promise.all(children.map((c) => c.exited)),
+    stop: () => {
+      for (const { child } of children) {
+        child.stdin.end();
+        setTimeout(() => child.kill(), 5_000).unref();
+      }
+      return Promise.all(children.map((c) => c.exited));
+    },
+  };
+}
