@@ -18,7 +18,8 @@
 //!
 //! The three parties check that they received the same request before anything else runs, so a
 //! client cannot make them run different programs; a refusal (unknown model, batch too large,
-//! an output the backend cannot give) reaches the client as [`Error::Refused`] with the reason.
+//! an output the backend cannot give) reaches the client as [`Error::Refused`] with the reason,
+//! and the parties as [`Outcome::Refused`].
 //! Control words travel as [`Z64`] elements in ordinary checked frames.
 //!
 //! ```
@@ -40,7 +41,8 @@
 //!     let ctx = Ctx::new(me, 4, SessionId([1; 16]), net.transport(me));
 //!     futs.push(Box::pin(async move {
 //!         let p = Rep3::setup(ctx, seeds).await?;
-//!         service::serve(p, service::CLIENT, &catalog, |_, _| {}).await?;
+//!         let (_, outcome) = service::serve(p, service::CLIENT, &catalog, |_, _| {}).await?;
+//!         assert_eq!(outcome, service::Outcome::Answered);
 //!         Ok(None)
 //!     }));
 //! }
@@ -150,7 +152,8 @@ impl Request {
         Self { model: model.into(), backend, output: Output::Logits, batch }
     }
 
-    fn encode(&self) -> Result<Vec<Z64>, Error> {
+    /// Checks what can be checked without the parties: the model name's form.
+    pub fn validate(&self) -> Result<(), Error> {
         let name = self.model.as_bytes();
         if name.is_empty() || name.len() > MAX_NAME || name.contains(&0) {
             return Err(Error::ApiMisuse(format!(
@@ -158,6 +161,12 @@ impl Request {
                 self.model
             )));
         }
+        Ok(())
+    }
+
+    fn encode(&self) -> Result<Vec<Z64>, Error> {
+        self.validate()?;
+        let name = self.model.as_bytes();
         let head = MAGIC << 32
             | u64::from(VERSION) << 24
             | self.backend.code() << 16
@@ -315,14 +324,26 @@ pub enum Stage {
     OnlineDone,
 }
 
+/// How a served request ended (errors aside).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// The client received its result.
+    Answered,
+    /// The request was refused (the client was told why); the session is intact, so the caller
+    /// can close it cleanly (flushing the refusal) or go on using it.
+    Refused(String),
+}
+
 /// Serves one request of `client` on the session `p` (compute party side): negotiation, setup
-/// and online inference, with `observe` called at each [`Stage`]. Returns the session for reuse.
+/// and online inference, with `observe` called at each [`Stage`]. Returns the session for reuse
+/// and how the request ended.
 pub async fn serve<T: Transport>(
     mut p: Rep3<T>,
     client: PartyId,
     catalog: &Catalog,
     mut observe: impl FnMut(&Stage, Stats),
-) -> Result<Rep3<T>, Error> {
+) -> Result<(Rep3<T>, Outcome), Error> {
     let me = p.me();
     if me.0 >= 3 || client.0 < 3 {
         return Err(Error::ApiMisuse(format!(
@@ -355,7 +376,7 @@ pub async fn serve<T: Transport>(
             msg.push(Z64(text.len() as u64));
             ctx.send(client, &msg)?;
             ctx.send(client, &text)?;
-            return Err(Error::Refused { peer: client, reason });
+            return Ok((p, Outcome::Refused(reason)));
         }
     };
     ctx.send(client, &info.encode())?;
@@ -380,7 +401,7 @@ pub async fn serve<T: Transport>(
             let y = infer(&mut m, &model, x, prep).await?;
             m.reveal_to_client(client, y).await?;
             observe(&Stage::OnlineDone, m.rep3().ctx().stats());
-            Ok(m.into_rep3())
+            Ok((m.into_rep3(), Outcome::Answered))
         }
         Backend::Rep3 => {
             let model = nn::share_model(&mut p, MODEL_OWNER, owner_plan, &served.shape).await?;
@@ -390,7 +411,7 @@ pub async fn serve<T: Transport>(
             let y = nn::infer(&mut p, &model, x, prep).await?;
             p.reveal_to_client(client, y).await?;
             observe(&Stage::OnlineDone, p.ctx().stats());
-            Ok(p)
+            Ok((p, Outcome::Answered))
         }
     }
 }

@@ -12,14 +12,16 @@ use ringfence_core::prg::Seed;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::fixed::FixedPoint;
 use ringfence_core::ring::Z64;
-use ringfence_core::service::{self, Backend, Catalog, Classification, Request, Stage, CLIENT};
+use ringfence_core::service::{
+    self, Backend, Catalog, Classification, Outcome, Request, Stage, CLIENT,
+};
 use ringfence_core::testing::{self, MemTransport};
 use ringfence_core::Error;
 
 type Fut<'a, O> = Pin<Box<dyn Future<Output = O> + 'a>>;
 
-/// A party's stages in order, or its error.
-type PartyResult = Result<Vec<Stage>, Error>;
+/// How a party's service ended and its stages in order, or its error.
+type PartyResult = Result<(Outcome, Vec<Stage>), Error>;
 
 /// What a participant's run gives: a party's stages in order, or the client's result.
 enum Out {
@@ -71,7 +73,7 @@ where
                 service::serve(p, CLIENT, &cat, |s: &Stage, _: Stats| stages.push(s.clone())).await
             }
             .await;
-            Out::Party(r.map(|_| stages))
+            Out::Party(r.map(|(_, outcome)| (outcome, stages)))
         }));
     }
     let ctx = Ctx::new(CLIENT, 4, SessionId([3; 16]), net.transport(CLIENT));
@@ -137,7 +139,8 @@ fn both_backends_classify_like_the_plaintext_plan() {
         let worst = scores.iter().zip(&plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(worst < 0.01, "{backend:?}: scores differ from the plaintext plan by {worst}");
         for p in parties {
-            let stages = p.unwrap();
+            let (outcome, stages) = p.unwrap();
+            assert_eq!(outcome, Outcome::Answered);
             assert!(
                 matches!(&stages[0], Stage::Accepted { request } if request.backend == backend)
             );
@@ -207,7 +210,7 @@ fn bad_requests_are_refused_by_all_parties_with_the_reason() {
         let reason = refused(out);
         assert!(reason.starts_with(want), "{req:?}: {reason}");
         for p in parties {
-            assert!(matches!(p, Err(Error::Refused { peer, .. }) if peer == CLIENT));
+            assert!(matches!(p, Ok((Outcome::Refused(r), _)) if r == reason), "{req:?}");
         }
     }
 }
@@ -233,7 +236,7 @@ fn a_client_cannot_send_the_parties_different_requests() {
     assert!(matches!(out, Err(Error::ApiMisuse(m)) if m == "sent"));
     for p in parties {
         match p {
-            Err(Error::Refused { reason, .. }) => {
+            Ok((Outcome::Refused(reason), _)) => {
                 assert!(reason.contains("different requests"), "{reason}")
             }
             other => panic!("expected a refusal, got {other:?}"),

@@ -36,7 +36,7 @@ pub use client::Client;
 use error::{from_core, js_error, Code};
 pub use handles::{DaBitStore, SharedBitVec, SharedVec, TruncPairStore};
 pub use noise::{noise_keypair, NoiseLinks, RawByteLink};
-use slot::{stats_object, Counted, OpFuture, Slot};
+use slot::{stats_object, Counted, Slot};
 use transport::JsTransport;
 pub use transport::RawTransport;
 
@@ -137,7 +137,7 @@ impl Party {
             }
             _ => {}
         }
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let x = p.input(owner, values.as_deref(), n).await.map_err(from_core)?;
                 Ok(SharedVec::new(x).into())
@@ -166,7 +166,7 @@ impl Party {
     pub fn mul(&self, x: &SharedVec, y: &SharedVec) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "mul")?;
         let (x, y) = (Rc::clone(x), Rc::clone(y));
-        self.spawn(move |p| Box::pin(async move { shared(p.mul(&x, &y).await) }))
+        self.session.spawn(move |p| Box::pin(async move { shared(p.mul(&x, &y).await) }))
     }
 
     /// Matrix product of `a` (m×k) and `b` (k×n), row-major (1 round).
@@ -179,14 +179,15 @@ impl Party {
         n: JsValue,
     ) -> Result<Promise, JsValue> {
         let (a, b, m, k, n) = self.matrices(a, b, &m, &k, &n, "matmul")?;
-        self.spawn(move |p| Box::pin(async move { shared(p.matmul(&a, &b, m, k, n).await) }))
+        self.session
+            .spawn(move |p| Box::pin(async move { shared(p.matmul(&a, &b, m, k, n).await) }))
     }
 
     /// `[x < y]` as signed integers (9 rounds).
     pub fn lt(&self, x: &SharedVec, y: &SharedVec) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "lt")?;
         let (x, y) = (Rc::clone(x), Rc::clone(y));
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let c = p.lt(&x, &y).await.map_err(from_core)?;
                 Ok(SharedBitVec::new(c).into())
@@ -197,7 +198,7 @@ impl Party {
     /// Makes `n` daBits (setup phase, 2 rounds).
     pub fn dabits(&self, n: JsValue) -> Result<Promise, JsValue> {
         let n = index(&n, "n", MAX_ELEMS)?;
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let inner = p.dabits::<Z64>(n).await.map_err(from_core)?;
                 Ok(DaBitStore { inner }.into())
@@ -208,9 +209,9 @@ impl Party {
     /// `max(x, 0)` elementwise, taking `x.length` daBits from `store` (9 rounds).
     pub fn relu(&self, x: &SharedVec, store: &mut DaBitStore) -> Result<Promise, JsValue> {
         let x = Rc::clone(x.get(self.me, "relu")?);
-        self.idle()?;
+        self.session.idle()?;
         let r = store.inner.take(x.len()).map_err(from_core)?;
-        self.spawn(move |p| Box::pin(async move { shared(p.relu(&x, r).await) }))
+        self.session.spawn(move |p| Box::pin(async move { shared(p.relu(&x, r).await) }))
     }
 
     /// Makes `n` truncation pairs for `fracBits`-bit fixed point (setup phase).
@@ -221,7 +222,7 @@ impl Party {
         if d == 0 {
             return Err(js_error(Code::InvalidArgument, "fracBits must be in 1..=62"));
         }
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let inner = p.trunc_pairs::<Z64>(n, d).await.map_err(from_core)?;
                 Ok(TruncPairStore { inner }.into())
@@ -239,9 +240,9 @@ impl Party {
     ) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "mulFixed")?;
         let (x, y) = (Rc::clone(x), Rc::clone(y));
-        self.idle()?;
+        self.session.idle()?;
         let t = pairs.inner.take(x.len()).map_err(from_core)?;
-        self.spawn(move |p| Box::pin(async move { shared(p.mul_fixed(&x, &y, t).await) }))
+        self.session.spawn(move |p| Box::pin(async move { shared(p.mul_fixed(&x, &y, t).await) }))
     }
 
     /// Fixed-point matrix product, truncated with `m·n` pairs from `pairs` (1 round).
@@ -258,7 +259,7 @@ impl Party {
     ) -> Result<Promise, JsValue> {
         let (a, b, m, k, n) = self.matrices(a, b, &m, &k, &n, "matmulFixed")?;
         let t = pairs.inner.take(m * n).map_err(from_core)?;
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move { shared(p.matmul_fixed(&a, &b, (m, k, n), t).await) })
         })
     }
@@ -266,9 +267,9 @@ impl Party {
     /// Opens `x` to all three parties (1 round); consumes `x`. Resolves with a `BigInt64Array`.
     pub fn reveal(&self, x: &mut SharedVec) -> Result<Promise, JsValue> {
         x.get(self.me, "reveal")?;
-        self.idle()?;
+        self.session.idle()?;
         let x = x.take().ok_or_else(|| self.session.busy())?;
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let v = p.reveal(x).await.map_err(from_core)?;
                 Ok(to_bigint64(&v).into())
@@ -283,9 +284,9 @@ impl Party {
         if b.is_consumed() {
             return Err(js_error(Code::ApiMisuse, "revealBits: the bits were already revealed"));
         }
-        self.idle()?;
+        self.session.idle()?;
         let b = b.take("revealBits")?;
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let v = p.reveal_bits(b).await.map_err(from_core)?;
                 let bytes: Vec<u8> = v.into_iter().map(u8::from).collect();
@@ -296,19 +297,6 @@ impl Party {
 }
 
 impl Party {
-    /// Fails unless the party is idle (no operation running).
-    fn idle(&self) -> Result<(), JsValue> {
-        self.session.idle()
-    }
-
-    /// Runs `op` on the session and gives the session back when it finishes.
-    fn spawn(
-        &self,
-        op: impl for<'a> FnOnce(&'a mut Session) -> OpFuture<'a> + 'static,
-    ) -> Result<Promise, JsValue> {
-        self.session.spawn(op)
-    }
-
     /// Two live share vectors of this party with equal lengths.
     fn pair<'a>(
         &self,

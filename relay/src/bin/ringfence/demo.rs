@@ -283,9 +283,15 @@ pub(crate) async fn serve(p: Session, model: &Path) -> Result<Session, String> {
     let mut catalog = Catalog::new(1);
     catalog.add(&name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
     let mut marks: Vec<(Instant, Stats)> = Vec::new();
-    let p = service::serve(p, CLIENT, &catalog, |_: &Stage, s| marks.push((Instant::now(), s)))
-        .await
-        .map_err(|e| e.to_string())?;
+    let (p, outcome) =
+        service::serve(p, CLIENT, &catalog, |_: &Stage, s| marks.push((Instant::now(), s)))
+            .await
+            .map_err(|e| e.to_string())?;
+    if let service::Outcome::Refused(reason) = outcome {
+        // Close cleanly so the refusal reaches the client before this process exits.
+        p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())?;
+        return Err(format!("refused the client's request: {reason}"));
+    }
     let [(t0, s0), (t1, s1), (t2, s2)] = marks[..] else {
         return Err("the session ended before its stages".into());
     };

@@ -24,9 +24,6 @@ pub(crate) fn set_relay(url: Option<String>) {
     let _ = RELAY.set(url);
 }
 
-/// How long a party whose session failed keeps running, so that its last frames get out.
-const LINGER: Duration = Duration::from_millis(500);
-
 /// A connected rep3 session.
 pub(crate) type Session = Rep3<TcpTransport>;
 
@@ -142,16 +139,7 @@ where
         };
         let ctx = Ctx::new(PartyId(id), usize::from(participants), session, t);
         let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
-        let mut p = match body(p).await {
-            Ok(p) => p,
-            Err(e) => {
-                // The failed session dropped its transport, whose link writers flush what was
-                // queued (the refusal `service::serve` sends a client before failing) in the
-                // background, as long as this runtime runs.
-                tokio::time::sleep(LINGER).await;
-                return Err(e);
-            }
-        };
+        let mut p = body(p).await?;
         barrier(&mut p).await?;
         p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())
     })
