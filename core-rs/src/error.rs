@@ -32,4 +32,12 @@ pub enum Error {
     /// A preprocessing store has less material than the operation needs.
     #[error("preprocessing exhausted: {0}")]
     PreprocessingExhausted(String),
+    /// A participant declined a well-formed request (unknown model, limits), giving its reason.
+    #[error("{peer} refused the request: {reason}")]
+    Refused {
+        /// Who refused (a compute party, or the client for a party's own refusal).
+        peer: PartyId,
+        /// Why.
+        reason: String,
+    },
 }

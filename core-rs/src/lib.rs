@@ -11,7 +11,8 @@
 //!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons
 //!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool
-//!  nn       models: ONNX import, fixed-point plans, secure inference on rep3
+//!  nn       models: ONNX import, fixed-point plans, secure inference on rep3 and meteor
+//!  service  private classification: a client asks the parties to run a served model
 //!  testing  in-memory multi-party network with drop/delay/tamper hooks (feature test-utils)
 //! ```
 //!
@@ -29,6 +30,7 @@ pub mod nn;
 pub mod prg;
 pub mod rep3;
 pub mod ring;
+pub mod service;
 
 #[cfg(any(test, feature = "test-utils"))]
 pub mod testing;

@@ -55,6 +55,7 @@ pub mod error;
 mod handshake;
 pub mod keys;
 mod link;
+pub mod netem;
 pub mod record;
 pub mod transport;
 pub mod ws;

@@ -1,4 +1,4 @@
-//! The `ringfence` binary end to end: the demo checks itself, `bench --json` prints the
+//! The `ringfence` binary end to end: the demo's private classification checks itself, `bench --json` prints the
 //! documented keys, and a party process exits when its parent goes away.
 
 use std::io::{BufRead, BufReader, Write};
@@ -8,12 +8,30 @@ use std::time::{Duration, Instant};
 const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
 
 #[test]
-fn demo_runs_three_processes_and_matches_plaintext() {
-    let out = Command::new(EXE).arg("demo").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("OK"), "{text}");
-    assert!(text.contains("a*b        = [12, -10, -72, 0, 49, 18, 5000, -1640]"), "{text}");
+fn demo_classifies_privately_and_matches_the_plaintext_model() {
+    // The debug build is slow on LeNet (the default): NN-A keeps this test short.
+    for backend in ["meteor", "rep3"] {
+        let out = Command::new(EXE)
+            .args(["demo", "--model", "nn-a", "--sample", "3", "--backend", backend])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("OK: the private answer equals the plaintext model's"), "{text}");
+        assert!(text.contains("what each party received"), "{text}");
+        for p in ["P0: setup", "P1: setup", "P2: setup"] {
+            assert!(text.contains(p), "{text}");
+        }
+    }
+}
+
+#[test]
+fn demo_rejects_a_sample_outside_the_test_set_before_starting() {
+    let out =
+        Command::new(EXE).args(["demo", "--model", "nn-a", "--sample", "1000"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--sample 1000: the test set has 1000 samples (0 to 999)"), "{err}");
 }
 
 #[test]
@@ -83,7 +101,7 @@ fn a_party_exits_when_its_parent_goes_away() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let setup = r#"{"type":"setup","private_key":null,"public_keys":[],"session":"000102030405060708090a0b0c0d0e0f","demo_input":null}"#;
+    let setup = r#"{"type":"setup","private_key":null,"public_keys":[],"session":"000102030405060708090a0b0c0d0e0f","participants":3}"#;
     writeln!(stdin, "{setup}").unwrap();
     let mut port = String::new();
     stdout.read_line(&mut port).unwrap();
@@ -105,4 +123,49 @@ fn a_party_exits_when_its_parent_goes_away() {
         assert!(start.elapsed() < Duration::from_secs(5), "party outlived its parent");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn model_inspect_describes_a_model_and_names_what_is_wrong_with_a_bad_file() {
+    let out = Command::new(EXE).args(["model", "inspect", "nn-a"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("layer  0  Dense 784->128"), "{text}");
+    // The paper's cost model for NN-A.
+    assert!(text.contains("meteor  online 27398 B per party"), "{text}");
+    let dir = std::env::temp_dir().join(format!("rf-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.onnx");
+    std::fs::write(&bad, b"not a model").unwrap();
+    let out = Command::new(EXE).args(["model", "inspect"]).arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("bad.onnx: malformed ONNX"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn keygen_writes_a_private_file_and_refuses_to_overwrite_it() {
+    let dir = std::env::temp_dir().join(format!("rf-keygen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("p0.key");
+    let out = Command::new(EXE).arg("keygen").arg("--out").arg(&key).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let private = std::fs::read_to_string(&key).unwrap();
+    assert_eq!(private.trim().len(), 64);
+    assert!(!text.contains(private.trim()), "the private key must not be printed");
+    let public = text.lines().next().unwrap().strip_prefix("public key ").unwrap();
+    assert_eq!(public.len(), 64);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+    }
+    let again = Command::new(EXE).arg("keygen").arg("--out").arg(&key).output().unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("pass --force"));
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), private, "the old identity is kept");
+    let _ = std::fs::remove_dir_all(&dir);
 }

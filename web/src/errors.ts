@@ -17,8 +17,11 @@
  * - `PEER_MISBEHAVED`: a peer sent a frame that breaks the protocol (`peer` names it).
  * - `TRANSPORT`: the link to a peer failed or closed (`peer` names it).
  * - `TIMEOUT`: nothing arrived from a peer within the transport's timeout (`peer` names it).
- * - `ABORTED`: the `AbortSignal` given to {@link Party.join} was aborted (`cause` is its
- *   `reason`); the party is closed and every later call fails the same way.
+ * - `REFUSED`: the compute parties declined a {@link Client.classify} request (unknown model,
+ *   batch too large, ...); the message gives their reason, `peer` the party that answered.
+ * - `ABORTED`: the `AbortSignal` given to {@link Party.join} or {@link Client.connect} was
+ *   aborted (`cause` is its `reason`); the party or client is closed and every later call fails
+ *   the same way.
  * - `WASM_LOAD`: the WebAssembly module could not be fetched, read or instantiated.
  * - `INTERNAL`: a bug; please report it.
  *
@@ -33,6 +36,7 @@ export type RingfenceErrorCode =
   | 'PEER_MISBEHAVED'
   | 'TRANSPORT'
   | 'TIMEOUT'
+  | 'REFUSED'
   | 'ABORTED'
   | 'WASM_LOAD'
   | 'INTERNAL';
@@ -46,6 +50,7 @@ const CODES: ReadonlySet<string> = new Set<RingfenceErrorCode>([
   'PEER_MISBEHAVED',
   'TRANSPORT',
   'TIMEOUT',
+  'REFUSED',
   'ABORTED',
   'WASM_LOAD',
   'INTERNAL',
@@ -55,7 +60,7 @@ const CODES: ReadonlySet<string> = new Set<RingfenceErrorCode>([
 export interface RingfenceErrorOptions {
   /** The underlying error (a JS error from the wasm module, a transport error, ...). */
   cause?: unknown;
-  /** For peer-caused errors (`PEER_MISBEHAVED`, `TRANSPORT`, `TIMEOUT`): the peer's index. */
+  /** For peer-caused errors (`PEER_MISBEHAVED`, `TRANSPORT`, `TIMEOUT`, `REFUSED`): the peer's index. */
   peer?: number;
 }
 

@@ -2,10 +2,23 @@
  * ringfence: secure 3-party computation over Z_2^64 in WebAssembly, for Node, browsers and
  * workers.
  *
+ * A compute party:
+ *
  * ```ts
  * import { init, Party } from 'ringfence';
  * await init();
  * const party = await Party.join({ id, sessionId, seeds, transport });
+ * ```
+ *
+ * An input provider: a private classification by three parties that serve a model (they see
+ * only masked data; the client alone learns the answer):
+ *
+ * ```ts
+ * import { init, Client } from 'ringfence';
+ * await init();
+ * const client = await Client.connect({ relay: 'ws://127.0.0.1:9000', session, parties: [pk0, pk1, pk2], keypair });
+ * const { classes, scores } = await client.classify('lenet', pixels, { backend: 'meteor' });
+ * client.close();
  * ```
  * @module
  */
@@ -20,6 +33,10 @@ export { MessagePortTransport, type MessagePortLike, type MessagePortTransportOp
 export { WebSocketTransport, type WebSocketConstructor, type WebSocketLike, type WebSocketLinkSecurity, type WebSocketTransportOptions } from './transport-ws.js';
 export { SecureRelayTransport, generateNoiseKeypair, type NoiseKeypair, type SecureRelayTransportOptions } from './noise.js';
 export { DaBitStore, Party, SharedBitVector, SharedVector, TruncPairStore } from './party.js';
-export type { PartyOptions, PartySeeds, PartyStats, ProgressEvent, RingValues, Stage } from './party.js';
+export type { PartyOptions, PartySeeds, PartyStats, ProgressCounters, ProgressEvent, RingValues, Stage } from './party.js';
+export { Client } from './client.js';
+export type {
+  Classification, ClassifyInput, ClassifyOptions, ClientOptions, ClientProgressEvent, ClientStage, ModelDescription,
+} from './client.js';
 export { insecureTestSeeds, randomSessionId } from './seeds.js';
 export { DEFAULT_FRAC_BITS, decodeFixed, encodeFixed } from './fixed.js';

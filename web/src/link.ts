@@ -1,7 +1,7 @@
 /**
- * The party's side of its transport: the received-bytes counter for progress reports (the core
- * counts what it sends) and cancellation by an `AbortSignal`. Kept apart from `Party` so the abort logic lives in one place and wraps any
- * {@link Transport}.
+ * The side of a transport the wasm session sees: the received-bytes counter for progress reports
+ * (the core counts what it sends) and cancellation by an `AbortSignal`. Kept apart from `Party`
+ * and `Client` so the abort logic lives in one place and wraps any {@link Transport}.
  * @internal
  * @module
  */
@@ -55,9 +55,7 @@ export class Link {
 
   /** The `ABORTED` error when the signal fired, else `undefined`. */
   abortError(): RingfenceError | undefined {
-    const s = this.#signal;
-    if (!s?.aborted) return undefined;
-    return new RingfenceError('ABORTED', `aborted: ${describeReason(s.reason)}`, { cause: s.reason });
+    return abortError(this.#signal);
   }
 
   /**
@@ -106,6 +104,38 @@ export class Link {
       p.then(resolve, reject).finally(() => this.#waiting.delete(reject));
     });
   }
+}
+
+/** The `ABORTED` error when `signal` fired, else `undefined`. @internal */
+export function abortError(signal: AbortSignal | undefined): RingfenceError | undefined {
+  if (!signal?.aborted) return undefined;
+  return new RingfenceError('ABORTED', `aborted: ${describeReason(signal.reason)}`, { cause: signal.reason });
+}
+
+/**
+ * `work` (e.g. connecting, before there is a {@link Link} to abort), or `ABORTED` as soon as
+ * `signal` fires; a result that arrives after the abort goes to `discard` (to close a connection
+ * nobody will use).
+ * @internal
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, discard: (late: T) => void): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) discard(v);
+        else resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(abortError(signal) ?? e);
+      },
+    );
+  });
 }
 
 function describeReason(reason: unknown): string {

@@ -69,46 +69,31 @@ export function generateNoiseKeypair(): NoiseKeypair {
 }
 
 /**
- * A {@link Transport} whose links to the other parties run through a relay, end-to-end
- * encrypted and mutually authenticated (Noise `KK_25519_AESGCM_SHA256`, bound to the session
- * and both party ids). {@link SecureRelayTransport.seeds} are the pairwise keys from the
- * handshakes, ready for {@link Party.join}.
- *
- * ```ts
- * await init();
- * const keypair = generateNoiseKeypair(); // publish keypair.publicKey to the other parties
- * const transport = await SecureRelayTransport.connect({ url, sessionId, id, keypair, publicKeys });
- * const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport });
- * // ... operations ...
- * transport.close();
- * ```
+ * Noise links of one participant to every other of a session through the relay, for any number
+ * of participants: the three compute parties ({@link SecureRelayTransport}) or, with a fourth,
+ * the classification client ({@link Client}).
+ * @internal
  */
-export class SecureRelayTransport implements Transport {
-  /** The keys for {@link Party.join}: `prev`/`next` from the handshakes, `own` fresh. */
-  readonly seeds: PartySeeds;
+export class NoiseRelayLinks implements Transport {
   readonly #raw: WebSocketTransport;
   readonly #links: WasmNoiseLinks;
   #closed = false;
 
-  private constructor(raw: WebSocketTransport, links: WasmNoiseLinks, id: number) {
+  private constructor(raw: WebSocketTransport, links: WasmNoiseLinks) {
     this.#raw = raw;
     this.#links = links;
-    this.seeds = { prev: links.seedWith((id + 2) % 3), next: links.seedWith((id + 1) % 3), own: random32() };
   }
 
-  /** Joins the session at the relay and authenticates a link to every other party. */
-  static async connect(options: SecureRelayTransportOptions): Promise<SecureRelayTransport> {
-    const o = options;
-    const bad = (m: string) => new RingfenceError('INVALID_ARGUMENT', `SecureRelayTransport: ${m}`);
-    if (typeof o !== 'object' || o === null) throw bad('needs an options object');
-    checkOptions(o, bad);
-    if ((o.parties ?? 3) !== 3) throw bad('rep3 sessions have 3 parties');
-    if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== 3) throw bad('publicKeys must list the 3 parties\' keys');
+  /**
+   * Joins the session at the relay as participant `o.id` of `o.parties` and authenticates a
+   * link to every other participant (options already checked by the caller).
+   */
+  static async open(o: Omit<SecureRelayTransportOptions, 'parties'> & { parties: number }): Promise<NoiseRelayLinks> {
     const raw = await WebSocketTransport.open(o, 'noise');
     try {
       const kp = o.keypair;
-      const links = await glue().NoiseLinks.establish(o.id, 3, o.sessionId, kp?.privateKey, o.publicKeys, random32(), raw);
-      return new SecureRelayTransport(raw, links, o.id);
+      const links = await glue().NoiseLinks.establish(o.id, o.parties, o.sessionId, kp?.privateKey, o.publicKeys, random32(), raw);
+      return new NoiseRelayLinks(raw, links);
     } catch (e) {
       raw.close();
       throw toRingfenceError(e);
@@ -137,5 +122,60 @@ export class SecureRelayTransport implements Transport {
     this.#raw.close();
     // Pending receives hold their own reference to the link state; this frees the handle.
     this.#links.free();
+  }
+}
+
+/**
+ * A {@link Transport} whose links to the other parties run through a relay, end-to-end
+ * encrypted and mutually authenticated (Noise `KK_25519_AESGCM_SHA256`, bound to the session
+ * and both party ids). {@link SecureRelayTransport.seeds} are the pairwise keys from the
+ * handshakes, ready for {@link Party.join}.
+ *
+ * ```ts
+ * await init();
+ * const keypair = generateNoiseKeypair(); // publish keypair.publicKey to the other parties
+ * const transport = await SecureRelayTransport.connect({ url, sessionId, id, keypair, publicKeys });
+ * const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport });
+ * // ... operations ...
+ * transport.close();
+ * ```
+ */
+export class SecureRelayTransport implements Transport {
+  /** The keys for {@link Party.join}: `prev`/`next` from the handshakes, `own` fresh. */
+  readonly seeds: PartySeeds;
+  readonly #links: NoiseRelayLinks;
+
+  private constructor(links: NoiseRelayLinks, id: number) {
+    this.#links = links;
+    this.seeds = { prev: links.seedWith((id + 2) % 3), next: links.seedWith((id + 1) % 3), own: random32() };
+  }
+
+  /** Joins the session at the relay and authenticates a link to every other party. */
+  static async connect(options: SecureRelayTransportOptions): Promise<SecureRelayTransport> {
+    const o = options;
+    const bad = (m: string) => new RingfenceError('INVALID_ARGUMENT', `SecureRelayTransport: ${m}`);
+    if (typeof o !== 'object' || o === null) throw bad('needs an options object');
+    checkOptions(o, bad);
+    if ((o.parties ?? 3) !== 3) throw bad('rep3 sessions have 3 parties');
+    if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== 3) throw bad('publicKeys must list the 3 parties\' keys');
+    return new SecureRelayTransport(await NoiseRelayLinks.open({ ...o, parties: 3 }), o.id);
+  }
+
+  /** The pairwise key shared with `peer` (secret). */
+  seedWith(peer: number): Uint8Array {
+    return this.#links.seedWith(peer);
+  }
+
+  send(to: number, frame: Uint8Array): void {
+    this.#links.send(to, frame);
+  }
+
+  recv(from: number): Promise<Uint8Array> {
+    return this.#links.recv(from);
+  }
+
+  /** Leaves the session (frames already sent are delivered first). */
+  close(): void {
+    this.#links.close();
   }
 }

@@ -30,6 +30,16 @@ export interface PartySeeds {
  */
 export type Stage = 'connecting' | 'setup' | 'online' | 'done';
 
+/** Communication so far, as progress reports give it. */
+export interface ProgressCounters {
+  /** Frame bytes sent so far (headers included). */
+  readonly bytesSent: number;
+  /** Frame bytes received so far (headers included). */
+  readonly bytesReceived: number;
+  /** Communication rounds so far. */
+  readonly rounds: number;
+}
+
 /**
  * A progress report: the stage, the operation that just finished and the counters so far.
  *
@@ -38,17 +48,11 @@ export type Stage = 'connecting' | 'setup' | 'online' | 'done';
  *   console.log(`${e.stage} ${e.operation}: ${e.bytesSent} B out, ${e.bytesReceived} B in`) });
  * ```
  */
-export interface ProgressEvent {
+export interface ProgressEvent extends ProgressCounters {
   /** Where the session is (see {@link Stage}). */
   readonly stage: Stage;
   /** The operation (`'join'`, `'mul'`, `'dabits'`, ...). */
   readonly operation: string;
-  /** Frame bytes this party sent so far (headers included). */
-  readonly bytesSent: number;
-  /** Frame bytes this party received so far (headers included). */
-  readonly bytesReceived: number;
-  /** Communication rounds so far. */
-  readonly rounds: number;
 }
 
 /** Communication counters of a party. */

@@ -79,11 +79,35 @@ export interface WasmSeeds {
 }
 
 /** @internal */
+export interface WasmModelInfo {
+  inputLen: number;
+  outputLen: number;
+  fracBits: number;
+  batch: number;
+}
+
+/** @internal */
+export interface WasmClassification {
+  classes: Uint32Array;
+  scores: Float64Array | undefined;
+  sent: [BigUint64Array, BigUint64Array, BigUint64Array];
+}
+
+/** @internal */
+export interface WasmClient extends WasmFreeable {
+  stats(): WasmStats;
+  request(model: string, backend: string, output: string, batch: number): Promise<WasmModelInfo>;
+  setup(): Promise<void>;
+  run(input: Float64Array): Promise<WasmClassification>;
+}
+
+/** @internal */
 export interface WasmModule {
   default(init: { module_or_path: BufferSource | WebAssembly.Module }): Promise<unknown>;
   Party: {
     join(me: number, session: Uint8Array, seeds: WasmSeeds, transport: Transport): Promise<WasmParty>;
   };
+  Client: new (session: Uint8Array, own: Uint8Array, transport: Transport) => WasmClient;
   encodeFixed(values: unknown, fracBits: number): BigInt64Array;
   decodeFixed(values: unknown, fracBits: number): Float64Array;
   builtWithSimd(): boolean;

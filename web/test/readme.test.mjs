@@ -1,5 +1,5 @@
-// The README's example is web/examples/three-parties.mjs, included verbatim: this test checks
-// that the README still contains it and runs it, comparing what it prints.
+// The README's examples are files under web/examples/, included verbatim: this test checks that
+// the README still contains each one and runs it, comparing what it prints.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -7,27 +7,41 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-const EXAMPLE = new URL('../examples/three-parties.mjs', import.meta.url);
 const README = new URL('../README.md', import.meta.url);
 
-test('README includes examples/three-parties.mjs verbatim', () => {
-  const code = readFileSync(EXAMPLE, 'utf8');
-  assert.ok(readFileSync(README, 'utf8').includes('```js\n' + code + '```\n'), 'README.md must contain the example in a ```js block');
-});
-
-test('the README example runs and prints the documented results', async () => {
-  const { stdout, stderr } = await promisify(execFile)(process.execPath, [fileURLToPath(EXAMPLE)], {
-    cwd: fileURLToPath(new URL('..', import.meta.url)),
+/** Checks that the README includes `examples/NAME` and that it prints `lines` (and no stderr). */
+function readmeExample(name, lines, why) {
+  const example = new URL(`../examples/${name}`, import.meta.url);
+  test(`README includes examples/${name} verbatim`, () => {
+    const code = readFileSync(example, 'utf8');
+    assert.ok(readFileSync(README, 'utf8').includes('```js\n' + code + '```\n'), 'README.md must contain the example in a ```js block');
   });
-  assert.equal(stderr, '');
-  assert.equal(
-    stdout,
-    [
-      'x·y   = [ 15n, -28n, 0n ]',
-      'x < y = [ 1, 1, 0 ]',
-      "r²    = [ '2.2500', '5.0625', '0.2500' ]",
-      'true LENGTH_MISMATCH',
-      '',
-    ].join('\n'),
-  );
-});
+  test(`the README example ${name} runs and prints ${why}`, async () => {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [fileURLToPath(example)], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+    });
+    assert.equal(stderr, '');
+    assert.equal(stdout, [...lines, ''].join('\n'));
+  });
+}
+
+readmeExample(
+  'three-parties.mjs',
+  ['x·y   = [ 15n, -28n, 0n ]', 'x < y = [ 1, 1, 0 ]', "r²    = [ '2.2500', '5.0625', '0.2500' ]", 'true LENGTH_MISMATCH'],
+  'the documented results',
+);
+
+// Against native parties (the release `ringfence` binary, as the ws tests use).
+readmeExample(
+  'classify.mjs',
+  [
+    'connecting: 0 B sent',
+    'request: 0 B sent',
+    'setup: 228 B sent', // the request: 3 frames of 28 + 48 bytes
+    'online: 228 B sent',
+    'done: 19128 B sent', // + the masked input: 3 frames of 28 + 784 × 8 bytes
+    'class 1', // onnxruntime's answer (models/data/nn-a.reference.json)
+    'P0 received 784 masked values',
+  ],
+  "onnxruntime's class",
+);

@@ -1,67 +1,13 @@
-// Helpers of the WebSocket tests (ws*.test.mjs): the native `ringfence` binary, a relay it runs
-// on an ephemeral loopback port, and party processes. `node scripts/test.mjs` builds the
-// release binary before the web tests; RINGFENCE_BIN overrides where it is looked for.
+// Helpers of the WebSocket tests (ws*.test.mjs, client-suite.mjs): the native `ringfence` binary,
+// a relay it runs on an ephemeral loopback port, and party processes (the relay and the serving
+// parties come from examples/local-deployment.mjs, which the README's client example uses too).
+// `node scripts/test.mjs` builds the release binary before the web tests; RINGFENCE_BIN
+// overrides where it is looked for.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer, connect as tcpConnect } from 'node:net';
-import { createInterface } from 'node:readline';
-import { findBinary } from '../../scripts/lib/common.mjs';
+import { ringfenceBinary } from '../examples/local-deployment.mjs';
 
-/** Path of the `ringfence` binary; fails with how to build it. */
-export function ringfenceBinary() {
-  const path = process.env.RINGFENCE_BIN ?? findBinary('ringfence')?.binPath;
-  if (!path || !existsSync(path)) {
-    throw new Error(
-      `the native \`ringfence\` binary is missing (${path ?? 'no crate defines it'}): ` +
-        'run `cargo build --release -p ringfence-relay --bin ringfence` (or `npm test`, which builds it), ' +
-        'or set RINGFENCE_BIN',
-    );
-  }
-  return path;
-}
-
-/** Resolves with the first stdout line of `child`, or rejects after `ms`. */
-function firstLine(child, ms, what) {
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout });
-    const timer = setTimeout(() => reject(new Error(`${what}: no output within ${ms} ms`)), ms);
-    rl.once('line', (line) => {
-      clearTimeout(timer);
-      rl.close();
-      resolve(line);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited (${code}) before printing anything`));
-    });
-  });
-}
-
-/**
- * Starts `ringfence relay --listen 127.0.0.1:0 [args]`; returns `{ url, stop }`. Its log goes to
- * `log` (an array of stderr lines) for tests that look at it.
- */
-export async function startRelay(args = [], log = []) {
-  const child = spawn(ringfenceBinary(), ['relay', '--listen', '127.0.0.1:0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  createInterface({ input: child.stderr }).on('line', (l) => log.push(l));
-  const line = await firstLine(child, 20_000, 'ringfence relay');
-  const url = line.trim().split(' ').pop();
-  if (!url?.startsWith('ws://127.0.0.1:')) {
-    child.kill();
-    throw new Error(`ringfence relay printed ${JSON.stringify(line)} (is the binary older than its sources?)`);
-  }
-  return {
-    url,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill();
-      }),
-  };
-}
+export { serveModel, startRelay } from '../examples/local-deployment.mjs';
 
 /**
  * Runs `ringfence party ...args` to completion (at most `ms`), writing `stdin` (e.g. its Noise
@@ -161,3 +107,4 @@ export async function tap(relayUrl) {
     },
   };
 }
+

@@ -73,6 +73,11 @@ impl<T: Transport> MeteorClient<T> {
         &self.ctx
     }
 
+    /// Gives the context back (e.g. for the next step of a session, or to close it).
+    pub fn into_ctx(self) -> Ctx<T> {
+        self.ctx
+    }
+
     /// Setup: receives the mask of an input of `n` values (one component from each party).
     pub async fn receive_mask<R: Ring>(&mut self, n: usize) -> Result<ClientMask<R>, Error> {
         self.ctx.round();
@@ -85,7 +90,8 @@ impl<T: Transport> MeteorClient<T> {
     }
 
     /// Online: sends `m = x − ψ` to the three parties (1 round, one element per value to each).
-    pub fn share<R: Ring>(&mut self, values: &[R], mask: ClientMask<R>) -> Result<(), Error> {
+    /// Returns `m`, what every party received (uniformly random to anyone without ψ).
+    pub fn share<R: Ring>(&mut self, values: &[R], mask: ClientMask<R>) -> Result<Vec<R>, Error> {
         if values.len() != mask.0.len() {
             return Err(Error::ApiMisuse(format!(
                 "share: {} values for a mask of {}",
@@ -99,7 +105,7 @@ impl<T: Transport> MeteorClient<T> {
         for i in 0..3 {
             self.ctx.send(PartyId(i), &m)?;
         }
-        Ok(())
+        Ok(m)
     }
 
     /// Receives `n` output values: `m` from P0 and one mask component from each party.

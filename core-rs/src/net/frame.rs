@@ -77,6 +77,9 @@ pub enum FrameError {
     /// An element's encoding is outside its type's range (e.g. a byte ≥ 67 for F_67).
     #[error("element {0} of the payload is not a valid encoding")]
     InvalidElement(usize),
+    /// A control message (e.g. a service request or reply) is well framed but meaningless.
+    #[error("malformed message: {0}")]
+    Malformed(&'static str),
 }
 
 /// Starts a frame: writes the header for a payload of `payload_len` bytes.

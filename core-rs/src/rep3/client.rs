@@ -61,8 +61,14 @@ impl<T: Transport> Rep3Client<T> {
         &self.ctx
     }
 
-    /// Secret-shares `values` to P0, P1, P2 (1 round, 2 elements per value to each).
-    pub fn share<R: Ring>(&mut self, values: &[R]) -> Result<(), Error> {
+    /// Gives the context back (e.g. for the next step of a session, or to close it).
+    pub fn into_ctx(self) -> Ctx<T> {
+        self.ctx
+    }
+
+    /// Secret-shares `values` to P0, P1, P2 (1 round, 2 elements per value to each). Returns
+    /// the three additive components; party `i` received components `i` and `i + 1`.
+    pub fn share<R: Ring>(&mut self, values: &[R]) -> Result<[Vec<R>; 3], Error> {
         let op = self.ctx.next_op();
         let n = values.len();
         let mut comp = [vec![R::ZERO; n], vec![R::ZERO; n], values.to_vec()];
@@ -78,7 +84,7 @@ impl<T: Transport> Rep3Client<T> {
             pair.extend_from_slice(&comp[(i + 1) % 3]);
             self.ctx.send(PartyId(i as u8), &pair)?;
         }
-        Ok(())
+        Ok(comp)
     }
 
     /// Receives the output components from the three parties and reconstructs `n` values.

@@ -1,7 +1,7 @@
 //! Checked conversions of JS arguments and results. Every check here runs before the call that
 //! uses the argument sends anything, so a bad argument never costs a frame.
 
-use js_sys::{BigInt64Array, BigUint64Array, Float64Array, Reflect, Uint8Array};
+use js_sys::{BigInt64Array, BigUint64Array, Float64Array, Object, Reflect, Uint8Array};
 use ringfence_core::ring::Z64;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -105,6 +105,16 @@ pub(crate) fn field(obj: &JsValue, key: &str, what: &str) -> Result<JsValue, JsV
 pub(crate) fn to_bigint64(v: &[Z64]) -> BigInt64Array {
     let signed: Vec<i64> = v.iter().map(|x| x.0 as i64).collect();
     BigInt64Array::from(signed.as_slice())
+}
+
+/// A fresh plain object with these properties.
+pub(crate) fn object(props: &[(&str, JsValue)]) -> Object {
+    let o = Object::new();
+    for (k, v) in props {
+        // A plain fresh object accepts any property.
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o
 }
 
 /// A short description of a JS value's type for error messages.

@@ -27,6 +27,9 @@ pub(crate) enum Code {
     Transport,
     /// Nothing arrived from a peer within the transport's timeout.
     Timeout,
+    /// A compute party declined a well-formed request (unknown model, limits), giving its
+    /// reason in the message.
+    Refused,
     /// A failure the bindings do not classify (a core error variant added later).
     Internal,
 }
@@ -42,6 +45,7 @@ impl Code {
             Self::PeerMisbehaved => "PEER_MISBEHAVED",
             Self::Transport => "TRANSPORT",
             Self::Timeout => "TIMEOUT",
+            Self::Refused => "REFUSED",
             Self::Internal => "INTERNAL",
         }
     }
@@ -62,6 +66,7 @@ pub(crate) fn from_core(err: Error) -> JsValue {
             (Code::Timeout, Some(peer.0))
         }
         Error::Transport { peer, .. } => (Code::Transport, Some(peer.0)),
+        Error::Refused { peer, .. } => (Code::Refused, Some(peer.0)),
         Error::ApiMisuse(_) => (Code::ApiMisuse, None),
         Error::OutOfRange(_) => (Code::OutOfRange, None),
         Error::PreprocessingExhausted(_) => (Code::PreprocessingExhausted, None),

@@ -1,10 +1,11 @@
-//! JS bindings (wasm32 only): a `rep3` compute party over a JS-provided transport.
+//! JS bindings (wasm32 only): a `rep3` compute party over a JS-provided transport, and the
+//! input provider of a private classification ([`Client`], `ringfence_core::service`).
 //!
 //! The SDK (`web/`, npm package `ringfence`) wraps these classes; they are not its public API.
 //! Every method checks its arguments synchronously and throws before anything is sent; the
 //! communicating ones return a `Promise` that rejects with a coded error (see [`error`]).
-//! A party runs one operation at a time: the three parties of a session must call the same
-//! operations in the same order, each awaiting the previous one.
+//! A party or client runs one operation at a time ([`slot`]): the three parties of a session
+//! must call the same operations in the same order, each awaiting the previous one.
 
 #![cfg(target_arch = "wasm32")]
 // wasm-bindgen's macros expand to `unsafe` glue (ABI conversions) inside this module; the
@@ -12,17 +13,16 @@
 #![allow(unsafe_code)]
 
 mod args;
+mod client;
 mod error;
 mod handles;
 mod noise;
+mod slot;
 mod transport;
 
-use core::cell::{Cell, RefCell};
-use core::future::Future;
-use core::pin::Pin;
 use std::rc::Rc;
 
-use js_sys::{Object, Promise, Reflect, Uint8Array};
+use js_sys::{Object, Promise, Uint8Array};
 use ringfence_core::net::{frame, Ctx, PartyId, SessionId, Stats};
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::{Rep3, Rep3Seeds, Rep3Vec};
@@ -32,9 +32,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use args::{bytes, field, index, reals, ring_values, to_bigint64};
+pub use client::Client;
 use error::{from_core, js_error, Code};
 pub use handles::{DaBitStore, SharedBitVec, SharedVec, TruncPairStore};
 pub use noise::{noise_keypair, NoiseLinks, RawByteLink};
+use slot::{stats_object, Counted, Slot};
 use transport::JsTransport;
 pub use transport::RawTransport;
 
@@ -44,15 +46,18 @@ const MAX_ELEMS: u64 = (frame::MAX_PAYLOAD / 8) as u64;
 type Session = Rep3<JsTransport>;
 /// One party's shares as held by a [`SharedVec`]; operations clone the `Rc`, not the shares.
 type Shares = Rc<Rep3Vec<Z64>>;
-type OpFuture<'a> = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>> + 'a>>;
+
+impl Counted for Session {
+    fn counters(&self) -> Stats {
+        self.ctx().stats()
+    }
+}
 
 /// A compute party P0, P1 or P2 of a `rep3` session over Z_2^64.
 #[wasm_bindgen]
 pub struct Party {
     me: PartyId,
-    /// The session; `None` while an operation runs (it owns the session meanwhile).
-    session: Rc<RefCell<Option<Session>>>,
-    stats: Rc<Cell<Stats>>,
+    session: Slot<Session>,
 }
 
 #[wasm_bindgen]
@@ -79,9 +84,7 @@ impl Party {
         let ctx = Ctx::new(me, 3, session, JsTransport::new(transport));
         Ok(future_to_promise(async move {
             let rep = Rep3::setup(ctx, seeds).await.map_err(from_core)?;
-            let stats = Rc::new(Cell::new(rep.ctx().stats()));
-            let session = Rc::new(RefCell::new(Some(rep)));
-            Ok(Self { me, session, stats }.into())
+            Ok(Self { me, session: Slot::new(rep, "the party") }.into())
         }))
     }
 
@@ -94,27 +97,13 @@ impl Party {
     /// Communication counters so far: `{bytesSent, payloadBytesSent, framesSent, rounds}`
     /// (as of the last finished operation).
     pub fn stats(&self) -> Object {
-        let s = self.stats.get();
-        let o = Object::new();
-        for (k, v) in [
-            ("bytesSent", s.bytes_sent),
-            ("payloadBytesSent", s.payload_bytes_sent),
-            ("framesSent", s.frames_sent),
-            ("rounds", s.rounds),
-        ] {
-            // A plain fresh object accepts any property.
-            let _ = Reflect::set(&o, &k.into(), &(v as f64).into());
-        }
-        o
+        stats_object(self.session.stats())
     }
 
     /// A fresh random sharing of `n` elements (no communication).
     pub fn random(&self, n: JsValue) -> Result<SharedVec, JsValue> {
         let n = index(&n, "n", MAX_ELEMS)?;
-        self.idle()?;
-        let mut guard = self.session.borrow_mut();
-        let rep = guard.as_mut().ok_or_else(busy)?;
-        Ok(SharedVec::new(rep.random::<Z64>(n)))
+        self.session.with(|rep| Ok(SharedVec::new(rep.random::<Z64>(n))))
     }
 
     /// Secret-shares `n` values owned by party `owner`: the owner passes them (a
@@ -148,7 +137,7 @@ impl Party {
             }
             _ => {}
         }
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let x = p.input(owner, values.as_deref(), n).await.map_err(from_core)?;
                 Ok(SharedVec::new(x).into())
@@ -177,7 +166,7 @@ impl Party {
     pub fn mul(&self, x: &SharedVec, y: &SharedVec) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "mul")?;
         let (x, y) = (Rc::clone(x), Rc::clone(y));
-        self.spawn(move |p| Box::pin(async move { shared(p.mul(&x, &y).await) }))
+        self.session.spawn(move |p| Box::pin(async move { shared(p.mul(&x, &y).await) }))
     }
 
     /// Matrix product of `a` (m×k) and `b` (k×n), row-major (1 round).
@@ -190,14 +179,15 @@ impl Party {
         n: JsValue,
     ) -> Result<Promise, JsValue> {
         let (a, b, m, k, n) = self.matrices(a, b, &m, &k, &n, "matmul")?;
-        self.spawn(move |p| Box::pin(async move { shared(p.matmul(&a, &b, m, k, n).await) }))
+        self.session
+            .spawn(move |p| Box::pin(async move { shared(p.matmul(&a, &b, m, k, n).await) }))
     }
 
     /// `[x < y]` as signed integers (9 rounds).
     pub fn lt(&self, x: &SharedVec, y: &SharedVec) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "lt")?;
         let (x, y) = (Rc::clone(x), Rc::clone(y));
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let c = p.lt(&x, &y).await.map_err(from_core)?;
                 Ok(SharedBitVec::new(c).into())
@@ -208,7 +198,7 @@ impl Party {
     /// Makes `n` daBits (setup phase, 2 rounds).
     pub fn dabits(&self, n: JsValue) -> Result<Promise, JsValue> {
         let n = index(&n, "n", MAX_ELEMS)?;
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let inner = p.dabits::<Z64>(n).await.map_err(from_core)?;
                 Ok(DaBitStore { inner }.into())
@@ -219,9 +209,9 @@ impl Party {
     /// `max(x, 0)` elementwise, taking `x.length` daBits from `store` (9 rounds).
     pub fn relu(&self, x: &SharedVec, store: &mut DaBitStore) -> Result<Promise, JsValue> {
         let x = Rc::clone(x.get(self.me, "relu")?);
-        self.idle()?;
+        self.session.idle()?;
         let r = store.inner.take(x.len()).map_err(from_core)?;
-        self.spawn(move |p| Box::pin(async move { shared(p.relu(&x, r).await) }))
+        self.session.spawn(move |p| Box::pin(async move { shared(p.relu(&x, r).await) }))
     }
 
     /// Makes `n` truncation pairs for `fracBits`-bit fixed point (setup phase).
@@ -232,7 +222,7 @@ impl Party {
         if d == 0 {
             return Err(js_error(Code::InvalidArgument, "fracBits must be in 1..=62"));
         }
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let inner = p.trunc_pairs::<Z64>(n, d).await.map_err(from_core)?;
                 Ok(TruncPairStore { inner }.into())
@@ -250,9 +240,9 @@ impl Party {
     ) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "mulFixed")?;
         let (x, y) = (Rc::clone(x), Rc::clone(y));
-        self.idle()?;
+        self.session.idle()?;
         let t = pairs.inner.take(x.len()).map_err(from_core)?;
-        self.spawn(move |p| Box::pin(async move { shared(p.mul_fixed(&x, &y, t).await) }))
+        self.session.spawn(move |p| Box::pin(async move { shared(p.mul_fixed(&x, &y, t).await) }))
     }
 
     /// Fixed-point matrix product, truncated with `m·n` pairs from `pairs` (1 round).
@@ -269,7 +259,7 @@ impl Party {
     ) -> Result<Promise, JsValue> {
         let (a, b, m, k, n) = self.matrices(a, b, &m, &k, &n, "matmulFixed")?;
         let t = pairs.inner.take(m * n).map_err(from_core)?;
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move { shared(p.matmul_fixed(&a, &b, (m, k, n), t).await) })
         })
     }
@@ -277,9 +267,9 @@ impl Party {
     /// Opens `x` to all three parties (1 round); consumes `x`. Resolves with a `BigInt64Array`.
     pub fn reveal(&self, x: &mut SharedVec) -> Result<Promise, JsValue> {
         x.get(self.me, "reveal")?;
-        self.idle()?;
-        let x = x.take().ok_or_else(busy)?;
-        self.spawn(move |p| {
+        self.session.idle()?;
+        let x = x.take().ok_or_else(|| self.session.busy())?;
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let v = p.reveal(x).await.map_err(from_core)?;
                 Ok(to_bigint64(&v).into())
@@ -294,9 +284,9 @@ impl Party {
         if b.is_consumed() {
             return Err(js_error(Code::ApiMisuse, "revealBits: the bits were already revealed"));
         }
-        self.idle()?;
+        self.session.idle()?;
         let b = b.take("revealBits")?;
-        self.spawn(move |p| {
+        self.session.spawn(move |p| {
             Box::pin(async move {
                 let v = p.reveal_bits(b).await.map_err(from_core)?;
                 let bytes: Vec<u8> = v.into_iter().map(u8::from).collect();
@@ -307,29 +297,6 @@ impl Party {
 }
 
 impl Party {
-    /// Fails unless the party is idle (no operation running).
-    fn idle(&self) -> Result<(), JsValue> {
-        match self.session.borrow().is_some() {
-            true => Ok(()),
-            false => Err(busy()),
-        }
-    }
-
-    /// Runs `op` on the session and gives the session back when it finishes.
-    fn spawn(
-        &self,
-        op: impl for<'a> FnOnce(&'a mut Session) -> OpFuture<'a> + 'static,
-    ) -> Result<Promise, JsValue> {
-        let mut rep = self.session.borrow_mut().take().ok_or_else(busy)?;
-        let (slot, stats) = (Rc::clone(&self.session), Rc::clone(&self.stats));
-        Ok(future_to_promise(async move {
-            let out = op(&mut rep).await;
-            stats.set(rep.ctx().stats());
-            *slot.borrow_mut() = Some(rep);
-            out
-        }))
-    }
-
     /// Two live share vectors of this party with equal lengths.
     fn pair<'a>(
         &self,
@@ -373,13 +340,6 @@ impl Party {
         }
         Ok((Rc::clone(a), Rc::clone(b), m, k, n))
     }
-}
-
-fn busy() -> JsValue {
-    js_error(
-        Code::ApiMisuse,
-        "the party is running another operation: await each operation before starting the next",
-    )
 }
 
 fn shared(r: Result<Rep3Vec<Z64>, ringfence_core::Error>) -> Result<JsValue, JsValue> {

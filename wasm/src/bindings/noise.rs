@@ -16,7 +16,7 @@
 use core::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Object, Promise, Uint8Array};
 use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_core::prg::{Prg, Seed};
@@ -26,7 +26,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use super::args::{bytes, index};
+use super::args::{bytes, index, object};
 use super::error::{js_error, Code};
 
 /// Largest payload of one relay message (the native client uses the same).
@@ -72,11 +72,10 @@ pub fn noise_keypair(entropy: JsValue) -> Result<Object, JsValue> {
     let entropy = bytes::<32>(&entropy, "entropy")?;
     let kp = StaticKeypair::from_entropy(&entropy)
         .map_err(|e| js_error(Code::Internal, e.to_string()))?;
-    let o = Object::new();
-    // A plain fresh object accepts any property.
-    let _ = Reflect::set(&o, &"privateKey".into(), &Uint8Array::from(&kp.private.as_bytes()[..]));
-    let _ = Reflect::set(&o, &"publicKey".into(), &Uint8Array::from(&kp.public.0[..]));
-    Ok(o)
+    Ok(object(&[
+        ("privateKey", Uint8Array::from(&kp.private.as_bytes()[..]).into()),
+        ("publicKey", Uint8Array::from(&kp.public.0[..]).into()),
+    ]))
 }
 
 #[wasm_bindgen]

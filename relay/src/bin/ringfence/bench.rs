@@ -443,6 +443,23 @@ pub(crate) struct Summary {
     online_bytes_per_party: Option<f64>,
     /// Payload bytes (no frame headers) per party: what the protocols' cost models count.
     payload_bytes_per_party: f64,
+    /// The links between the parties: `loopback`, or the emulated WAN.
+    network: String,
+    /// With an emulated WAN: rounds × one-way delay, the time no implementation with this
+    /// round count can beat on that link. (A round here is one message from each party to its
+    /// peers, received one one-way delay later: half an RTT, not a whole one.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_floor_seconds: Option<f64>,
+}
+
+impl Summary {
+    /// Names the network the figures were measured on; `delay`: an emulated WAN's one-way
+    /// delay in seconds.
+    pub(crate) fn on_network(mut self, network: &str, delay: Option<f64>) -> Self {
+        self.network = network.into();
+        self.latency_floor_seconds = delay.map(|t| t * self.rounds);
+        self
+    }
 }
 
 /// Combines the three parties' reports of one op: slowest time, mean bytes, most rounds.
@@ -483,6 +500,8 @@ pub(crate) fn summarize(
         online_seconds: infer.then_some(seconds),
         online_bytes_per_party: infer.then(|| mean(|r| r.frame_bytes)),
         payload_bytes_per_party: mean(|r| r.payload_bytes),
+        network: "loopback".into(),
+        latency_floor_seconds: None,
     }
 }
 
@@ -493,10 +512,11 @@ pub(crate) fn print_header(
     ring_bits: u32,
     transport: &str,
     repeat: usize,
+    network: &str,
 ) {
     println!(
         "ringfence bench: {}, Z_2^{ring_bits}, n = {n}, transport {transport}, \
-         3 processes on 127.0.0.1, mean of {repeat} runs after a warm-up",
+         3 processes on 127.0.0.1 ({network}), mean of {repeat} runs after a warm-up",
         backend.name()
     );
     println!(
@@ -537,6 +557,13 @@ pub(crate) fn print_row(s: &Summary) {
         } else {
             println!("        ({shape} = m x k x n; n counts outputs)");
         }
+    }
+    if let Some(floor) = s.latency_floor_seconds {
+        println!(
+            "        (latency floor on this link: {} rounds x one-way delay = {})",
+            s.rounds,
+            secs(floor)
+        );
     }
 }
 

@@ -2,6 +2,7 @@
 //! them over their stdin/stdout.
 
 use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -96,12 +97,16 @@ impl Children {
         }
     }
 
-    /// Sends setup, collects ports, sends peer addresses. `demo_inputs[i]` goes to P_i only.
+    /// Sends setup, collects ports, sends peer addresses; returns the session id (hex).
+    /// `participants` is 3, or 4 when a client (id 3, key `keys[3]`) joins too. `route` maps
+    /// the parties' listening addresses to the ones their peers dial (e.g. through an emulated
+    /// WAN link).
     pub(crate) fn introduce(
         &mut self,
         keys: Option<&[StaticKeypair]>,
-        demo_inputs: &[Option<Vec<i64>>],
-    ) -> Result<(), String> {
+        participants: u8,
+        route: impl FnOnce(Vec<SocketAddr>) -> Result<Vec<SocketAddr>, String>,
+    ) -> Result<String, String> {
         let n = self.procs.len();
         let session = session_hex()?;
         for i in 0..n {
@@ -111,7 +116,7 @@ impl Children {
                     .map(|k| k.iter().map(|k| k.public.to_hex()).collect())
                     .unwrap_or_default(),
                 session: session.clone(),
-                demo_input: demo_inputs.get(i).cloned().flatten(),
+                participants,
             };
             self.send(i, &msg)?;
         }
@@ -124,11 +129,13 @@ impl Children {
                 (i, other) => return Err(format!("P{i} sent {other:?} before its port")),
             }
         }
-        let addrs: Vec<String> = ports.iter().flatten().map(|p| format!("127.0.0.1:{p}")).collect();
+        let listening = ports.iter().flatten().map(|&p| SocketAddr::from(([127, 0, 0, 1], p)));
+        let addrs: Vec<String> =
+            route(listening.collect())?.iter().map(|a| a.to_string()).collect();
         for i in 0..n {
             self.send(i, &ToChild::Peers { addrs: addrs.clone() })?;
         }
-        Ok(())
+        Ok(session)
     }
 
     /// Waits for every child to exit successfully (after their `Done`).

@@ -10,7 +10,9 @@
 mod bench;
 mod children;
 mod demo;
+mod inspect;
 mod join;
+mod keygen;
 mod msgs;
 mod party;
 mod relay;
@@ -20,6 +22,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ringfence_core::ring::{Z32, Z64};
+use ringfence_relay::netem::{LinkShape, ShapedProxy};
 use ringfence_relay::StaticKeypair;
 
 use crate::bench::Op;
@@ -38,12 +41,18 @@ struct Cli {
 enum Cmd {
     /// Benchmark rep3 operations between three local party processes.
     Bench(BenchArgs),
-    /// Run a small computation end to end and check it against plaintext.
-    Demo(CommonArgs),
+    /// Classify a held-out sample privately on a local deployment (relay, 3 parties, client)
+    /// and check the answer against the plaintext model's.
+    Demo(demo::DemoArgs),
     /// Run the WebSocket relay that parties anywhere (native, Node, browser) connect through.
     Relay(relay::RelayArgs),
     /// Join a 3-party session through a relay and run the interoperability check program.
     Party(join::JoinArgs),
+    /// Make a party's identity key pair (Noise static key).
+    Keygen(keygen::KeygenArgs),
+    /// Work with model files.
+    #[command(subcommand)]
+    Model(inspect::ModelCmd),
     /// (internal) One party of `bench`.
     #[command(hide = true)]
     BenchParty(PartyArgs),
@@ -71,6 +80,16 @@ struct BenchArgs {
     /// Print one JSON object per operation instead of a table.
     #[arg(long)]
     json: bool,
+    /// Simulated WAN between the parties: every link goes through a user-space emulator with
+    /// the METEOR paper's setting (70 ms RTT, 320 Mbit/s each way; see --rtt-ms, --mbit).
+    #[arg(long)]
+    wan: bool,
+    /// Round-trip time of the --wan links, in milliseconds.
+    #[arg(long, default_value_t = 70, requires = "wan")]
+    rtt_ms: u64,
+    /// Rate of the --wan links in each direction, in Mbit/s.
+    #[arg(long, default_value_t = 320.0, requires = "wan")]
+    mbit: f64,
     #[command(flatten)]
     work: Workload,
     #[command(flatten)]
@@ -192,7 +211,7 @@ fn main() -> ExitCode {
     }
     match cli.cmd {
         Cmd::Bench(a) => exit(bench_parent(&a)),
-        Cmd::Demo(a) => exit(demo_parent(&a)),
+        Cmd::Demo(a) => exit(demo::parent(&a)),
         Cmd::BenchParty(a) => {
             let w = &a.work;
             let sizes = bench::Sizes {
@@ -212,17 +231,27 @@ fn main() -> ExitCode {
             let ops = w.ops();
             let (plain, timeout_ms) = (a.common.plain, a.common.timeout_ms);
             match w.ring {
-                RingBits::R32 => party::run(a.id, plain, timeout_ms, async move |p, _| {
+                RingBits::R32 => party::run(a.id, plain, timeout_ms, async move |p| {
                     bench::run_ops::<Z32>(p, &ops, sizes, model.as_ref()).await
                 }),
-                RingBits::R64 => party::run(a.id, plain, timeout_ms, async move |p, _| {
+                RingBits::R64 => party::run(a.id, plain, timeout_ms, async move |p| {
                     bench::run_ops::<Z64>(p, &ops, sizes, model.as_ref()).await
                 }),
             }
         }
         Cmd::Relay(a) => exit(relay::run(&a)),
         Cmd::Party(a) => exit(join::run(&a)),
-        Cmd::DemoParty(a) => party::run(a.id, a.common.plain, a.common.timeout_ms, demo::run),
+        Cmd::Keygen(a) => exit(keygen::run(&a)),
+        Cmd::Model(c) => exit(inspect::run(&c)),
+        Cmd::DemoParty(a) => {
+            let Some(model) = a.work.model.clone() else {
+                eprintln!("ringfence demo-party: --model is required");
+                return ExitCode::FAILURE;
+            };
+            party::run(a.id, a.common.plain, a.common.timeout_ms, async move |p| {
+                demo::serve(p, &model).await
+            })
+        }
     }
 }
 
@@ -275,10 +304,35 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let mut args = common_args(&a.common);
     args.extend(w.to_args()?);
     let keys = keys(a.common.plain)?;
+    if a.wan && a.common.relay.is_some() {
+        return Err("--wan shapes the direct links between the parties; drop --relay".into());
+    }
+    let shape = a.wan.then(|| LinkShape::new(Duration::from_millis(a.rtt_ms), a.mbit));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting tokio: {e}"))?;
+    let mut proxies = Vec::new();
     let mut kids = Children::spawn(3, "bench-party", &args)?;
-    kids.introduce(keys.as_deref(), &[])?;
+    kids.introduce(keys.as_deref(), 3, |addrs| match shape {
+        None => Ok(addrs),
+        Some(shape) => addrs
+            .into_iter()
+            .map(|a| {
+                let p = rt.block_on(ShapedProxy::start(a, shape)).map_err(|e| e.to_string())?;
+                let addr = p.addr();
+                proxies.push(p);
+                Ok(addr)
+            })
+            .collect(),
+    })?;
+    let network = match shape {
+        None => "loopback".to_string(),
+        Some(s) => format!("wan {} ms rtt, {} Mbit/s", a.rtt_ms, s.rate_bps / 1e6),
+    };
     if !a.json {
-        bench::print_header(w.backend, w.n, w.ring.bits(), transport, w.repeat);
+        bench::print_header(w.backend, w.n, w.ring.bits(), transport, w.repeat, &network);
     }
     let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
@@ -292,7 +346,8 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 per_op[k].push(r);
                 if per_op[k].len() == 3 {
                     let s =
-                        bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend);
+                        bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend)
+                            .on_network(&network, shape.map(|s| s.delay.as_secs_f64()));
                     if a.json {
                         println!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
                     } else {
@@ -304,57 +359,4 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         }
     }
     kids.finish()
-}
-
-fn demo_parent(a: &CommonArgs) -> Result<(), String> {
-    let keys = keys(a.plain)?;
-    let mut kids = Children::spawn(3, "demo-party", &common_args(a))?;
-    let inputs = [Some(demo::A.to_vec()), Some(demo::B.to_vec()), None];
-    kids.introduce(keys.as_deref(), &inputs)?;
-    let mut views = Vec::new();
-    let mut done = 0;
-    while done < 3 {
-        match kids.next(patience(a))? {
-            (_, FromChild::Done) => done += 1,
-            (i, FromChild::Demo(r)) => views.push((i, r)),
-            (i, other) => return Err(format!("P{i} sent an unexpected {other:?}")),
-        }
-    }
-    kids.finish()?;
-    views.sort_by_key(|(i, _)| *i);
-    let transport = if a.plain { "plain (INSECURE)" } else { "Noise KK, AES-256-GCM" };
-    println!("ringfence demo: 3 party processes on 127.0.0.1, rep3 over Z_2^64, {transport}");
-    println!("  P0's secret a = {:?}", demo::A);
-    println!("  P1's secret b = {:?}", demo::B);
-    let expect = demo::expected();
-    let mut ok = views.len() == 3;
-    for (name, want) in &expect {
-        let got = views.first().and_then(|(_, r)| r.outputs.iter().find(|(n, _)| n == name));
-        match got {
-            Some((_, v)) => println!("  {name:<10} = {v:?}"),
-            None => println!("  {name:<10} = (missing)"),
-        }
-        for (i, r) in &views {
-            let mine = r.outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-            if mine != Some(want) {
-                println!("  MISMATCH at P{i}: {name} = {mine:?}, plaintext gives {want:?}");
-                ok = false;
-            }
-        }
-    }
-    for (i, r) in &views {
-        println!(
-            "  P{i}: {:.2} ms, {} rounds, {} frame bytes sent ({} on the wire)",
-            r.seconds * 1e3,
-            r.rounds,
-            r.frame_bytes,
-            r.wire_bytes
-        );
-    }
-    if ok {
-        println!("OK: all parties' outputs match the plaintext computation");
-        Ok(())
-    } else {
-        Err("outputs do not match the plaintext computation".into())
-    }
 }

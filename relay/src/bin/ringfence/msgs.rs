@@ -21,8 +21,8 @@ pub(crate) enum ToChild {
         private_key: Option<String>,
         public_keys: Vec<String>,
         session: String,
-        /// Demo inputs (only the owner's are sent to each party).
-        demo_input: Option<Vec<i64>>,
+        /// Participants of the session: the 3 parties, plus a client (id 3) when 4.
+        participants: u8,
     },
     /// Every party's listening address, indexed by party id.
     Peers { addrs: Vec<String> },
@@ -36,7 +36,7 @@ pub(crate) enum FromChild {
     Port { port: u16 },
     /// Figures of one benchmarked operation at this party.
     Op(OpReport),
-    /// Revealed outputs of the demo at this party.
+    /// The demo's figures at this party.
     Demo(DemoReport),
     /// The party finished.
     Done,
@@ -67,12 +67,12 @@ pub(crate) struct OpReport {
     pub(crate) setup_frame_bytes: Option<f64>,
 }
 
-/// One party's view of the demo.
+/// One party's figures of the demo's classification (frame bytes it sent, per stage).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub(crate) struct DemoReport {
-    pub(crate) outputs: Vec<(String, Vec<i64>)>,
-    pub(crate) seconds: f64,
-    pub(crate) frame_bytes: u64,
-    pub(crate) wire_bytes: u64,
-    pub(crate) rounds: u64,
+    pub(crate) setup_seconds: f64,
+    pub(crate) setup_bytes: u64,
+    pub(crate) online_seconds: f64,
+    pub(crate) online_bytes: u64,
+    pub(crate) online_rounds: u64,
 }

@@ -49,7 +49,7 @@ fn read_msg() -> Result<ToChild, String> {
 /// `Done` to the parent and returns the process exit code.
 pub(crate) fn run<F, Fut>(id: u8, plain: bool, timeout_ms: u64, body: F) -> std::process::ExitCode
 where
-    F: FnOnce(Session, Option<Vec<i64>>) -> Fut,
+    F: FnOnce(Session) -> Fut,
     Fut: std::future::Future<Output = Result<Session, String>>,
 {
     match try_run(id, plain, timeout_ms, body) {
@@ -67,10 +67,10 @@ where
 
 fn try_run<F, Fut>(id: u8, plain: bool, timeout_ms: u64, body: F) -> Result<(), String>
 where
-    F: FnOnce(Session, Option<Vec<i64>>) -> Fut,
+    F: FnOnce(Session) -> Fut,
     Fut: std::future::Future<Output = Result<Session, String>>,
 {
-    let ToChild::Setup { private_key, public_keys, session, demo_input } = read_msg()? else {
+    let ToChild::Setup { private_key, public_keys, session, participants } = read_msg()? else {
         return Err("expected the setup message first".into());
     };
     let security = if plain {
@@ -107,6 +107,9 @@ where
         eprintln!("ringfence P{id}: parent went away, exiting");
         std::process::exit(3);
     });
+    if participants != 3 && RELAY.get().cloned().flatten().is_none() {
+        return Err(format!("{participants} participants: a client joins through a relay only"));
+    }
     let mut cfg = TransportConfig::new(PartyId(id), addrs, security, session);
     cfg.recv_timeout = Duration::from_millis(timeout_ms);
     // The protocol runs on this thread (its futures need not be Send); the link tasks, which
@@ -121,7 +124,7 @@ where
         let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
         let t = match RELAY.get().cloned().flatten() {
             Some(url) => {
-                let n = cfg.parties() as u8; // 3, checked by the parent
+                let n = participants;
                 let mut r = RelayLinkConfig::new(url, cfg.me, n, cfg.security, session);
                 r.recv_timeout = cfg.recv_timeout;
                 TcpTransport::connect_via_relay(r).await
@@ -134,9 +137,9 @@ where
             next: t.seed_with(PartyId((id + 1) % 3)),
             own: os_seed().map_err(|e| e.to_string())?,
         };
-        let ctx = Ctx::new(PartyId(id), 3, session, t);
+        let ctx = Ctx::new(PartyId(id), usize::from(participants), session, t);
         let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
-        let mut p = body(p, demo_input).await?;
+        let mut p = body(p).await?;
         barrier(&mut p).await?;
         p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())
     })

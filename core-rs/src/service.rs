@@ -1,0 +1,612 @@
+//! Private classification as a service: an input provider (the client, a participant with id ≥ 3)
+//! asks the three compute parties to run one of the models they serve on its input, and alone
+//! learns the result. Both sides are sans-IO `async fn`s over a [`Ctx`] with four participants,
+//! so the native server parties, the native client and the SDK's client (WebAssembly) run this
+//! same code.
+//!
+//! ```text
+//!  client                       P0, P1, P2
+//!  Request ───────────────────▶ (each)            model, backend, output, batch      1 round
+//!                               P_i ↔ P_j          the parties compare the requests   1 round
+//!  ◀─────────────────────────── ModelInfo (each)  input/output sizes, or a refusal   1 round
+//!  ··· setup: model weights shared by P0, masks, preprocessing (METEOR: the client
+//!      receives its input mask) ···
+//!  input shares / masked input ▶                                                       1 round
+//!  ··· online inference ···
+//!  ◀─────────────────────────── output shares                                          1 round
+//! ```
+//!
+//! The three parties check that they received the same request before anything else runs, so a
+//! client cannot make them run different programs; a refusal (unknown model, batch too large,
+//! an output the backend cannot give) reaches the client as [`Error::Refused`] with the reason,
+//! and the parties as [`Outcome::Refused`].
+//! Control words travel as [`Z64`] elements in ordinary checked frames.
+//!
+//! ```
+//! use std::pin::Pin;
+//! use ringfence_core::{net::{Ctx, PartyId, SessionId}, nn::{Dense, Layer, Model, FixedPlan}, prg::Seed,
+//!     rep3::Rep3, ring::Z64, service::{self, Backend, Catalog, Request}, testing};
+//! // A one-layer model y = 2·x0 − x1 + 0.5.
+//! let model = Model { input_name: "x".into(), input_shape: vec![2], class_labels: None,
+//!     dropped_transforms: vec![], layers: vec![Layer::Dense(Dense {
+//!         inputs: 2, outputs: 1, weights: vec![2.0, -1.0], bias: vec![0.5] })] };
+//! let plan = FixedPlan::<Z64>::new(&model, 13).unwrap();
+//! let net = testing::Net::new(4);
+//! type Fut = Pin<Box<dyn std::future::Future<Output = Result<Option<Vec<f64>>, ringfence_core::Error>>>>;
+//! let mut futs: Vec<Fut> = Vec::new();
+//! for (i, seeds) in testing::rep3_seeds(1).into_iter().enumerate() {
+//!     let me = PartyId(i as u8);
+//!     let mut catalog = Catalog::new(8);
+//!     catalog.add("tiny", plan.shape(), (i == 0).then(|| plan.clone()));
+//!     let ctx = Ctx::new(me, 4, SessionId([1; 16]), net.transport(me));
+//!     futs.push(Box::pin(async move {
+//!         let p = Rep3::setup(ctx, seeds).await?;
+//!         let (_, outcome) = service::serve(p, service::CLIENT, &catalog, |_, _| {}).await?;
+//!         assert_eq!(outcome, service::Outcome::Answered);
+//!         Ok(None)
+//!     }));
+//! }
+//! let ctx = Ctx::new(service::CLIENT, 4, SessionId([1; 16]), net.transport(service::CLIENT));
+//! futs.push(Box::pin(async move {
+//!     let mut c = service::Client::new(ctx, Seed::from_bytes([9; 32]));
+//!     let info = c.request(&Request::new("tiny", Backend::Meteor, 1)).await?;
+//!     let ready = c.setup(&info).await?;
+//!     Ok(c.run(ready, &[1.0, 3.0]).await?.scores)
+//! }));
+//! let outs = net.run(futs);
+//! let y = outs[3].as_ref().unwrap().as_ref().unwrap()[0];
+//! assert!((y - (-0.5)).abs() < 1e-3);
+//! ```
+
+use crate::meteor::client::MeteorClient;
+use crate::meteor::Meteor;
+use crate::net::{Ctx, FrameError, PartyId, Stats, Transport};
+use crate::nn::{self, argmax_rows, FixedPlan, Output, PlanShape};
+use crate::prg::Seed;
+use crate::rep3::client::Rep3Client;
+use crate::rep3::Rep3;
+use crate::ring::fixed::FixedPoint;
+use crate::ring::Z64;
+use crate::Error;
+
+/// The client's participant id in a classification session (compute parties are 0, 1, 2).
+pub const CLIENT: PartyId = PartyId(3);
+/// The compute party that holds the model's weights and shares them.
+pub const MODEL_OWNER: PartyId = PartyId(0);
+/// Longest model name, in bytes.
+pub const MAX_NAME: usize = 32;
+/// Version of the control messages; a mismatch is refused.
+pub const VERSION: u8 = 1;
+
+const MAGIC: u64 = 0x5246_434c; // "RFCL"
+const REQUEST_WORDS: usize = 2 + MAX_NAME / 8;
+const INFO_WORDS: usize = 5;
+/// Longest refusal text, in words.
+const MAX_REASON_WORDS: usize = 32;
+
+/// The protocol family a request runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Replicated 3-party sharing ([`crate::rep3`]): can reveal only the class.
+    Rep3,
+    /// METEOR ([`crate::meteor`]): fewer online rounds; reveals the scores to the client.
+    Meteor,
+}
+
+impl Backend {
+    /// Its name on command lines and in the SDK.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rep3 => "rep3",
+            Self::Meteor => "meteor",
+        }
+    }
+
+    fn code(self) -> u64 {
+        match self {
+            Self::Rep3 => 1,
+            Self::Meteor => 2,
+        }
+    }
+
+    fn from_code(c: u64) -> Option<Self> {
+        [Self::Rep3, Self::Meteor].into_iter().find(|b| b.code() == c)
+    }
+}
+
+impl core::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "rep3" => Ok(Self::Rep3),
+            "meteor" => Ok(Self::Meteor),
+            _ => Err(format!("unknown backend {s:?} (rep3 or meteor)")),
+        }
+    }
+}
+
+fn output_code(o: Output) -> u64 {
+    match o {
+        Output::Argmax => 2,
+        _ => 1,
+    }
+}
+
+/// What a client asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// A model name the parties serve (at most [`MAX_NAME`] bytes).
+    pub model: String,
+    /// The protocol family.
+    pub backend: Backend,
+    /// What the client receives: the scores, or only the class (rep3 only).
+    pub output: Output,
+    /// Samples in this request.
+    pub batch: usize,
+}
+
+impl Request {
+    /// A request for the scores of `batch` samples (the most common one).
+    pub fn new(model: &str, backend: Backend, batch: usize) -> Self {
+        Self { model: model.into(), backend, output: Output::Logits, batch }
+    }
+
+    /// Checks what can be checked without the parties: the model name's form.
+    pub fn validate(&self) -> Result<(), Error> {
+        let name = self.model.as_bytes();
+        if name.is_empty() || name.len() > MAX_NAME || name.contains(&0) {
+            return Err(Error::ApiMisuse(format!(
+                "model name {:?}: 1 to {MAX_NAME} bytes, no NUL",
+                self.model
+            )));
+        }
+        Ok(())
+    }
+
+    fn encode(&self) -> Result<Vec<Z64>, Error> {
+        self.validate()?;
+        let name = self.model.as_bytes();
+        let head = MAGIC << 32
+            | u64::from(VERSION) << 24
+            | self.backend.code() << 16
+            | output_code(self.output) << 8;
+        let mut w = vec![Z64(head), Z64(self.batch as u64)];
+        let mut padded = [0u8; MAX_NAME];
+        padded[..name.len()].copy_from_slice(name);
+        w.extend(padded.chunks(8).map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))));
+        Ok(w)
+    }
+
+    /// Decodes a request; `Err` is the refusal reason.
+    fn decode(w: &[Z64]) -> Result<Self, String> {
+        let head = w[0].0;
+        if head >> 32 != MAGIC {
+            return Err("not a classification request".into());
+        }
+        if (head >> 24) as u8 != VERSION {
+            return Err(format!(
+                "request version {} is not the served version {VERSION}",
+                (head >> 24) as u8
+            ));
+        }
+        let backend = Backend::from_code((head >> 16) & 0xff)
+            .ok_or_else(|| format!("unknown backend code {}", (head >> 16) & 0xff))?;
+        let output = match (head >> 8) & 0xff {
+            1 => Output::Logits,
+            2 => Output::Argmax,
+            c => return Err(format!("unknown output code {c}")),
+        };
+        let bytes: Vec<u8> = w[2..].iter().flat_map(|z| z.0.to_le_bytes()).collect();
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        let model = core::str::from_utf8(&bytes[..end])
+            .map_err(|_| "model name is not UTF-8".to_string())?
+            .to_string();
+        let batch = usize::try_from(w[1].0).map_err(|_| "batch too large".to_string())?;
+        Ok(Self { model, backend, output, batch })
+    }
+}
+
+/// What the parties tell the client about the requested model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// Values per input sample.
+    pub input_len: usize,
+    /// Scores per sample (classes).
+    pub output_len: usize,
+    /// Fractional bits of the fixed-point encoding.
+    pub frac_bits: u32,
+    /// Samples in the accepted request.
+    pub batch: usize,
+    backend: Backend,
+    output: Output,
+}
+
+impl ModelInfo {
+    fn encode(&self) -> Vec<Z64> {
+        let head = MAGIC << 32 | u64::from(VERSION) << 24;
+        [head, self.input_len as u64, self.output_len as u64, u64::from(self.frac_bits), 0]
+            .map(Z64)
+            .to_vec()
+    }
+
+    /// The values the client receives back: all scores, or one class per sample.
+    fn result_len(&self) -> usize {
+        match self.output {
+            Output::Argmax => self.batch,
+            _ => self.batch * self.output_len,
+        }
+    }
+}
+
+/// A model a party serves.
+struct Served {
+    name: String,
+    shape: PlanShape,
+    plan: Option<FixedPlan<Z64>>,
+}
+
+/// The models a compute party serves, by name, and its limits. The model owner
+/// ([`MODEL_OWNER`]) holds every model's weights; the other parties only the public shapes.
+pub struct Catalog {
+    models: Vec<Served>,
+    max_batch: usize,
+}
+
+impl core::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let names: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
+        f.debug_struct("Catalog")
+            .field("models", &names)
+            .field("max_batch", &self.max_batch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Catalog {
+    /// An empty catalogue accepting requests of at most `max_batch` samples.
+    pub fn new(max_batch: usize) -> Self {
+        Self { models: Vec::new(), max_batch }
+    }
+
+    /// Serves `shape` under `name`; the owner passes the weights (`plan`), others `None`.
+    pub fn add(&mut self, name: &str, shape: PlanShape, plan: Option<FixedPlan<Z64>>) {
+        self.models.retain(|m| m.name != name);
+        self.models.push(Served { name: name.into(), shape, plan });
+    }
+
+    /// The served names, in the order they were added.
+    pub fn names(&self) -> Vec<&str> {
+        self.models.iter().map(|m| m.name.as_str()).collect()
+    }
+
+    /// Checks a request against what this party serves; `Err` is the refusal reason.
+    fn admit(&self, req: &Request) -> Result<(&Served, ModelInfo), String> {
+        let m = self.models.iter().find(|m| m.name == req.model).ok_or_else(|| {
+            format!("unknown model {:?}; served: {}", req.model, self.names().join(", "))
+        })?;
+        if req.batch == 0 || req.batch > self.max_batch {
+            return Err(format!(
+                "batch of {} (this deployment takes 1 to {})",
+                req.batch, self.max_batch
+            ));
+        }
+        if req.backend == Backend::Meteor && req.output == Output::Argmax {
+            return Err("meteor reveals the scores (it has no argmax protocol); ask for the \
+                        scores or use rep3"
+                .into());
+        }
+        let info = ModelInfo {
+            input_len: m.shape.input_len,
+            output_len: m.shape.output_len(),
+            frac_bits: m.shape.frac_bits,
+            batch: req.batch,
+            backend: req.backend,
+            output: req.output,
+        };
+        Ok((m, info))
+    }
+}
+
+/// A point in a served session, reported to [`serve`]'s observer with the counters so far
+/// (the caller, which has a clock, times the stages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// The request was accepted by all three parties.
+    Accepted {
+        /// The request.
+        request: Request,
+    },
+    /// Weights shared and preprocessing made; the online phase starts.
+    SetupDone,
+    /// The result was sent to the client.
+    OnlineDone,
+}
+
+/// How a served request ended (errors aside).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// The client received its result.
+    Answered,
+    /// The request was refused (the client was told why); the session is intact, so the caller
+    /// can close it cleanly (flushing the refusal) or go on using it.
+    Refused(String),
+}
+
+/// Serves one request of `client` on the session `p` (compute party side): negotiation, setup
+/// and online inference, with `observe` called at each [`Stage`]. Returns the session for reuse
+/// and how the request ended.
+pub async fn serve<T: Transport>(
+    mut p: Rep3<T>,
+    client: PartyId,
+    catalog: &Catalog,
+    mut observe: impl FnMut(&Stage, Stats),
+) -> Result<(Rep3<T>, Outcome), Error> {
+    let me = p.me();
+    if me.0 >= 3 || client.0 < 3 {
+        return Err(Error::ApiMisuse(format!(
+            "serve: {me} is not a compute party or {client} not a client"
+        )));
+    }
+    let ctx = p.ctx_mut();
+    ctx.round();
+    let words = ctx.recv::<Z64>(client, REQUEST_WORDS).await?;
+    // The parties compare the raw request before interpreting it, so all of them refuse or
+    // accept together.
+    ctx.round();
+    let others: Vec<PartyId> = (0..3).map(PartyId).filter(|&j| j != me).collect();
+    for &j in &others {
+        ctx.send(j, &words)?;
+    }
+    let mut verdict = Request::decode(&words).and_then(|r| catalog.admit(&r).map(|a| (r, a)));
+    for &j in &others {
+        if ctx.recv::<Z64>(j, REQUEST_WORDS).await? != words {
+            verdict = Err(format!("the client sent {j} and {me} different requests"));
+        }
+    }
+    ctx.round();
+    let (request, (served, info)) = match verdict {
+        Ok(v) => v,
+        Err(reason) => {
+            let mut msg =
+                vec![Z64(MAGIC << 32 | u64::from(VERSION) << 24 | 1), Z64(0), Z64(0), Z64(0)];
+            let text = encode_text(&reason);
+            msg.push(Z64(text.len() as u64));
+            ctx.send(client, &msg)?;
+            ctx.send(client, &text)?;
+            return Ok((p, Outcome::Refused(reason)));
+        }
+    };
+    ctx.send(client, &info.encode())?;
+    observe(&Stage::Accepted { request: request.clone() }, p.ctx().stats());
+    let batch = request.batch;
+    let owner_plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
+    if me == MODEL_OWNER && owner_plan.is_none() {
+        return Err(Error::ApiMisuse(format!(
+            "{me} owns the models but has no weights for {:?}",
+            served.name
+        )));
+    }
+    match request.backend {
+        Backend::Meteor => {
+            use nn::meteor::{infer, preprocess, share_model};
+            let mut m = Meteor::new(p);
+            let model = share_model(&mut m, MODEL_OWNER, owner_plan, &served.shape).await?;
+            let mut prep = preprocess(&mut m, &model, batch, client).await?;
+            observe(&Stage::SetupDone, m.rep3().ctx().stats());
+            let mask = prep.take_input_mask()?;
+            let x = m.share(client, None, mask).await?;
+            let y = infer(&mut m, &model, x, prep).await?;
+            m.reveal_to_client(client, y).await?;
+            observe(&Stage::OnlineDone, m.rep3().ctx().stats());
+            Ok((m.into_rep3(), Outcome::Answered))
+        }
+        Backend::Rep3 => {
+            let model = nn::share_model(&mut p, MODEL_OWNER, owner_plan, &served.shape).await?;
+            let prep = nn::preprocess(&mut p, &served.shape, batch, request.output).await?;
+            observe(&Stage::SetupDone, p.ctx().stats());
+            let x = p.input_from_client::<Z64>(client, batch * served.shape.input_len).await?;
+            let y = nn::infer(&mut p, &model, x, prep).await?;
+            p.reveal_to_client(client, y).await?;
+            observe(&Stage::OnlineDone, p.ctx().stats());
+            Ok((p, Outcome::Answered))
+        }
+    }
+}
+
+fn encode_text(s: &str) -> Vec<Z64> {
+    let mut b = s.as_bytes().to_vec();
+    b.truncate(MAX_REASON_WORDS * 8);
+    b.resize(b.len().div_ceil(8) * 8, 0);
+    b.chunks(8).map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))).collect()
+}
+
+fn decode_text(w: &[Z64]) -> String {
+    let b: Vec<u8> = w.iter().flat_map(|z| z.0.to_le_bytes()).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+/// The result of a classification, as the client reconstructs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Classification {
+    /// `batch × output_len` scores (`None` when only the class was requested).
+    pub scores: Option<Vec<f64>>,
+    /// The class index of each sample (the argmax of its scores).
+    pub classes: Vec<usize>,
+    /// What each party received of the input, as raw ring words (METEOR: the masked input
+    /// `m = x − ψ`, the same for all three; rep3: the party's first additive component). Random
+    /// to anyone but the client by design; for display (the demo draws it).
+    pub sent: [Vec<u64>; 3],
+}
+
+/// A request the parties accepted, ready for its input. Single use.
+#[derive(Debug)]
+pub struct Ready {
+    info: ModelInfo,
+    mask: Option<crate::meteor::client::ClientMask<Z64>>,
+}
+
+/// The client side: [`request`](Client::request), then [`setup`](Client::setup), then
+/// [`run`](Client::run) (the split lets callers report progress). `Debug` is redacted.
+pub struct Client<T> {
+    ctx: Option<Ctx<T>>,
+    own: Seed,
+}
+
+impl<T> core::fmt::Debug for Client<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Client").finish_non_exhaustive()
+    }
+}
+
+impl<T: Transport> Client<T> {
+    /// A client on `ctx` (id ≥ 3, four participants) with private randomness `own`.
+    pub fn new(ctx: Ctx<T>, own: Seed) -> Self {
+        Self { ctx: Some(ctx), own }
+    }
+
+    fn ctx(&mut self) -> Result<&mut Ctx<T>, Error> {
+        self.ctx.as_mut().ok_or_else(|| Error::ApiMisuse("the client's session was used up".into()))
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.ctx.as_ref().map(Ctx::stats).unwrap_or_default()
+    }
+
+    /// Gives the context back (e.g. to close its transport).
+    pub fn into_ctx(self) -> Option<Ctx<T>> {
+        self.ctx
+    }
+
+    /// Sends `req` to the three parties and returns the model's description once all three
+    /// accepted it ([`Error::Refused`] with their reason otherwise).
+    pub async fn request(&mut self, req: &Request) -> Result<ModelInfo, Error> {
+        let words = req.encode()?;
+        let ctx = self.ctx()?;
+        ctx.round();
+        for i in 0..3 {
+            ctx.send(PartyId(i), &words)?;
+        }
+        ctx.round();
+        let mut infos = Vec::with_capacity(3);
+        for i in (0..3).map(PartyId) {
+            let w = ctx.recv::<Z64>(i, INFO_WORDS).await?;
+            let bad = |what: &'static str| Error::PeerMisbehaved {
+                peer: i,
+                reason: FrameError::Malformed(what),
+            };
+            if w[0].0 >> 24 != (MAGIC << 8 | u64::from(VERSION)) {
+                return Err(bad("not a model description"));
+            }
+            if w[0].0 & 0xff == 1 {
+                let n = usize::try_from(w[4].0).unwrap_or(usize::MAX);
+                if n > MAX_REASON_WORDS {
+                    return Err(bad("refusal text too long"));
+                }
+                let reason = decode_text(&ctx.recv::<Z64>(i, n).await?);
+                return Err(Error::Refused { peer: i, reason });
+            }
+            let size = |z: Z64| usize::try_from(z.0).ok().filter(|&v| v > 0 && v <= 1 << 28);
+            let (Some(input_len), Some(output_len)) = (size(w[1]), size(w[2])) else {
+                return Err(bad("model sizes out of range"));
+            };
+            let frac_bits = u32::try_from(w[3].0)
+                .ok()
+                .filter(|&f| f < 62)
+                .ok_or_else(|| bad("fractional bits out of range"))?;
+            infos.push(ModelInfo {
+                input_len,
+                output_len,
+                frac_bits,
+                batch: req.batch,
+                backend: req.backend,
+                output: req.output,
+            });
+        }
+        if infos.iter().any(|i| *i != infos[0]) {
+            return Err(Error::PeerMisbehaved {
+                peer: PartyId(1),
+                reason: FrameError::Malformed("the parties describe the model differently"),
+            });
+        }
+        Ok(infos[0])
+    }
+
+    /// Takes part in the setup (METEOR: receives the input's mask; rep3: nothing to do).
+    pub async fn setup(&mut self, info: &ModelInfo) -> Result<Ready, Error> {
+        let mask = match info.backend {
+            Backend::Meteor => {
+                let ctx = self
+                    .ctx
+                    .take()
+                    .ok_or_else(|| Error::ApiMisuse("the client's session was used up".into()))?;
+                let mut c = MeteorClient::new(ctx);
+                let mask = c.receive_mask::<Z64>(info.batch * info.input_len).await;
+                self.ctx = Some(c.into_ctx());
+                Some(mask?)
+            }
+            Backend::Rep3 => None,
+        };
+        Ok(Ready { info: *info, mask })
+    }
+
+    /// Encodes and shares `input` (`batch × input_len` reals), waits for the result and
+    /// reconstructs it. Bad input (wrong length, non-finite or out-of-range values) is an
+    /// error before anything is sent.
+    pub async fn run(&mut self, ready: Ready, input: &[f64]) -> Result<Classification, Error> {
+        let info = ready.info;
+        if input.len() != info.batch * info.input_len {
+            return Err(Error::ApiMisuse(format!(
+                "input has {} values; the model takes {} per sample and the request is for {} sample(s)",
+                input.len(),
+                info.input_len,
+                info.batch
+            )));
+        }
+        let fp = FixedPoint::new(info.frac_bits);
+        let x: Vec<Z64> = fp.encode_slice(input)?;
+        let n = info.result_len();
+        let ctx = self
+            .ctx
+            .take()
+            .ok_or_else(|| Error::ApiMisuse("the client's session was used up".into()))?;
+        let (out, ctx) = match ready.mask {
+            Some(mask) => {
+                let mut c = MeteorClient::new(ctx);
+                let r = match c.share(&x, mask) {
+                    Ok(m) => {
+                        c.reconstruct::<Z64>(n).await.map(|out| (out, [m.clone(), m.clone(), m]))
+                    }
+                    Err(e) => Err(e),
+                };
+                (r, c.into_ctx())
+            }
+            None => {
+                let mut c = Rep3Client::new(ctx, self.own.clone());
+                let r = match c.share(&x) {
+                    Ok(comps) => c.reconstruct::<Z64>(n).await.map(|out| (out, comps)),
+                    Err(e) => Err(e),
+                };
+                (r, c.into_ctx())
+            }
+        };
+        self.ctx = Some(ctx);
+        let (out, sent) = out?;
+        let sent = sent.map(|v| v.into_iter().map(|z| z.0).collect());
+        Ok(match info.output {
+            Output::Argmax => Classification {
+                scores: None,
+                classes: out.iter().map(|c| usize::try_from(c.0).unwrap_or(usize::MAX)).collect(),
+                sent,
+            },
+            _ => {
+                let scores: Vec<f64> = out.iter().map(|&v| fp.decode(v)).collect();
+                let classes = argmax_rows(&scores, info.output_len);
+                Classification { scores: Some(scores), classes, sent }
+            }
+        })
+    }
+}

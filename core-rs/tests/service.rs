@@ -1,0 +1,269 @@
+//! Private classification as a service (`service`): a client and three parties on the in-memory
+//! network, on both backends, against the plaintext plan; refusals and bad requests.
+
+mod common;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use ringfence_core::net::{Ctx, PartyId, SessionId, Stats};
+use ringfence_core::nn::{argmax_rows, import_onnx, FixedPlan, Output, DEFAULT_FRAC_BITS};
+use ringfence_core::prg::Seed;
+use ringfence_core::rep3::Rep3;
+use ringfence_core::ring::fixed::FixedPoint;
+use ringfence_core::ring::Z64;
+use ringfence_core::service::{
+    self, Backend, Catalog, Classification, Outcome, Request, Stage, CLIENT,
+};
+use ringfence_core::testing::{self, MemTransport};
+use ringfence_core::Error;
+
+type Fut<'a, O> = Pin<Box<dyn Future<Output = O> + 'a>>;
+
+/// How a party's service ended and its stages in order, or its error.
+type PartyResult = Result<(Outcome, Vec<Stage>), Error>;
+
+/// What a participant's run gives: a party's stages in order, or the client's result.
+enum Out {
+    Party(PartyResult),
+    Client(Result<Classification, Error>),
+}
+
+fn logreg_plan() -> FixedPlan<Z64> {
+    FixedPlan::new(&import_onnx(common::LOGREG).unwrap(), DEFAULT_FRAC_BITS).unwrap()
+}
+
+fn catalog(me: u8, plan: &FixedPlan<Z64>) -> Catalog {
+    let mut c = Catalog::new(16);
+    c.add("logreg", plan.shape(), (me == 0).then(|| plan.clone()));
+    c
+}
+
+/// Runs the three parties serving `plan` as "logreg" and `client` on a fresh network; returns
+/// the parties' stages and the client's result.
+fn run<'a, C>(
+    plan: &'a FixedPlan<Z64>,
+    client: C,
+) -> (Vec<PartyResult>, Result<Classification, Error>)
+where
+    C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
+{
+    run_seeded(7, plan, client)
+}
+
+/// [`run`] with the parties' randomness from `seed`.
+fn run_seeded<'a, C>(
+    seed: u64,
+    plan: &'a FixedPlan<Z64>,
+    client: C,
+) -> (Vec<PartyResult>, Result<Classification, Error>)
+where
+    C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
+{
+    let net = testing::Net::new(4);
+    let mut futs: Vec<Fut<'a, Out>> = Vec::new();
+    for (i, seeds) in testing::rep3_seeds(seed).into_iter().enumerate() {
+        let me = PartyId(i as u8);
+        let ctx = Ctx::new(me, 4, SessionId([3; 16]), net.transport(me));
+        futs.push(Box::pin(async move {
+            let cat = catalog(i as u8, plan);
+            let mut stages = Vec::new();
+            let r = async {
+                let p = Rep3::setup(ctx, seeds).await?;
+                service::serve(p, CLIENT, &cat, |s: &Stage, _: Stats| stages.push(s.clone())).await
+            }
+            .await;
+            Out::Party(r.map(|(_, outcome)| (outcome, stages)))
+        }));
+    }
+    let ctx = Ctx::new(CLIENT, 4, SessionId([3; 16]), net.transport(CLIENT));
+    let c = client(ctx);
+    futs.push(Box::pin(async move { Out::Client(c.await) }));
+    let (mut parties, mut result) = (Vec::new(), None);
+    for o in net.run(futs) {
+        match o {
+            Out::Party(p) => parties.push(p),
+            Out::Client(c) => result = Some(c),
+        }
+    }
+    (parties, result.expect("the client ran"))
+}
+
+fn classify<'a>(
+    req: Request,
+    input: Vec<f64>,
+) -> impl FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>> {
+    classify_seeded(5, req, input)
+}
+
+/// [`classify`] with the client's randomness from `seed`.
+fn classify_seeded<'a>(
+    seed: u8,
+    req: Request,
+    input: Vec<f64>,
+) -> impl FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>> {
+    move |ctx| {
+        Box::pin(async move {
+            let mut c = service::Client::new(ctx, Seed::from_bytes([seed; 32]));
+            let info = c.request(&req).await?;
+            assert_eq!((info.input_len, info.output_len, info.batch), (64, 10, req.batch));
+            let ready = c.setup(&info).await?;
+            c.run(ready, &input).await
+        })
+    }
+}
+
+fn digits(n: usize) -> Vec<f64> {
+    common::DIGITS8[..n * 64].iter().map(|&p| f64::from(p)).collect()
+}
+
+#[test]
+fn both_backends_classify_like_the_plaintext_plan() {
+    let plan = logreg_plan();
+    let batch = 5;
+    let x = digits(batch);
+    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
+    let plain: Vec<f64> = plan
+        .eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), batch)
+        .unwrap()
+        .iter()
+        .map(|&v| fp.decode(v))
+        .collect();
+    let want = argmax_rows(&plain, 10);
+    for backend in [Backend::Meteor, Backend::Rep3] {
+        let (parties, out) =
+            run(&plan, classify(Request::new("logreg", backend, batch), x.clone()));
+        let out = out.unwrap();
+        assert_eq!(out.classes, want, "{backend:?}");
+        let scores = out.scores.unwrap();
+        let worst = scores.iter().zip(&plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(worst < 0.01, "{backend:?}: scores differ from the plaintext plan by {worst}");
+        for p in parties {
+            let (outcome, stages) = p.unwrap();
+            assert_eq!(outcome, Outcome::Answered);
+            assert!(
+                matches!(&stages[0], Stage::Accepted { request } if request.backend == backend)
+            );
+            assert_eq!(&stages[1..], &[Stage::SetupDone, Stage::OnlineDone]);
+        }
+    }
+    // What the parties received is fresh randomness each run, never the input.
+    let enc: Vec<u64> = fp.encode_slice::<Z64>(&x).unwrap().iter().map(|z| z.0).collect();
+    for backend in [Backend::Meteor, Backend::Rep3] {
+        let views: Vec<[Vec<u64>; 3]> = (0..2u8)
+            .map(|k| {
+                let req = Request::new("logreg", backend, batch);
+                let client = classify_seeded(k, req, x.clone());
+                run_seeded(u64::from(k), &plan, client).1.unwrap().sent
+            })
+            .collect();
+        for (i, (a, b)) in views[0].iter().zip(&views[1]).enumerate() {
+            assert_eq!(a.len(), enc.len());
+            let same = a.iter().zip(b).filter(|(u, v)| u == v).count();
+            let plain = a.iter().zip(&enc).filter(|(u, v)| u == v).count();
+            assert!(
+                same <= 1 && plain <= 1,
+                "{backend:?} P{i}: {same} repeated, {plain} in the clear"
+            );
+        }
+        if backend == Backend::Meteor {
+            assert!(views[0][0] == views[0][1] && views[0][1] == views[0][2]);
+        } else {
+            let sum: Vec<u64> = (0..enc.len())
+                .map(|k| views[0].iter().fold(0u64, |acc, c| acc.wrapping_add(c[k])))
+                .collect();
+            assert_eq!(sum, enc, "rep3 components add up to the input");
+        }
+    }
+    // rep3 can give the class alone.
+    let mut req = Request::new("logreg", Backend::Rep3, batch);
+    req.output = Output::Argmax;
+    let (_, out) = run(&plan, classify(req, x));
+    let out = out.unwrap();
+    assert_eq!((out.scores, out.classes), (None, want));
+}
+
+fn refused(out: Result<Classification, Error>) -> String {
+    match out {
+        Err(Error::Refused { reason, .. }) => reason,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_requests_are_refused_by_all_parties_with_the_reason() {
+    let plan = logreg_plan();
+    let cases: Vec<(Request, &str)> = vec![
+        (Request::new("lenet", Backend::Meteor, 1), "unknown model \"lenet\"; served: logreg"),
+        (
+            Request::new("logreg", Backend::Meteor, 17),
+            "batch of 17 (this deployment takes 1 to 16)",
+        ),
+        (Request::new("logreg", Backend::Rep3, 0), "batch of 0"),
+        (
+            Request { output: Output::Argmax, ..Request::new("logreg", Backend::Meteor, 1) },
+            "meteor reveals the scores",
+        ),
+    ];
+    for (req, want) in cases {
+        let (parties, out) = run(&plan, classify(req.clone(), digits(1)));
+        let reason = refused(out);
+        assert!(reason.starts_with(want), "{req:?}: {reason}");
+        for p in parties {
+            assert!(matches!(p, Ok((Outcome::Refused(r), _)) if r == reason), "{req:?}");
+        }
+    }
+}
+
+#[test]
+fn a_client_cannot_send_the_parties_different_requests() {
+    let plan = logreg_plan();
+    let (parties, out) = run(&plan, |mut ctx| {
+        Box::pin(async move {
+            // P2 is asked for another batch size than P0 and P1.
+            let words = |batch: u64| {
+                let mut w = vec![Z64(0x5246_434c << 32 | 1 << 24 | 2 << 16 | 1 << 8), Z64(batch)];
+                w.extend([Z64(u64::from_le_bytes(*b"logreg\0\0")), Z64(0), Z64(0), Z64(0)]);
+                w
+            };
+            ctx.round();
+            for (i, b) in [(0u8, 1), (1, 1), (2, 2)] {
+                ctx.send(PartyId(i), &words(b))?;
+            }
+            Err(Error::ApiMisuse("sent".into()))
+        })
+    });
+    assert!(matches!(out, Err(Error::ApiMisuse(m)) if m == "sent"));
+    for p in parties {
+        match p {
+            Ok((Outcome::Refused(reason), _)) => {
+                assert!(reason.contains("different requests"), "{reason}")
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn bad_input_fails_before_it_is_sent() {
+    let plan = logreg_plan();
+    for (input, want) in [(vec![0.0; 63], "input has 63 values"), (vec![f64::NAN; 64], "")] {
+        let (_, out) = run(&plan, move |ctx| {
+            Box::pin(async move {
+                let mut c = service::Client::new(ctx, Seed::from_bytes([5; 32]));
+                let info = c.request(&Request::new("logreg", Backend::Meteor, 1)).await?;
+                let ready = c.setup(&info).await?;
+                let before = c.stats();
+                let r = c.run(ready, &input).await;
+                assert_eq!(c.stats(), before, "nothing may be sent for bad input");
+                r
+            })
+        });
+        let e = out.unwrap_err();
+        assert!(
+            matches!(&e, Error::ApiMisuse(m) if m.starts_with(want))
+                || matches!(e, Error::OutOfRange(_)),
+            "{e:?}"
+        );
+    }
+}

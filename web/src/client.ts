@@ -1,0 +1,372 @@
+/**
+ * The input provider of a private classification: a {@link Client} asks three compute parties
+ * to run one of the models they serve on its input; the parties see only masked or
+ * secret-shared data, and the client alone learns the result.
+ * @module
+ */
+
+import { RingfenceError, toRingfenceError } from './errors.js';
+import { bindings } from './init.js';
+import { Link, abortError, untilAborted } from './link.js';
+import { NoiseRelayLinks, generateNoiseKeypair, type NoiseKeypair } from './noise.js';
+import type { ProgressCounters } from './party.js';
+import type { WebSocketConstructor } from './transport-ws.js';
+import type { WasmClient, WasmModelInfo } from './wasm-api.js';
+
+/** The client's participant id in a classification session (the parties are 0, 1 and 2). */
+const CLIENT_ID = 3;
+
+/**
+ * Named stages reported through {@link ClientOptions.onProgress}, in this order:
+ *
+ * - `connecting`: {@link Client.connect} started (before anything is sent);
+ * - `request`: a classification starts: the request goes to the parties;
+ * - `setup`: the parties accepted it and run the setup (weights, masks, preprocessing);
+ * - `online`: the input goes out and the result comes back;
+ * - `done`: the classification finished.
+ *
+ * Each stage of a classification is reported when it starts, so a UI can show it while it runs.
+ */
+export type ClientStage = 'connecting' | 'request' | 'setup' | 'online' | 'done';
+
+/** A progress report of a {@link Client}: the stage that starts and the counters so far. */
+export interface ClientProgressEvent extends ProgressCounters {
+  /** The stage that starts (see {@link ClientStage}). */
+  readonly stage: ClientStage;
+}
+
+/** Options of {@link Client.connect}. */
+export interface ClientOptions {
+  /** The relay's base URL, e.g. `ws://127.0.0.1:9000`. */
+  relay: string;
+  /** The session id, 16 bytes, the same as the parties'. */
+  session: Uint8Array;
+  /**
+   * The compute parties' public keys (32 bytes each), in order P0, P1, P2: the links
+   * authenticate the parties against them.
+   */
+  parties: Uint8Array[];
+  /**
+   * This client's keypair. The parties authenticate the client by its public key (Noise KK),
+   * so they must know it before the client connects. When absent, a fresh keypair is generated
+   * and its public key handed to {@link ClientOptions.onPublicKey} first.
+   */
+  keypair?: NoiseKeypair;
+  /**
+   * Called with a generated keypair's public key before connecting (required without
+   * `keypair`): give it to the parties (e.g. through the deployment's session service), and
+   * resolve once they have it.
+   */
+  onPublicKey?: (publicKey: Uint8Array) => void | Promise<void>;
+  /**
+   * How long to wait for the relay connection, and for each message from a party.
+   * @defaultValue 30000
+   */
+  timeoutMs?: number;
+  /**
+   * Cancels the client. Once it aborts, the pending step (even one waiting on a party that
+   * never answers) and every later call reject with a {@link RingfenceError} of code `ABORTED`
+   * whose `cause` is the signal's `reason`, and the links are closed. An already aborted
+   * signal makes {@link Client.connect} reject before anything is sent.
+   */
+  signal?: AbortSignal;
+  /** Called when each stage starts, with the counters so far (see {@link ClientStage}). */
+  onProgress?: (event: ClientProgressEvent) => void;
+  /**
+   * The WebSocket implementation.
+   * @defaultValue `globalThis.WebSocket`, else the `ws` package (Node)
+   */
+  WebSocket?: WebSocketConstructor;
+}
+
+/** Options of {@link Client.classify}. */
+export interface ClassifyOptions {
+  /**
+   * The protocol family: `'meteor'` (fewer online rounds; reveals the scores) or `'rep3'`
+   * (replicated sharing; can reveal the class alone).
+   * @defaultValue 'meteor'
+   */
+  backend?: 'meteor' | 'rep3';
+  /**
+   * What the client learns: every class's score, or only the class (`'class'`: rep3 only).
+   * @defaultValue 'scores'
+   */
+  output?: 'scores' | 'class';
+  /**
+   * Samples in the input (the input holds `batch × inputLen` values, sample after sample).
+   * @defaultValue 1
+   */
+  batch?: number;
+}
+
+/** What the parties told the client about the model. */
+export interface ModelDescription {
+  /** Values per input sample. */
+  readonly inputLen: number;
+  /** Scores per sample (classes). */
+  readonly outputLen: number;
+  /** Fractional bits of the fixed-point encoding (what `sent` is encoded with). */
+  readonly fracBits: number;
+}
+
+/** The result of {@link Client.classify}. */
+export interface Classification {
+  /** The class of each sample (the index of its largest score). */
+  readonly classes: number[];
+  /** `batch × outputLen` scores (absent when only the class was asked for). */
+  readonly scores?: Float64Array;
+  /**
+   * What each party received of the input, as raw 64-bit ring words (METEOR: the masked input,
+   * the same for all three; rep3: party `i`'s additive component). Random to anyone but this
+   * client: for display (e.g. to show what the servers saw).
+   */
+  readonly sent: [BigUint64Array, BigUint64Array, BigUint64Array];
+  /** The model's sizes and encoding. */
+  readonly model: ModelDescription;
+  /** This classification's communication (not the connection's). */
+  readonly stats: ProgressCounters;
+  /** Wall time of each stage, in milliseconds. */
+  readonly timings: {
+    /** Request sent until the parties accepted it. */
+    readonly request: number;
+    /** The setup (weights, masks, preprocessing). */
+    readonly setup: number;
+    /** Input sent until the result was reconstructed. */
+    readonly online: number;
+  };
+}
+
+/** Input values accepted by {@link Client.classify}. */
+export type ClassifyInput = Float32Array | Float64Array | readonly number[];
+
+/**
+ * The input provider of a private classification: connects to the three compute parties through
+ * the relay (Noise links, end to end), then asks them to classify inputs with the models they
+ * serve. Each party sees only masked (METEOR) or secret-shared (rep3) values; the answer is
+ * reconstructed here.
+ *
+ * ```ts
+ * await init();
+ * const client = await Client.connect({ relay: 'ws://127.0.0.1:9000', session, parties, keypair });
+ * const { classes, scores } = await client.classify('lenet', pixels, { backend: 'meteor' });
+ * client.close();
+ * ```
+ *
+ * Input is checked before anything is sent: wrong types fail with `INVALID_ARGUMENT`,
+ * non-finite values with `OUT_OF_RANGE`; the length (`LENGTH_MISMATCH`) and range are checked
+ * against the model as soon as the parties described it, before the setup. A classification
+ * that fails after its request went out ends the session (the parties are left mid-protocol):
+ * the client closes and every later call fails with the same error.
+ */
+export class Client {
+  /** This client's public key (the parties know it). */
+  readonly publicKey: Uint8Array;
+  readonly #raw: WasmClient;
+  readonly #link: Link;
+  readonly #onProgress: ClientOptions['onProgress'];
+  #running = false;
+  #closed = false;
+  /** The error that ended the session, returned by every later call. */
+  #failed: RingfenceError | undefined;
+
+  private constructor(raw: WasmClient, link: Link, publicKey: Uint8Array, onProgress: ClientOptions['onProgress']) {
+    this.#raw = raw;
+    this.#link = link;
+    this.publicKey = publicKey;
+    this.#onProgress = onProgress;
+  }
+
+  /**
+   * Connects to the three parties through the relay and authenticates the links (the parties
+   * must have joined the same session with this client's public key).
+   */
+  static async connect(options: ClientOptions): Promise<Client> {
+    const glue = bindings();
+    const o = checkClientOptions(options);
+    const early = abortError(o.signal);
+    if (early) throw early;
+    let keypair = o.keypair;
+    if (!keypair) {
+      keypair = generateNoiseKeypair();
+      await untilAborted(Promise.resolve(o.onPublicKey?.(keypair.publicKey)), o.signal, () => {});
+    }
+    o.onProgress?.({ stage: 'connecting', bytesSent: 0, bytesReceived: 0, rounds: 0 });
+    const timeoutMs = o.timeoutMs ?? 30_000;
+    const opening = NoiseRelayLinks.open({
+      url: o.relay,
+      sessionId: o.session,
+      id: CLIENT_ID,
+      parties: CLIENT_ID + 1,
+      keypair,
+      publicKeys: [...o.parties, keypair.publicKey],
+      timeoutMs,
+      connectTimeoutMs: timeoutMs,
+      WebSocket: o.WebSocket,
+    });
+    const links = await untilAborted(opening, o.signal, (late) => late.close());
+    const link = new Link(links, o.signal);
+    try {
+      const own = globalThis.crypto.getRandomValues(new Uint8Array(32));
+      return new Client(new glue.Client(o.session, own, link.transport), link, keypair.publicKey, o.onProgress);
+    } catch (e) {
+      link.close();
+      throw toRingfenceError(e);
+    }
+  }
+
+  /**
+   * Classifies `input` (`batch × inputLen` reals) with the served model `model`: sends the
+   * request, takes part in the setup, sends the masked or shared input and reconstructs the
+   * answer. Rejects with `REFUSED` (and the parties' reason) when they decline the request.
+   *
+   * ```ts
+   * const r = await client.classify('nn-a', pixels, { backend: 'rep3', output: 'class' });
+   * console.log(r.classes[0], r.timings.online, r.stats.bytesSent);
+   * ```
+   */
+  async classify(model: string, input: ClassifyInput, options: ClassifyOptions = {}): Promise<Classification> {
+    this.#checkUsable();
+    const values = checkInput(input);
+    if (typeof options !== 'object' || options === null) throw invalid('classify options must be an object');
+    const { backend = 'meteor', output = 'scores', batch = 1 } = options;
+    this.#running = true;
+    const before = this.stats();
+    try {
+      const t0 = this.#report('request');
+      const info = await this.#step(() => this.#raw.request(model, backend, output, batch));
+      checkFits(values, info);
+      const t1 = this.#report('setup');
+      await this.#step(() => this.#raw.setup());
+      const t2 = this.#report('online');
+      const out = await this.#step(() => this.#raw.run(values));
+      const t3 = this.#report('done');
+      const after = this.stats();
+      return {
+        classes: Array.from(out.classes),
+        ...(out.scores ? { scores: out.scores } : {}),
+        sent: out.sent,
+        model: { inputLen: info.inputLen, outputLen: info.outputLen, fracBits: info.fracBits },
+        stats: {
+          bytesSent: after.bytesSent - before.bytesSent,
+          bytesReceived: after.bytesReceived - before.bytesReceived,
+          rounds: after.rounds - before.rounds,
+        },
+        timings: { request: t1 - t0, setup: t2 - t1, online: t3 - t2 },
+      };
+    } catch (e) {
+      const err = this.#link.abortError() ?? this.#closedError() ?? toRingfenceError(e);
+      if (this.stats().bytesSent !== before.bytesSent) {
+        // The parties are mid-protocol with this client: the session cannot go on.
+        this.#failed ??= err;
+        this.#link.close();
+      }
+      throw err;
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Communication so far over this client's connection. */
+  stats(): ProgressCounters {
+    const s = this.#raw.stats();
+    return { bytesSent: s.bytesSent, bytesReceived: this.#link.bytesReceived, rounds: s.rounds };
+  }
+
+  /** Closes the links to the parties (idempotent); later classifications fail with `API_MISUSE`. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    // A step still running fails on the closed links. The wasm session is freed with this
+    // object (wasm-bindgen's finalizer), so `stats()` keeps working.
+    this.#link.close();
+  }
+
+  /** Throws unless a classification may start now. */
+  #checkUsable(): void {
+    const e = this.#link.abortError() ?? this.#closedError() ?? this.#failed;
+    if (e) throw e;
+    if (this.#running) throw new RingfenceError('API_MISUSE', 'classify: another classification is running on this client; await it first');
+  }
+
+  #closedError(): RingfenceError | undefined {
+    return this.#closed ? new RingfenceError('API_MISUSE', 'the client is closed') : undefined;
+  }
+
+  /** One wasm step, cancellable; `start()` throws synchronously on bad arguments (nothing sent). */
+  async #step<T>(start: () => Promise<T>): Promise<T> {
+    const e = this.#link.abortError() ?? this.#closedError();
+    if (e) throw e;
+    return this.#link.race(start());
+  }
+
+  /** Reports `stage` and returns the time it started. */
+  #report(stage: ClientStage): number {
+    this.#onProgress?.({ stage, ...this.stats() });
+    return performance.now();
+  }
+}
+
+function invalid(message: string): RingfenceError {
+  return new RingfenceError('INVALID_ARGUMENT', message);
+}
+
+/** The options, checked without touching the network. */
+function checkClientOptions(options: ClientOptions): ClientOptions {
+  const o = options;
+  const bad = (m: string) => invalid(`Client.connect: ${m}`);
+  if (typeof o !== 'object' || o === null) throw bad('needs an options object');
+  if (typeof o.relay !== 'string' || !/^wss?:\/\//.test(o.relay)) throw bad(`relay must start with ws:// or wss://, got ${String(o.relay)}`);
+  if (!(o.session instanceof Uint8Array) || o.session.length !== 16) throw bad('session must be 16 bytes');
+  const isKey = (k: unknown) => k instanceof Uint8Array && k.length === 32;
+  if (!Array.isArray(o.parties) || o.parties.length !== 3 || !o.parties.every(isKey)) {
+    throw bad("parties must list the 3 parties' public keys (32-byte Uint8Arrays)");
+  }
+  if (o.keypair !== undefined && !(typeof o.keypair === 'object' && isKey(o.keypair?.privateKey) && isKey(o.keypair?.publicKey))) {
+    throw bad('keypair must be {privateKey, publicKey} of 32 bytes each');
+  }
+  if (o.keypair === undefined && typeof o.onPublicKey !== 'function') {
+    throw bad('without a keypair, onPublicKey must hand the generated public key to the parties (they authenticate the client by it)');
+  }
+  if (o.timeoutMs !== undefined && !(Number.isInteger(o.timeoutMs) && o.timeoutMs > 0)) {
+    throw bad(`timeoutMs must be a positive integer, got ${String(o.timeoutMs)}`);
+  }
+  const s = o.signal;
+  if (s !== undefined && !(typeof s === 'object' && s !== null && typeof s.aborted === 'boolean')) {
+    throw bad('signal must be an AbortSignal');
+  }
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw bad('onProgress must be a function');
+  return o;
+}
+
+/** The input as a `Float64Array` of finite values, checked before anything is sent. */
+function checkInput(input: ClassifyInput): Float64Array {
+  let values: Float64Array;
+  if (input instanceof Float64Array || input instanceof Float32Array) {
+    values = Float64Array.from(input);
+  } else if (Array.isArray(input)) {
+    const bad = input.findIndex((v) => typeof v !== 'number');
+    if (bad >= 0) throw invalid(`input[${bad}] must be a number, got ${typeof input[bad]}`);
+    values = Float64Array.from(input);
+  } else {
+    throw invalid(`input must be a Float32Array, Float64Array or number[], got ${input === null ? 'null' : typeof input}`);
+  }
+  const at = values.findIndex((v) => !Number.isFinite(v));
+  if (at >= 0) throw new RingfenceError('OUT_OF_RANGE', `input[${at}] is ${values[at]}: only finite values can be encoded`);
+  return values;
+}
+
+/** Checks the input against the model the parties described, before the setup runs. */
+function checkFits(values: Float64Array, info: WasmModelInfo): void {
+  if (values.length !== info.batch * info.inputLen) {
+    throw new RingfenceError(
+      'LENGTH_MISMATCH',
+      `input has ${values.length} values; the model takes ${info.inputLen} per sample and the request is for ${info.batch} sample(s)`,
+    );
+  }
+  // The core's fixed-point encoder is the one judge of range (|x| < 2^(63 − fracBits)).
+  try {
+    bindings().encodeFixed(values, info.fracBits);
+  } catch (e) {
+    throw toRingfenceError(e);
+  }
+}
