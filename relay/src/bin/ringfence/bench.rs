@@ -77,7 +77,16 @@ impl Backend {
 }
 
 /// Models that `--model` accepts by name: `models/NAME.onnx` of the repository.
-pub(crate) const MODEL_NAMES: &[&str] = &["nn-a", "nn-b", "nn-c", "lenet", "logreg"];
+pub(crate) const MODEL_NAMES: &[&str] =
+    &["nn-a", "nn-b", "nn-c", "lenet", "logreg", "svm", "tree", "alexnet", "vgg16"];
+
+/// Networks of the METEOR paper with random weights: when no generated file
+/// (`scripts/models/make_cifar_nets.py`) is found, they are built in memory
+/// ([`ringfence_core::nn::zoo`]) under the pseudo-path `zoo:NAME`.
+const ZOO: &[&str] = &["alexnet", "vgg16"];
+const ZOO_PREFIX: &str = "zoo:";
+/// The seed of the in-memory networks' weights (the script's, so both give the same model).
+const ZOO_SEED: u64 = 20260521;
 
 /// `--model` as given: a path to an ONNX file, or one of [`MODEL_NAMES`], looked up in
 /// `$RINGFENCE_MODELS`, then in `models/` of the current directory and of its ancestors, then
@@ -102,10 +111,11 @@ pub(crate) fn resolve_model(arg: &std::path::Path) -> Result<std::path::PathBuf,
     for root in &roots {
         dirs.extend(root.ancestors().map(|a| a.join("models")));
     }
-    dirs.iter()
-        .map(|d| d.join(&file))
-        .find(|f| f.is_file())
-        .ok_or_else(|| {
+    let found = dirs.iter().map(|d| d.join(&file)).find(|f| f.is_file());
+    if found.is_none() && ZOO.contains(&name.as_ref()) {
+        return Ok(format!("{ZOO_PREFIX}{name}").into());
+    }
+    found.ok_or_else(|| {
             format!("--model {name}: {file} not found in $RINGFENCE_MODELS or any models/ above the current directory or the executable")
         })
 }
@@ -127,12 +137,18 @@ pub(crate) struct Sizes {
 
 /// A model to benchmark: its name and the imported graph.
 pub(crate) struct ModelBench {
-    name: String,
-    model: ringfence_core::nn::Model,
+    pub(crate) name: String,
+    pub(crate) model: ringfence_core::nn::Model,
 }
 
-/// Reads and imports an ONNX file (errors name the file and the reason).
+/// Reads and imports an ONNX file (errors name the file and the reason), or builds a `zoo:`
+/// network.
 pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
+    if let Some(name) = path.to_str().and_then(|p| p.strip_prefix(ZOO_PREFIX)) {
+        let model = ringfence_core::nn::zoo::paper_model(name, ZOO_SEED)
+            .ok_or_else(|| format!("no built-in network {name:?}"))?;
+        return Ok(ModelBench { name: name.into(), model });
+    }
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let model =
         ringfence_core::nn::import_onnx(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -29,12 +29,11 @@ pub(crate) struct InspectArgs {
 pub(crate) fn run(cmd: &ModelCmd) -> Result<(), String> {
     let ModelCmd::Inspect(a) = cmd;
     let path = crate::bench::resolve_model(&a.model)?;
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let model = nn::import_onnx(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let model = crate::bench::load_model(&path)?.model;
     let plan = FixedPlan::<Z64>::new(&model, DEFAULT_FRAC_BITS)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let shape = plan.shape();
-    println!("{} ({} bytes)", path.display(), bytes.len());
+    println!("{}", path.display());
     println!("  input   {:?} ({} values per sample)", model.input_shape, model.input_len());
     println!("  output  {} scores per sample", model.output_len());
     for (i, l) in model.summary().iter().enumerate() {
@@ -51,11 +50,16 @@ pub(crate) fn run(cmd: &ModelCmd) -> Result<(), String> {
         shape.frac_bits,
         2f64.powi(-(shape.frac_bits as i32))
     );
+    let trees = shape.steps.iter().any(|s| matches!(s, nn::StepShape::Trees(_)));
     let (bytes_online, rounds) = nn::meteor::online_cost(&shape, 64, a.batch);
-    println!(
+    if trees {
+        println!("  meteor  not supported (TreeEnsembleClassifier runs on rep3 only)");
+    } else {
+        println!(
         "  meteor  online {bytes_online} B per party, {rounds} rounds (batch {}, paper's cost model; input sharing and output reveal not included)",
-        a.batch
-    );
+            a.batch
+        );
+    }
     for (name, out) in [("scores", Output::Logits), ("class", Output::Argmax)] {
         let needs = shape.needs(a.batch, out);
         println!(
