@@ -84,6 +84,8 @@ fn bench_model_runs_secure_inference_with_setup_reported() {
     assert!(line["setup_seconds"].as_f64().is_some_and(|s| s > 0.0), "{line}");
     assert!(line["setup_bytes_per_party"].as_f64().is_some_and(|b| b > 0.0), "{line}");
     assert!(line["rounds"].as_f64().is_some_and(|r| r > 3.0), "{line}");
+    // The samples are the first test digits; the reference classes come from onnxruntime.
+    assert_eq!(line["accuracy_agreement"], 1.0, "{line}");
     // A missing model is a clear error from the parent, not three failing children.
     let out = Command::new(EXE).args(["bench", "--model", "no/such/model.onnx"]).output().unwrap();
     assert!(!out.status.success());

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::msgs::{FromChild, OpReport};
 use crate::party::{barrier, report, Session};
+use crate::testset::TestSet;
 
 /// Fractional bits of the fixed-point benchmark.
 const FRAC_BITS: u32 = 16;
@@ -135,10 +136,11 @@ pub(crate) struct Sizes {
     pub(crate) backend: Backend,
 }
 
-/// A model to benchmark: its name and the imported graph.
+/// A model to benchmark: its name, the imported graph, and its test set when it has one.
 pub(crate) struct ModelBench {
     pub(crate) name: String,
     pub(crate) model: ringfence_core::nn::Model,
+    tests: Option<TestSet>,
 }
 
 /// Reads and imports an ONNX file (errors name the file and the reason), or builds a `zoo:`
@@ -147,13 +149,14 @@ pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
     if let Some(name) = path.to_str().and_then(|p| p.strip_prefix(ZOO_PREFIX)) {
         let model = ringfence_core::nn::zoo::paper_model(name, ZOO_SEED)
             .ok_or_else(|| format!("no built-in network {name:?}"))?;
-        return Ok(ModelBench { name: name.into(), model });
+        return Ok(ModelBench { name: name.into(), model, tests: None });
     }
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let model =
         ringfence_core::nn::import_onnx(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path.file_stem().map_or("model".into(), |s| s.to_string_lossy().into_owned());
-    Ok(ModelBench { name, model })
+    let tests = TestSet::for_model(path).ok().filter(|t| t.sample_len() == model.input_len());
+    Ok(ModelBench { name, model, tests })
 }
 
 /// Runs every op of `ops` and reports each to the parent.
@@ -242,12 +245,13 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
 }
 
 /// What an inference benchmark needs at every party: the plan, its shape and (at the input
-/// owner P1) the encoded samples.
+/// owner P1) the encoded samples and the reference classes, when the model has a test set.
 struct InferInputs<R> {
     plan: ringfence_core::nn::FixedPlan<R>,
     shape: ringfence_core::nn::PlanShape,
     batch: usize,
     encoded: Option<Vec<R>>,
+    expected: Option<Vec<usize>>,
 }
 
 const INPUT_OWNER: PartyId = PartyId(1);
@@ -260,14 +264,23 @@ impl<R: IntRing> InferInputs<R> {
         let shape = plan.shape();
         let batch = sizes.batch.max(1);
         let len = batch * shape.input_len;
-        // Deterministic pixel-like inputs in [0, 1); only P1 (the input owner) encodes them.
-        let pixels: Vec<f64> = (0..len).map(|i| ((i * 37 + 11) % 256) as f64 / 256.0).collect();
-        let encoded = if me == INPUT_OWNER {
-            Some(plan.encode_input(&pixels).map_err(|e| e.to_string())?)
-        } else {
-            None
+        // The first `batch` test samples when the model has a test set (agreement with the
+        // reference runtime is then reported), else deterministic pixel-like values in [0, 1).
+        let (pixels, expected) = match &mb.tests {
+            Some(t) => (t.samples(0, batch), Some(t.expected(0, batch))),
+            None => ((0..len).map(|i| ((i * 37 + 11) % 256) as f64 / 256.0).collect(), None),
         };
-        Ok(Self { plan, shape, batch, encoded })
+        let mine = me == INPUT_OWNER;
+        let encoded =
+            mine.then(|| plan.encode_input(&pixels)).transpose().map_err(|e| e.to_string())?;
+        Ok(Self { plan, shape, batch, encoded, expected: expected.filter(|_| mine) })
+    }
+
+    /// The fraction of `classes` equal to the reference runtime's (at the input owner).
+    fn agreement(&self, classes: &[usize]) -> Option<f64> {
+        let want = self.expected.as_ref()?;
+        let same = classes.iter().zip(want).filter(|(a, b)| a == b).count();
+        Some(same as f64 / want.len().max(1) as f64)
     }
 
     fn meter(&self, mb: &ModelBench) -> Meter {
@@ -301,8 +314,12 @@ async fn bench_infer<R: IntRing>(
         let len = io.batch * io.shape.input_len;
         let x = p.input(INPUT_OWNER, io.encoded.as_deref(), len).await.map_err(e)?;
         let y = infer(p, &shared, x, prep).await.map_err(e)?;
-        p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
+        let classes = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
         m.stop(p, warm).await?;
+        if let Some(c) = classes {
+            let c: Vec<usize> = c.iter().map(|v| v.to_i64() as usize).collect();
+            m.agreement = io.agreement(&c);
+        }
     }
     Ok(m.finish(sizes.repeat))
 }
@@ -336,11 +353,12 @@ async fn bench_infer_meteor<R: IntRing>(
         let x = p.share(INPUT_OWNER, io.encoded.as_deref(), mask).await.map_err(e)?;
         let y = infer(&mut p, &shared, x, prep).await.map_err(e)?;
         let scores = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
-        if let Some(s) = scores {
-            // The receiver's argmax, part of the online time.
-            std::hint::black_box(ringfence_core::nn::argmax_rows(&s, io.shape.output_len()));
-        }
+        // The receiver's argmax, part of the online time.
+        let classes = scores.map(|s| ringfence_core::nn::argmax_rows(&s, io.shape.output_len()));
         m.stop(p.rep3_mut(), warm).await?;
+        if let Some(c) = classes {
+            m.agreement = io.agreement(&c);
+        }
     }
     Ok((p.into_rep3(), m.finish(sizes.repeat)))
 }
@@ -357,6 +375,8 @@ struct Meter {
     rounds: u64,
     setup: Option<(f64, u64)>,
     mark: Option<(Instant, ringfence_core::net::Stats, u64)>,
+    /// Inference at the input owner: agreement of the last run's classes with the reference.
+    agreement: Option<f64>,
 }
 
 impl Meter {
@@ -372,6 +392,7 @@ impl Meter {
             rounds: 0,
             setup: None,
             mark: None,
+            agreement: None,
         }
     }
 
@@ -426,6 +447,7 @@ impl Meter {
             rounds: self.rounds as f64 / r,
             setup_seconds: self.setup.map(|(s, _)| s / r),
             setup_frame_bytes: self.setup.map(|(_, b)| b as f64 / r),
+            agreement: self.agreement,
         }
     }
 }
@@ -459,6 +481,10 @@ pub(crate) struct Summary {
     online_bytes_per_party: Option<f64>,
     /// Payload bytes (no frame headers) per party: what the protocols' cost models count.
     payload_bytes_per_party: f64,
+    /// Inference on a model with a test set: the fraction of the batch's classes equal to the
+    /// reference runtime's (onnxruntime) on the same samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accuracy_agreement: Option<f64>,
     /// The links between the parties: `loopback`, or the emulated WAN.
     network: String,
     /// With an emulated WAN: rounds × one-way delay, the time no implementation with this
@@ -516,6 +542,7 @@ pub(crate) fn summarize(
         online_seconds: infer.then_some(seconds),
         online_bytes_per_party: infer.then(|| mean(|r| r.frame_bytes)),
         payload_bytes_per_party: mean(|r| r.payload_bytes),
+        accuracy_agreement: reports.iter().find_map(|r| r.agreement),
         network: "loopback".into(),
         latency_floor_seconds: None,
     }
@@ -573,6 +600,12 @@ pub(crate) fn print_row(s: &Summary) {
         } else {
             println!("        ({shape} = m x k x n; n counts outputs)");
         }
+    }
+    if let Some(a) = s.accuracy_agreement {
+        println!(
+            "        (classes equal to the reference runtime's on {:.1} % of the batch)",
+            a * 100.0
+        );
     }
     if let Some(floor) = s.latency_floor_seconds {
         println!(

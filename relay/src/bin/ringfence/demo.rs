@@ -18,6 +18,7 @@ use crate::bench::{self, Backend};
 use crate::children::Children;
 use crate::msgs::{DemoReport, FromChild};
 use crate::party::{report, Session};
+use crate::testset::TestSet;
 use crate::CommonArgs;
 
 /// Options of `ringfence demo`.
@@ -47,39 +48,22 @@ struct Sample {
     runtime: String,
 }
 
-/// Reads sample `k` of the test set named by the model's reference file.
+/// Reads sample `k` of the model's test set.
 fn load_sample(model: &Path, k: usize) -> Result<Sample, String> {
-    let stem = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let dir = model.parent().unwrap_or(Path::new("."));
-    let ref_path = dir.join("data").join(format!("{stem}.reference.json"));
-    let text = std::fs::read_to_string(&ref_path).map_err(|e| {
-        format!("{}: {e} (the demo needs a model's reference outputs)", ref_path.display())
-    })?;
-    let r: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", ref_path.display()))?;
-    let field = |k: &str| r.get(k).ok_or_else(|| format!("{}: no {k:?}", ref_path.display()));
-    let inputs = field("inputs")?.as_str().ok_or("inputs is not a string")?;
-    // Paths in the reference file are relative to the repository (the models folder's parent).
-    let file = dir.parent().unwrap_or(Path::new(".")).join(inputs);
-    let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let argmax = field("argmax")?.as_array().ok_or("argmax is not an array")?;
-    let count = argmax.len();
-    if count == 0 || bytes.len() % count != 0 {
-        return Err(format!("{}: not {count} equal samples", file.display()));
+    let set = TestSet::for_model(model)?;
+    if k >= set.count() {
+        return Err(format!(
+            "--sample {k}: the test set has {} samples (0 to {})",
+            set.count(),
+            set.count() - 1
+        ));
     }
-    if k >= count {
-        return Err(format!("--sample {k}: the test set has {count} samples (0 to {})", count - 1));
-    }
-    let len = bytes.len() / count;
-    let scale = match field("input_scale")?.as_str() {
-        Some("1/255") => 1.0 / 255.0,
-        Some("1") => 1.0,
-        other => return Err(format!("{}: input_scale {other:?}", ref_path.display())),
-    };
-    let pixels = bytes[k * len..(k + 1) * len].iter().map(|&b| f64::from(b) * scale).collect();
-    let expected = argmax[k].as_u64().ok_or("argmax entry is not a number")? as usize;
-    let runtime = field("runtime")?.as_str().unwrap_or("reference runtime").to_string();
-    Ok(Sample { pixels, side: (len as f64).sqrt() as usize, expected, runtime })
+    Ok(Sample {
+        pixels: set.samples(k, 1),
+        side: (set.sample_len() as f64).sqrt() as usize,
+        expected: set.expected(k, 1)[0],
+        runtime: set.runtime,
+    })
 }
 
 /// Runs the demo; `Ok` only if the private answer equals the plaintext model's.

@@ -16,6 +16,7 @@ mod keygen;
 mod msgs;
 mod party;
 mod relay;
+mod testset;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -65,6 +65,9 @@ pub(crate) struct OpReport {
     /// Preprocessing for the timed runs, if the operation needs any.
     pub(crate) setup_seconds: Option<f64>,
     pub(crate) setup_frame_bytes: Option<f64>,
+    /// Inference, at the input owner: agreement with the reference runtime's classes.
+    #[serde(default)]
+    pub(crate) agreement: Option<f64>,
 }
 
 /// One party's figures of the demo's classification (frame bytes it sent, per stage).
