@@ -53,7 +53,28 @@ impl Chain<'_> {
             )));
         };
         let classes = labels.len();
-        self.layers.push(Layer::Dense(Dense { inputs: k, outputs: classes, weights, bias }));
+        self.classifier_output(
+            n,
+            "LinearClassifier",
+            Layer::Dense(Dense { inputs: k, outputs: classes, weights, bias }),
+            labels,
+        )
+    }
+}
+
+impl Chain<'_> {
+    /// Ends the chain with an ONNX-ML classifier's `layer` (one score per class of `labels`):
+    /// its monotone `post_transform` is left out (the argmax does not change), output 0 (the
+    /// label) is the chain's label output, output 1 (the scores) its current value.
+    pub(super) fn classifier_output(
+        &mut self,
+        n: &NodeProto,
+        op: &str,
+        layer: Layer,
+        labels: Vec<i64>,
+    ) -> Result<(), NnError> {
+        let classes = labels.len();
+        self.layers.push(layer);
         self.len = classes;
         self.shape = vec![classes];
         self.class_labels = Some(labels);
@@ -63,11 +84,9 @@ impl Chain<'_> {
             "NONE" => self.positive = false,
             "SOFTMAX" | "LOGISTIC" | "SOFTMAX_ZERO" => {
                 self.positive = true;
-                self.dropped.push(format!("LinearClassifier.post_transform={post}"));
+                self.dropped.push(format!("{op}.post_transform={post}"));
             }
-            p => {
-                return Err(NnError::Unsupported(format!("{}: post_transform {p}", what(n))));
-            }
+            p => return Err(NnError::Unsupported(format!("{}: post_transform {p}", what(n)))),
         }
         self.labels.extend(n.outputs.first().cloned());
         let scores = n
@@ -185,26 +204,6 @@ impl Chain<'_> {
         }
         let dense =
             Dense { inputs: k, outputs: classes, weights: coef, bias: vec![rho[0]; classes] };
-        self.layers.push(Layer::Dense(dense));
-        self.len = classes;
-        self.shape = vec![classes];
-        self.class_labels = Some(labels);
-        self.terminal = true;
-        let post = str_attr(n, "post_transform").unwrap_or_else(|| "NONE".into());
-        match post.as_str() {
-            "NONE" => self.positive = false,
-            "SOFTMAX" | "LOGISTIC" | "SOFTMAX_ZERO" => {
-                self.positive = true;
-                self.dropped.push(format!("SVMClassifier.post_transform={post}"));
-            }
-            p => return Err(NnError::Unsupported(format!("{}: post_transform {p}", what(n)))),
-        }
-        self.labels.extend(n.outputs.first().cloned());
-        let scores = n
-            .outputs
-            .get(1)
-            .ok_or_else(|| NnError::Malformed(format!("{}: no scores output", what(n))))?;
-        self.cur = BTreeSet::from([scores.clone()]);
-        Ok(())
+        self.classifier_output(n, "SVMClassifier", Layer::Dense(dense), labels)
     }
 }

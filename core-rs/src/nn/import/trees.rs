@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::ml::reals_attr;
-use super::{attr, only_attrs, str_attr, what, Chain};
+use super::{attr, only_attrs, what, Chain};
 use crate::nn::model::Layer;
 use crate::nn::proto::NodeProto;
 use crate::nn::trees::{NodeMode, TreeEnsemble, TreeNode, TreeShape};
@@ -174,26 +174,11 @@ impl Chain<'_> {
             l if l == classes => base,
             l => return Err(bad(format!("{l} base values for {classes} classes"))),
         };
-        self.layers.push(Layer::Trees(TreeEnsemble { shape, thresholds, leaf_weights, base }));
-        self.len = classes;
-        self.shape = vec![classes];
-        self.class_labels = Some(labels);
-        self.terminal = true;
-        let post = str_attr(n, "post_transform").unwrap_or_else(|| "NONE".into());
-        match post.as_str() {
-            "NONE" => self.positive = false,
-            "SOFTMAX" | "LOGISTIC" | "SOFTMAX_ZERO" => {
-                self.positive = true;
-                self.dropped.push(format!("TreeEnsembleClassifier.post_transform={post}"));
-            }
-            p => return Err(NnError::Unsupported(format!("{}: post_transform {p}", what(n)))),
-        }
-        self.labels.extend(n.outputs.first().cloned());
-        let scores = n
-            .outputs
-            .get(1)
-            .ok_or_else(|| NnError::Malformed(format!("{}: no scores output", what(n))))?;
-        self.cur = BTreeSet::from([scores.clone()]);
-        Ok(())
+        self.classifier_output(
+            n,
+            "TreeEnsembleClassifier",
+            Layer::Trees(TreeEnsemble { shape, thresholds, leaf_weights, base }),
+            labels,
+        )
     }
 }
