@@ -1,12 +1,13 @@
-// A local deployment for trying the SDK's `Client` (and for its tests): the native relay and three
-// native compute parties serving a shipped model, all processes of the `ringfence` binary
+// A local deployment for trying the SDK's `Client` (and for its tests): the native relay and
+// native compute parties serving a shipped model (all three, or the ones a test does not run
+// itself with the SDK's `Party.serve`), all processes of the `ringfence` binary
 // (`npm run demo` builds it, or `cargo build --release -p ringfence-relay --bin ringfence`;
 // RINGFENCE_BIN overrides where it is looked for). Not part of the npm package.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { generateNoiseKeypair } from 'ringfence';
+import { Party, SecureRelayTransport, generateNoiseKeypair } from 'ringfence';
 import { findBinary } from '../../scripts/lib/common.mjs';
 
 const toHex = (b) => Buffer.from(b).toString('hex');
@@ -16,13 +17,13 @@ const toHex = (b) => Buffer.from(b).toString('hex');
  * whose public key is `client`, for one classification in `session`. Returns `{ relay,
  * publicKeys, done, stop }`: the relay's URL and the parties' public keys for
  * `Client.connect`, `done` (see {@link serveModel}), and `stop()`, which ends everything.
- * Requires `await init()` (the parties' keys are made with the SDK).
+ * `ids` picks the native parties to start (the caller runs the others, with `keypairs`, the
+ * three parties' keypairs it may pass in). Requires `await init()` (keys are made with the SDK).
  */
-export async function startDeployment({ model, session, client }) {
+export async function startDeployment({ model, session, client, ids = [0, 1, 2], keypairs = [0, 1, 2].map(() => generateNoiseKeypair()) }) {
   const relay = await startRelay();
-  const keypairs = [0, 1, 2].map(() => generateNoiseKeypair());
-  const path = fileURLToPath(new URL(`../../models/${model}.onnx`, import.meta.url));
-  const parties = serveModel({ relayUrl: relay.url, model: path, sessionId: session, keypairs, clientPublicKey: client });
+  const path = modelPath(model);
+  const parties = serveModel({ relayUrl: relay.url, model: path, sessionId: session, keypairs, clientPublicKey: client, ids });
   return {
     relay: relay.url,
     publicKeys: keypairs.map((k) => k.publicKey),
@@ -32,6 +33,29 @@ export async function startDeployment({ model, session, client }) {
       await relay.stop();
     },
   };
+}
+
+const MODELS = new URL('../../models/', import.meta.url);
+
+/** Path of the shipped model `models/NAME.onnx`. */
+export const modelPath = (name) => fileURLToPath(new URL(`${name}.onnx`, MODELS));
+
+/**
+ * Held-out test sample `k` of the shipped model `name`, as its reference file
+ * (`models/data/NAME.reference.json`) describes it: `{ input, expected, runtime }`, the input
+ * scaled as the model takes it, and the class the reference runtime (onnxruntime) gives it.
+ */
+export function referenceSample(name, k) {
+  const ref = JSON.parse(readFileSync(new URL(`data/${name}.reference.json`, MODELS), 'utf8'));
+  // Paths in the reference file are relative to the repository.
+  const all = readFileSync(new URL(`../${ref.inputs}`, MODELS));
+  const len = all.length / ref.argmax.length;
+  const scale = { '1/255': 1 / 255, 1: 1 }[ref.input_scale];
+  if (!Number.isInteger(len) || scale === undefined || !(k >= 0 && k < ref.argmax.length)) {
+    throw new Error(`${name}: no sample ${k} (${ref.argmax.length} samples of ${len} values, input_scale ${ref.input_scale})`);
+  }
+  const input = Float32Array.from(all.subarray(k * len, (k + 1) * len), (b) => b * scale);
+  return { input, expected: ref.argmax[k], runtime: ref.runtime };
 }
 
 /** Path of the `ringfence` binary; fails with how to build it. */
@@ -91,21 +115,27 @@ export async function startRelay(args = [], log = []) {
 }
 
 /**
- * Three native compute parties serving the ONNX model at `model` (under its file stem, e.g.
- * `nn-a`) for one classification by a client, participant 3, whose public key is
- * `clientPublicKey`: `ringfence demo-party` processes linked through the relay at `relayUrl`,
+ * Native compute parties (`ids`, by default all three) serving the ONNX model at `model`
+ * (under its file stem, e.g. `nn-a`) for one classification by a client, participant 3, whose
+ * public key is `clientPublicKey`: `ringfence demo-party` processes linked through the relay at `relayUrl`,
  * driven by their parent line protocol (relay/src/bin/ringfence/msgs.rs): this side writes
  * `setup` (the party's private key, all four public keys, the session), each party answers
  * with its `port`, this side sends `peers` (unused with a relay), and the party reports `demo`
  * figures, then `done` or `error`. A party exits when its stdin closes, so `stop()` ends them.
  *
- * Returns `{ done, stop }`: `done` resolves, once all three exited, with each party's outcome
- * `{ ok, message, report, stderr }`.
+ * `keypairs` holds all three parties' keypairs (the parties not started here run elsewhere with
+ * theirs: e.g. an SDK party in this process).
+ *
+ * Returns `{ done, stop }`: `done` resolves, once all started parties exited, with each one's
+ * outcome `{ id, ok, message, report, stderr }`.
  */
-export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicKey, timeoutMs = 20_000 }) {
+export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicKey, ids = [0, 1, 2], timeoutMs = 20_000 }) {
   const publicKeys = [...keypairs.map((k) => toHex(k.publicKey)), toHex(clientPublicKey)];
-  const ports = [];
-  const children = [0, 1, 2].map((id) => {
+  // Linked through the relay, the parties never dial these: the line protocol asks for them
+  // anyway, so the parties not started here get a placeholder.
+  const ports = [0, 0, 0];
+  let reported = 0;
+  const children = ids.map((id) => {
     const child = spawn(
       ringfenceBinary(),
       ['demo-party', '--id', String(id), '--model', model, '--relay', relayUrl, '--timeout-ms', String(timeoutMs)],
@@ -113,14 +143,14 @@ export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicK
     );
     const send = (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`);
     send({ type: 'setup', private_key: toHex(keypairs[id].privateKey), public_keys: publicKeys, session: toHex(sessionId), participants: 4 });
-    const outcome = { ok: false, message: 'exited without a word', report: undefined, stderr: '' };
+    const outcome = { id, ok: false, message: 'exited without a word', report: undefined, stderr: '' };
     child.stderr.on('data', (d) => (outcome.stderr += d));
     child.stdin.on('error', () => {}); // the party may exit before reading everything
     createInterface({ input: child.stdout }).on('line', (line) => {
       const msg = JSON.parse(line);
       if (msg.type === 'port') {
         ports[id] = msg.port;
-        if (ports.filter(Number.isInteger).length === 3) {
+        if (++reported === ids.length) {
           const addrs = ports.map((p) => `127.0.0.1:${p}`);
           for (const c of children) c.send({ type: 'peers', addrs });
         }
@@ -147,4 +177,25 @@ export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicK
       return Promise.all(children.map((c) => c.exited));
     },
   };
+}
+
+/**
+ * An SDK compute party in this process, joined to the session as party `id` of four
+ * participants (the three parties and the client, whose public key is `clientPublicKey`): Noise
+ * links through the relay at `relayUrl`, `keypairs` being the three parties' keypairs. Returns
+ * `{ party, close }`; `party.serve(...)` serves the client, `close()` leaves the session. The
+ * SDK counterpart of the native parties of {@link serveModel}: a deployment may mix them.
+ */
+export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clientPublicKey, timeoutMs = 20_000, onProgress }) {
+  const publicKeys = [...keypairs.map((k) => k.publicKey), clientPublicKey];
+  const transport = await SecureRelayTransport.connect({
+    url: relayUrl, sessionId, id, keypair: keypairs[id], publicKeys, parties: 4, timeoutMs,
+  });
+  try {
+    const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport, parties: 4, onProgress });
+    return { party, close: () => transport.close() };
+  } catch (e) {
+    transport.close();
+    throw e;
+  }
 }

@@ -13,25 +13,29 @@
  * - `API_MISUSE`: the API was used wrongly (an input passed by a non-owner, a share revealed
  *   twice, a second operation started before the first finished, `init()` not awaited).
  * - `OUT_OF_RANGE`: a value does not fit its encoding (fixed point, non-finite floats).
+ * - `INVALID_MODEL`: a model file given to {@link Party.serve} could not be imported (malformed
+ *   ONNX, an unsupported operator); the message gives the importer's reason.
  * - `PREPROCESSING_EXHAUSTED`: a daBit or truncation-pair store has too little material left.
  * - `PEER_MISBEHAVED`: a peer sent a frame that breaks the protocol (`peer` names it).
  * - `TRANSPORT`: the link to a peer failed or closed (`peer` names it).
  * - `TIMEOUT`: nothing arrived from a peer within the transport's timeout (`peer` names it).
  * - `REFUSED`: the compute parties declined a {@link Client.classify} request (unknown model,
  *   batch too large, ...); the message gives their reason, `peer` the party that answered.
+ *   (A serving {@link Party} is told of a refusal by {@link Party.serve}'s result instead.)
  * - `ABORTED`: the `AbortSignal` given to {@link Party.join} or {@link Client.connect} was
  *   aborted (`cause` is its `reason`); the party or client is closed and every later call fails
  *   the same way.
  * - `WASM_LOAD`: the WebAssembly module could not be fetched, read or instantiated.
  * - `INTERNAL`: a bug; please report it.
  *
- * Errors of the first five kinds are detected before anything is sent.
+ * Errors of the first six kinds are detected before anything is sent.
  */
 export type RingfenceErrorCode =
   | 'INVALID_ARGUMENT'
   | 'LENGTH_MISMATCH'
   | 'API_MISUSE'
   | 'OUT_OF_RANGE'
+  | 'INVALID_MODEL'
   | 'PREPROCESSING_EXHAUSTED'
   | 'PEER_MISBEHAVED'
   | 'TRANSPORT'
@@ -46,6 +50,7 @@ const CODES: ReadonlySet<string> = new Set<RingfenceErrorCode>([
   'LENGTH_MISMATCH',
   'API_MISUSE',
   'OUT_OF_RANGE',
+  'INVALID_MODEL',
   'PREPROCESSING_EXHAUSTED',
   'PEER_MISBEHAVED',
   'TRANSPORT',

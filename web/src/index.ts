@@ -10,6 +10,15 @@
  * const party = await Party.join({ id, sessionId, seeds, transport });
  * ```
  *
+ * A compute party serving a model to a classification client (the session's fourth
+ * participant):
+ *
+ * ```ts
+ * const transport = await SecureRelayTransport.connect({ url, sessionId, id, keypair, publicKeys, parties: 4 });
+ * const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport, parties: 4 });
+ * const result = await party.serve({ models: { 'nn-a': onnxBytes }, maxBatch: 1 });
+ * ```
+ *
  * An input provider: a private classification by three parties that serve a model (they see
  * only masked data; the client alone learns the answer):
  *
@@ -34,6 +43,7 @@ export { WebSocketTransport, type WebSocketConstructor, type WebSocketLike, type
 export { SecureRelayTransport, generateNoiseKeypair, type NoiseKeypair, type SecureRelayTransportOptions } from './noise.js';
 export { DaBitStore, Party, SharedBitVector, SharedVector, TruncPairStore } from './party.js';
 export type { PartyOptions, PartySeeds, PartyStats, ProgressCounters, ProgressEvent, RingValues, Stage } from './party.js';
+export type { ServeAnswered, ServeOptions, ServeRefused, ServeResult, ServeStageFigures, ServeStages, ServedRequest } from './serve.js';
 export { Client } from './client.js';
 export type {
   Classification, ClassifyInput, ClassifyOptions, ClientOptions, ClientProgressEvent, ClientStage, ModelDescription,

@@ -25,8 +25,9 @@ export interface SecureRelayTransportOptions extends Omit<WebSocketTransportOpti
   /** This party's keypair. */
   keypair: NoiseKeypair;
   /**
-   * Every party's public key, indexed by party id (this party's own included): links
-   * authenticate the peers against them.
+   * Every participant's public key, indexed by id (this party's own included): links
+   * authenticate the peers against them. With `parties: 4`, the fourth is the classification
+   * client's (see {@link Party.serve}).
    */
   publicKeys: Uint8Array[];
 }
@@ -139,6 +140,9 @@ export class NoiseRelayLinks implements Transport {
  * // ... operations ...
  * transport.close();
  * ```
+ *
+ * A party serving a classification client links to it too: `parties: 4`, the client's public
+ * key fourth in `publicKeys`, and the same `parties` for {@link Party.join}.
  */
 export class SecureRelayTransport implements Transport {
   /** The keys for {@link Party.join}: `prev`/`next` from the handshakes, `own` fresh. */
@@ -156,9 +160,11 @@ export class SecureRelayTransport implements Transport {
     const bad = (m: string) => new RingfenceError('INVALID_ARGUMENT', `SecureRelayTransport: ${m}`);
     if (typeof o !== 'object' || o === null) throw bad('needs an options object');
     checkOptions(o, bad);
-    if ((o.parties ?? 3) !== 3) throw bad('rep3 sessions have 3 parties');
-    if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== 3) throw bad('publicKeys must list the 3 parties\' keys');
-    return new SecureRelayTransport(await NoiseRelayLinks.open({ ...o, parties: 3 }), o.id);
+    const parties = o.parties ?? 3;
+    if (parties < 3) throw bad('a session has the 3 compute parties, then its clients');
+    if (o.id > 2) throw bad(`id must be a compute party's (0, 1 or 2), got ${o.id}: a client uses Client.connect`);
+    if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== parties) throw bad(`publicKeys must list the ${parties} participants' keys`);
+    return new SecureRelayTransport(await NoiseRelayLinks.open({ ...o, parties }), o.id);
   }
 
   /** The pairwise key shared with `peer` (secret). */

@@ -1,11 +1,13 @@
 /**
- * A compute party of a 3-party `rep3` session over Z_2^64, running in WebAssembly.
+ * A compute party of a 3-party `rep3` session over Z_2^64, running in WebAssembly; it can also
+ * serve models to a classification client ({@link Party.serve}).
  * @module
  */
 
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import { Link } from './link.js';
+import { ServeRecorder, serveOptions, type ServeOptions, type ServeResult } from './serve.js';
 import type { Transport } from './transport.js';
 import type { WasmDaBitStore, WasmParty, WasmSharedBitVec, WasmSharedVec, WasmTruncPairStore } from './wasm-api.js';
 
@@ -27,6 +29,10 @@ export interface PartySeeds {
  *   operation finished (`'dabits'`, `'truncPairs'`);
  * - `online`: an operation on secret data finished (`'input'`, `'mul'`, `'lt'`, `'reveal'`, ...);
  * - `done`: {@link Party.finish} was called.
+ *
+ * {@link Party.serve} reports its stages as they start, with operation `'serve'`: `setup` when
+ * the parties accepted the client's request, `online` when the setup is done, and `done` when
+ * the client has its result.
  */
 export type Stage = 'connecting' | 'setup' | 'online' | 'done';
 
@@ -75,8 +81,15 @@ export interface PartyOptions {
   sessionId: Uint8Array;
   /** The correlated-randomness keys (see {@link PartySeeds}). */
   seeds: PartySeeds;
-  /** The links to the two other parties. */
+  /** The links to the two other parties (and to the clients, when `parties` counts any). */
   transport: Transport;
+  /**
+   * Participants of the session: the three compute parties, plus the clients (ids 3, 4, ...)
+   * when the session serves any ({@link Party.serve}; the transport must reach them too, e.g.
+   * {@link SecureRelayTransport} with the same `parties`).
+   * @defaultValue 3
+   */
+  parties?: number;
   /** Called after every operation with its stage and the counters. */
   onProgress?: (event: ProgressEvent) => void;
   /**
@@ -214,7 +227,7 @@ export class Party {
     options.onProgress?.({ stage: 'connecting', operation: 'join', bytesSent: 0, bytesReceived: 0, rounds: 0 });
     let raw: WasmParty;
     try {
-      raw = await link.race(glue.Party.join(options.id, options.sessionId, options.seeds, link.transport));
+      raw = await link.race(glue.Party.join(options.id, options.sessionId, options.seeds, link.transport, options.parties));
     } catch (e) {
       // No party will use this link: a later abort must not close the caller's transport.
       link.detach();
@@ -329,6 +342,37 @@ export class Party {
   }
 
   /**
+   * Serves one private classification to the session's client (see {@link Client}): waits for
+   * its request, checks with the two other parties that they received the same one, then
+   * accepts it (the model is served and the batch within `maxBatch`) or refuses it with a
+   * reason the client receives too. An accepted request runs its setup (P0 shares the weights;
+   * masks and preprocessing) and its online phase, and ends with one word each way between the
+   * three parties, as native parties do, so SDK and native parties can serve together. The
+   * party must have joined with `parties: 4` (or more), over a transport that reaches the client.
+   *
+   * ```ts
+   * const onnx = new Uint8Array(await (await fetch('/models/nn-a.onnx')).arrayBuffer());
+   * const r = await party.serve({ models: { 'nn-a': onnx }, maxBatch: 1 });
+   * if (r.outcome === 'refused') console.log('refused:', r.reason);
+   * else console.log(r.request.model, r.stages.online.ms, r.stages.online.bytesSent);
+   * ```
+   *
+   * Every model is imported before anything is sent: a malformed file rejects with
+   * `INVALID_MODEL` and the importer's reason, and the party stays fresh. A failure during the
+   * protocol (a peer or the client gone, a timeout) rejects, and the party is lost with it:
+   * every later call fails with the same error.
+   */
+  async serve(options: ServeOptions): Promise<ServeResult> {
+    const o = serveOptions(options);
+    const recorder = new ServeRecorder(this.#counters(), (stage, c) => this.#emit(stage, 'serve', c));
+    const outcome = await this.#op(null, 'serve', () =>
+      this.#raw.serve(o.models, o.maxBatch, o.client, (stage, s) =>
+        recorder.mark(stage, { bytesSent: s.bytesSent, bytesReceived: this.#link.bytesReceived, rounds: s.rounds }),
+      ), (r) => r);
+    return recorder.result(outcome, this.#counters());
+  }
+
+  /**
    * Reports the stage `done` (the session's work is over) and stops listening to the abort
    * signal; the caller closes the transport.
    */
@@ -351,7 +395,8 @@ export class Party {
     }
   }
 
-  async #op<R, T>(stage: Stage, operation: string, start: () => Promise<R>, wrap: (r: R) => T): Promise<T> {
+  /** Runs one wasm operation, cancellable; reports `stage` after it unless `null`. */
+  async #op<R, T>(stage: Stage | null, operation: string, start: () => Promise<R>, wrap: (r: R) => T): Promise<T> {
     const aborted = this.#link.abortError();
     if (aborted) throw aborted;
     let out: T;
@@ -361,15 +406,22 @@ export class Party {
     } catch (e) {
       throw toRingfenceError(e);
     }
-    this.#report(stage, operation);
+    if (stage) this.#report(stage, operation);
     return out;
   }
 
-  #report(stage: Stage, operation: string): void {
-    if (!this.#onProgress) return;
+  /** The counters as of the last finished operation. */
+  #counters(): ProgressCounters {
     const s = this.#raw.stats();
-    const bytesReceived = this.#link.bytesReceived;
-    this.#onProgress({ stage, operation, bytesSent: s.bytesSent, bytesReceived, rounds: s.rounds });
+    return { bytesSent: s.bytesSent, bytesReceived: this.#link.bytesReceived, rounds: s.rounds };
+  }
+
+  #report(stage: Stage, operation: string): void {
+    if (this.#onProgress) this.#emit(stage, operation, this.#counters());
+  }
+
+  #emit(stage: Stage, operation: string, counters: ProgressCounters): void {
+    this.#onProgress?.({ stage, operation, ...counters });
   }
 }
 

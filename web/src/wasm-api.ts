@@ -69,7 +69,21 @@ export interface WasmParty extends WasmFreeable {
   ): Promise<WasmSharedVec>;
   reveal(x: WasmSharedVec): Promise<BigInt64Array>;
   revealBits(b: WasmSharedBitVec): Promise<Uint8Array>;
+  serve(
+    models: Record<string, Uint8Array>,
+    maxBatch: number,
+    client: number,
+    onStage: ((stage: WasmServeStage, stats: WasmStats) => void) | undefined,
+  ): Promise<WasmServeOutcome>;
 }
+
+/** The points `Party.serve` reports, as the core names them. @internal */
+export type WasmServeStage = 'accepted' | 'setup-done' | 'online-done';
+
+/** @internal */
+export type WasmServeOutcome =
+  | { outcome: 'answered'; request: { model: string; backend: 'meteor' | 'rep3'; output: 'scores' | 'class'; batch: number } }
+  | { outcome: 'refused'; reason: string };
 
 /** @internal */
 export interface WasmSeeds {
@@ -105,7 +119,7 @@ export interface WasmClient extends WasmFreeable {
 export interface WasmModule {
   default(init: { module_or_path: BufferSource | WebAssembly.Module }): Promise<unknown>;
   Party: {
-    join(me: number, session: Uint8Array, seeds: WasmSeeds, transport: Transport): Promise<WasmParty>;
+    join(me: number, session: Uint8Array, seeds: WasmSeeds, transport: Transport, participants: number | undefined): Promise<WasmParty>;
   };
   Client: new (session: Uint8Array, own: Uint8Array, transport: Transport) => WasmClient;
   encodeFixed(values: unknown, fracBits: number): BigInt64Array;

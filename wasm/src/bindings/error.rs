@@ -19,6 +19,8 @@ pub(crate) enum Code {
     ApiMisuse,
     /// A value does not fit its encoding (fixed point).
     OutOfRange,
+    /// A model file could not be imported or planned (malformed ONNX, unsupported operator).
+    InvalidModel,
     /// A preprocessing store (daBits, truncation pairs) has too little material left.
     PreprocessingExhausted,
     /// A peer sent a frame that breaks the protocol.
@@ -41,6 +43,7 @@ impl Code {
             Self::LengthMismatch => "LENGTH_MISMATCH",
             Self::ApiMisuse => "API_MISUSE",
             Self::OutOfRange => "OUT_OF_RANGE",
+            Self::InvalidModel => "INVALID_MODEL",
             Self::PreprocessingExhausted => "PREPROCESSING_EXHAUSTED",
             Self::PeerMisbehaved => "PEER_MISBEHAVED",
             Self::Transport => "TRANSPORT",

@@ -1,5 +1,6 @@
-//! JS bindings (wasm32 only): a `rep3` compute party over a JS-provided transport, and the
-//! input provider of a private classification ([`Client`], `ringfence_core::service`).
+//! JS bindings (wasm32 only): a `rep3` compute party over a JS-provided transport, which can
+//! also serve models ([`serve`]), and the input provider of a private classification
+//! ([`Client`], `ringfence_core::service`).
 //!
 //! The SDK (`web/`, npm package `ringfence`) wraps these classes; they are not its public API.
 //! Every method checks its arguments synchronously and throws before anything is sent; the
@@ -17,6 +18,7 @@ mod client;
 mod error;
 mod handles;
 mod noise;
+mod serve;
 mod slot;
 mod transport;
 
@@ -57,6 +59,8 @@ impl Counted for Session {
 #[wasm_bindgen]
 pub struct Party {
     me: PartyId,
+    /// Participants of the session: the three parties, then clients (ids 3, 4, ...).
+    participants: usize,
     session: Slot<Session>,
 }
 
@@ -65,14 +69,26 @@ impl Party {
     /// Joins session `session` (16 bytes) as party `me` (0, 1 or 2) with `seeds`
     /// (`{prev, next, own}`, 32-byte `Uint8Array`s: the keys shared with P_{me−1} and P_{me+1}
     /// and a private one) over `transport`. Resolves once the three parties agreed their
-    /// common key (1 round).
+    /// common key (1 round). `participants` is 3, or more when clients (ids 3, 4, ...) take
+    /// part in the session, as in [`Party::serve`]; `undefined` means 3.
     pub fn join(
         me: JsValue,
         session: JsValue,
         seeds: JsValue,
         transport: RawTransport,
+        participants: JsValue,
     ) -> Result<Promise, JsValue> {
         let me = PartyId(index(&me, "party id", 2)? as u8);
+        let participants = match participants.is_undefined() {
+            true => 3,
+            false => index(&participants, "parties", 255)?,
+        };
+        if participants < 3 {
+            return Err(js_error(
+                Code::InvalidArgument,
+                format!("parties must be at least 3 (the compute parties), got {participants}"),
+            ));
+        }
         let session = SessionId(bytes::<16>(&session, "session id")?);
         let seed = |k: &str| -> Result<Seed, JsValue> {
             Ok(Seed::from_bytes(bytes::<32>(&field(&seeds, k, "seeds")?, &format!("seeds.{k}"))?))
@@ -81,10 +97,10 @@ impl Party {
         if !transport.is_object() {
             return Err(js_error(Code::InvalidArgument, "transport must be an object"));
         }
-        let ctx = Ctx::new(me, 3, session, JsTransport::new(transport));
+        let ctx = Ctx::new(me, participants, session, JsTransport::new(transport));
         Ok(future_to_promise(async move {
             let rep = Rep3::setup(ctx, seeds).await.map_err(from_core)?;
-            Ok(Self { me, session: Slot::new(rep, "the party") }.into())
+            Ok(Self { me, participants, session: Slot::new(rep, "the party") }.into())
         }))
     }
 

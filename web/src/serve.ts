@@ -1,0 +1,154 @@
+/**
+ * Serving models from a compute party: the options and result of {@link Party.serve}, and the
+ * bookkeeping that turns the core's stage reports into progress events and per-stage figures.
+ * @module
+ */
+
+import { RingfenceError } from './errors.js';
+import type { ProgressCounters, Stage } from './party.js';
+import type { WasmServeOutcome, WasmServeStage } from './wasm-api.js';
+
+/** Options of {@link Party.serve}. */
+export interface ServeOptions {
+  /**
+   * The served models: each name (1 to 32 bytes, what clients ask for) mapped to the model's
+   * ONNX bytes. The model owner, P0, shares the weights; P1 and P2 use only the shapes, so all
+   * three may load the same file. Every file is imported before anything is sent: a malformed
+   * one fails with `INVALID_MODEL`.
+   */
+  models: Record<string, Uint8Array>;
+  /**
+   * The most samples a request may carry; larger requests are refused.
+   * @defaultValue 1
+   */
+  maxBatch?: number;
+  /**
+   * The client's participant id in the session (the party joined with `parties` above it).
+   * @defaultValue 3
+   */
+  client?: number;
+}
+
+/** The request a party answered. */
+export interface ServedRequest {
+  /** The served name the client asked for. */
+  readonly model: string;
+  /** The protocol family it runs on. */
+  readonly backend: 'meteor' | 'rep3';
+  /** What the client receives: every score, or only the class. */
+  readonly output: 'scores' | 'class';
+  /** Samples in the request. */
+  readonly batch: number;
+}
+
+/** One stage of a served request at this party: what it sent and received, and how long it took. */
+export interface ServeStageFigures extends ProgressCounters {
+  /** Wall time, in milliseconds. */
+  readonly ms: number;
+}
+
+/** This party's figures per stage of a served request. */
+export interface ServeStages {
+  /** Waiting for the client's request, and the parties' agreement on it (or the refusal). */
+  readonly request: ServeStageFigures;
+  /** The setup: weights shared by P0, masks, preprocessing. */
+  readonly setup: ServeStageFigures;
+  /** The online phase: the input, the inference, the result to the client. */
+  readonly online: ServeStageFigures;
+}
+
+/** {@link Party.serve} answered the client. */
+export interface ServeAnswered {
+  /** How the request ended. */
+  readonly outcome: 'answered';
+  /** What the client asked for. */
+  readonly request: ServedRequest;
+  /** This party's figures per stage. */
+  readonly stages: ServeStages;
+}
+
+/** {@link Party.serve} refused the request; the client was told the same reason. */
+export interface ServeRefused {
+  /** How the request ended. */
+  readonly outcome: 'refused';
+  /** Why (unknown model, batch too large, an output the backend cannot give, ...). */
+  readonly reason: string;
+  /** This party's figures: the request and the refusal. */
+  readonly stages: Pick<ServeStages, 'request'>;
+}
+
+/** How {@link Party.serve} ended. */
+export type ServeResult = ServeAnswered | ServeRefused;
+
+/** The checked options, with defaults. @internal */
+export interface CheckedServeOptions {
+  models: Record<string, Uint8Array>;
+  maxBatch: number;
+  client: number;
+}
+
+/**
+ * The options with their defaults; the wasm module checks every value (and imports the models)
+ * before anything is sent.
+ * @internal
+ */
+export function serveOptions(options: ServeOptions): CheckedServeOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new RingfenceError('INVALID_ARGUMENT', 'serve() needs an options object { models, maxBatch, client }');
+  }
+  const { models, maxBatch = 1, client = 3 } = options;
+  return { models, maxBatch, client };
+}
+
+/** The counters at one point of a served request. */
+interface Mark extends ProgressCounters {
+  readonly t: number;
+}
+
+/** Where each core stage leaves the session, in the party's progress stages. */
+const PROGRESS: Record<WasmServeStage, Stage> = {
+  accepted: 'setup', // the request was accepted: the setup starts
+  'setup-done': 'online', // the setup is done: the online phase starts
+  'online-done': 'done', // the client has its result
+};
+
+/**
+ * Records the counters and time at each point of a served request, reports each as a progress
+ * event, and builds the per-stage figures of the result.
+ * @internal
+ */
+export class ServeRecorder {
+  readonly #marks: Mark[] = [];
+  readonly #report: (stage: Stage, counters: ProgressCounters) => void;
+
+  /** Starts at `start` (the counters before serving); `report` emits a progress event. */
+  constructor(start: ProgressCounters, report: (stage: Stage, counters: ProgressCounters) => void) {
+    this.#marks.push({ ...start, t: performance.now() });
+    this.#report = report;
+  }
+
+  /** The core reached `stage` with these counters. */
+  mark(stage: WasmServeStage, counters: ProgressCounters): void {
+    this.#marks.push({ ...counters, t: performance.now() });
+    this.#report(PROGRESS[stage], counters);
+  }
+
+  /** The result: the outcome and one figure per stage between consecutive marks. */
+  result(outcome: WasmServeOutcome, end: ProgressCounters): ServeResult {
+    const m = this.#marks;
+    if (outcome.outcome === 'refused') {
+      return { outcome: 'refused', reason: outcome.reason, stages: { request: between(m[0], { ...end, t: performance.now() }) } };
+    }
+    const [start, accepted, setupDone, onlineDone] = m;
+    if (!onlineDone) throw new RingfenceError('INTERNAL', `serve answered after ${m.length - 1} of its 3 stages`);
+    return {
+      outcome: 'answered',
+      request: outcome.request,
+      stages: { request: between(start, accepted), setup: between(accepted, setupDone), online: between(setupDone, onlineDone) },
+    };
+  }
+}
+
+function between(a: Mark, b: Mark): ServeStageFigures {
+  return { bytesSent: b.bytesSent - a.bytesSent, bytesReceived: b.bytesReceived - a.bytesReceived, rounds: b.rounds - a.rounds, ms: b.t - a.t };
+}

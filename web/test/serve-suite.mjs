@@ -1,0 +1,175 @@
+// SDK compute parties serving a model (`Party.serve`) to the SDK `Client`, run on both wasm
+// modules (serve.test.mjs, serve-nosimd.test.mjs): one SDK party beside two native `ringfence
+// demo-party` processes (as the model owner P0, and as P2), three SDK parties, malformed models
+// and refused requests. Every session is fresh and goes through the native relay.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { Client, InMemoryNetwork, Party, RingfenceError, generateNoiseKeypair, insecureTestSeeds, randomSessionId } from 'ringfence';
+import { joinServingParty, modelPath, referenceSample } from '../examples/local-deployment.mjs';
+import { serveModel, startRelay } from './ws-relay.mjs';
+
+const NN_A = modelPath('nn-a');
+const NN_A_BYTES = readFileSync(NN_A);
+const TIMEOUT_MS = 20_000;
+
+/** Held-out MNIST digit `k` (pixels / 255) and onnxruntime's class for it. */
+const digit = (k) => referenceSample('nn-a', k);
+const sample = (k) => digit(k).input;
+
+/** Awaits `p`, which must reject with a RingfenceError of `code`; returns the error. */
+async function rejectsWith(p, code) {
+  const e = await p.then(
+    () => assert.fail(`expected ${code}`),
+    (e) => e,
+  );
+  assert.ok(e instanceof RingfenceError, String(e?.stack ?? e));
+  assert.equal(e.code, code, e.message);
+  return e;
+}
+
+export function defineServeSuite(name) {
+  let relay;
+  before(async () => {
+    relay = await startRelay();
+  });
+  after(() => relay?.stop());
+
+  /**
+   * A fresh session of which this process runs the SDK parties `sdk` (the others are native
+   * processes serving NN-A, stopped after the test) and the client. `serve(party, id)` is what
+   * each SDK party does once joined (by default: serve NN-A). Returns `{ client, sdk, native }`:
+   * the connected client, the SDK parties' results (a promise of `{ id, result, events }`
+   * each, in `sdk` order) and the native parties' outcomes (a promise).
+   */
+  async function deploy(t, sdk, serve = (party) => party.serve({ models: { 'nn-a': NN_A_BYTES } })) {
+    const keypairs = [0, 1, 2].map(() => generateNoiseKeypair());
+    const clientKey = generateNoiseKeypair();
+    const sessionId = randomSessionId();
+    const common = { relayUrl: relay.url, sessionId, keypairs, clientPublicKey: clientKey.publicKey, timeoutMs: TIMEOUT_MS };
+    const ids = [0, 1, 2].filter((id) => !sdk.includes(id));
+    const natives = ids.length ? serveModel({ ...common, model: NN_A, ids }) : undefined;
+    t.after(() => natives?.stop());
+    const parties = sdk.map(async (id) => {
+      const events = [];
+      const s = await joinServingParty({ ...common, id, onProgress: (e) => events.push(e) });
+      try {
+        const result = await serve(s.party, id);
+        s.party.finish();
+        return { id, result, events };
+      } finally {
+        s.close();
+      }
+    });
+    // A party failing early must fail the test, not hang it: settle them all before asserting.
+    const settled = Promise.allSettled(parties).then((all) => all.map((r) => {
+      if (r.status === 'rejected') throw r.reason;
+      return r.value;
+    }));
+    const client = await Client.connect({
+      relay: relay.url, session: sessionId, parties: keypairs.map((k) => k.publicKey), keypair: clientKey, timeoutMs: TIMEOUT_MS,
+    });
+    return { client, sdk: settled, native: natives?.done ?? Promise.resolve([]) };
+  }
+
+  /** Checks an SDK party's answered result and the progress it reported. */
+  function checkAnswered({ id, result, events }, backend) {
+    assert.equal(result.outcome, 'answered', `P${id}: ${result.reason}`);
+    assert.deepEqual(result.request, { model: 'nn-a', backend, output: 'scores', batch: 1 });
+    for (const stage of ['request', 'setup', 'online']) {
+      const f = result.stages[stage];
+      assert.ok(f.bytesSent > 0 && f.bytesReceived > 0 && f.rounds > 0 && f.ms > 0, `P${id} ${stage}: ${JSON.stringify(f)}`);
+    }
+    const serving = events.filter((e) => e.operation === 'serve');
+    assert.deepEqual(serving.map((e) => e.stage), ['setup', 'online', 'done']);
+    assert.deepEqual(events.map((e) => e.operation), ['join', 'join', 'serve', 'serve', 'serve', 'finish']);
+    // The events carry the counters the stages are measured between.
+    assert.equal(serving[2].bytesSent - serving[1].bytesSent, result.stages.online.bytesSent);
+    assert.equal(serving[1].rounds - serving[0].rounds, result.stages.setup.rounds);
+  }
+
+  for (const sdkId of [0, 2]) {
+    test(`${name}: an SDK party as P${sdkId} with two native parties classifies MNIST like onnxruntime`, async (t) => {
+      for (const [k, backend] of [[0, 'meteor'], [3, 'rep3']]) {
+        const d = await deploy(t, [sdkId]);
+        const r = await d.client.classify('nn-a', sample(k), { backend });
+        d.client.close();
+        assert.deepEqual(r.classes, [digit(k).expected], `${backend}: onnxruntime says ${digit(k).expected}`);
+        const [sdk] = await d.sdk;
+        checkAnswered(sdk, backend);
+        for (const o of await d.native) {
+          assert.ok(o.ok, `native P${o.id}: ${o.message}\n${o.stderr}`);
+          assert.ok(o.report.online_bytes > 0);
+        }
+      }
+    });
+  }
+
+  test(`${name}: three SDK parties serve the SDK client on both backends`, async (t) => {
+    for (const [k, backend] of [[5, 'meteor'], [7, 'rep3']]) {
+      const d = await deploy(t, [0, 1, 2]);
+      const r = await d.client.classify('nn-a', sample(k), { backend });
+      d.client.close();
+      assert.deepEqual(r.classes, [digit(k).expected], `${backend}: onnxruntime says ${digit(k).expected}`);
+      const served = await d.sdk;
+      for (const s of served) checkAnswered(s, backend);
+      // The three run the same protocol in lockstep: the same rounds in every stage.
+      for (const stage of ['request', 'setup', 'online']) {
+        const rounds = served.map((s) => s.result.stages[stage].rounds);
+        assert.ok(rounds.every((x) => x === rounds[0]), `${stage}: ${rounds}`);
+      }
+    }
+  });
+
+  test(`${name}: a malformed model fails with INVALID_MODEL before anything is sent; an unknown model is refused`, async (t) => {
+    const garbage = new Uint8Array([0x08, 0x07, 0x3a, 0xff]);
+    const bad = [
+      [{ models: { 'nn-a': garbage } }, 'INVALID_MODEL', /^model "nn-a" \(4 bytes\): malformed ONNX: /],
+      [{ models: { 'nn-a': NN_A_BYTES.subarray(0, NN_A_BYTES.length >> 1) } }, 'INVALID_MODEL', /^model "nn-a" \(\d+ bytes\): malformed ONNX/],
+      [{ models: {} }, 'INVALID_ARGUMENT', /models must name at least one model/],
+      [{ models: NN_A_BYTES }, 'INVALID_ARGUMENT', /models must be an object \{name: ONNX bytes\}, got Buffer/],
+      [{ models: { 'nn-a': [1, 2] } }, 'INVALID_ARGUMENT', /models\["nn-a"\] must be the model's ONNX bytes \(a Uint8Array\), got Array/],
+      [{ models: { ['x'.repeat(33)]: NN_A_BYTES } }, 'INVALID_ARGUMENT', /1 to 32 bytes/],
+      [{ models: { 'nn-a': NN_A_BYTES }, maxBatch: 0 }, 'INVALID_ARGUMENT', /maxBatch must be at least 1/],
+      [{ models: { 'nn-a': NN_A_BYTES }, client: 2 }, 'API_MISUSE', /client 2 is not a client of this session/],
+      [null, 'INVALID_ARGUMENT', /needs an options object/],
+    ];
+    const d = await deploy(t, [0, 1, 2], async (party) => {
+      const before = party.stats();
+      for (const [options, code, message] of bad) {
+        assert.match((await rejectsWith(party.serve(options), code)).message, message);
+      }
+      assert.deepEqual(party.stats(), before, 'nothing was sent');
+      // The party is still fresh: it serves the client's (refused) request.
+      return party.serve({ models: { 'nn-a': NN_A_BYTES, 'nn-b': readFileSync(modelPath('nn-b')) } });
+    });
+    const e = await rejectsWith(d.client.classify('lenet', sample(0)), 'REFUSED');
+    d.client.close();
+    assert.match(e.message, /refused the request: unknown model "lenet"; served: nn-a, nn-b$/);
+    for (const { id, result, events } of await d.sdk) {
+      assert.equal(result.outcome, 'refused', `P${id}`);
+      assert.equal(result.reason, 'unknown model "lenet"; served: nn-a, nn-b');
+      assert.ok(result.stages.request.bytesSent > 0 && result.stages.request.rounds > 0, JSON.stringify(result.stages));
+      assert.deepEqual(Object.keys(result.stages), ['request']);
+      assert.deepEqual(events.filter((e) => e.operation === 'serve'), [], 'no stage started');
+    }
+  });
+
+  test(`${name}: a party whose session has no client cannot serve`, async () => {
+    const net = new InMemoryNetwork(3);
+    const sessionId = randomSessionId();
+    const parties = await Promise.all([0, 1, 2].map(async (id) =>
+      Party.join({ id, sessionId, seeds: await insecureTestSeeds('serve', id), transport: net.transport(id) })));
+    const e = await rejectsWith(parties[0].serve({ models: { 'nn-a': NN_A_BYTES } }), 'API_MISUSE');
+    assert.match(e.message, /client 3 is not a client of this session \(its 3 participants are the parties 0, 1, 2 only\)/);
+    // The check ran before anything was sent: the parties still compute together.
+    const x = await Promise.all(parties.map((p, id) => p.input(0, id === 0 ? BigInt64Array.of(6n) : null, 1)));
+    const y = await Promise.all(parties.map((p, id) => p.mul(x[id], x[id])));
+    assert.deepEqual([...(await Promise.all(parties.map((p, id) => p.reveal(y[id]))))[0]], [36n]);
+    net.close();
+    const lone = new InMemoryNetwork(3);
+    const join = Party.join({ id: 0, sessionId, seeds: await insecureTestSeeds('serve', 0), transport: lone.transport(0), parties: 2 });
+    assert.match((await rejectsWith(join, 'INVALID_ARGUMENT')).message, /parties must be at least 3/);
+    lone.close();
+  });
+}
