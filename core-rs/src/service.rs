@@ -14,6 +14,7 @@
 //!  input shares / masked input ▶                                                       1 round
 //!  ··· online inference ···
 //!  ◀─────────────────────────── output shares                                          1 round
+//!                               P_i ↔ P_j          closing barrier (no party leaves early) 1 round
 //! ```
 //!
 //! The three parties check that they received the same request before anything else runs, so a
@@ -406,7 +407,9 @@ pub async fn serve<T: Transport>(
             let y = infer(&mut m, &model, x, prep).await?;
             m.reveal_to_client(client, y).await?;
             observe(&Stage::OnlineDone, m.rep3().ctx().stats());
-            Ok((m.into_rep3(), Outcome::Answered))
+            let mut p = m.into_rep3();
+            p.barrier().await?;
+            Ok((p, Outcome::Answered))
         }
         Backend::Rep3 => {
             let model = nn::share_model(&mut p, MODEL_OWNER, owner_plan, &served.shape).await?;
@@ -416,6 +419,7 @@ pub async fn serve<T: Transport>(
             let y = nn::infer(&mut p, &model, x, prep).await?;
             p.reveal_to_client(client, y).await?;
             observe(&Stage::OnlineDone, p.ctx().stats());
+            p.barrier().await?;
             Ok((p, Outcome::Answered))
         }
     }

@@ -377,3 +377,21 @@ pub(crate) fn next(p: PartyId) -> PartyId {
 pub(crate) fn prev(p: PartyId) -> PartyId {
     PartyId((p.0 + 2) % 3)
 }
+
+impl<T: Transport> Rep3<T> {
+    /// One round in which every compute party sends one word to the other two and waits for
+    /// theirs: afterwards each knows both others got this far (e.g. before closing links, so
+    /// no party leaves while a peer still needs its messages). Clients take no part.
+    pub async fn barrier(&mut self) -> Result<(), Error> {
+        let me = self.me();
+        let ctx = self.ctx_mut();
+        ctx.round();
+        for j in [next(me), prev(me)] {
+            ctx.send(j, &[crate::ring::Z64(0)])?;
+        }
+        for j in [next(me), prev(me)] {
+            ctx.recv::<crate::ring::Z64>(j, 1).await?;
+        }
+        Ok(())
+    }
+}

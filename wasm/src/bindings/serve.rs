@@ -91,13 +91,10 @@ impl Party {
                         let _ = f.call2(&JsValue::NULL, &name.into(), &stats_object(stats));
                     }
                 };
-                let (mut rep, outcome) =
+                let (rep, outcome) =
                     service::serve(rep, client, &catalog, observe).await.map_err(from_core)?;
                 let result = match (outcome, accepted) {
-                    (Outcome::Answered, Some(request)) => {
-                        closing_round(&mut rep).await.map_err(from_core)?;
-                        answered(&request)
-                    }
+                    (Outcome::Answered, Some(request)) => answered(&request),
                     (Outcome::Refused(reason), _) => {
                         object(&[("outcome", "refused".into()), ("reason", reason.as_str().into())])
                     }
@@ -162,23 +159,6 @@ fn catalog(me: PartyId, models: &JsValue, max_batch: usize) -> Result<Catalog, J
 /// Imports an ONNX file and plans it in fixed point, as native parties do.
 fn plan(bytes: &[u8]) -> Result<FixedPlan<Z64>, nn::NnError> {
     FixedPlan::new(&nn::import_onnx(bytes)?, DEFAULT_FRAC_BITS)
-}
-
-/// One word each way between the three compute parties after an answered request, as native
-/// parties end a session (`relay/src/bin/ringfence/party.rs`, `barrier`): no party leaves while
-/// a peer still runs, and an SDK party can serve beside native ones.
-async fn closing_round(p: &mut Session) -> Result<(), ringfence_core::Error> {
-    let ctx = p.ctx_mut();
-    let me = ctx.me();
-    let others: Vec<PartyId> = (0..3).map(PartyId).filter(|&j| j != me).collect();
-    ctx.round();
-    for &j in &others {
-        ctx.send(j, &[Z64(0)])?;
-    }
-    for &j in &others {
-        ctx.recv::<Z64>(j, 1).await?;
-    }
-    Ok(())
 }
 
 fn answered(r: &Request) -> Object {

@@ -184,6 +184,8 @@ pub(crate) async fn run_ops<R: IntRing>(
             bench_op::<R>(&mut p, op, sizes).await.map_err(|e| format!("{}: {e}", op.name()))?;
         report(&FromChild::Op(r));
     }
+    // No party closes its links while another still measures.
+    barrier(&mut p).await?;
     Ok(p)
 }
 

@@ -139,25 +139,14 @@ where
         };
         let ctx = Ctx::new(PartyId(id), usize::from(participants), session, t);
         let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
-        let mut p = body(p).await?;
-        barrier(&mut p).await?;
+        let p = body(p).await?;
         p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())
     })
 }
 
-/// One synchronisation round: every party sends one word to each peer and waits for theirs.
+/// One synchronisation round among the three parties ([`Rep3::barrier`]).
 pub(crate) async fn barrier(p: &mut Session) -> Result<(), String> {
-    use ringfence_core::ring::Z64;
-    let ctx = p.ctx_mut();
-    let me = ctx.me();
-    ctx.round();
-    for j in (0..3u8).map(PartyId).filter(|&j| j != me) {
-        ctx.send(j, &[Z64(0)]).map_err(|e| e.to_string())?;
-    }
-    for j in (0..3u8).map(PartyId).filter(|&j| j != me) {
-        ctx.recv::<Z64>(j, 1).await.map_err(|e| e.to_string())?;
-    }
-    Ok(())
+    p.barrier().await.map_err(|e| e.to_string())
 }
 
 fn parse_session(hex: &str) -> Result<SessionId, String> {
