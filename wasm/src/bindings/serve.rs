@@ -22,7 +22,7 @@ use wasm_bindgen::JsCast;
 use super::args::{describe, index, object};
 use super::error::{from_core, js_error, Code};
 use super::slot::stats_object;
-use super::{Party, Session};
+use super::Party;
 
 /// The largest `maxBatch` a party may set (the same bound as a client's request).
 const MAX_BATCH: u64 = 1 << 20;
