@@ -122,7 +122,7 @@ export function defineClientSuite(name) {
     assert.ok([0, 1, 2].includes(e.peer), `peer ${e.peer}`);
     assert.equal(await client.classify('nn-a', sample(0)).catch((x) => x), e, 'later calls fail with the same error');
     client.close();
-    for (const o of await d.outcomes()) assert.match(o.message, /refused the request: unknown model "lenet"/);
+    for (const o of await d.outcomes()) assert.match(o.message, /refused the client.s request: unknown model "lenet"/);
   });
 
   test(`${name}: bad input fails with a precise code before anything is sent`, async (t) => {
