@@ -74,7 +74,12 @@ impl fmt::Debug for Seed {
 /// portable 4-lane code.
 pub struct Prg {
     #[cfg(target_arch = "x86_64")]
-    native: chacha20::ChaCha12,
+    native: chacha20::ChaChaCore<chacha20::cipher::consts::U6>,
+    /// Unread keystream of the last group of `NATIVE_GROUP` blocks: bytes `pos..`.
+    #[cfg(target_arch = "x86_64")]
+    tail: [NativeBlock; NATIVE_GROUP],
+    #[cfg(target_arch = "x86_64")]
+    tail_pos: usize,
     #[cfg(not(target_arch = "x86_64"))]
     key: [u32; 8],
     #[cfg(not(target_arch = "x86_64"))]
@@ -101,17 +106,41 @@ impl Prg {
         let mut nonce = [0u8; 12];
         nonce[..8].copy_from_slice(&domain.to_le_bytes());
         nonce[8..].copy_from_slice(&stream.to_le_bytes());
-        Self { native: chacha20::ChaCha12::new(&seed.0.into(), &nonce.into()) }
+        Self {
+            native: chacha20::ChaChaCore::new(&seed.0.into(), &nonce.into()),
+            tail: Default::default(),
+            tail_pos: NATIVE_GROUP * 64,
+        }
     }
 
     /// Fills `out` with the next `out.len()` keystream bytes.
+    ///
+    /// The keystream is written by the cipher core in groups of [`NATIVE_GROUP`] blocks (one
+    /// pass of its widest backend), into a stack buffer that is copied out: no zero-fill and
+    /// no XOR pass, and no single-block calls, which cost as much as a whole group.
     #[cfg(target_arch = "x86_64")]
-    pub fn fill_bytes(&mut self, out: &mut [u8]) {
-        use chacha20::cipher::StreamCipher;
-        // The cipher XORs its keystream in; zeroing 16 KiB at a time keeps that pass in cache.
-        for chunk in out.chunks_mut(16 << 10) {
-            chunk.fill(0);
-            self.native.apply_keystream(chunk);
+    pub fn fill_bytes(&mut self, mut out: &mut [u8]) {
+        use chacha20::cipher::StreamCipherCore;
+        const GROUP: usize = NATIVE_GROUP * 64;
+        if self.tail_pos < GROUP {
+            let n = out.len().min(GROUP - self.tail_pos);
+            let (head, rest) = out.split_at_mut(n);
+            copy_blocks(&self.tail, self.tail_pos, head);
+            self.tail_pos += n;
+            out = rest;
+        }
+        let mut groups: [NativeBlock; 4 * NATIVE_GROUP] = Default::default();
+        while out.len() >= GROUP {
+            let k = (out.len() / GROUP).min(4);
+            self.native.write_keystream_blocks(&mut groups[..k * NATIVE_GROUP]);
+            let (head, rest) = out.split_at_mut(k * GROUP);
+            copy_blocks(&groups[..k * NATIVE_GROUP], 0, head);
+            out = rest;
+        }
+        if !out.is_empty() {
+            self.native.write_keystream_blocks(&mut self.tail);
+            copy_blocks(&self.tail, 0, out);
+            self.tail_pos = out.len();
         }
     }
 
@@ -169,6 +198,35 @@ impl Prg {
         let mut b = [0u8; 4];
         self.fill_bytes(&mut b);
         u32::from_le_bytes(b)
+    }
+}
+
+/// One ChaCha block as the x86-64 cipher core writes it.
+#[cfg(target_arch = "x86_64")]
+type NativeBlock = chacha20::cipher::generic_array::GenericArray<u8, chacha20::cipher::consts::U64>;
+
+/// Blocks the x86-64 core computes in one pass of its AVX2 backend.
+#[cfg(target_arch = "x86_64")]
+const NATIVE_GROUP: usize = 4;
+
+/// Copies `out.len()` bytes of `blocks`, starting at byte `from`, into `out`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn copy_blocks(blocks: &[NativeBlock], from: usize, out: &mut [u8]) {
+    let mut at = 0;
+    let (mut b, mut off) = (from / 64, from % 64);
+    while at < out.len() {
+        let n = (64 - off).min(out.len() - at);
+        if n == 64 {
+            // A whole block: a fixed-size copy the compiler inlines.
+            let dst: &mut [u8; 64] = (&mut out[at..at + 64]).try_into().expect("64 bytes");
+            dst.copy_from_slice(&blocks[b]);
+        } else {
+            out[at..at + n].copy_from_slice(&blocks[b][off..off + n]);
+        }
+        at += n;
+        b += 1;
+        off = 0;
     }
 }
 

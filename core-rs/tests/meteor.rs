@@ -107,9 +107,13 @@ fn check_nmult<R: Ring>(xs: Vec<Vec<R>>) {
 fn two_three_and_four_input_multiplication_over_z64_and_f67() {
     for k in 2..=4 {
         check_nmult::<Z64>((0..k).map(|j| values(10 + j, 30)).collect());
-        check_nmult::<F67>(
-            (0..k).map(|j| random_words(20 + j, 50).into_iter().map(F67::new).collect()).collect(),
-        );
+        // 150 values: two full blocks of the F_67 kernel and a partial one; the first ten
+        // are 66 = −1, the largest lazy sums.
+        let f67 = |j| -> Vec<F67> {
+            let w = random_words(20 + j, 150);
+            w.iter().enumerate().map(|(e, &x)| F67::new(if e < 10 { 66 } else { x })).collect()
+        };
+        check_nmult::<F67>((0..k).map(f67).collect());
     }
 }
 

@@ -56,7 +56,7 @@
 //! ```
 
 pub mod client;
-mod msb;
+pub(crate) mod msb;
 mod mult;
 mod pool;
 

@@ -19,10 +19,11 @@
 //! **ReLU** is `MUX(x, 0, ¬msb(x))`: 95 bytes, 7 rounds for ℓ = 64.
 //!
 //! **Setup per value** (made here, all from `rep3` operations, no data): A2B of ψ_x (the bits
-//! of s), ℓ daBit-based lifts into F_67 (ℓ − 1 bits of s and λ), ℓ products λ·s_i, the
-//! 2^4 − 5 = 11 subset products of each tree group, a non-zero ζ (a product with a random
-//! element is opened and zero draws are redrawn), ⟦ζ⟧, and for the MUX one lift of the bit mask
-//! into the ring and one product — measured by `ringfence bench` (about 0.5 kB per ReLU).
+//! of s), ℓ daBit-based lifts into F_67 (ℓ − 1 bits of s and λ), ℓ − 1 products λ·s_i (s_0 = 0
+//! needs none), the 2^4 − 5 = 11 subset products of each tree group, a non-zero ζ (a product
+//! with a random element is opened and zero draws are redrawn), ⟦ζ⟧, and for the MUX one lift
+//! of the bit mask into the ring and one product — measured by `ringfence bench` (about 0.5 kB
+//! per ReLU).
 
 use super::{check_mask, comp0_slot, MVec, Meteor, NMultPrep};
 use crate::net::Transport;
@@ -69,16 +70,21 @@ impl MBits {
 }
 
 /// Setup of an MSB extraction of `n` values. `Debug` is redacted.
+///
+/// Per-bit material is laid out bit-major, as ℓ rows of `n` values (row i, value e at
+/// `i·n + e`), and each tree level's products as rows of `n` (group g, value e at `g·n + e`): a
+/// level's factor j of group g is then row `fan·g + j` of the level below, a contiguous slice,
+/// and the online loops run down the `n` values of a row.
 pub struct MsbPrep<R> {
     psi_x: Rep3Vec<R>,
-    /// Bits of `s = 2ψ_x` in F_67, `n × ℓ` value-major (`s_0 = 0`).
+    /// Bits of `s = 2ψ_x` in F_67, `ℓ × n` (row 0 is `s_0 = 0`).
     s: Rep3Vec<F67>,
     lam: Rep3Vec<F67>,
-    /// `λ·s_i`, `n × ℓ`.
+    /// `λ·s_i`, `ℓ × n`.
     lam_s: Rep3Vec<F67>,
-    /// Masks of the revealed `e_i`, `n × ℓ`.
+    /// Masks of the revealed `e_i`, `ℓ × n`.
     psi_e: Rep3Vec<F67>,
-    /// One N-MULT per tree level; level t has `n × groups_t` products.
+    /// One N-MULT per tree level; level t has `groups_t × n` products.
     tree: Vec<NMultPrep<F67>>,
     zeta: MVec<F67>,
     times_zeta: NMultPrep<F67>,
@@ -132,11 +138,71 @@ pub fn msb_online_cost(bits: usize) -> (usize, usize) {
     (bits + tree + 2, 1 + levels.len() + 2)
 }
 
-/// Gather indices of factor `j` of every group at a tree level (`n` values, `size` factors
-/// each, groups of `fan`): output `e·(size/fan) + g` multiplies inputs `e·size + g·fan + j`.
-fn factor_index(n: usize, size: usize, fan: usize, j: usize) -> Vec<usize> {
-    let groups = size / fan;
-    (0..n).flat_map(|e| (0..groups).map(move |g| e * size + g * fan + j)).collect()
+/// Per-value running sums of the e-value loop (see [`e_row`]).
+pub(crate) struct ESums {
+    sa: Vec<u16>,
+    sb: Vec<u16>,
+    ones: Vec<u16>,
+    /// Scratch: bit i of each value's `b̃`.
+    bits: Vec<u16>,
+}
+
+/// The inputs of [`e_row`] for row i: `bt` holds each value's `b̃`, the other slices row i of
+/// the setup material (`lam` per value), both components each.
+pub(crate) struct ERowArgs<'a> {
+    slot: Option<bool>,
+    bt: &'a [u64],
+    i: usize,
+    s: [&'a [F67]; 2],
+    lam: [&'a [F67]; 2],
+    lam_s: [&'a [F67]; 2],
+    psi_e: [&'a [F67]; 2],
+}
+
+/// Row i of the e-values, both components, for all values at once; `acc` holds the sums over
+/// the bits above i and is updated here for the rows below. Integer arithmetic in 16-bit
+/// lanes with one reduction per e-value: subtracted terms are kept non-negative by adding q,
+/// and every sum stays below 5,000 for ℓ ≤ 64.
+fn e_row(args: ERowArgs<'_>, acc: &mut ESums, out: [&mut [F67]; 2]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::ring::kernels::x86::has_avx2() {
+        return crate::ring::kernels::x86::e_row(args, acc, out);
+    }
+    e_row_portable(args, acc, out);
+}
+
+/// The body of [`e_row`] (also compiled with AVX2 by the x86-64 backend).
+#[inline(always)]
+pub(crate) fn e_row_portable(args: ERowArgs<'_>, acc: &mut ESums, out: [&mut [F67]; 2]) {
+    let ERowArgs { slot, bt, i, s, lam, lam_s, psi_e } = args;
+    let n = bt.len();
+    let q = u16::from(F67::Q);
+    let v = |x: F67| u16::from(x.value());
+    let (pa, pb) = (u16::from(slot == Some(true)), u16::from(slot == Some(false)));
+    let [oa, ob] = out;
+    let (oa, ob) = (&mut oa[..n], &mut ob[..n]);
+    let (s_a, s_b, la, lb) = (&s[0][..n], &s[1][..n], &lam[0][..n], &lam[1][..n]);
+    let (ls_a, ls_b, pe_a, pe_b) = (&lam_s[0][..n], &lam_s[1][..n], &psi_e[0][..n], &psi_e[1][..n]);
+    // The bits first, in a pass of their own: the main loop then runs in 16-bit lanes only.
+    for (b, t) in acc.bits.iter_mut().zip(bt) {
+        *b = ((t >> i) & 1) as u16;
+    }
+    let (sa, sb, ones, bits) =
+        (&mut acc.sa[..n], &mut acc.sb[..n], &mut acc.ones[..n], &acc.bits[..n]);
+    for e in 0..n {
+        let bi = bits[e];
+        let (xa, xb) = (v(s_a[e]), v(s_b[e]));
+        // u_i = s_i − b_i − 2λs_i + 2b_iλ; the public −b_i + 1 + #{k > i: b_k} below.
+        let va = xa + 2 * (q - v(ls_a[e])) + sa[e] + q - v(pe_a[e]) + bi * 2 * v(la[e]);
+        let vb = xb + 2 * (q - v(ls_b[e])) + sb[e] + q - v(pe_b[e]) + bi * 2 * v(lb[e]);
+        let public = 1 + ones[e] + bi * (q - 1);
+        oa[e] = F67::from_small(va + pa * public);
+        ob[e] = F67::from_small(vb + pb * public);
+        // w_i = b_i + (1 − 2b_i)s_i joins the sums for the lower bits.
+        sa[e] += if bi == 1 { q - xa } else { xa };
+        sb[e] += if bi == 1 { q - xb } else { xb };
+        ones[e] += bi;
+    }
 }
 
 impl<R: IntRing> MsbPrep<R> {
@@ -156,21 +222,14 @@ impl<R: IntRing> MsbPrep<R> {
     }
 
     fn slice(&self, r: core::ops::Range<usize>) -> Self {
-        let l = R::BITS as usize;
-        let rows = |v: &Rep3Vec<F67>, k: usize| v.slice(r.start * k..r.end * k);
-        let tree = self
-            .tree
-            .iter()
-            .zip(tree_levels(l))
-            .map(|(t, (size, fan))| t.slice(r.start * (size / fan)..r.end * (size / fan)))
-            .collect();
+        let n = self.len();
         Self {
             psi_x: self.psi_x.slice(r.clone()),
-            s: rows(&self.s, l),
-            lam: rows(&self.lam, 1),
-            lam_s: rows(&self.lam_s, l),
-            psi_e: rows(&self.psi_e, l),
-            tree,
+            s: self.s.cols(n, r.clone()),
+            lam: self.lam.slice(r.clone()),
+            lam_s: self.lam_s.cols(n, r.clone()),
+            psi_e: self.psi_e.cols(n, r.clone()),
+            tree: self.tree.iter().map(|t| t.cols(n, r.clone())).collect(),
             zeta: self.zeta.slice(r.clone()),
             times_zeta: self.times_zeta.slice(r.clone()),
             out: self.out.slice(r),
@@ -244,17 +303,15 @@ impl<T: Transport> Meteor<T> {
         let packed = SharedBits::concat(&parts.iter().collect::<Vec<_>>());
         let dab = self.p.dabits::<F67>(packed.len()).await?;
         let lifted = self.p.bit_to_arith(&packed, dab).await?;
-        let s_idx: Vec<usize> = (0..n)
-            .flat_map(|e| (0..l).map(move |i| if i == 0 { 0 } else { (i - 1) * n + e }))
-            .collect();
-        let mut s = lifted.gather(&s_idx);
-        for e in 0..n {
-            s.a[e * l] = F67::ZERO;
-            s.b[e * l] = F67::ZERO;
-        }
+        // Bit-major: row i of s is s_i = bit i − 1 of ψ_x (lifted row i − 1), row 0 is s_0 = 0,
+        // so λ·s_0 = 0 needs no product either.
+        let zero = Rep3Vec::public(self.me(), &vec![F67::ZERO; n]);
+        let s_hi = lifted.slice(0..(l - 1) * n);
+        let s = Rep3Vec::concat(&[&zero, &s_hi]);
         let lam = lifted.slice((l - 1) * n..l * n);
-        let lam_tiled = lam.gather(&(0..n * l).map(|i| i / l).collect::<Vec<_>>());
-        let lam_s = self.p.mul(&lam_tiled, &s).await?;
+        let lam_tiled = Rep3Vec::concat(&vec![&lam; l - 1]);
+        let lam_s_hi = self.p.mul(&lam_tiled, &s_hi).await?;
+        let lam_s = Rep3Vec::concat(&[&zero, &lam_s_hi]);
 
         // Masks of the e-values and of every tree level's outputs, then all subset products.
         let psi_e = self.mask::<F67>(n * l);
@@ -263,9 +320,11 @@ impl<T: Transport> Meteor<T> {
         let mut level_outs = Vec::with_capacity(levels.len());
         let mut cur = psi_e.clone();
         for &(size, fan) in &levels {
-            level_inputs
-                .push((0..fan).map(|j| cur.gather(&factor_index(n, size, fan, j))).collect());
-            let out = self.mask::<F67>(n * (size / fan));
+            let groups = size / fan;
+            level_inputs.push(
+                (0..fan).map(|j| cur.rows(n, (0..groups).map(move |g| fan * g + j))).collect(),
+            );
+            let out = self.mask::<F67>(n * groups);
             cur = out.clone();
             level_outs.push(out);
         }
@@ -327,56 +386,40 @@ impl<T: Transport> Meteor<T> {
         check_mask("msb", &x.psi, &prep.psi_x)?;
         let l = R::BITS as usize;
         let n = x.len();
-        let slot = comp0_slot(self.me());
-        let mut ea = vec![F67::ZERO; n * l];
-        let mut eb = vec![F67::ZERO; n * l];
-        let top = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
-        // Integer arithmetic with one reduction per e-value: terms are kept non-negative by
-        // adding q where they are subtracted (sums stay far below 2^32).
-        let q = u32::from(F67::Q);
-        let v = |x: F67| u32::from(x.value());
-        for e in 0..n {
-            let bt = !(x.m[e].to_u64() << 1) & top;
-            let (la, lb) = (v(prep.lam.a[e]), v(prep.lam.b[e]));
-            let (mut sa, mut sb, mut ones) = (0u32, 0u32, 0u32);
-            for i in (0..l).rev() {
-                let k = e * l + i;
-                let bi = (bt >> i) & 1 == 1;
-                let (s_a, s_b) = (v(prep.s.a[k]), v(prep.s.b[k]));
-                // u_i = s_i − b_i − 2λs_i + 2b_iλ; the public −b_i + 1 + #{k > i: b_k} below.
-                let mut va = s_a + 2 * (q - v(prep.lam_s.a[k])) + sa + q - v(prep.psi_e.a[k]);
-                let mut vb = s_b + 2 * (q - v(prep.lam_s.b[k])) + sb + q - v(prep.psi_e.b[k]);
-                if bi {
-                    va += 2 * la;
-                    vb += 2 * lb;
-                }
-                let public = 1 + ones + if bi { q - 1 } else { 0 };
-                match slot {
-                    Some(true) => va += public,
-                    Some(false) => vb += public,
-                    None => {}
-                }
-                ea[k] = F67::new(u64::from(va));
-                eb[k] = F67::new(u64::from(vb));
-                // w_i = b_i + (1 − 2b_i)s_i joins the suffix sum of the lower bits.
-                if bi {
-                    sa += q - s_a;
-                    sb += q - s_b;
-                    ones += 1;
-                } else {
-                    sa += s_a;
-                    sb += s_b;
-                }
-            }
-        }
         let me = self.me();
-        let m_e = self.p.reveal(Rep3Vec::from_parts(me, ea, eb)).await?;
-        let mut cur = MVec::new(m_e, prep.psi_e)?;
-        for (level, (size, fan)) in prep.tree.into_iter().zip(tree_levels(l)) {
-            let factors: Vec<MVec<F67>> =
-                (0..fan).map(|j| cur.gather(&factor_index(n, size, fan, j))).collect();
-            cur = self.nmult(&factors.iter().collect::<Vec<_>>(), level).await?;
+        let top = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+        let bt: Vec<u64> = x.m.iter().map(|m| !(m.to_u64() << 1) & top).collect();
+        let (mut ea, mut eb) = (vec![F67::ZERO; n * l], vec![F67::ZERO; n * l]);
+        // Running sums over the more significant bits, per value: Σ w_k's shares and #{b_k = 1}.
+        let mut acc = ESums { sa: vec![0; n], sb: vec![0; n], ones: vec![0; n], bits: vec![0; n] };
+        let (la, lb) = (&prep.lam.a[..], &prep.lam.b[..]);
+        for i in (0..l).rev() {
+            let row = i * n..(i + 1) * n;
+            let args = ERowArgs {
+                slot: comp0_slot(me),
+                bt: &bt,
+                i,
+                s: [&prep.s.a[row.clone()], &prep.s.b[row.clone()]],
+                lam: [la, lb],
+                lam_s: [&prep.lam_s.a[row.clone()], &prep.lam_s.b[row.clone()]],
+                psi_e: [&prep.psi_e.a[row.clone()], &prep.psi_e.b[row.clone()]],
+            };
+            e_row(args, &mut acc, [&mut ea[row.clone()], &mut eb[row]]);
         }
+        let mut cur = self.p.reveal(Rep3Vec::from_parts(me, ea, eb)).await?;
+        let mut last_out = prep.psi_e;
+        for (level, (size, fan)) in prep.tree.into_iter().zip(tree_levels(l)) {
+            let groups = size / fan;
+            let (mut a, mut b) = (vec![F67::ZERO; groups * n], vec![F67::ZERO; groups * n]);
+            for (g, (ga, gb)) in a.chunks_mut(n.max(1)).zip(b.chunks_mut(n.max(1))).enumerate() {
+                let m: Vec<&[F67]> =
+                    (0..fan).map(|j| &cur[(fan * g + j) * n..(fan * g + j + 1) * n]).collect();
+                level.masked_sum(me, &m, g * n, [ga, gb])?;
+            }
+            cur = self.p.reveal(Rep3Vec::from_parts(me, a, b)).await?;
+            last_out = level.out_mask().clone();
+        }
+        let cur = MVec::new(cur, last_out)?;
         let d = self.nmult(&[&cur, &prep.zeta], prep.times_zeta).await?;
         let d = self.reveal(d).await?;
         let m = x.m.iter().zip(&d).map(|(mx, d)| mx.msb() ^ (*d != F67::ZERO)).collect();

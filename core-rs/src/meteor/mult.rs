@@ -16,7 +16,7 @@
 //! price of four or five local products per party instead of rep3's two.
 
 use super::{check_mask, comp0_slot, MVec, Meteor};
-use crate::net::Transport;
+use crate::net::{PartyId, Transport};
 use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
 use crate::ring::{kernels, IntRing, Ring};
 use crate::Error;
@@ -25,11 +25,11 @@ use crate::Error;
 /// mask. Consumed by [`Meteor::nmult`]. `Debug` is redacted.
 pub struct NMultPrep<R> {
     inputs: usize,
-    /// Value-major: entry `e·2^N + T` is `ψ_T` of value `e` for the subset bitmask `T`, with
-    /// `ψ_∅` the public constant 1 (so the public product `Π m_j` joins component 0 in the same
-    /// sum) and `ψ_{j}` input mask j. One contiguous run per value makes the online sum a dot
-    /// product.
-    terms: Rep3Vec<R>,
+    /// Subset-major: `terms[T − 1]` holds `ψ_T = Π_{k∈T} ψ_k` of every value for the subset
+    /// bitmask T ≥ 1, so `terms[(1 << j) − 1]` is input mask j. `ψ_∅` is the public constant 1:
+    /// its term, the public product `Π m_j`, joins component 0. One vector per subset lets the
+    /// online sum run down all values at once ([`Ring::subset_sum`]).
+    terms: Vec<Rep3Vec<R>>,
     out: Rep3Vec<R>,
 }
 
@@ -62,29 +62,53 @@ impl<R: Ring> NMultPrep<R> {
 
     /// Elements `range` (for splitting a batched setup).
     pub(crate) fn slice(&self, range: core::ops::Range<usize>) -> Self {
-        let s = 1 << self.inputs;
-        Self {
-            inputs: self.inputs,
-            terms: self.terms.slice(range.start * s..range.end * s),
-            out: self.out.slice(range),
-        }
+        self.map(|v| v.slice(range.clone()))
+    }
+
+    /// Columns `range` of every row, for preparations laid out as rows of `cols` values
+    /// (see [`Rep3Vec::cols`]).
+    pub(crate) fn cols(&self, cols: usize, range: core::ops::Range<usize>) -> Self {
+        self.map(|v| v.cols(cols, range.clone()))
+    }
+
+    fn map(&self, f: impl Fn(&Rep3Vec<R>) -> Rep3Vec<R>) -> Self {
+        Self { inputs: self.inputs, terms: self.terms.iter().map(&f).collect(), out: f(&self.out) }
     }
 
     /// Checks that `x` carries input mask `j`.
     fn check_input(&self, j: usize, x: &Rep3Vec<R>) -> Result<(), Error> {
-        let s = 1 << self.inputs;
-        let same = x.len() == self.len()
-            && (0..x.len()).all(|e| {
-                let k = e * s + (1 << j);
-                x.a[e] == self.terms.a[k] && x.b[e] == self.terms.b[k]
-            });
-        if same {
+        if *x == self.terms[(1 << j) - 1] {
             Ok(())
         } else {
             Err(Error::ApiMisuse(format!(
                 "N-MULT: input {j}'s mask is not the one this preparation was made for"
             )))
         }
+    }
+
+    /// This party's shares of `Π_j x_j − ψ_out` for values `[at, at + len)` of the
+    /// preparation, from the public factors `m[j]` (each `len` long).
+    pub(crate) fn masked_sum(
+        &self,
+        me: PartyId,
+        m: &[&[R]],
+        at: usize,
+        out: [&mut [R]; 2],
+    ) -> Result<(), Error> {
+        let len = out[0].len();
+        if m.len() != self.inputs || m.iter().any(|x| x.len() != len) || at + len > self.len() {
+            return Err(Error::ApiMisuse(format!(
+                "N-MULT: {} factors for a preparation of {} inputs",
+                m.len(),
+                self.inputs
+            )));
+        }
+        let r = at..at + len;
+        let ta: Vec<&[R]> = self.terms.iter().map(|t| &t.a[r.clone()]).collect();
+        let tb: Vec<&[R]> = self.terms.iter().map(|t| &t.b[r.clone()]).collect();
+        let public = comp0_slot(me).map(|first| if first { 0 } else { 1 });
+        R::subset_sum(m, [&ta, &tb], [&self.out.a[r.clone()], &self.out.b[r]], public, out);
+        Ok(())
     }
 }
 
@@ -157,9 +181,10 @@ impl<T: Transport> Meteor<T> {
                     out.len()
                 )));
             }
-            let mut subsets = vec![Rep3Vec::public(out.me, &vec![R::ONE; out.len()]); 1 << n];
+            // Index T: ψ_T once made (None for ∅, the public 1, and subsets still to make).
+            let mut subsets: Vec<Option<Rep3Vec<R>>> = vec![None; 1 << n];
             for (j, x) in inputs.into_iter().enumerate() {
-                subsets[1 << j] = x.clone();
+                subsets[1 << j] = Some(x.clone());
             }
             max_n = max_n.max(n);
             building.push((subsets, out));
@@ -175,8 +200,11 @@ impl<T: Transport> Meteor<T> {
                     let p = t.count_ones() as usize;
                     if p > lo && p <= hi {
                         let l = low_half(t);
-                        xs.push(&subsets[l]);
-                        ys.push(&subsets[t ^ l]);
+                        let (Some(x), Some(y)) = (&subsets[l], &subsets[t ^ l]) else {
+                            return Err(Error::ApiMisuse("N-MULT setup: a half is missing".into()));
+                        };
+                        xs.push(x);
+                        ys.push(y);
                         made.push((j, t));
                     }
                 }
@@ -185,21 +213,27 @@ impl<T: Transport> Meteor<T> {
                 let lens: Vec<usize> = xs.iter().map(|x| x.len()).collect();
                 let z = self.p.mul(&Rep3Vec::concat(&xs), &Rep3Vec::concat(&ys)).await?;
                 for ((j, t), part) in made.into_iter().zip(z.split(&lens)) {
-                    building[j].0[t] = part;
+                    building[j].0[t] = Some(part);
                 }
             }
             lo = hi;
         }
-        Ok(building
+        building
             .into_iter()
             .map(|(subsets, out)| {
-                let (s, len) = (subsets.len(), out.len());
-                let idx: Vec<usize> =
-                    (0..len).flat_map(|e| (0..s).map(move |t| t * len + e)).collect();
-                let flat = Rep3Vec::concat(&subsets.iter().collect::<Vec<_>>());
-                NMultPrep { inputs: s.trailing_zeros() as usize, terms: flat.gather(&idx), out }
+                let inputs = subsets.len().trailing_zeros() as usize;
+                let terms = subsets
+                    .into_iter()
+                    .skip(1)
+                    .map(|t| {
+                        t.ok_or_else(|| {
+                            Error::ApiMisuse("N-MULT setup: a subset is missing".into())
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok(NMultPrep { inputs, terms, out })
             })
-            .collect())
+            .collect()
     }
 
     /// Setup of one 2-MULT `x·y` with a fresh output mask (1 round).
@@ -249,21 +283,9 @@ impl<T: Transport> Meteor<T> {
         for (j, x) in xs.iter().enumerate() {
             prep.check_input(j, &x.psi)?;
         }
-        let s = 1usize << n_in;
-        let full = s - 1;
-        let mut a = Vec::with_capacity(prep.len());
-        let mut b = Vec::with_capacity(prep.len());
-        let mut coef = vec![R::ONE; s];
-        for e in 0..prep.len() {
-            // coef[T] = Π_{j ∉ T} m_j, built up by adding one index at a time.
-            for t in (0..full).rev() {
-                let j = (!t & full).trailing_zeros() as usize;
-                coef[t] = coef[t | (1 << j)] * xs[j].m[e];
-            }
-            let run = e * s..(e + 1) * s;
-            a.push(R::dot(&coef, &prep.terms.a[run.clone()]) - prep.out.a[e]);
-            b.push(R::dot(&coef, &prep.terms.b[run]) - prep.out.b[e]);
-        }
+        let (mut a, mut b) = (vec![R::ZERO; prep.len()], vec![R::ZERO; prep.len()]);
+        let m: Vec<&[R]> = xs.iter().map(|x| &x.m[..]).collect();
+        prep.masked_sum(self.me(), &m, 0, [&mut a, &mut b])?;
         Ok(Rep3Vec::from_parts(self.me(), a, b))
     }
 
@@ -349,15 +371,26 @@ impl<T: Transport> Meteor<T> {
         check_mask("matmul (left operand)", &x.psi, &prep.psi_x)?;
         check_mask("matmul (right operand)", &w.psi, &prep.psi_w)?;
         let (m, k, n) = prep.dims;
-        let mut a = kernels::matmul(&x.m, &prep.psi_w.a, m, k, n);
-        let mut b = kernels::matmul(&x.m, &prep.psi_w.b, m, k, n);
+        // The public product m_X·m_W joins component 0 as m_X·(ψ_W + m_W): one product less
+        // for P0 and P2.
+        let with_public =
+            |psi: &[R]| -> Vec<R> { psi.iter().zip(&w.m).map(|(p, m)| *p + *m).collect() };
+        let (mut a, mut b) = match comp0_slot(self.me()) {
+            Some(true) => (
+                kernels::matmul(&x.m, &with_public(&prep.psi_w.a), m, k, n),
+                kernels::matmul(&x.m, &prep.psi_w.b, m, k, n),
+            ),
+            Some(false) => (
+                kernels::matmul(&x.m, &prep.psi_w.a, m, k, n),
+                kernels::matmul(&x.m, &with_public(&prep.psi_w.b), m, k, n),
+            ),
+            None => (
+                kernels::matmul(&x.m, &prep.psi_w.a, m, k, n),
+                kernels::matmul(&x.m, &prep.psi_w.b, m, k, n),
+            ),
+        };
         kernels::matmul_acc(&prep.psi_x.a, &w.m, &mut a, m, k, n);
         kernels::matmul_acc(&prep.psi_x.b, &w.m, &mut b, m, k, n);
-        match comp0_slot(self.me()) {
-            Some(true) => kernels::matmul_acc(&x.m, &w.m, &mut a, m, k, n),
-            Some(false) => kernels::matmul_acc(&x.m, &w.m, &mut b, m, k, n),
-            None => {}
-        }
         kernels::add_assign(&mut a, &prep.psi_xw.a);
         kernels::add_assign(&mut b, &prep.psi_xw.b);
         kernels::sub_assign(&mut a, &prep.r.a);

@@ -84,12 +84,21 @@ impl SharedBits {
     }
 }
 
-/// Copies `n` bits from `src` starting at bit `from` into the zeroed `dst` at bit `to`.
+/// Copies `n` bits from `src` starting at bit `from` into the zeroed `dst` at bit `to`, up to
+/// one destination word at a time.
 fn copy_bits(dst: &mut [Bits], to: usize, src: &[Bits], from: usize, n: usize) {
-    for i in 0..n {
+    let mut i = 0;
+    while i < n {
         let (s, d) = (from + i, to + i);
-        let bit = (src[s / 64].0 >> (s % 64)) & 1;
-        dst[d / 64].0 |= bit << (d % 64);
+        let take = (64 - d % 64).min(n - i);
+        let lo = src[s / 64].0 >> (s % 64);
+        let hi = match src.get(s / 64 + 1) {
+            Some(w) if s % 64 != 0 => w.0 << (64 - s % 64),
+            _ => 0,
+        };
+        let bits = if take == 64 { lo | hi } else { (lo | hi) & ((1u64 << take) - 1) };
+        dst[d / 64].0 |= bits << (d % 64);
+        i += take;
     }
 }
 
@@ -274,8 +283,7 @@ impl<T: Transport> Rep3<T> {
             Ring::fill_random(&mut self.prg_own(op, super::purpose::RANDOM), &mut v);
             v
         });
-        let lift =
-            |bits: &[Bits]| -> Vec<R> { unpack_bits(bits, n).into_iter().map(lift_bit).collect() };
+        let lift = |bits: &[Bits]| -> Vec<R> { lift_bits(bits, n) };
         let ra_bool = self.planes_of_component0((me.0 != 1).then(|| ra.clone()), 1, w).to_vec(0);
         let ra_arith = Rep3Vec::public_component0(me, (me.0 != 1).then(|| lift(&ra)), n);
         self.ctx.round();
@@ -283,7 +291,15 @@ impl<T: Transport> Rep3<T> {
         let rb_lift = rb.as_deref().map(lift);
         let rb_arith = self.share_from_one(PartyId(1), rb_lift.as_deref(), n).await?;
         let prod = self.mul(&ra_arith, &rb_arith).await?;
-        let arith = ra_arith.add(&rb_arith)?.sub(&prod.scale(R::ONE + R::ONE))?;
+        // r^A = r_A + r_B − 2·r_A·r_B, one pass per component.
+        let combine = |x: &[R], y: &[R], p: &[R]| -> Vec<R> {
+            x.iter().zip(y).zip(p).map(|((x, y), p)| *x + *y - (*p + *p)).collect()
+        };
+        let arith = Rep3Vec::from_parts(
+            me,
+            combine(&ra_arith.a, &rb_arith.a, &prod.a),
+            combine(&ra_arith.b, &rb_arith.b, &prod.b),
+        );
         let mut bits = ra_bool.add(&rb_bool)?;
         if n % 64 != 0 {
             // Padding bits beyond n are not part of the daBits: keep them zero.
@@ -328,9 +344,24 @@ impl<T: Transport> Rep3<T> {
         self.ctx.round();
         let masked = self.masked_bits_round(b, &r)?;
         let open = self.finish_masked_bits(masked).await?;
-        let c: Vec<R> = unpack_bits(&open, b.n).into_iter().map(lift_bit).collect();
-        let coef: Vec<R> = c.iter().map(|c| R::ONE - *c - *c).collect();
-        r.arith.mul_public(&coef)?.add_public(&c)
+        // b^A = c + (1 − 2c)·r^A: r^A where c = 0, 1 − r^A where c = 1 (the 1 in component 0),
+        // one branch-free pass per component.
+        let me = self.me();
+        let one = |first: bool| match (me.0, first) {
+            (0, true) | (2, false) => R::ONE,
+            _ => R::ZERO,
+        };
+        let flip = |x: &mut [R], one: R| {
+            for (j, x) in x.iter_mut().enumerate().take(b.n) {
+                let c = (open[j / 64].0 >> (j % 64)) & 1 == 1;
+                let flipped = one - *x;
+                *x = if c { flipped } else { *x };
+            }
+        };
+        let DaBits { arith: Rep3Vec { mut a, b: mut bb, .. }, .. } = r;
+        flip(&mut a, one(true));
+        flip(&mut bb, one(false));
+        Ok(Rep3Vec::from_parts(me, a, bb))
     }
 
     /// `b·x_j` for each vector `x_j` (all of `b`'s length), in one round: one element per value
@@ -514,6 +545,16 @@ impl<T: Transport> Rep3<T> {
     }
 }
 
+/// The first `n` packed bits as 0/1 ring elements.
+pub(crate) fn lift_bits<R: Ring>(words: &[Bits], n: usize) -> Vec<R> {
+    let mut out = Vec::with_capacity(n);
+    for (i, w) in words.iter().enumerate().take(n.div_ceil(64)) {
+        let k = (n - 64 * i).min(64);
+        out.extend((0..k).map(|j| lift_bit::<R>(w.0 >> j)));
+    }
+    out
+}
+
 /// A 0/1 bit as a ring element (0 or 1, in any ring, including F_q).
 pub(crate) fn lift_bit<R: Ring>(b: u64) -> R {
     if b & 1 == 1 {
@@ -531,6 +572,33 @@ impl<R: Ring> Rep3Vec<R> {
             (0, Some(v)) => Self::from_parts(me, v, z),
             (2, Some(v)) => Self::from_parts(me, z, v),
             _ => Self::from_parts(me, z.clone(), z),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_bits_matches_a_bit_by_bit_copy() {
+        let src: Vec<Bits> = crate::testing::random_words(1, 5).into_iter().map(Bits).collect();
+        for from in [0usize, 1, 63, 64, 65, 100] {
+            for to in [0usize, 3, 64, 127] {
+                for n in [0usize, 1, 5, 63, 64, 65, 200] {
+                    if from + n > 64 * src.len() {
+                        continue;
+                    }
+                    let mut fast = vec![Bits(0); (to + n).div_ceil(64) + 1];
+                    let mut slow = fast.clone();
+                    copy_bits(&mut fast, to, &src, from, n);
+                    for i in 0..n {
+                        let (s, d) = (from + i, to + i);
+                        slow[d / 64].0 |= ((src[s / 64].0 >> (s % 64)) & 1) << (d % 64);
+                    }
+                    assert_eq!(fast, slow, "from {from}, to {to}, n {n}");
+                }
+            }
         }
     }
 }

@@ -205,6 +205,34 @@ impl<R: Ring> Rep3Vec<R> {
         )
     }
 
+    /// Columns `range` of every row of a vector laid out as rows of `cols` elements
+    /// (row-major), rows kept in order.
+    pub(crate) fn cols(&self, cols: usize, range: core::ops::Range<usize>) -> Self {
+        if cols == 0 {
+            return Self::from_parts(self.me, Vec::new(), Vec::new());
+        }
+        let pick = |v: &[R]| -> Vec<R> {
+            let mut out = Vec::with_capacity(v.len() / cols.max(1) * range.len());
+            for row in v.chunks_exact(cols) {
+                out.extend_from_slice(&row[range.clone()]);
+            }
+            out
+        };
+        Self::from_parts(self.me, pick(&self.a), pick(&self.b))
+    }
+
+    /// Rows `rows` (in that order) of a vector laid out as rows of `cols` elements.
+    pub(crate) fn rows(&self, cols: usize, rows: impl Iterator<Item = usize> + Clone) -> Self {
+        let pick = |v: &[R]| -> Vec<R> {
+            let mut out = Vec::new();
+            for r in rows.clone() {
+                out.extend_from_slice(&v[r * cols..(r + 1) * cols]);
+            }
+            out
+        };
+        Self::from_parts(self.me, pick(&self.a), pick(&self.b))
+    }
+
     /// Concatenates vectors (e.g. to batch several operations into one round).
     pub fn concat(parts: &[&Self]) -> Self {
         let me = parts.first().map_or(PartyId(0), |p| p.me);

@@ -61,6 +61,48 @@ pub fn dot<R: Ring>(a: &[R], b: &[R]) -> R {
     s
 }
 
+/// METEOR's N-MULT sum for every value `e`, on both components `c` of one party's shares:
+/// `out[c][e] = Σ_{T ⊆ [N], T ≠ ∅} (Π_{j ∉ T} m[j][e])·terms[c][T − 1][e] − sub[c][e]`, plus the
+/// public term `Π_j m[j][e]` (T = ∅) in component `public` when that is `Some`.
+///
+/// `m` holds the N public factors, `terms[c][T − 1]` the shares of `ψ_T` for the subset bitmask
+/// T (so `terms[c][(1 << j) − 1]` is input mask j), `sub` the output mask; all slices have the
+/// length of `out[0]`.
+pub fn subset_sum<R: Ring>(
+    m: &[&[R]],
+    terms: [&[&[R]]; 2],
+    sub: [&[R]; 2],
+    public: Option<usize>,
+    out: [&mut [R]; 2],
+) {
+    let s = 1usize << m.len();
+    let full = s - 1;
+    let len = out[0].len();
+    assert!(
+        m.iter().all(|x| x.len() == len)
+            && terms.iter().all(|t| t.len() == full && t.iter().all(|x| x.len() == len))
+            && sub.iter().all(|x| x.len() == len)
+            && out[1].len() == len,
+        "subset_sum: shapes differ"
+    );
+    let mut coef = vec![R::ONE; s];
+    let [oa, ob] = out;
+    for e in 0..len {
+        // coef[T] = Π_{j ∉ T} m_j, built up by adding one index at a time.
+        for t in (0..full).rev() {
+            let j = (!t & full).trailing_zeros() as usize;
+            coef[t] = coef[t | (1 << j)] * m[j][e];
+        }
+        for (c, o) in [(0, &mut *oa), (1, &mut *ob)] {
+            let mut acc = if public == Some(c) { coef[0] } else { R::ZERO };
+            for (t, x) in terms[c].iter().enumerate() {
+                acc += coef[t + 1] * x[e];
+            }
+            o[e] = acc - sub[c][e];
+        }
+    }
+}
+
 /// `out += a·b` for row-major `a` (m×k), `b` (k×n), `out` (m×n).
 ///
 /// On x86-64 with AVX2 this runs a copy of the same code compiled for AVX2 (chosen at run
@@ -122,10 +164,11 @@ fn cross_mul_portable<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut
 /// module is the only place in the core that may use `unsafe`.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
-mod x86 {
+pub(crate) mod x86 {
     use super::Ring;
+    use crate::ring::F67;
 
-    pub(super) fn has_avx2() -> bool {
+    pub(crate) fn has_avx2() -> bool {
         std::is_x86_feature_detected!("avx2")
     }
 
@@ -143,6 +186,36 @@ mod x86 {
             }
         };
     }
+
+    /// Defines `$name`, which runs the non-generic `$portable` compiled with AVX2; callers
+    /// check `has_avx2()`.
+    macro_rules! avx2_copy_fn {
+        ($name:ident => $portable:path, ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
+            pub(crate) fn $name($($arg: $ty),*) $(-> $ret)? {
+                #[target_feature(enable = "avx2")]
+                fn inner($($arg: $ty),*) $(-> $ret)? {
+                    $portable($($arg),*)
+                }
+                debug_assert!(has_avx2());
+                // SAFETY: `inner` only requires AVX2, and every caller checks `has_avx2()`.
+                unsafe { inner($($arg),*) }
+            }
+        };
+    }
+
+    // F_67 kernels of METEOR's MSB (16-bit lanes: twice as many per AVX2 instruction).
+    avx2_copy_fn!(subset_sum4 => crate::ring::field::subset_sum4_portable, (
+        m: [&[F67]; 4],
+        terms: [&[&[F67]]; 2],
+        sub: [&[F67]; 2],
+        public: Option<usize>,
+        out: [&mut [F67]; 2]
+    ));
+    avx2_copy_fn!(e_row => crate::meteor::msb::e_row_portable, (
+        args: crate::meteor::msb::ERowArgs<'_>,
+        acc: &mut crate::meteor::msb::ESums,
+        out: [&mut [F67]; 2]
+    ));
 
     avx2_copy!(matmul_acc => matmul_acc_portable(
         a: &[R], b: &[R], out: &mut [R], m: usize, k: usize, n: usize

@@ -64,6 +64,18 @@ pub trait Ring:
     fn dot(a: &[Self], b: &[Self]) -> Self {
         kernels::dot(a, b)
     }
+    /// METEOR's N-MULT sum on both components of one party's shares ([`kernels::subset_sum`]);
+    /// [`F67`] overrides it with lazily reduced kernels for N = 2 and N = 4 (the MSB's
+    /// product with ζ and its product tree).
+    fn subset_sum(
+        m: &[&[Self]],
+        terms: [&[&[Self]]; 2],
+        sub: [&[Self]; 2],
+        public: Option<usize>,
+        out: [&mut [Self]; 2],
+    ) {
+        kernels::subset_sum(m, terms, sub, public, out);
+    }
 }
 
 /// An integer ring Z_2^k (k = 32 or 64), interpreted as two's complement where signs matter.
