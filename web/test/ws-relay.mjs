@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { ringfenceBinary } from '../examples/local-deployment.mjs';
 
-export { serveModel, startRelay } from '../examples/local-deployment.mjs';
+export { ringfenceBinary, serveModel, startRelay } from '../examples/local-deployment.mjs';
 
 /**
  * Runs `ringfence party ...args` to completion (at most `ms`), writing `stdin` (e.g. its Noise
