@@ -22,7 +22,9 @@ export function runParty(args, { ms = 60_000, stdin = '' } = {}) {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => child.kill(), ms);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': 'exit' can fire before the last stdout chunk has been read (seen in
+    // CI under load: exit code 0 with an empty stdout).
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code !== 0) return reject(new Error(`ringfence party ${args.join(' ')} failed (${code ?? signal}):\n${err}`));
       try {
