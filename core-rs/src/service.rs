@@ -425,6 +425,10 @@ pub async fn serve<T: Transport>(
     }
 }
 
+fn used_up() -> Error {
+    Error::ApiMisuse("the client's session was used up".into())
+}
+
 fn encode_text(s: &str) -> Vec<Z64> {
     let mut b = s.as_bytes().to_vec();
     b.truncate(MAX_REASON_WORDS * 8);
@@ -477,7 +481,12 @@ impl<T: Transport> Client<T> {
     }
 
     fn ctx(&mut self) -> Result<&mut Ctx<T>, Error> {
-        self.ctx.as_mut().ok_or_else(|| Error::ApiMisuse("the client's session was used up".into()))
+        self.ctx.as_mut().ok_or_else(used_up)
+    }
+
+    /// Lends the context out to a protocol client; the caller puts it back.
+    fn take_ctx(&mut self) -> Result<Ctx<T>, Error> {
+        self.ctx.take().ok_or_else(used_up)
     }
 
     /// The counters so far.
@@ -548,11 +557,7 @@ impl<T: Transport> Client<T> {
     pub async fn setup(&mut self, info: &ModelInfo) -> Result<Ready, Error> {
         let mask = match info.backend {
             Backend::Meteor => {
-                let ctx = self
-                    .ctx
-                    .take()
-                    .ok_or_else(|| Error::ApiMisuse("the client's session was used up".into()))?;
-                let mut c = MeteorClient::new(ctx);
+                let mut c = MeteorClient::new(self.take_ctx()?);
                 let mask = c.receive_mask::<Z64>(info.batch * info.input_len).await;
                 self.ctx = Some(c.into_ctx());
                 Some(mask?)
@@ -578,10 +583,7 @@ impl<T: Transport> Client<T> {
         let fp = FixedPoint::new(info.frac_bits);
         let x: Vec<Z64> = fp.encode_slice(input)?;
         let n = info.result_len();
-        let ctx = self
-            .ctx
-            .take()
-            .ok_or_else(|| Error::ApiMisuse("the client's session was used up".into()))?;
+        let ctx = self.take_ctx()?;
         let (out, ctx) = match ready.mask {
             Some(mask) => {
                 let mut c = MeteorClient::new(ctx);

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { Client, RingfenceError, encodeFixed, generateNoiseKeypair, randomSessionId } from 'ringfence';
-import { serveModel, startRelay } from './ws-relay.mjs';
+import { Client, encodeFixed, generateNoiseKeypair, randomSessionId } from 'ringfence';
+import { rejectsWith, serveModel, startRelay } from './ws-relay.mjs';
 
 const MODELS = new URL('../../models/', import.meta.url);
 const NN_A = fileURLToPath(new URL('nn-a.onnx', MODELS));
@@ -18,17 +18,6 @@ const REQUEST_BYTES = 3 * (28 + 6 * 8);
 
 /** Test sample `k` as the model takes it (pixels / 255, as in the reference file). */
 const sample = (k) => Float32Array.from(MNIST.subarray(k * PIXELS, (k + 1) * PIXELS), (b) => b / 255);
-
-/** Awaits `p`, which must reject with a RingfenceError of `code`; returns the error. */
-async function rejectsWith(p, code) {
-  const e = await p.then(
-    () => assert.fail(`expected ${code}`),
-    (e) => e,
-  );
-  assert.ok(e instanceof RingfenceError, String(e?.stack ?? e));
-  assert.equal(e.code, code, e.message);
-  return e;
-}
 
 export function defineClientSuite(name) {
   let relay;

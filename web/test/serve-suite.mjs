@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { Client, InMemoryNetwork, Party, RingfenceError, generateNoiseKeypair, insecureTestSeeds, randomSessionId } from 'ringfence';
+import { Client, InMemoryNetwork, Party, generateNoiseKeypair, insecureTestSeeds, randomSessionId } from 'ringfence';
 import { joinServingParty, modelPath, referenceSample } from '../examples/local-deployment.mjs';
-import { serveModel, startRelay } from './ws-relay.mjs';
+import { rejectsWith, serveModel, startRelay } from './ws-relay.mjs';
 
 const NN_A = modelPath('nn-a');
 const NN_A_BYTES = readFileSync(NN_A);
@@ -16,17 +16,6 @@ const TIMEOUT_MS = 20_000;
 /** Held-out MNIST digit `k` (pixels / 255) and onnxruntime's class for it. */
 const digit = (k) => referenceSample('nn-a', k);
 const sample = (k) => digit(k).input;
-
-/** Awaits `p`, which must reject with a RingfenceError of `code`; returns the error. */
-async function rejectsWith(p, code) {
-  const e = await p.then(
-    () => assert.fail(`expected ${code}`),
-    (e) => e,
-  );
-  assert.ok(e instanceof RingfenceError, String(e?.stack ?? e));
-  assert.equal(e.code, code, e.message);
-  return e;
-}
 
 export function defineServeSuite(name) {
   let relay;

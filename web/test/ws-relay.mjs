@@ -3,11 +3,25 @@
 // parties come from examples/local-deployment.mjs, which the README's client example uses too).
 // `node scripts/test.mjs` builds the release binary before the web tests; RINGFENCE_BIN
 // overrides where it is looked for.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer, connect as tcpConnect } from 'node:net';
+import { RingfenceError } from 'ringfence';
 import { ringfenceBinary } from '../examples/local-deployment.mjs';
 
 export { ringfenceBinary, serveModel, startRelay } from '../examples/local-deployment.mjs';
+
+/** Awaits `p`, which must reject with a RingfenceError of `code`; returns the error. */
+export async function rejectsWith(p, code) {
+  const e = await p.then(
+    () => assert.fail(`expected ${code}`),
+    (e) => e,
+  );
+  assert.ok(e instanceof RingfenceError, String(e?.stack ?? e));
+  assert.equal(e.code, code, e.message);
+  return e;
+}
+
 
 /**
  * Runs `ringfence party ...args` to completion (at most `ms`), writing `stdin` (e.g. its Noise

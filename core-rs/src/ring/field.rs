@@ -478,11 +478,19 @@ mod tests {
         assert_eq!(F67::dot(&[F67::new(66); 3], &[F67::new(66); 3]), F67::new(3));
     }
 
-    /// The N = 2 kernel against the generic one, on random and all-66 inputs.
-    #[test]
-    fn subset_sum2_matches_the_generic_kernel() {
-        let len = 77;
-        let mut prg = Prg::new(&Seed::from_bytes([6; 32]), 1, 1);
+    /// Runs the N-factor kernel of [`F67::subset_sum`] and the generic one on `len` random
+    /// values, then on all-66 values (the largest lazy sums), with the public term in either
+    /// component or neither; `also` gets each case's inputs and the generic result, for extra
+    /// checks of the same case.
+    #[allow(clippy::type_complexity)]
+    fn check_subset_sum(
+        n: usize,
+        len: usize,
+        seed: u8,
+        mut also: impl FnMut(&[&[F67]], [&[&[F67]]; 2], [&[F67]; 2], Option<usize>, &[Vec<F67>; 2]),
+    ) {
+        let terms = 2 * ((1 << n) - 1); // one per non-empty subset, in each of two components
+        let mut prg = Prg::new(&Seed::from_bytes([seed; 32]), 1, 1);
         for all_max in [false, true] {
             let mut draw = || {
                 let mut v = vec![F67::ZERO; len];
@@ -492,12 +500,12 @@ mod tests {
                 }
                 v
             };
-            let m: Vec<Vec<F67>> = (0..2).map(|_| draw()).collect();
-            let t: Vec<Vec<F67>> = (0..6).map(|_| draw()).collect();
+            let m: Vec<Vec<F67>> = (0..n).map(|_| draw()).collect();
+            let t: Vec<Vec<F67>> = (0..terms).map(|_| draw()).collect();
             let sub: Vec<Vec<F67>> = (0..2).map(|_| draw()).collect();
             let mr: Vec<&[F67]> = m.iter().map(|x| &x[..]).collect();
-            let ta: Vec<&[F67]> = t[..3].iter().map(|x| &x[..]).collect();
-            let tb: Vec<&[F67]> = t[3..].iter().map(|x| &x[..]).collect();
+            let ta: Vec<&[F67]> = t[..terms / 2].iter().map(|x| &x[..]).collect();
+            let tb: Vec<&[F67]> = t[terms / 2..].iter().map(|x| &x[..]).collect();
             for public in [None, Some(0), Some(1)] {
                 let mut fast = [vec![F67::ZERO; len], vec![F67::ZERO; len]];
                 let mut slow = fast.clone();
@@ -511,55 +519,29 @@ mod tests {
                     public,
                     [sa, sb],
                 );
-                assert_eq!(fast, slow, "public {public:?}, all 66: {all_max}");
+                assert_eq!(fast, slow, "N = {n}, public {public:?}, all 66: {all_max}");
+                also(&mr, [&ta, &tb], [&sub[0], &sub[1]], public, &slow);
             }
         }
     }
 
-    /// The N = 4 kernel against the generic one, on random elements and on all-66 inputs (the
-    /// largest lazy sums), over two full blocks and a partial one, with the public term in
-    /// either component or neither.
+    #[test]
+    fn subset_sum2_matches_the_generic_kernel() {
+        check_subset_sum(2, 77, 6, |_, _, _, _, _| {});
+    }
+
+    /// Over two full blocks and a partial one; the portable body is checked too (the kernel
+    /// call may take the AVX2 copy).
     #[test]
     fn subset_sum4_matches_the_generic_kernel() {
         let len = 2 * BLOCK + 7;
-        let mut prg = Prg::new(&Seed::from_bytes([5; 32]), 1, 1);
-        for all_max in [false, true] {
-            let mut draw = || {
-                let mut v = vec![F67::ZERO; len];
-                F67::fill_random(&mut prg, &mut v);
-                if all_max {
-                    v.iter_mut().for_each(|x| *x = F67(66));
-                }
-                v
-            };
-            let m: Vec<Vec<F67>> = (0..4).map(|_| draw()).collect();
-            let t: Vec<Vec<F67>> = (0..30).map(|_| draw()).collect();
-            let sub: Vec<Vec<F67>> = (0..2).map(|_| draw()).collect();
-            let mr: Vec<&[F67]> = m.iter().map(|x| &x[..]).collect();
-            let ta: Vec<&[F67]> = t[..15].iter().map(|x| &x[..]).collect();
-            let tb: Vec<&[F67]> = t[15..].iter().map(|x| &x[..]).collect();
-            for public in [None, Some(0), Some(1)] {
-                let mut fast = [vec![F67::ZERO; len], vec![F67::ZERO; len]];
-                let mut slow = fast.clone();
-                let [fa, fb] = &mut fast;
-                F67::subset_sum(&mr, [&ta, &tb], [&sub[0], &sub[1]], public, [fa, fb]);
-                let [sa, sb] = &mut slow;
-                crate::ring::kernels::subset_sum(
-                    &mr,
-                    [&ta, &tb],
-                    [&sub[0], &sub[1]],
-                    public,
-                    [sa, sb],
-                );
-                assert_eq!(fast, slow, "public {public:?}, all 66: {all_max}");
-                // The portable body too (the call above may take the AVX2 copy).
-                let mut portable = [vec![F67::ZERO; len], vec![F67::ZERO; len]];
-                let [pa, pb] = &mut portable;
-                let m4 = [mr[0], mr[1], mr[2], mr[3]];
-                subset_sum4_portable(m4, [&ta, &tb], [&sub[0], &sub[1]], public, [pa, pb]);
-                assert_eq!(portable, slow, "portable, public {public:?}, all 66: {all_max}");
-            }
-        }
+        check_subset_sum(4, len, 5, |mr, terms, sub, public, slow| {
+            let mut portable = [vec![F67::ZERO; len], vec![F67::ZERO; len]];
+            let [pa, pb] = &mut portable;
+            let m4 = [mr[0], mr[1], mr[2], mr[3]];
+            subset_sum4_portable(m4, terms, sub, public, [pa, pb]);
+            assert_eq!(&portable, slow, "portable, public {public:?}");
+        });
     }
 
     #[test]
