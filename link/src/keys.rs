@@ -85,6 +85,19 @@ impl StaticKeypair {
         Self::from_entropy(&entropy)
     }
 
+    /// The keypair of a stored private key (its public key recomputed: X25519 of the base
+    /// point, as Noise does).
+    ///
+    /// ```
+    /// use ringfence_link::StaticKeypair;
+    /// let a = StaticKeypair::from_entropy(&[7; 32]).unwrap();
+    /// assert_eq!(StaticKeypair::from_private(a.private.clone()), a);
+    /// ```
+    pub fn from_private(private: PrivateKey) -> Self {
+        let public = curve25519_dalek::MontgomeryPoint::mul_base_clamped(private.0).to_bytes();
+        Self { private, public: PublicKey(public) }
+    }
+
     /// Derives a keypair from 32 bytes of fresh entropy (e.g. `crypto.getRandomValues` in a
     /// browser): the same entropy gives the same keypair, so it must never be reused.
     ///

@@ -57,6 +57,7 @@ pub mod keys;
 mod link;
 pub mod netem;
 pub mod record;
+pub mod token;
 pub mod transport;
 pub mod ws;
 

@@ -1,5 +1,5 @@
-//! The `ringfence` binary through `ringfence relay`: the demo with Noise links over the relay,
-//! and three `ringfence party` processes running the interoperability check program.
+//! The `ringfence` binary through `ringfence relay`: three `ringfence interop-party` processes
+//! running the interoperability check program. (Server parties: `deployment.rs`.)
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
@@ -61,22 +61,6 @@ fn wait(mut child: Child, secs: u64) -> Output {
 }
 
 #[test]
-fn demo_runs_with_noise_links_through_the_relay() {
-    let relay = Relay::start();
-    let child = Command::new(EXE)
-        .args(["demo", "--relay", &relay.url, "--timeout-ms", "10000", "--model", "nn-a"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = wait(child, 60);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("OK: the private answer equals the plaintext model's"), "{stdout}");
-    assert!(stdout.contains("(external; forwards Noise KK frames"), "{stdout}");
-}
-
-#[test]
 fn three_party_processes_agree_with_plaintext_through_the_relay() {
     let relay = Relay::start();
     let session = "5e".repeat(16);
@@ -85,7 +69,7 @@ fn three_party_processes_agree_with_plaintext_through_the_relay() {
         .map(|i| {
             let values: Vec<String> = inputs[i].iter().map(i64::to_string).collect();
             Command::new(EXE)
-                .args(["party", "--relay", &relay.url, "--session", &session])
+                .args(["interop-party", "--relay", &relay.url, "--session", &session])
                 .args(["--id", &i.to_string(), "--matmul-dim", "2"])
                 .arg(format!("--values={}", values.join(",")))
                 .args(["--danger-insecure-test-seeds", "cli-test", "--timeout-ms", "10000"])

@@ -29,7 +29,7 @@ export async function rejectsWith(p, code) {
  */
 export function runParty(args, { ms = 60_000, stdin = '' } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(ringfenceBinary(), ['party', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(ringfenceBinary(), ['interop-party', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     child.stdin.end(stdin);
     let out = '';
     let err = '';

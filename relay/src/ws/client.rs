@@ -13,13 +13,15 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
 use ringfence_core::net::{PartyId, SessionId, TransportError};
+use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use super::path::RelayPath;
+use super::path::{Invite, RelayPath};
 use super::stream::{inbox, peer_stream, Inbound, Inbox, InboxTx, Outbox};
 use crate::config::{Security, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RECV_TIMEOUT};
 use crate::error::RelayError;
@@ -54,6 +56,11 @@ pub struct RelayLinkConfig {
     pub max_message: usize,
     /// Bytes from one peer that may wait unread before its link fails.
     pub max_unread: usize,
+    /// The join token, when the relay requires one (see [`crate::token`]).
+    pub token: Option<String>,
+    /// Opening a session with a deployment's server parties: the relay invites them (set by
+    /// [`RelayLinkConfig::inviting`]).
+    pub invite: Option<Invite>,
 }
 
 impl RelayLinkConfig {
@@ -86,7 +93,21 @@ impl RelayLinkConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_message: super::RelayLimits::default().max_message,
             max_unread: 2 * (MAX_PAYLOAD + HEADER_LEN) + (1 << 20),
+            token: None,
+            invite: None,
         }
+    }
+
+    /// Makes this party the client of a session with `deployment`'s server parties: joining
+    /// invites them (they wait in the relay's lobby), and they learn this party's Noise public
+    /// key from the invitation. Needs Noise security.
+    pub fn inviting(mut self, deployment: &str) -> Result<Self, RelayError> {
+        let Security::Noise { keypair, .. } = &self.security else {
+            return Err(RelayError::Config("inviting a deployment needs Noise links".into()));
+        };
+        let client_key = keypair.public.to_hex();
+        self.invite = Some(Invite { deployment: deployment.to_string(), client_key });
+        Ok(self)
     }
 
     fn validate(&self) -> Result<(), RelayError> {
@@ -152,27 +173,14 @@ impl TcpTransport {
         cfg.validate()?;
         let deadline = Instant::now() + cfg.connect_timeout;
         let path = RelayPath {
-            session: cfg.session,
-            party: cfg.me,
-            parties: cfg.parties,
-            mode: cfg.security.name().to_string(),
+            token: cfg.token.clone(),
+            invite: cfg.invite.clone(),
+            ..RelayPath::new(cfg.session, cfg.me, cfg.parties, cfg.security.name())
         };
-        let url = format!("{}{path}", cfg.url.trim_end_matches('/'));
         let ws_cfg = WebSocketConfig::default()
             .max_message_size(Some(cfg.max_message))
             .max_frame_size(Some(cfg.max_message));
-        let connect =
-            tokio_tungstenite::connect_async_with_config(url.as_str(), Some(ws_cfg), true);
-        let ws = match tokio::time::timeout_at(deadline, connect).await {
-            Ok(Ok((ws, _))) => ws,
-            Ok(Err(e)) => {
-                return Err(RelayError::Config(format!("joining the relay at {url}: {e}")))
-            }
-            Err(_) => {
-                let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
-                return Err(RelayError::io(format!("connecting to the relay at {url}"), e));
-            }
-        };
+        let ws = open_ws(&cfg.url, &path.to_string(), ws_cfg, deadline).await?;
         let (mut sink, mut stream) = ws.split();
         let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(async move {
@@ -262,6 +270,32 @@ impl TcpTransport {
         // Every link holds its own sender; the writer closes the WebSocket when they are gone.
         drop(out);
         Ok(Self::from_links(me, links, cfg.recv_timeout, cfg.security.name(), Some(mux)))
+    }
+}
+
+/// Opens the WebSocket `base` + `path` before `deadline`. Errors name the relay and its
+/// reason for a refusal, never the query (it may hold a token).
+pub(crate) async fn open_ws(
+    base: &str,
+    path: &str,
+    ws_cfg: WebSocketConfig,
+    deadline: Instant,
+) -> Result<WebSocketStream<MaybeTlsStream<TcpStream>>, RelayError> {
+    use tokio_tungstenite::tungstenite::Error as WsError;
+    let url = format!("{}{path}", base.trim_end_matches('/'));
+    let shown = url.split_once('?').map_or(url.as_str(), |(u, _)| u);
+    let connect = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(ws_cfg), true);
+    match tokio::time::timeout_at(deadline, connect).await {
+        Ok(Ok((ws, _))) => Ok(ws),
+        Ok(Err(WsError::Http(resp))) => {
+            let why = resp.body().as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+            Err(RelayError::Config(format!("the relay refused {shown}: {} {why}", resp.status())))
+        }
+        Ok(Err(e)) => Err(RelayError::Config(format!("joining the relay at {shown}: {e}"))),
+        Err(_) => {
+            let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
+            Err(RelayError::io(format!("connecting to the relay at {shown}"), e))
+        }
     }
 }
 

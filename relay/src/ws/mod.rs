@@ -27,6 +27,7 @@
 //! and disconnects, never payloads.
 
 mod client;
+mod lobby;
 mod path;
 mod server;
 mod session;
@@ -34,5 +35,6 @@ mod stream;
 
 pub(crate) use client::Mux;
 pub use client::RelayLinkConfig;
-pub use path::{parse_session_hex, RelayPath};
+pub use lobby::{Invitation, Lobby, LobbyEvent};
+pub use path::{parse_session_hex, Invite, LobbyPath, RelayPath, Request};
 pub use server::{RelayLimits, RelayServer};

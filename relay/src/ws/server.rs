@@ -13,9 +13,10 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use super::path::RelayPath;
-use super::session::{log, reap_interval, short, ForwardError, Member, Registry};
+use super::path::Request;
+use super::session::{log, reap_interval, short, ForwardError, Member, Registry, Waiter};
 use crate::error::RelayError;
+use crate::token::Trusted;
 
 /// The bounds of a relay. Every field has a default ([`RelayLimits::default`]).
 #[derive(Clone, Debug)]
@@ -110,13 +111,25 @@ impl core::fmt::Debug for RelayServer {
 }
 
 impl RelayServer {
-    /// Binds the listener.
+    /// Binds the listener of an open relay: anyone may join any session (development and
+    /// tests; see [`RelayServer::bind_trusting`]).
     pub async fn bind(addr: SocketAddr, limits: RelayLimits) -> Result<Self, RelayError> {
+        Self::bind_trusting(addr, limits, Trusted::default()).await
+    }
+
+    /// Binds the listener of a relay that admits only connections with a token signed by one
+    /// of the `trusted` deployments (for exactly that session and party; see
+    /// [`crate::token`]). With no deployment in `trusted` the relay is open.
+    pub async fn bind_trusting(
+        addr: SocketAddr,
+        limits: RelayLimits,
+        trusted: Trusted,
+    ) -> Result<Self, RelayError> {
         limits.check()?;
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|e| RelayError::io(format!("binding the relay on {addr}"), e))?;
-        Ok(Self { listener, registry: Arc::new(Registry::new(limits)) })
+        Ok(Self { listener, registry: Arc::new(Registry::new(limits, trusted)) })
     }
 
     /// The bound address (e.g. to learn an ephemeral port).
@@ -184,16 +197,19 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
     let cfg = WebSocketConfig::default()
         .max_message_size(Some(limits.max_message))
         .max_frame_size(Some(limits.max_message));
-    let mut member: Option<Member> = None;
+    let mut admitted: Option<Admitted> = None;
     // tungstenite's callback signature fixes the error type (an HTTP response).
     #[allow(clippy::result_large_err)]
     let admit = |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
                  resp: Response<()>| {
         let path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        let joined = RelayPath::parse(path).map_err(|e| (400, e)).and_then(|p| registry.join(&p));
+        let joined = Request::parse(path).map_err(|e| (400, e)).and_then(|r| match r {
+            Request::Session(p) => registry.join(&p).map(Admitted::Member),
+            Request::Lobby(p) => registry.wait(&p).map(|(w, rx)| Admitted::Waiter(w, rx)),
+        });
         match joined {
-            Ok(m) => {
-                member = Some(m);
+            Ok(a) => {
+                admitted = Some(a);
                 Ok(resp)
             }
             Err((code, reason)) => {
@@ -212,20 +228,69 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
     let ws = match accepted {
         Ok(Ok(ws)) => ws,
         Ok(Err(e)) => {
-            if member.is_some() {
+            if admitted.is_some() {
                 log(format_args!("{addr}: WebSocket handshake failed: {e}"));
             }
             return;
         }
         Err(_) => return log(format_args!("{addr}: no WebSocket handshake in time")),
     };
-    let Some(member) = member else { return };
+    let member = match admitted {
+        None => return,
+        Some(Admitted::Member(m)) => m,
+        Some(Admitted::Waiter(w, invites)) => {
+            let (d, party) = (w.deployment.clone(), w.party);
+            log(format_args!("lobby {d}: {party} waiting, from {addr}"));
+            let reason = run_waiter(ws, invites).await;
+            drop(w);
+            return log(format_args!("lobby {d}: {party} left ({reason})"));
+        }
+    };
     let (session, party) = (member.session.clone(), member.party);
     let sid = short(&session.id);
     log(format_args!("session {sid}: {party} connected from {addr}"));
     let reason = run_member(&member, ws).await;
     log(format_args!("session {sid}: {party} left ({reason})"));
     drop(member);
+}
+
+/// What a connection was admitted as.
+enum Admitted {
+    Member(Member),
+    Waiter(Waiter, tokio::sync::mpsc::Receiver<String>),
+}
+
+/// Writes invitations (text messages) to a waiting server party until it leaves or another
+/// connection of the same party replaces it; returns why it ended. The party sends nothing
+/// but pings.
+async fn run_waiter(
+    ws: WebSocketStream<TcpStream>,
+    mut invites: tokio::sync::mpsc::Receiver<String>,
+) -> String {
+    let (mut sink, mut stream) = ws.split();
+    let reason = loop {
+        tokio::select! {
+            i = invites.recv() => match i {
+                Some(i) => {
+                    if let Err(e) = sink.send(Message::Text(i.into())).await {
+                        break e.to_string();
+                    }
+                }
+                None => break "replaced by a newer connection".to_string(),
+            },
+            m = stream.next() => match m {
+                Some(Ok(Message::Close(_))) => break "closed by the party".into(),
+                None => break "connection ended without a close".into(),
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                Some(Ok(_)) => break "a waiting party sends nothing".into(),
+                Some(Err(e)) => break e.to_string(),
+            },
+        }
+    };
+    let frame = CloseFrame { code: CloseCode::Normal, reason: truncate(&reason, 120).into() };
+    let _ = sink.send(Message::Close(Some(frame))).await;
+    let _ = sink.close().await;
+    reason
 }
 
 /// Pumps one admitted connection until it ends; returns why.

@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 use ringfence_core::net::{PartyId, SessionId};
 use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
 
-use super::path::RelayPath;
+use super::path::{LobbyPath, RelayPath};
 use super::server::RelayLimits;
+use crate::token::{unix_now, Token, Trusted};
 
 /// A message on its way to a party: `[from] ‖ payload`, holding its share of the byte budget
 /// until it is written to the socket.
@@ -32,11 +33,33 @@ pub(crate) struct Queued {
 /// Why a join was refused: an HTTP status and a reason for the client.
 pub(crate) type Refusal = (u16, String);
 
-/// All sessions of a relay.
+/// All sessions and lobbies of a relay.
 pub(crate) struct Registry {
     limits: RelayLimits,
+    trusted: Trusted,
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+    lobbies: Mutex<HashMap<String, Lobby>>,
     epoch: Instant,
+    next_waiter: AtomicU64,
+}
+
+/// Invitations queued toward one waiting server party.
+const LOBBY_QUEUE: usize = 64;
+
+/// The server parties of one deployment waiting for invitations.
+struct Lobby {
+    parties: u8,
+    mode: String,
+    /// Per party index: the waiting connection's id and its invitation queue.
+    waiting: Vec<Option<(u64, mpsc::Sender<String>)>>,
+}
+
+/// A server party waiting in a lobby; dropping it leaves the lobby.
+pub(crate) struct Waiter {
+    pub(crate) deployment: String,
+    pub(crate) party: PartyId,
+    id: u64,
+    registry: Arc<Registry>,
 }
 
 /// One session.
@@ -44,6 +67,8 @@ pub(crate) struct Session {
     pub(crate) id: SessionId,
     pub(crate) parties: u8,
     mode: String,
+    /// The deployment whose tokens admit parties (`None` on an open relay).
+    deployment: Option<String>,
     queues: Vec<mpsc::Sender<Queued>>,
     state: Mutex<State>,
     budget: Arc<Semaphore>,
@@ -89,8 +114,131 @@ pub(crate) fn short(id: &SessionId) -> String {
 }
 
 impl Registry {
-    pub(crate) fn new(limits: RelayLimits) -> Self {
-        Self { limits, sessions: Mutex::new(HashMap::new()), epoch: Instant::now() }
+    pub(crate) fn new(limits: RelayLimits, trusted: Trusted) -> Self {
+        Self {
+            limits,
+            trusted,
+            sessions: Mutex::new(HashMap::new()),
+            lobbies: Mutex::new(HashMap::new()),
+            epoch: Instant::now(),
+            next_waiter: AtomicU64::new(0),
+        }
+    }
+
+    /// Checks `token` for `party` of `session` (`None`: a lobby) when this relay requires
+    /// tokens; returns the deployment it admits to (`None` on an open relay).
+    fn admit(
+        &self,
+        token: Option<&str>,
+        party: PartyId,
+        session: Option<SessionId>,
+    ) -> Result<Option<String>, Refusal> {
+        if !self.trusted.required() {
+            return Ok(None);
+        }
+        let token = token.ok_or((401, "this relay requires a token".to_string()))?;
+        let t: Token = self.trusted.verify(token, unix_now()).map_err(|e| (403, e))?;
+        if t.party != party {
+            return Err((403, format!("the token is for {}, not {party}", t.party)));
+        }
+        match (t.session, session) {
+            (None, _) => {}
+            (Some(_), None) => return Err((403, "a session token cannot wait in a lobby".into())),
+            (Some(a), Some(b)) if a != b => {
+                return Err((403, "the token is for another session".into()));
+            }
+            _ => {}
+        }
+        Ok(Some(t.deployment))
+    }
+
+    /// Admits a server party into its deployment's lobby, replacing an earlier connection of
+    /// the same party (a restarted server must not wait for the relay to notice the old one).
+    pub(crate) fn wait(
+        self: &Arc<Self>,
+        p: &LobbyPath,
+    ) -> Result<(Waiter, mpsc::Receiver<String>), Refusal> {
+        if let Some(d) = self.admit(p.token.as_deref(), p.party, None)? {
+            if d != p.deployment {
+                return Err((403, format!("the token is for deployment {d:?}")));
+            }
+        }
+        let mut lobbies = lock(&self.lobbies);
+        let lobby = lobbies.entry(p.deployment.clone()).or_insert_with(|| Lobby {
+            parties: p.parties,
+            mode: p.mode.clone(),
+            waiting: vec![None; usize::from(p.parties)],
+        });
+        if lobby.parties != p.parties || lobby.mode != p.mode {
+            let waiting = lobby.waiting.iter().any(Option::is_some);
+            if waiting {
+                return Err((
+                    409,
+                    format!(
+                        "deployment {} has {} parties in mode {}; this one says {} in mode {}",
+                        p.deployment, lobby.parties, lobby.mode, p.parties, p.mode
+                    ),
+                ));
+            }
+            lobby.parties = p.parties;
+            lobby.mode = p.mode.clone();
+            lobby.waiting = vec![None; usize::from(p.parties)];
+        }
+        let id = self.next_waiter.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel(LOBBY_QUEUE);
+        lobby.waiting[p.party.index()] = Some((id, tx));
+        let w =
+            Waiter { deployment: p.deployment.clone(), party: p.party, id, registry: self.clone() };
+        Ok((w, rx))
+    }
+
+    /// Sends the invitation to join `p.session` to every server party of the deployment `p`
+    /// invites; refuses if one is missing or busy.
+    fn invite(&self, p: &RelayPath, deployment: &str, client_key: &str) -> Result<(), Refusal> {
+        let lobbies = lock(&self.lobbies);
+        let Some(lobby) = lobbies.get(deployment) else {
+            return Err((503, format!("deployment {deployment:?} has no party connected")));
+        };
+        if lobby.parties + 1 != p.parties || p.party.0 != lobby.parties || lobby.mode != p.mode {
+            return Err((
+                400,
+                format!(
+                    "deployment {deployment:?} has {} server parties in mode {}: its client is \
+                     P{} of {} in that mode",
+                    lobby.parties,
+                    lobby.mode,
+                    lobby.parties,
+                    lobby.parties + 1
+                ),
+            ));
+        }
+        if let Some(i) = lobby.waiting.iter().position(Option::is_none) {
+            return Err((503, format!("deployment {deployment:?}: P{i} is not connected")));
+        }
+        let mut sid = String::new();
+        for b in p.session.0 {
+            sid.push_str(&format!("{b:02x}"));
+        }
+        let msg = serde_json::json!({
+            "session": sid,
+            "parties": p.parties,
+            "client": p.party.0,
+            "client_key": client_key,
+        })
+        .to_string();
+        let mut permits = Vec::new();
+        for (i, (_, tx)) in lobby.waiting.iter().flatten().enumerate() {
+            match tx.try_reserve() {
+                Ok(permit) => permits.push(permit),
+                Err(_) => {
+                    return Err((503, format!("deployment {deployment:?}: P{i} is busy")));
+                }
+            }
+        }
+        for permit in permits {
+            permit.send(msg.clone());
+        }
+        Ok(())
     }
 
     pub(crate) fn limits(&self) -> &RelayLimits {
@@ -109,8 +257,18 @@ impl Registry {
     /// Admits a connection for `p`: creates the session if needed, refuses duplicates,
     /// mismatches and anything over the limits.
     pub(crate) fn join(self: &Arc<Self>, p: &RelayPath) -> Result<Member, Refusal> {
+        let admitted = self.admit(p.token.as_deref(), p.party, Some(p.session))?;
+        if let (Some(d), Some(i)) = (&admitted, &p.invite) {
+            if *d != i.deployment {
+                return Err((403, format!("the token is for deployment {d:?}")));
+            }
+        }
+        let deployment = admitted.or_else(|| p.invite.as_ref().map(|i| i.deployment.clone()));
         let mut sessions = lock(&self.sessions);
         let session = match sessions.get(&p.session) {
+            Some(_) if p.invite.is_some() => {
+                return Err((409, "an inviting client must open a new session".into()));
+            }
             Some(s) => s.clone(),
             None => {
                 if sessions.len() >= self.limits.max_sessions {
@@ -121,11 +279,17 @@ impl Registry {
                     let max = self.limits.max_parties;
                     return Err((400, format!("{} parties; this relay allows {max}", p.parties)));
                 }
-                let s = Arc::new(Session::new(p, &self.limits, self.now_ms()));
+                if let Some(i) = &p.invite {
+                    self.invite(p, &i.deployment, &i.client_key)?;
+                }
+                let s = Arc::new(Session::new(p, deployment.clone(), &self.limits, self.now_ms()));
                 sessions.insert(p.session, s.clone());
                 s
             }
         };
+        if self.trusted.required() && session.deployment != deployment {
+            return Err((403, "the session belongs to another deployment".into()));
+        }
         if let Some(reason) = session.closing.borrow().clone() {
             return Err((410, format!("session is closing: {reason}")));
         }
@@ -165,7 +329,7 @@ impl Registry {
 }
 
 impl Session {
-    fn new(p: &RelayPath, limits: &RelayLimits, now: u64) -> Self {
+    fn new(p: &RelayPath, deployment: Option<String>, limits: &RelayLimits, now: u64) -> Self {
         let (queues, inboxes) = (0..p.parties)
             .map(|_| mpsc::channel(limits.conn_queue))
             .map(|(t, r)| (t, Some(r)))
@@ -174,6 +338,7 @@ impl Session {
             id: p.session,
             parties: p.parties,
             mode: p.mode.clone(),
+            deployment,
             queues,
             state: Mutex::new(State { inboxes, connected: 0 }),
             budget: Arc::new(Semaphore::new(limits.session_queue_bytes)),
@@ -297,6 +462,21 @@ impl Drop for Member {
             let mut sessions = lock(&self.registry.sessions);
             if sessions.get(&s.id).is_some_and(|x| Arc::ptr_eq(x, s)) {
                 sessions.remove(&s.id);
+            }
+        }
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        let mut lobbies = lock(&self.registry.lobbies);
+        if let Some(lobby) = lobbies.get_mut(&self.deployment) {
+            let slot = &mut lobby.waiting[self.party.index()];
+            if slot.as_ref().is_some_and(|(id, _)| *id == self.id) {
+                *slot = None;
+            }
+            if lobby.waiting.iter().all(Option::is_none) {
+                lobbies.remove(&self.deployment);
             }
         }
     }

@@ -1,25 +1,22 @@
-//! `ringfence demo`: a private classification on an embedded local deployment. The parent starts
-//! a relay on 127.0.0.1, spawns the three compute parties (separate processes, Noise KK links
-//! through the relay), and is itself the client: it takes a held-out test sample of a shipped
-//! model, asks the parties to classify it ([`ringfence_core::service`]), and checks the answer
-//! against the plaintext model's (onnxruntime's reference output, committed beside the model).
+//! `ringfence demo`: a private classification on an embedded local deployment
+//! ([`LocalDeployment`]: a relay on 127.0.0.1 requiring signed tokens, and three long-running
+//! `ringfence party` server processes in its lobby). This process is the client: it takes a
+//! held-out test sample of a shipped model, opens a session inviting the deployment, asks the
+//! parties to classify the sample ([`ringfence_core::service`]), and checks the answer against
+//! the plaintext model's (onnxruntime's reference output, committed beside the model).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ringfence_core::net::{Ctx, Stats};
-use ringfence_core::nn::{FixedPlan, DEFAULT_FRAC_BITS};
-use ringfence_core::service::{self, Catalog, Request, Stage, CLIENT};
-use ringfence_relay::ws::{parse_session_hex, RelayLimits, RelayLinkConfig, RelayServer};
+use ringfence_core::net::{Ctx, SessionId};
+use ringfence_core::service::{self, Request, CLIENT};
+use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, Security, StaticKeypair, TcpTransport};
 
 use crate::bench::{self, Backend};
-use crate::children::Children;
-use crate::msgs::{DemoReport, FromChild};
-use crate::party::{report, Session};
+use crate::local::{LocalDeployment, DEPLOYMENT};
 use crate::testset::TestSet;
-use crate::CommonArgs;
 
 /// Options of `ringfence demo`.
 #[derive(Args, Clone)]
@@ -34,8 +31,9 @@ pub(crate) struct DemoArgs {
     /// Which held-out test sample to classify (0-based).
     #[arg(long, default_value_t = 0)]
     sample: usize,
-    #[command(flatten)]
-    common: CommonArgs,
+    /// How long to wait for a silent party.
+    #[arg(long, default_value_t = 30_000)]
+    timeout_ms: u64,
 }
 
 /// A held-out sample and what the plaintext model answers for it.
@@ -72,100 +70,74 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let sample = load_sample(&model, a.sample)?;
     let what = format!("held-out test sample #{} of {name}'s test set", a.sample);
-    let keys = if a.common.plain {
-        None
-    } else {
-        let k = (0..4).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
-        Some(k.map_err(|e| e.to_string())?)
-    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("starting tokio: {e}"))?;
-    let (url, embedded) = match &a.common.relay {
-        Some(url) => (url.clone(), false),
-        None => {
-            let addr = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
-            let server = rt
-                .block_on(RelayServer::bind(addr, RelayLimits::default()))
-                .map_err(|e| e.to_string())?;
-            let url = format!("ws://{}", server.local_addr());
-            rt.spawn(server.run());
-            (url, true)
-        }
-    };
-    let security_name = if keys.is_some() { "Noise KK" } else { "plain (INSECURE)" };
     println!("ringfence demo: private classification on a local deployment");
+    println!("  starting a relay and three server parties (ringfence party) on 127.0.0.1 ...");
+    let started = Instant::now();
+    let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
+    let mut d = LocalDeployment::start(&rt, listen, &[(name.clone(), model.clone())])?;
     println!(
-        "  relay    {url} ({}; forwards {} frames it cannot read)",
-        if embedded { "embedded" } else { "external" },
-        security_name
+        "  relay    {} (embedded; admits signed tokens only; forwards Noise frames it cannot read)",
+        d.relay
     );
-    println!("  parties  P0, P1, P2: three processes on 127.0.0.1, linked through the relay");
+    println!(
+        "  parties  P0, P1, P2: long-running server processes, waiting in deployment {DEPLOYMENT:?}'s lobby"
+    );
     println!(
         "  client   this process: holds the input, alone sees the answer ({} backend, model {name})",
         a.backend.name()
     );
     println!("  input    {what}");
-    let mut common = a.common.clone();
-    common.relay = Some(url.clone());
-    let mut args = crate::common_args(&common);
-    args.extend(["--model".into(), model.display().to_string()]);
-    let started = Instant::now();
-    let mut kids = Children::spawn(3, "demo-party", &args)?;
-    let session = kids.introduce(keys.as_deref(), 4, Ok)?;
-    let security = match &keys {
-        None => Security::DangerInsecurePlain,
-        Some(k) => Security::Noise {
-            keypair: k[3].clone(),
-            public_keys: k.iter().map(|k| k.public).collect(),
-        },
-    };
-    let sid = parse_session_hex(&session)?;
-    let mut cfg = RelayLinkConfig::new(url, CLIENT, 4, security, sid);
-    cfg.recv_timeout = Duration::from_millis(a.common.timeout_ms);
-    cfg.connect_timeout = Duration::from_millis(a.common.timeout_ms);
+    let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
+    let mut public_keys = d.public_keys.clone();
+    public_keys.push(me.public);
+    let security = Security::Noise { keypair: me, public_keys };
+    let sid = SessionId(rand16()?);
+    let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, 4, security, sid)
+        .inviting(DEPLOYMENT)
+        .map_err(|e| e.to_string())?;
+    cfg.token = Some(d.client_token(sid));
+    cfg.recv_timeout = Duration::from_millis(a.timeout_ms);
+    cfg.connect_timeout = Duration::from_millis(a.timeout_ms);
     let backend = match a.backend {
         Backend::Meteor => service::Backend::Meteor,
         Backend::Rep3 => service::Backend::Rep3,
     };
     let request = Request::new(&name, backend, 1);
-    let client = rt.block_on(classify(cfg, request, &sample.pixels, started));
-    // Gather the parties' reports even when the client failed: their errors say more.
+    let (got, timeline) = rt.block_on(classify(cfg, request, &sample.pixels, started))?;
+    // Each party logs its figures for the session once it has closed it.
     let mut views = Vec::new();
-    let mut done = 0;
-    let mut party_err = None;
-    while done < 3 {
-        match kids.next(crate::patience(&a.common)) {
-            Ok((_, FromChild::Done)) => done += 1,
-            Ok((i, FromChild::Demo(r))) => views.push((i, r)),
-            Ok((i, other)) => return Err(format!("P{i} sent an unexpected {other:?}")),
-            Err(e) => {
-                party_err = Some(e);
-                break;
+    let deadline = Instant::now() + Duration::from_millis(a.timeout_ms);
+    while views.len() < 3 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match d.next_event(left)? {
+            Some((i, e)) if e["event"] == "answered" => views.push((i, e)),
+            Some((i, e)) if e["event"] == "session_failed" || e["event"] == "refused" => {
+                return Err(format!("P{i}: {e}"));
             }
+            Some(_) => {}
+            None => return Err("the server parties did not report the session".into()),
         }
     }
-    let (got, timeline) = match (client, party_err) {
-        (Ok(c), None) => c,
-        (Err(e), Some(p)) => return Err(format!("{e}; {p}")),
-        (Err(e), None) | (Ok(_), Some(e)) => return Err(e),
-    };
-    kids.finish()?;
+    drop(d);
     views.sort_by_key(|(i, _)| *i);
     draw(&sample, &got.masked_view);
     for (stage, t) in &timeline {
         println!("  {stage:<24} {:>8.1} ms", t * 1e3);
     }
-    for (i, r) in &views {
+    for (i, e) in &views {
+        let f = |k: &str| e[k].as_f64().unwrap_or(f64::NAN);
         println!(
             "  P{i}: setup {:>7.1} ms, {:>9} B sent; online {:>7.1} ms, {:>9} B sent, {} rounds",
-            r.setup_seconds * 1e3,
-            r.setup_bytes,
-            r.online_seconds * 1e3,
-            r.online_bytes,
-            r.online_rounds
+            f("setup_seconds") * 1e3,
+            f("setup_bytes"),
+            f("online_seconds") * 1e3,
+            f("online_bytes"),
+            f("online_rounds")
         );
     }
     let scores = got.scores.iter().map(|s| format!("{s:.2}")).collect::<Vec<_>>().join(" ");
@@ -185,6 +157,12 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
             got.class, sample.expected
         ))
     }
+}
+
+fn rand16() -> Result<[u8; 16], String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| format!("OS random source: {e}"))?;
+    Ok(b)
 }
 
 /// What the client got, and what it sent to the parties (the masked input, as they saw it).
@@ -208,7 +186,7 @@ async fn classify(
     let mut mark =
         |what: &'static str, since: Instant| timeline.push((what, since.elapsed().as_secs_f64()));
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| format!("client: {e}"))?;
-    mark("parties up and linked", t0);
+    mark("deployment up, linked", t0);
     let ctx = Ctx::new(CLIENT, 4, session, t);
     let mut c = service::Client::new(ctx, os_seed().map_err(|e| e.to_string())?);
     let t1 = Instant::now();
@@ -254,38 +232,4 @@ fn draw(s: &Sample, sent: &Option<Vec<u64>>) {
         };
         println!("  {line}  {noise}");
     }
-}
-
-/// The party side: serves one classification request of the client.
-pub(crate) async fn serve(p: Session, model: &Path) -> Result<Session, String> {
-    let me = p.me();
-    let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
-    let m =
-        ringfence_core::nn::import_onnx(&bytes).map_err(|e| format!("{}: {e}", model.display()))?;
-    let plan = FixedPlan::new(&m, DEFAULT_FRAC_BITS).map_err(|e| e.to_string())?;
-    let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut catalog = Catalog::new(1);
-    catalog.add(&name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
-    let mut marks: Vec<(Instant, Stats)> = Vec::new();
-    let (p, outcome) =
-        service::serve(p, CLIENT, &catalog, |_: &Stage, s| marks.push((Instant::now(), s)))
-            .await
-            .map_err(|e| e.to_string())?;
-    if let service::Outcome::Refused(reason) = outcome {
-        // Close cleanly so the refusal reaches the client before this process exits.
-        p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())?;
-        return Err(format!("refused the client's request: {reason}"));
-    }
-    let [(t0, s0), (t1, s1), (t2, s2)] = marks[..] else {
-        return Err("the session ended before its stages".into());
-    };
-    let (setup, online): (Stats, Stats) = (s1 - s0, s2 - s1);
-    report(&FromChild::Demo(DemoReport {
-        setup_seconds: (t1 - t0).as_secs_f64(),
-        setup_bytes: setup.bytes_sent,
-        online_seconds: (t2 - t1).as_secs_f64(),
-        online_bytes: online.bytes_sent,
-        online_rounds: online.rounds,
-    }));
-    Ok(p)
 }

@@ -1,4 +1,4 @@
-//! `ringfence party`: one compute party of a 3-party rep3 session over Z_2^64, joined through
+//! `ringfence interop-party` (hidden): one compute party of a 3-party rep3 session over Z_2^64, joined through
 //! a relay, running the interoperability check program. Any mix of native parties and SDK
 //! (WebAssembly) parties can run it together: the SDK side runs the same operations in the
 //! same order (`web/test/ws-mixed.test.mjs`).

@@ -13,10 +13,13 @@ mod demo;
 mod inspect;
 mod join;
 mod keygen;
+mod local;
 mod msgs;
 mod party;
 mod relay;
+mod server;
 mod testset;
+mod token;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -47,8 +50,15 @@ enum Cmd {
     Demo(demo::DemoArgs),
     /// Run the WebSocket relay that parties anywhere (native, Node, browser) connect through.
     Relay(relay::RelayArgs),
-    /// Join a 3-party session through a relay and run the interoperability check program.
-    Party(join::JoinArgs),
+    /// Run a long-running server party of a deployment (config file: models, keys, relay).
+    Party(server::ServerArgs),
+    /// Deployment signing keys and join tokens for a relay that requires them.
+    #[command(subcommand)]
+    Token(token::TokenCmd),
+    /// (internal) Join a 3-party session through a relay and run the interoperability check
+    /// program.
+    #[command(hide = true)]
+    InteropParty(join::JoinArgs),
     /// Make a party's identity key pair (Noise static key).
     Keygen(keygen::KeygenArgs),
     /// Work with model files.
@@ -57,9 +67,9 @@ enum Cmd {
     /// (internal) One party of `bench`.
     #[command(hide = true)]
     BenchParty(PartyArgs),
-    /// (internal) One party of `demo`.
-    #[command(hide = true)]
-    DemoParty(PartyArgs),
+    /// Run a local deployment (a relay and three server parties on 127.0.0.1 serving the
+    /// shipped models) until stdin closes; prints its address and keys as one JSON line.
+    LocalDeployment(local::LocalArgs),
 }
 
 #[derive(Args, Clone)]
@@ -207,7 +217,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Cmd::BenchParty(a) | Cmd::DemoParty(a) = &cli.cmd {
+    if let Cmd::BenchParty(a) = &cli.cmd {
         party::set_relay(a.common.relay.clone());
     }
     match cli.cmd {
@@ -241,18 +251,12 @@ fn main() -> ExitCode {
             }
         }
         Cmd::Relay(a) => exit(relay::run(&a)),
-        Cmd::Party(a) => exit(join::run(&a)),
+        Cmd::Party(a) => exit(server::run(&a)),
+        Cmd::Token(c) => exit(token::run(&c)),
+        Cmd::InteropParty(a) => exit(join::run(&a)),
         Cmd::Keygen(a) => exit(keygen::run(&a)),
         Cmd::Model(c) => exit(inspect::run(&c)),
-        Cmd::DemoParty(a) => {
-            let Some(model) = a.work.model.clone() else {
-                eprintln!("ringfence demo-party: --model is required");
-                return ExitCode::FAILURE;
-            };
-            party::run(a.id, a.common.plain, a.common.timeout_ms, async move |p| {
-                demo::serve(p, &model).await
-            })
-        }
+        Cmd::LocalDeployment(a) => exit(local::run(&a)),
     }
 }
 
@@ -316,7 +320,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         .map_err(|e| format!("starting tokio: {e}"))?;
     let mut proxies = Vec::new();
     let mut kids = Children::spawn(3, "bench-party", &args)?;
-    kids.introduce(keys.as_deref(), 3, |addrs| match shape {
+    kids.introduce(keys.as_deref(), |addrs| match shape {
         None => Ok(addrs),
         Some(shape) => addrs
             .into_iter()

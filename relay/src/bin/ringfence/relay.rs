@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Args;
+use ringfence_relay::token::{valid_name, DeploymentPublicKey, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
 
 /// Options of `ringfence relay`.
@@ -40,6 +41,19 @@ pub(crate) struct RelayArgs {
     /// Sessions without traffic for this long are closed.
     #[arg(long, default_value_t = 300_000)]
     idle_timeout_ms: u64,
+    /// Trust the join tokens of deployment NAME, signed by the key whose public half is
+    /// PUBLIC_KEY (64 hex digits, from `ringfence token key`); repeatable. With none, the relay
+    /// is open: anyone may join any session (development only).
+    #[arg(long = "deployment", value_name = "NAME=PUBLIC_KEY", value_parser = parse_trust)]
+    deployments: Vec<(String, DeploymentPublicKey)>,
+}
+
+fn parse_trust(s: &str) -> Result<(String, DeploymentPublicKey), String> {
+    let (name, key) = s.split_once('=').ok_or("expected NAME=PUBLIC_KEY")?;
+    if !valid_name(name) {
+        return Err(format!("deployment name {name:?} must be [a-z0-9-]{{1,32}}"));
+    }
+    Ok((name.to_string(), DeploymentPublicKey::from_hex(key).map_err(|e| e.to_string())?))
 }
 
 impl RelayArgs {
@@ -65,7 +79,16 @@ pub(crate) fn run(a: &RelayArgs) -> Result<(), String> {
         .build()
         .map_err(|e| format!("starting tokio: {e}"))?;
     rt.block_on(async {
-        let server = RelayServer::bind(a.listen, a.limits()).await.map_err(|e| e.to_string())?;
+        let mut trusted = Trusted::default();
+        for (name, key) in &a.deployments {
+            trusted.add(name, *key);
+        }
+        if !trusted.required() {
+            eprintln!("ringfence relay: open relay (no --deployment): anyone may join any session");
+        }
+        let server = RelayServer::bind_trusting(a.listen, a.limits(), trusted)
+            .await
+            .map_err(|e| e.to_string())?;
         let mut out = std::io::stdout().lock();
         writeln!(out, "ringfence relay listening on ws://{}", server.local_addr())
             .and_then(|()| out.flush())

@@ -1,0 +1,268 @@
+//! A local deployment on 127.0.0.1: a relay (in this process) that requires join tokens of
+//! the deployment `local`, and three `ringfence party` server processes waiting in its lobby,
+//! serving the given models. Used by `ringfence demo` and `ringfence local-deployment` (which
+//! the SDK's tests and the demo app start).
+//!
+//! Everything the deployment needs (identity keys, tokens, configuration files) is written to a
+//! fresh private directory, removed when the deployment is dropped; the deployment's signing
+//! key is kept there too, so a script can issue client tokens with `ringfence token issue`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use ringfence_core::net::{PartyId, SessionId};
+use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
+use ringfence_relay::ws::{RelayLimits, RelayServer};
+use ringfence_relay::{PublicKey, StaticKeypair};
+
+use crate::keygen::write_secret;
+
+/// The deployment's name in its lobby and tokens.
+pub(crate) const DEPLOYMENT: &str = "local";
+
+/// How long the server parties may take to load their models and reach the lobby.
+const STARTUP: Duration = Duration::from_secs(60);
+
+/// A running local deployment. Dropping it stops the parties and removes its directory.
+pub(crate) struct LocalDeployment {
+    /// The relay's URL.
+    pub(crate) relay: String,
+    /// The server parties' public keys, P0..P2.
+    pub(crate) public_keys: Vec<PublicKey>,
+    key: DeploymentKey,
+    dir: PathBuf,
+    procs: Vec<Child>,
+    events: mpsc::Receiver<(usize, Option<serde_json::Value>)>,
+}
+
+impl LocalDeployment {
+    /// Starts the relay on `listen` (on `rt`) and the three parties serving `models` (name,
+    /// ONNX file); returns once all three wait in the lobby.
+    pub(crate) fn start(
+        rt: &tokio::runtime::Runtime,
+        listen: std::net::SocketAddr,
+        models: &[(String, PathBuf)],
+    ) -> Result<Self, String> {
+        let key = DeploymentKey::generate().map_err(|e| e.to_string())?;
+        let mut trusted = Trusted::default();
+        trusted.add(DEPLOYMENT, key.public());
+        let server = rt
+            .block_on(RelayServer::bind_trusting(listen, RelayLimits::default(), trusted))
+            .map_err(|e| e.to_string())?;
+        let relay = format!("ws://{}", server.local_addr());
+        rt.spawn(server.run());
+        let dir = private_dir()?;
+        let mut me = Self {
+            relay,
+            public_keys: Vec::new(),
+            key,
+            dir,
+            procs: Vec::new(),
+            events: mpsc::channel().1,
+        };
+        write_secret(&me.dir.join("deployment.key"), &me.key.to_hex(), false)?;
+        let keys = (0..3).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
+        let keys = keys.map_err(|e| e.to_string())?;
+        me.public_keys = keys.iter().map(|k| k.public).collect();
+        let exe = std::env::current_exe().map_err(|e| format!("locating this executable: {e}"))?;
+        let (tx, events) = mpsc::channel();
+        me.events = events;
+        for (i, k) in keys.iter().enumerate() {
+            let config = me.write_party(i, k, models)?;
+            let mut child = Command::new(&exe)
+                .args(["party", "--log", "json", "--config"])
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| format!("starting server party P{i}: {e}"))?;
+            let stdout = child.stdout.take().ok_or("party stdout missing")?;
+            me.procs.push(child);
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    let event = serde_json::from_str(&line).unwrap_or(serde_json::Value::Null);
+                    if tx.send((i, Some(event))).is_err() {
+                        return;
+                    }
+                }
+                let _ = tx.send((i, None));
+            });
+        }
+        let deadline = Instant::now() + STARTUP;
+        let mut waiting = [false; 3];
+        while !waiting.iter().all(|&w| w) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some((i, e)) = me.next_event(left)? else {
+                return Err(format!(
+                    "the server parties did not reach the relay within {} s",
+                    STARTUP.as_secs()
+                ));
+            };
+            waiting[i] |= e["event"] == "waiting";
+        }
+        Ok(me)
+    }
+
+    /// Writes party `i`'s key, token and configuration; returns the configuration's path.
+    fn write_party(
+        &self,
+        i: usize,
+        k: &StaticKeypair,
+        models: &[(String, PathBuf)],
+    ) -> Result<PathBuf, String> {
+        write_secret(&self.dir.join(format!("p{i}.key")), &k.private.to_hex(), false)?;
+        let token = Token {
+            deployment: DEPLOYMENT.into(),
+            session: None,
+            party: PartyId(i as u8),
+            expires: unix_now() + 7 * 24 * 3600,
+        };
+        write_secret(&self.dir.join(format!("p{i}.token")), &token.sign(&self.key), false)?;
+        let keys: Vec<String> =
+            self.public_keys.iter().map(|p| format!("{:?}", p.to_hex())).collect();
+        let mut cfg = format!(
+            "party = {i}\ndeployment = {DEPLOYMENT:?}\nrelay = {:?}\nkey_file = \"p{i}.key\"\n\
+             token_file = \"p{i}.token\"\npublic_keys = [{}]\n",
+            self.relay,
+            keys.join(", ")
+        );
+        for (name, path) in models {
+            let path =
+                std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            cfg.push_str(&format!(
+                "\n[[model]]\nname = {name:?}\npath = {:?}\n",
+                path.display().to_string()
+            ));
+        }
+        let file = self.dir.join(format!("p{i}.toml"));
+        std::fs::write(&file, cfg).map_err(|e| format!("{}: {e}", file.display()))?;
+        Ok(file)
+    }
+
+    /// A token for the client (participant 3) of `session`, valid for ten minutes.
+    pub(crate) fn client_token(&self, session: SessionId) -> String {
+        let expires = unix_now() + 600;
+        Token { deployment: DEPLOYMENT.into(), session: Some(session), party: PartyId(3), expires }
+            .sign(&self.key)
+    }
+
+    /// The deployment's signing key file (for `ringfence token issue --key`).
+    pub(crate) fn key_file(&self) -> PathBuf {
+        self.dir.join("deployment.key")
+    }
+
+    /// The next event a party logged (`ringfence party --log json`), or `None` if none came
+    /// within `wait`. A party that exits is an error naming it.
+    pub(crate) fn next_event(
+        &mut self,
+        wait: Duration,
+    ) -> Result<Option<(usize, serde_json::Value)>, String> {
+        match self.events.recv_timeout(wait) {
+            Ok((i, Some(e))) => Ok(Some((i, e))),
+            Ok((i, None)) => {
+                let status = self.procs[i].wait().map(|s| s.to_string()).unwrap_or_default();
+                Err(format!("server party P{i} exited ({status})"))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+impl Drop for LocalDeployment {
+    fn drop(&mut self) {
+        for c in &mut self.procs {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A new directory only this user can enter, under the system's temporary directory.
+fn private_dir() -> Result<PathBuf, String> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(|e| format!("OS random source: {e}"))?;
+    let tag: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let dir = std::env::temp_dir().join(format!("ringfence-local-{tag}"));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// The shipped models a local deployment serves: every `models/NAME.onnx` the bench knows.
+pub(crate) fn shipped_models() -> Vec<(String, PathBuf)> {
+    ["nn-a", "nn-b", "nn-c", "lenet", "logreg", "svm", "tree"]
+        .iter()
+        .filter_map(|n| crate::bench::resolve_model(Path::new(n)).ok().map(|p| (n.to_string(), p)))
+        .collect()
+}
+
+/// Options of `ringfence local-deployment`.
+#[derive(Args, Clone)]
+pub(crate) struct LocalArgs {
+    /// Where the relay listens.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: std::net::SocketAddr,
+}
+
+/// `ringfence local-deployment`: starts a local deployment serving the shipped models, prints
+/// one JSON line `{"relay", "deployment", "public_keys", "signing_key_file"}` once it is ready,
+/// then the parties' events (JSON lines, each with its `party`), until stdin closes or the
+/// process is killed.
+pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting tokio: {e}"))?;
+    let models = shipped_models();
+    if models.is_empty() {
+        return Err("no shipped model found (run from the repository, see models/README.md)".into());
+    }
+    eprintln!(
+        "ringfence local-deployment: starting a relay and 3 server parties serving {}",
+        models.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+    );
+    let mut d = LocalDeployment::start(&rt, a.listen, &models)?;
+    let ready = serde_json::json!({
+        "relay": d.relay,
+        "deployment": DEPLOYMENT,
+        "public_keys": d.public_keys.iter().map(|k| k.to_hex()).collect::<Vec<_>>(),
+        "signing_key_file": d.key_file(),
+    });
+    println!("{ready}");
+    // Stop (and clean up) when the parent closes our stdin.
+    let (stop_tx, stop) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while matches!(std::io::stdin().read_line(&mut sink), Ok(n) if n > 0) {
+            sink.clear();
+        }
+        let _ = stop_tx.send(());
+    });
+    loop {
+        if stop.try_recv().is_ok() {
+            return Ok(());
+        }
+        if let Some((_, e)) = d.next_event(Duration::from_millis(200))? {
+            println!("{e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shipped_models_resolve_from_the_repository() {
+        assert!(super::shipped_models().iter().any(|(n, _)| n == "lenet"));
+    }
+}

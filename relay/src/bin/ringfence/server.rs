@@ -1,0 +1,392 @@
+//! `ringfence party --config FILE`: a long-running server party of a deployment.
+//!
+//! It loads its models at start-up (a malformed one stops it with the file named), waits in
+//! its deployment's lobby at the relay, and serves every client session it is invited to:
+//! joins the session through the relay (Noise links to the other two server parties and to
+//! the client, whose key comes with the invitation), answers the client's request
+//! ([`service::serve`]: refusal, or setup + online inference) and logs one line per session.
+//! Sessions run concurrently, each on its own thread, up to `max_sessions`; further
+//! invitations wait. If the relay goes away it reconnects with back-off.
+//!
+//! ```toml
+//! party = 0                          # this server's index: 0, 1 or 2
+//! deployment = "acme"                # the lobby name, [a-z0-9-]{1,32}
+//! relay = "ws://127.0.0.1:9000"
+//! key_file = "p0.key"                # from `ringfence keygen` (relative to this file)
+//! public_keys = ["…", "…", "…"]      # the three server parties' public keys, in order
+//! token_file = "p0.token"            # from `ringfence token issue` (omit on an open relay)
+//! max_sessions = 8                   # client sessions served at once
+//! max_batch = 16                     # samples per request
+//! timeout_ms = 30000                 # patience for a silent peer
+//!
+//! [[model]]
+//! name = "lenet"
+//! path = "../models/lenet.onnx"
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use ringfence_core::net::{Ctx, PartyId, Stats};
+use ringfence_core::nn::{import_onnx, FixedPlan, DEFAULT_FRAC_BITS};
+use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::service::{self, Catalog, Outcome, Stage, CLIENT};
+use ringfence_relay::ws::{Invitation, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig};
+use ringfence_relay::{os_seed, PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
+use serde::Deserialize;
+
+/// Options of `ringfence party`.
+#[derive(Args, Clone)]
+pub(crate) struct ServerArgs {
+    /// The party's configuration file (TOML; see `ringfence party --help` and the README).
+    #[arg(long)]
+    config: PathBuf,
+    /// Log format: text lines for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value = "text")]
+    log: LogFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub(crate) enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The configuration file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    party: u8,
+    deployment: String,
+    relay: String,
+    key_file: PathBuf,
+    public_keys: Vec<String>,
+    token_file: Option<PathBuf>,
+    #[serde(default = "defaults::max_sessions")]
+    max_sessions: usize,
+    #[serde(default = "defaults::max_batch")]
+    max_batch: usize,
+    #[serde(default = "defaults::timeout_ms")]
+    timeout_ms: u64,
+    #[serde(default, rename = "model")]
+    models: Vec<ModelEntry>,
+}
+
+mod defaults {
+    pub(super) fn max_sessions() -> usize {
+        8
+    }
+    pub(super) fn max_batch() -> usize {
+        16
+    }
+    pub(super) fn timeout_ms() -> u64 {
+        30_000
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelEntry {
+    name: String,
+    path: PathBuf,
+}
+
+/// A loaded, checked configuration.
+struct Server {
+    me: PartyId,
+    deployment: String,
+    relay: String,
+    keypair: StaticKeypair,
+    public_keys: Vec<PublicKey>,
+    token: Option<String>,
+    max_sessions: usize,
+    timeout: Duration,
+    catalog: Catalog,
+    models: Vec<String>,
+    log: LogFormat,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("me", &self.me).finish_non_exhaustive()
+    }
+}
+
+/// Reads and checks the configuration and loads the models; every error names the file.
+fn load(a: &ServerArgs) -> Result<Server, String> {
+    let path = &a.config;
+    let at = |e: String| format!("{}: {e}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| at(e.to_string()))?;
+    let c: ConfigFile = toml::from_str(&text).map_err(|e| at(e.to_string()))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let rel = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { dir.join(p) };
+    if c.party > 2 {
+        return Err(at(format!("party = {} (must be 0, 1 or 2)", c.party)));
+    }
+    if !ringfence_relay::token::valid_name(&c.deployment) {
+        return Err(at("deployment must be [a-z0-9-]{1,32}".into()));
+    }
+    if c.public_keys.len() != 3 {
+        return Err(at(format!("public_keys has {} keys; 3 needed", c.public_keys.len())));
+    }
+    if c.max_sessions == 0 || c.max_batch == 0 || c.timeout_ms == 0 {
+        return Err(at("max_sessions, max_batch and timeout_ms must be positive".into()));
+    }
+    let public_keys = c
+        .public_keys
+        .iter()
+        .map(|k| PublicKey::from_hex(k))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| at(format!("public_keys: {e}")))?;
+    let key_file = rel(&c.key_file);
+    let private = std::fs::read_to_string(&key_file)
+        .map_err(|e| format!("{}: {e}", key_file.display()))
+        .and_then(|s| {
+            PrivateKey::from_hex(s.trim()).map_err(|e| format!("{}: {e}", key_file.display()))
+        })?;
+    let keypair = StaticKeypair::from_private(private);
+    let me = PartyId(c.party);
+    if keypair.public != public_keys[me.index()] {
+        return Err(at(format!(
+            "the key in {} is not public_keys[{}] (this party's)",
+            key_file.display(),
+            c.party
+        )));
+    }
+    let token = match &c.token_file {
+        None => None,
+        Some(t) => {
+            let t = rel(t);
+            let s = std::fs::read_to_string(&t).map_err(|e| format!("{}: {e}", t.display()))?;
+            Some(s.trim().to_string())
+        }
+    };
+    if c.models.is_empty() {
+        return Err(at("no [[model]] to serve".into()));
+    }
+    let mut catalog = Catalog::new(c.max_batch);
+    let mut models = Vec::new();
+    for m in &c.models {
+        let file = rel(&m.path);
+        let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let model = import_onnx(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+        let plan = FixedPlan::new(&model, DEFAULT_FRAC_BITS)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        if models.contains(&m.name) {
+            return Err(at(format!("model {:?} is listed twice", m.name)));
+        }
+        service::Request::new(&m.name, service::Backend::Rep3, 1)
+            .validate()
+            .map_err(|e| at(e.to_string()))?;
+        catalog.add(&m.name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
+        models.push(m.name.clone());
+    }
+    Ok(Server {
+        me,
+        deployment: c.deployment,
+        relay: c.relay,
+        keypair,
+        public_keys,
+        token,
+        max_sessions: c.max_sessions,
+        timeout: Duration::from_millis(c.timeout_ms),
+        catalog,
+        models,
+        log: a.log,
+    })
+}
+
+/// Runs the server until it is killed (or its configuration is bad).
+pub(crate) fn run(a: &ServerArgs) -> Result<(), String> {
+    let server = Arc::new(load(a)?);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting tokio: {e}"))?;
+    rt.block_on(lobby_loop(server))
+}
+
+/// Waits in the lobby (reconnecting with back-off) and starts a session per invitation.
+async fn lobby_loop(s: Arc<Server>) -> Result<(), String> {
+    let path = LobbyPath {
+        deployment: s.deployment.clone(),
+        party: s.me,
+        parties: 3,
+        mode: "noise-aesgcm".into(),
+        token: s.token.clone(),
+    };
+    let slots = Arc::new(tokio::sync::Semaphore::new(s.max_sessions));
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        let mut lobby = match Lobby::connect(&s.relay, &path, s.timeout).await {
+            Ok(l) => l,
+            Err(e) => {
+                s.event("relay_unreachable", &[("error", e.to_string().into())]);
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(200);
+        let models = s.models.join(", ");
+        s.event(
+            "waiting",
+            &[
+                ("relay", s.relay.clone().into()),
+                ("deployment", s.deployment.clone().into()),
+                ("models", models.into()),
+            ],
+        );
+        loop {
+            match lobby.next().await {
+                Ok(LobbyEvent::Invited(inv)) => {
+                    let Ok(slot) = slots.clone().acquire_owned().await else {
+                        return Err("the session limit was closed".into());
+                    };
+                    let s = s.clone();
+                    std::thread::spawn(move || {
+                        serve_session(&s, &inv);
+                        drop(slot);
+                    });
+                }
+                Ok(LobbyEvent::Malformed(why)) => {
+                    s.event("bad_invitation", &[("error", why.into())])
+                }
+                Err(e) => {
+                    s.event("lobby_lost", &[("error", e.to_string().into())]);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Serves one invited session on this thread and logs how it ended.
+fn serve_session(s: &Server, inv: &Invitation) {
+    let sid: String = inv.session.0[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let t0 = Instant::now();
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            return s.event(
+                "session_failed",
+                &[("session", sid.into()), ("error", e.to_string().into())],
+            )
+        }
+    };
+    match rt.block_on(session(s, inv)) {
+        Ok(r) => {
+            let mut f = vec![
+                ("session", sid.into()),
+                ("model", r.model.into()),
+                ("backend", r.backend.into()),
+                ("batch", r.batch.into()),
+                ("seconds", t0.elapsed().as_secs_f64().into()),
+            ];
+            match r.outcome {
+                Outcome::Answered => {
+                    f.extend([
+                        ("setup_seconds", r.setup.0.into()),
+                        ("setup_bytes", r.setup.1.bytes_sent.into()),
+                        ("online_seconds", r.online.0.into()),
+                        ("online_bytes", r.online.1.bytes_sent.into()),
+                        ("online_rounds", r.online.1.rounds.into()),
+                    ]);
+                    s.event("answered", &f);
+                }
+                Outcome::Refused(why) => {
+                    f.push(("reason", why.into()));
+                    s.event("refused", &f);
+                }
+                _ => s.event("ended", &f),
+            }
+        }
+        Err(e) => s.event("session_failed", &[("session", sid.into()), ("error", e.into())]),
+    }
+}
+
+/// What one served session did.
+struct Served {
+    model: String,
+    backend: String,
+    batch: usize,
+    outcome: Outcome,
+    setup: (f64, Stats),
+    online: (f64, Stats),
+}
+
+async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
+    if inv.parties != 4 || inv.client != CLIENT {
+        return Err(format!("invitation for P{} of {} participants", inv.client.0, inv.parties));
+    }
+    let mut keys = s.public_keys.clone();
+    keys.push(inv.client_key);
+    let security = Security::Noise { keypair: s.keypair.clone(), public_keys: keys };
+    let mut cfg = RelayLinkConfig::new(s.relay.clone(), s.me, 4, security, inv.session);
+    cfg.token = s.token.clone();
+    cfg.recv_timeout = s.timeout;
+    cfg.connect_timeout = s.timeout;
+    let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+    let id = s.me.0;
+    let seeds = Rep3Seeds {
+        prev: t.seed_with(PartyId((id + 2) % 3)),
+        next: t.seed_with(PartyId((id + 1) % 3)),
+        own: os_seed().map_err(|e| e.to_string())?,
+    };
+    let ctx = Ctx::new(s.me, 4, inv.session, t);
+    let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
+    let mut request = None;
+    let mut marks: Vec<(Instant, Stats)> = Vec::new();
+    let observe = |stage: &Stage, st: Stats| {
+        if let Stage::Accepted { request: r } = stage {
+            request = Some(r.clone());
+        }
+        marks.push((Instant::now(), st));
+    };
+    let (p, outcome) =
+        service::serve(p, CLIENT, &s.catalog, observe).await.map_err(|e| e.to_string())?;
+    p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())?;
+    let span = |a: usize, b: usize| match (marks.get(a), marks.get(b)) {
+        (Some((ta, sa)), Some((tb, sb))) => ((*tb - *ta).as_secs_f64(), *sb - *sa),
+        _ => (0.0, Stats::default()),
+    };
+    let (setup, online) = (span(0, 1), span(1, 2));
+    let (model, backend, batch) = match &request {
+        Some(r) => (r.model.clone(), format!("{:?}", r.backend).to_lowercase(), r.batch),
+        None => (String::new(), String::new(), 0),
+    };
+    Ok(Served { model, backend, batch, outcome, setup, online })
+}
+
+impl Server {
+    /// Logs one event: a text line on stderr, or a JSON object on stdout (`--log json`).
+    fn event(&self, what: &str, fields: &[(&str, serde_json::Value)]) {
+        use std::io::Write;
+        match self.log {
+            LogFormat::Json => {
+                let mut o = serde_json::Map::new();
+                o.insert("event".into(), what.into());
+                o.insert("party".into(), self.me.0.into());
+                for (k, v) in fields {
+                    o.insert((*k).into(), v.clone());
+                }
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", serde_json::Value::Object(o));
+                let _ = out.flush();
+            }
+            LogFormat::Text => {
+                let rest: Vec<String> = fields
+                    .iter()
+                    .map(|(k, v)| match v {
+                        serde_json::Value::String(s) => format!("{k}={s}"),
+                        v => format!("{k}={v}"),
+                    })
+                    .collect();
+                eprintln!("ringfence party {}: {what} {}", self.me, rest.join(" "));
+            }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Join tokens: who may join which relay session as which party.
+//!
+//! A deployment (the operator of three server parties) holds an Ed25519 signing key; the relay
+//! knows only its public key. A token names the deployment, the party index, the session it is
+//! good for (or any session of the deployment: server parties get those, since they join every
+//! session a client opens) and an expiry, and carries the deployment's signature over them:
+//!
+//! ```text
+//! rf1.{deployment}.{session: 32 hex | any}.{party}.{expires: unix seconds}.{signature: 128 hex}
+//! ```
+//!
+//! The relay admits a connection only with a valid token for exactly that session and party
+//! index, so a client holding a token for session A cannot join session B, and nobody can speak
+//! as another party id. Tokens protect the relay's rooms; the parties' data is protected end to
+//! end by the Noise links whatever the relay does.
+//!
+//! ```
+//! use ringfence_core::net::{PartyId, SessionId};
+//! use ringfence_relay::token::{DeploymentKey, Token, Trusted};
+//! let key = DeploymentKey::generate().unwrap();
+//! let t = Token { deployment: "acme".into(), session: Some(SessionId([1; 16])),
+//!                 party: PartyId(3), expires: 4_000_000_000 };
+//! let s = t.sign(&key);
+//! let mut trusted = Trusted::default();
+//! trusted.add("acme", key.public());
+//! assert_eq!(trusted.verify(&s, 1_800_000_000), Ok(t));
+//! assert!(trusted.verify(&s.replace(".3.", ".2."), 1_800_000_000).is_err());
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+
+use ring::signature::{Ed25519KeyPair, KeyPair, UnparsedPublicKey, ED25519};
+use ringfence_core::net::{PartyId, SessionId};
+
+use crate::error::RelayError;
+use crate::ws::parse_session_hex;
+
+/// Domain separation of the signed text.
+const CONTEXT: &[u8] = b"ringfence join token v1\0";
+
+/// A deployment's signing key (an Ed25519 seed). `Debug` never shows it.
+pub struct DeploymentKey {
+    seed: [u8; 32],
+    pair: Ed25519KeyPair,
+}
+
+impl fmt::Debug for DeploymentKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DeploymentKey(public {})", self.public())
+    }
+}
+
+impl DeploymentKey {
+    /// A fresh key from the OS random source.
+    pub fn generate() -> Result<Self, RelayError> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|e| RelayError::Crypto(format!("OS random: {e}")))?;
+        Self::from_seed(seed)
+    }
+
+    /// The key with this 32-byte seed.
+    pub fn from_seed(seed: [u8; 32]) -> Result<Self, RelayError> {
+        let pair = Ed25519KeyPair::from_seed_unchecked(&seed)
+            .map_err(|e| RelayError::Crypto(format!("Ed25519 key: {e}")))?;
+        Ok(Self { seed, pair })
+    }
+
+    /// Parses the seed written as 64 hex digits (surrounding whitespace ignored).
+    pub fn from_hex(s: &str) -> Result<Self, RelayError> {
+        let seed = hex32(s.trim())
+            .ok_or_else(|| RelayError::Config("a deployment key is 64 hex digits".into()))?;
+        Self::from_seed(seed)
+    }
+
+    /// The seed as 64 hex digits (for the key file).
+    pub fn to_hex(&self) -> String {
+        hex(&self.seed)
+    }
+
+    /// The public key the relay is configured with.
+    pub fn public(&self) -> DeploymentPublicKey {
+        let mut p = [0u8; 32];
+        p.copy_from_slice(self.pair.public_key().as_ref());
+        DeploymentPublicKey(p)
+    }
+}
+
+/// A deployment's public key: 32 bytes, written as 64 hex digits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct DeploymentPublicKey(pub [u8; 32]);
+
+impl fmt::Display for DeploymentPublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex(&self.0))
+    }
+}
+
+impl fmt::Debug for DeploymentPublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DeploymentPublicKey({self})")
+    }
+}
+
+impl DeploymentPublicKey {
+    /// Parses 64 hex digits.
+    pub fn from_hex(s: &str) -> Result<Self, RelayError> {
+        hex32(s.trim())
+            .map(Self)
+            .ok_or_else(|| RelayError::Config("a deployment public key is 64 hex digits".into()))
+    }
+}
+
+/// What a token grants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    /// The deployment's name, `[a-z0-9-]{1,32}`.
+    pub deployment: String,
+    /// The one session it is good for; `None`: every session of the deployment.
+    pub session: Option<SessionId>,
+    /// The party index it may join as.
+    pub party: PartyId,
+    /// Unix time (seconds) after which it is refused.
+    pub expires: u64,
+}
+
+impl Token {
+    fn body(&self) -> String {
+        let session = self.session.map_or_else(|| "any".to_string(), |s| hex(&s.0));
+        format!("rf1.{}.{session}.{}.{}", self.deployment, self.party.0, self.expires)
+    }
+
+    /// The token string, signed with `key`.
+    pub fn sign(&self, key: &DeploymentKey) -> String {
+        let body = self.body();
+        let sig = key.pair.sign(&[CONTEXT, body.as_bytes()].concat());
+        format!("{body}.{}", hex(sig.as_ref()))
+    }
+
+    /// Parses a token string without checking its signature.
+    fn parse(s: &str) -> Result<(Self, &str, [u8; 64]), String> {
+        let bad = |what: &str| Err(format!("malformed token: {what}"));
+        let Some((body, sig)) = s.rsplit_once('.') else { return bad("no signature") };
+        let mut f = body.split('.');
+        let (Some("rf1"), Some(dep), Some(session), Some(party), Some(expires), None) =
+            (f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
+        else {
+            return bad("expected rf1.DEPLOYMENT.SESSION.PARTY.EXPIRES.SIGNATURE");
+        };
+        if !valid_name(dep) {
+            return bad("deployment name must be [a-z0-9-]{1,32}");
+        }
+        let session = match session {
+            "any" => None,
+            h => Some(parse_session_hex(h)?),
+        };
+        let Ok(party) = party.parse::<u8>() else { return bad("party index") };
+        let Ok(expires) = expires.parse::<u64>() else { return bad("expiry") };
+        let mut signature = [0u8; 64];
+        if sig.len() != 128 || !decode_hex(sig, &mut signature) {
+            return bad("signature must be 128 hex digits");
+        }
+        let t = Self { deployment: dep.to_string(), session, party: PartyId(party), expires };
+        Ok((t, body, signature))
+    }
+}
+
+/// The deployments a relay trusts, by name. Empty: an open relay (no tokens needed).
+#[derive(Clone, Debug, Default)]
+pub struct Trusted {
+    keys: HashMap<String, DeploymentPublicKey>,
+}
+
+impl Trusted {
+    /// Trusts `name`'s tokens signed by `key`.
+    pub fn add(&mut self, name: &str, key: DeploymentPublicKey) {
+        self.keys.insert(name.to_string(), key);
+    }
+
+    /// Whether tokens are required (some deployment is configured).
+    pub fn required(&self) -> bool {
+        !self.keys.is_empty()
+    }
+
+    /// Checks the signature and expiry (`now`: unix seconds) and returns what the token grants.
+    pub fn verify(&self, token: &str, now: u64) -> Result<Token, String> {
+        let (t, body, sig) = Token::parse(token)?;
+        let key = self
+            .keys
+            .get(&t.deployment)
+            .ok_or_else(|| format!("unknown deployment {:?}", t.deployment))?;
+        UnparsedPublicKey::new(&ED25519, key.0)
+            .verify(&[CONTEXT, body.as_bytes()].concat(), &sig)
+            .map_err(|_| format!("token signature is not {:?}'s", t.deployment))?;
+        if t.expires < now {
+            return Err(format!("token expired {} s ago", now - t.expires));
+        }
+        Ok(t)
+    }
+}
+
+/// Whether `s` is a valid deployment name: `[a-z0-9-]{1,32}`.
+pub fn valid_name(s: &str) -> bool {
+    (1..=32).contains(&s.len())
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn hex32(s: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    decode_hex(s, &mut out).then_some(out)
+}
+
+fn decode_hex(s: &str, out: &mut [u8]) -> bool {
+    if s.len() != 2 * out.len() || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return false;
+    }
+    for (o, pair) in out.iter_mut().zip(s.as_bytes().chunks_exact(2)) {
+        let digit = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+        *o = digit(pair[0]) << 4 | digit(pair[1]);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (DeploymentKey, Trusted, Token) {
+        let key = DeploymentKey::from_seed([9; 32]).unwrap();
+        let mut trusted = Trusted::default();
+        trusted.add("acme", key.public());
+        let t = Token { deployment: "acme".into(), session: None, party: PartyId(1), expires: 100 };
+        (key, trusted, t)
+    }
+
+    #[test]
+    fn forged_altered_foreign_and_expired_tokens_are_refused() {
+        let (key, trusted, t) = setup();
+        let good = t.sign(&key);
+        assert_eq!(trusted.verify(&good, 100), Ok(t.clone()));
+        assert!(trusted.verify(&good, 101).unwrap_err().contains("expired"));
+        let other = DeploymentKey::from_seed([8; 32]).unwrap();
+        assert!(trusted.verify(&t.sign(&other), 50).unwrap_err().contains("signature"));
+        let altered = good.replacen(".1.", ".0.", 1);
+        assert!(trusted.verify(&altered, 50).unwrap_err().contains("signature"));
+        let foreign = Token { deployment: "evil".into(), ..t }.sign(&key);
+        assert!(trusted.verify(&foreign, 50).unwrap_err().contains("unknown deployment"));
+        for junk in ["", "rf1", "rf1.acme.any.1.100", "rf2.acme.any.1.100.00", "x.y.z.w.v.u.t"] {
+            assert!(trusted.verify(junk, 50).is_err(), "{junk}");
+        }
+    }
+
+    #[test]
+    fn key_round_trips_through_hex_and_debug_hides_the_seed() {
+        let (key, _, _) = setup();
+        let again = DeploymentKey::from_hex(&key.to_hex()).unwrap();
+        assert_eq!(again.public(), key.public());
+        assert!(!format!("{key:?}").contains(&key.to_hex()));
+        assert!(DeploymentKey::from_hex("12").is_err());
+    }
+}

@@ -1,0 +1,355 @@
+//! A deployment made with the `ringfence` CLI as an operator would: `token key`, `relay
+//! --deployment`, `keygen`, `token issue` and three `ringfence party --config` servers. Native
+//! clients (the library) classify held-out samples through it concurrently and get
+//! onnxruntime's classes; tokens are enforced; a vanished client or a killed party ends its
+//! session with a clear error within the timeout, and the deployment serves new sessions
+//! afterwards.
+
+#[path = "../src/bin/ringfence/testset.rs"]
+#[allow(dead_code)]
+mod testset;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use ringfence_core::net::{Ctx, SessionId};
+use ringfence_core::service::{self, Backend, Request, CLIENT};
+use ringfence_relay::ws::RelayLinkConfig;
+use ringfence_relay::{os_seed, PublicKey, Security, StaticKeypair, TcpTransport};
+
+const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
+const PARTY_TIMEOUT_MS: u64 = 5000;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Runs a `ringfence` command to completion; returns its stdout (panics with stderr on failure).
+fn cli(args: &[&str]) -> String {
+    let out = Command::new(EXE).args(args).output().unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "ringfence {args:?}: {so}\n{se}");
+    so.into_owned()
+}
+
+/// The value after `public key ` in a `keygen`/`token key` output.
+fn public_key_in(out: &str) -> String {
+    out.lines().find_map(|l| l.strip_prefix("public key ")).unwrap().trim().to_string()
+}
+
+/// Processes of one deployment; all killed (and the directory removed) on drop.
+struct Deployment {
+    dir: PathBuf,
+    relay: Child,
+    url: String,
+    parties: Vec<Option<Child>>,
+    public_keys: Vec<PublicKey>,
+    events: mpsc::Receiver<(usize, serde_json::Value)>,
+    events_tx: mpsc::Sender<(usize, serde_json::Value)>,
+    /// Events received while waiting for another party's.
+    pending: std::cell::RefCell<Vec<(usize, serde_json::Value)>>,
+}
+
+impl Deployment {
+    fn start(tag: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("ringfence-deploy-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = |f: &str| dir.join(f).display().to_string();
+        let deploy_pub = public_key_in(&cli(&["token", "key", "--out", &p("deploy.key")]));
+        let mut relay = Command::new(EXE)
+            .args(["relay", "--listen", "127.0.0.1:0", "--deployment"])
+            .arg(format!("acme={deploy_pub}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(relay.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().rsplit(' ').next().unwrap().to_string();
+        assert!(url.starts_with("ws://127.0.0.1:"), "{line}");
+        let keys: Vec<String> = (0..3)
+            .map(|i| public_key_in(&cli(&["keygen", "--out", &p(&format!("p{i}.key"))])))
+            .collect();
+        let models = repo().join("models");
+        for (i, _) in keys.iter().enumerate() {
+            let token = cli(&[
+                "token",
+                "issue",
+                "--key",
+                &p("deploy.key"),
+                "--deployment",
+                "acme",
+                "--party",
+                &i.to_string(),
+                "--any-session",
+                "--ttl-secs",
+                "3600",
+            ]);
+            std::fs::write(p(&format!("p{i}.token")), token).unwrap();
+            let cfg = format!(
+                "party = {i}\ndeployment = \"acme\"\nrelay = \"{url}\"\nkey_file = \"p{i}.key\"\n\
+                 token_file = \"p{i}.token\"\npublic_keys = {keys:?}\ntimeout_ms = {PARTY_TIMEOUT_MS}\n\
+                 [[model]]\nname = \"nn-a\"\npath = \"{}\"\n",
+                models.join("nn-a.onnx").display()
+            );
+            std::fs::write(p(&format!("p{i}.toml")), cfg).unwrap();
+        }
+        let (events_tx, events) = mpsc::channel();
+        let public_keys = keys.iter().map(|k| PublicKey::from_hex(k).unwrap()).collect();
+        let mut d = Self {
+            dir,
+            relay,
+            url,
+            parties: Vec::new(),
+            public_keys,
+            events,
+            events_tx,
+            pending: Default::default(),
+        };
+        for i in 0..3 {
+            d.parties.push(None);
+            d.start_party(i);
+        }
+        d
+    }
+
+    /// Starts server party `i` and waits until it is in the lobby.
+    fn start_party(&mut self, i: usize) {
+        let cfg = self.dir.join(format!("p{i}.toml"));
+        let mut child = Command::new(EXE)
+            .args(["party", "--log", "json", "--config"])
+            .arg(&cfg)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let tx = self.events_tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send((i, serde_json::from_str(&line).unwrap())).is_err() {
+                    return;
+                }
+            }
+        });
+        self.parties[i] = Some(child);
+        self.expect(i, "waiting");
+    }
+
+    /// Waits (≤ 20 s) for party `i` to log `event`; returns it.
+    fn expect(&self, i: usize, event: &str) -> serde_json::Value {
+        let mut pending = self.pending.borrow_mut();
+        if let Some(k) = pending.iter().position(|(j, e)| *j == i && e["event"] == event) {
+            return pending.remove(k).1;
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (j, e) =
+                self.events.recv_timeout(left).unwrap_or_else(|_| panic!("P{i}: no {event}"));
+            if j == i && e["event"] == event {
+                return e;
+            }
+            pending.push((j, e));
+        }
+    }
+
+    fn kill_party(&mut self, i: usize) {
+        let mut c = self.parties[i].take().unwrap();
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+
+    fn client_token(&self, session: SessionId) -> String {
+        let hex: String = session.0.iter().map(|b| format!("{b:02x}")).collect();
+        let key = self.dir.join("deploy.key").display().to_string();
+        cli(&[
+            "token",
+            "issue",
+            "--key",
+            &key,
+            "--deployment",
+            "acme",
+            "--party",
+            "3",
+            "--session",
+            &hex,
+        ])
+        .trim()
+        .to_string()
+    }
+
+    /// A client's link configuration for a fresh session, with a token for it.
+    fn client(&self) -> RelayLinkConfig {
+        let me = StaticKeypair::generate().unwrap();
+        let mut keys = self.public_keys.clone();
+        keys.push(me.public);
+        let mut session = [0u8; 16];
+        getrandom::fill(&mut session).unwrap();
+        let session = SessionId(session);
+        let security = Security::Noise { keypair: me, public_keys: keys };
+        let mut cfg = RelayLinkConfig::new(self.url.clone(), CLIENT, 4, security, session)
+            .inviting("acme")
+            .unwrap();
+        cfg.token = Some(self.client_token(session));
+        cfg.recv_timeout = Duration::from_millis(PARTY_TIMEOUT_MS * 2);
+        cfg.connect_timeout = Duration::from_millis(PARTY_TIMEOUT_MS * 2);
+        cfg
+    }
+}
+
+impl Drop for Deployment {
+    fn drop(&mut self) {
+        for c in self.parties.iter_mut().flatten() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = self.relay.kill();
+        let _ = self.relay.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// One private classification of `input` by `model` as a client of the deployment.
+async fn classify(
+    cfg: RelayLinkConfig,
+    model: &str,
+    backend: Backend,
+    input: &[f64],
+) -> Result<usize, String> {
+    let session = cfg.session;
+    let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+    let mut c = service::Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
+    let info = c.request(&Request::new(model, backend, 1)).await.map_err(|e| e.to_string())?;
+    let ready = c.setup(&info).await.map_err(|e| e.to_string())?;
+    let out = c.run(ready, input).await.map_err(|e| e.to_string())?;
+    if let Some(ctx) = c.into_ctx() {
+        ctx.into_transport().close().await.map_err(|e| e.to_string())?;
+    }
+    Ok(out.classes[0])
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+#[test]
+fn a_cli_deployment_serves_concurrent_clients_with_the_plaintext_models_answers() {
+    let d = Deployment::start("serve");
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    let jobs: Vec<_> = (0..8)
+        .map(|k| {
+            let backend = if k % 2 == 0 { Backend::Meteor } else { Backend::Rep3 };
+            (d.client(), backend, set.samples(k, 1), set.expected(k, 1)[0])
+        })
+        .collect();
+    let answers = rt.block_on(futures_util::future::join_all(
+        jobs.iter().map(|(cfg, b, x, _)| classify(cfg.clone(), "nn-a", *b, x)),
+    ));
+    for ((_, b, _, want), got) in jobs.iter().zip(answers) {
+        if got.is_err() {
+            std::thread::sleep(Duration::from_secs(1));
+            let events: Vec<_> = d.events.try_iter().collect();
+            panic!("{b:?}: {got:?}; party events: {events:?}");
+        }
+        assert_eq!(got, Ok(*want), "{b:?}");
+    }
+    for i in 0..3 {
+        let e = d.expect(i, "answered");
+        assert_eq!(e["model"], "nn-a");
+        assert!(e["online_bytes"].as_u64().unwrap() > 0, "{e}");
+    }
+    // A request for a model the deployment does not serve is refused with the list it serves.
+    let err = rt.block_on(classify(d.client(), "vgg16", Backend::Meteor, &[0.0])).unwrap_err();
+    assert!(err.contains("vgg16") && err.contains("nn-a"), "{err}");
+}
+
+#[test]
+fn the_relay_admits_only_the_token_s_session_and_party() {
+    let d = Deployment::start("tokens");
+    let rt = runtime();
+    let input = vec![0.0; 784];
+    // No token.
+    let mut cfg = d.client();
+    cfg.token = None;
+    let err = rt.block_on(classify(cfg, "nn-a", Backend::Meteor, &input)).unwrap_err();
+    assert!(err.contains("401") && err.contains("requires a token"), "{err}");
+    // A token for another session.
+    let (a, mut b) = (d.client(), d.client());
+    b.token = a.token.clone();
+    let err = rt.block_on(classify(b, "nn-a", Backend::Meteor, &input)).unwrap_err();
+    assert!(err.contains("403") && err.contains("another session"), "{err}");
+    // A client's token used to speak as a server party (a forged party id).
+    let mut forged = d.client();
+    forged.me = ringfence_core::net::PartyId(0);
+    forged.invite = None;
+    if let Security::Noise { keypair, public_keys } = &mut forged.security {
+        public_keys[0] = keypair.public;
+    }
+    let err = rt.block_on(async {
+        TcpTransport::connect_via_relay(forged).await.map(|_| ()).map_err(|e| e.to_string())
+    });
+    let err = err.unwrap_err();
+    assert!(err.contains("403") && err.contains("not P0"), "{err}");
+    // A forged token (signed by another key) is refused; the query never appears in errors.
+    let mut cfg = d.client();
+    let t = cfg.token.take().unwrap();
+    let (body, _) = t.rsplit_once('.').unwrap();
+    cfg.token = Some(format!("{body}.{}", "00".repeat(64)));
+    let err = rt.block_on(classify(cfg, "nn-a", Backend::Meteor, &input)).unwrap_err();
+    assert!(err.contains("403") && err.contains("signature") && !err.contains(body), "{err}");
+    // The deployment still serves a proper client.
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(5, 1)));
+    assert_eq!(got, Ok(set.expected(5, 1)[0]));
+}
+
+#[test]
+fn a_vanished_client_or_a_killed_party_ends_the_session_and_the_deployment_recovers() {
+    let mut d = Deployment::start("faults");
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    // A client that leaves after its request: every party fails that session within its timeout.
+    let cfg = d.client();
+    rt.block_on(async {
+        let session = cfg.session;
+        let t = TcpTransport::connect_via_relay(cfg).await.unwrap();
+        let mut c = service::Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
+        c.request(&Request::new("nn-a", Backend::Meteor, 1)).await.unwrap();
+        // Dropped here: the links end without the setup.
+    });
+    for i in 0..3 {
+        let e = d.expect(i, "session_failed");
+        assert!(e["seconds"].is_null() || e["seconds"].as_f64().unwrap() < 10.0, "{e}");
+    }
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &set.samples(1, 1)));
+    assert_eq!(got, Ok(set.expected(1, 1)[0]));
+    // A server party killed mid-session: the client fails with a clear error in time.
+    let cfg = d.client();
+    let t0 = Instant::now();
+    let err = rt.block_on(async {
+        let session = cfg.session;
+        let t = TcpTransport::connect_via_relay(cfg).await.unwrap();
+        let mut c = service::Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
+        let info = c.request(&Request::new("nn-a", Backend::Meteor, 1)).await.unwrap();
+        d.kill_party(1);
+        let ready = c.setup(&info).await.map_err(|e| e.to_string())?;
+        c.run(ready, &set.samples(2, 1)).await.map(|_| ()).map_err(|e| e.to_string())
+    });
+    let err = err.unwrap_err();
+    assert!(t0.elapsed() < Duration::from_millis(4 * PARTY_TIMEOUT_MS), "{:?}", t0.elapsed());
+    assert!(err.contains("P1") || err.contains("closed") || err.contains("timed out"), "{err}");
+    // With P1 down the relay refuses new clients at once, saying why.
+    let err = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &[0.0])).unwrap_err();
+    assert!(err.contains("503") && err.contains("P1 is not connected"), "{err}");
+    // P1 restarted: the deployment serves again.
+    d.start_party(1);
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(3, 1)));
+    assert_eq!(got, Ok(set.expected(3, 1)[0]));
+}
