@@ -177,15 +177,22 @@ export function execAndExit(path, args) {
   process.exit(r.status ?? 1);
 }
 
-/** Top-level wrapper: prints a StepError's message and exits with its code. */
+/**
+ * Top-level wrapper: prints a StepError's message and exits with its code. `fn` may be async
+ * (its rejection is handled the same way).
+ */
 export function main(fn) {
-  try {
-    fn();
-  } catch (e) {
+  const fail = (e) => {
     if (e instanceof StepError) {
       say(red(e.message));
       process.exit(e.exitCode);
     }
     throw e;
+  };
+  try {
+    const result = fn();
+    if (result instanceof Promise) result.catch(fail);
+  } catch (e) {
+    fail(e);
   }
 }

@@ -90,7 +90,15 @@ export class NoiseRelayLinks implements Transport {
    * link to every other participant (options already checked by the caller).
    */
   static async open(o: Omit<SecureRelayTransportOptions, 'parties'> & { parties: number }): Promise<NoiseRelayLinks> {
-    const raw = await WebSocketTransport.open(o, 'noise');
+    let raw: WebSocketTransport;
+    try {
+      raw = await WebSocketTransport.open(o, 'noise');
+    } catch (e) {
+      if (e instanceof RingfenceError) throw e;
+      // The relay is unreachable, refused the session or never answered: no peer to blame.
+      const { code, message } = e as { code?: unknown; message?: unknown };
+      throw new RingfenceError(code === 'TIMEOUT' ? 'TIMEOUT' : 'TRANSPORT', String(message ?? e), { cause: e });
+    }
     try {
       const kp = o.keypair;
       const links = await glue().NoiseLinks.establish(o.id, o.parties, o.sessionId, kp?.privateKey, o.publicKeys, random32(), raw);

@@ -155,7 +155,7 @@ export function defineClientSuite(name) {
     for (const o of await d2.outcomes()) assert.equal(o.ok, false, 'the parties lost their client');
   });
 
-  test(`${name}: connect checks its options, honours the signal and times out`, async () => {
+  test(`${name}: connect checks its options, honours the signal, times out and reports a dead relay`, async () => {
     // Nobody serves these sessions: the handshakes wait until the abort, or the timeout.
     const options = {
       relay: relay.url,
@@ -185,6 +185,11 @@ export function defineClientSuite(name) {
     assert.equal((await rejectsWith(Client.connect({ ...lonely, signal: ac.signal }), 'ABORTED')).cause, reason);
     assert.ok(performance.now() - t0 < 5_000, 'the abort ends connect at once');
     await rejectsWith(Client.connect({ ...lonely, session: randomSessionId(), timeoutMs: 300 }), 'TIMEOUT');
+
+    const gone = await startRelay();
+    await gone.stop();
+    const refused = await rejectsWith(Client.connect({ ...lonely, relay: gone.url }), 'TRANSPORT');
+    assert.match(refused.message, new RegExp(`joining the relay at ${gone.url}`));
   });
 
   test(`${name}: aborting during a classification rejects it and every later call`, async (t) => {

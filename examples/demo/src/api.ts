@@ -1,0 +1,87 @@
+// The demo server's API (server/plugin.mjs), typed.
+import type { SetName } from './catalog';
+
+export interface Sample {
+  readonly index: number;
+  /** The true digit. */
+  readonly label: number;
+  /** Stored bytes, `side × side`. */
+  readonly pixels: Uint8Array;
+  /** The class onnxruntime gives this digit, per model checked on its set. */
+  readonly reference: Readonly<Record<string, number>>;
+}
+
+export interface SampleSet {
+  readonly set: SetName;
+  readonly side: number;
+  /** Digits in the shipped set (the API sends the first few). */
+  readonly count: number;
+  readonly samples: readonly Sample[];
+}
+
+/** What `Client.connect` needs, as the API sends it (bytes in hex). */
+export interface SessionInfo {
+  readonly relay: string;
+  readonly session: string;
+  readonly parties: readonly string[];
+}
+
+/** One server party's own figures of a classification, when the deployment reports them. */
+export interface PartyFigures {
+  readonly id: number;
+  readonly ok: boolean;
+  readonly message: string;
+  readonly setupBytes?: number;
+  readonly onlineBytes?: number;
+  readonly setupMs?: number;
+  readonly onlineMs?: number;
+  readonly rounds?: number;
+}
+
+/** The demo server could not be reached or refused a request; the message says which. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+}
+
+export async function getSamples(set: SetName, limit: number): Promise<SampleSet> {
+  const body = await call<{ set: SetName; side: number; count: number; samples: (Omit<Sample, 'pixels'> & { pixels: string })[] }>(
+    `/api/samples?set=${set}&limit=${limit}`,
+  );
+  return {
+    ...body,
+    samples: body.samples.map((s) => ({ ...s, pixels: Uint8Array.from(atob(s.pixels), (c) => c.charCodeAt(0)) })),
+  };
+}
+
+/**
+ * Asks the deployment for a session of `model` for the client with this public key (hex);
+ * with `pageParty`, this tab will be that party itself, with that public key.
+ */
+export function openSession(model: string, clientPublicKey: string, pageParty?: { id: number; publicKey: string }): Promise<SessionInfo> {
+  return call<SessionInfo>('/api/session', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, clientPublicKey, pageParty }),
+  });
+}
+
+/** The parties' figures of a finished session, or `undefined` when the deployment gives none. */
+export async function getReport(session: string): Promise<readonly PartyFigures[] | undefined> {
+  const body = await call<{ parties: PartyFigures[] | null }>(`/api/session/${session}/report`);
+  return body.parties ?? undefined;
+}
+
+async function call<T>(path: string, init?: RequestInit): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, init);
+  } catch (e) {
+    throw new ApiError(`cannot reach the demo server (${String(e instanceof Error ? e.message : e)}): is it still running?`, { cause: e });
+  }
+  const body: unknown = await res.json().catch(() => undefined);
+  if (!res.ok) {
+    const reason = typeof body === 'object' && body !== null && 'error' in body ? String(body.error) : `HTTP ${res.status}`;
+    throw new ApiError(`the demo server answered ${res.status}: ${reason}`);
+  }
+  return body as T;
+}

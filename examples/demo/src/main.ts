@@ -1,0 +1,427 @@
+// The page: the choices, the digit (picked or drawn), and one private classification at a time
+// with its stages, answer, figures and what each server received.
+import { init, type ClientStage } from 'ringfence';
+import { getSamples, type Sample, type SampleSet } from './api';
+import {
+  BACKENDS, DEPLOYMENTS, MODELS, OUTPUTS, PAGE_PARTY, SETS, modelInfo, type Backend, type DeploymentKind, type Output, type SetName,
+} from './catalog';
+import { DrawingPad } from './pad';
+import { preprocess } from './preprocess';
+import { classifyPrivately, describeError, type PrivateRun } from './private';
+import { bytes, el, ms, paintDigit, paintWords, scoreBars } from './render';
+
+/** Test digits in the strip. */
+const STRIP = 40;
+
+const STAGES: readonly { id: ClientStage; label: string }[] = [
+  { id: 'connecting', label: 'Connecting' },
+  { id: 'request', label: 'Request' },
+  { id: 'setup', label: 'Setup' },
+  { id: 'online', label: 'Online' },
+  { id: 'done', label: 'Done' },
+];
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`the page has no #${id}`);
+  return e as T;
+};
+
+const state = {
+  model: 'lenet',
+  backend: 'meteor' as Backend,
+  output: 'scores' as Output,
+  deployment: 'servers' as DeploymentKind,
+  source: 'pick' as 'pick' | 'draw',
+  picked: { mnist: 0, digits8: 0 } as Record<SetName, number>,
+  sets: new Map<SetName, SampleSet>(),
+  running: false,
+  ready: false,
+};
+
+/** The digit to classify: stored bytes of the model's set, and where they came from. */
+interface Digit {
+  readonly set: SetName;
+  readonly pixels: Uint8Array;
+  readonly sample: Sample | undefined;
+}
+
+const pad = new DrawingPad($<HTMLCanvasElement>('pad'), () => {
+  state.source = 'draw';
+  refresh();
+});
+
+function currentDigit(): Digit | undefined {
+  const set = modelInfo(state.model).set;
+  if (state.source === 'draw') {
+    const pixels = preprocess(pad.strokes, set);
+    return pixels && { set, pixels, sample: undefined };
+  }
+  const sample = state.sets.get(set)?.samples[state.picked[set]];
+  return sample && { set, pixels: sample.pixels, sample };
+}
+
+// ---- choices -----------------------------------------------------------------------------
+
+function choices<T extends string>(
+  container: HTMLElement,
+  name: string,
+  options: readonly { id: T; label: string; blurb: string; disabled?: boolean }[],
+  selected: T,
+  pick: (id: T) => void,
+): void {
+  container.replaceChildren(
+    ...options.map((o) => {
+      const input = document.createElement('input');
+      Object.assign(input, { type: 'radio', name, value: o.id, checked: o.id === selected, disabled: !!o.disabled || state.running });
+      input.addEventListener('change', () => pick(o.id));
+      const label = el('label', `choice${o.disabled ? ' off' : ''}`, undefined, input, el('span', 't', o.label), el('small', undefined, o.blurb));
+      label.dataset.value = o.id;
+      return label;
+    }),
+  );
+}
+
+function renderChoices(): void {
+  const m = modelInfo(state.model);
+  if (!m.backends.includes(state.backend)) state.backend = m.backends[0] ?? 'rep3';
+  if (state.backend === 'meteor') state.output = 'scores';
+  choices($('models'), 'model', MODELS, state.model, (id) => {
+    state.model = id;
+    refresh();
+  });
+  choices(
+    $('backends'),
+    'backend',
+    BACKENDS.map((b) => ({ ...b, disabled: !m.backends.includes(b.id), blurb: m.backends.includes(b.id) ? b.blurb : `not for ${m.label.toLowerCase()}` })),
+    state.backend,
+    (id) => {
+      state.backend = id;
+      refresh();
+    },
+  );
+  choices(
+    $('outputs'),
+    'output',
+    OUTPUTS.map((o) => ({ ...o, disabled: o.id === 'class' && state.backend === 'meteor' })),
+    state.output,
+    (id) => {
+      state.output = id;
+      refresh();
+    },
+  );
+  choices(
+    $('deployments'),
+    'deployment',
+    DEPLOYMENTS.map((d) => ({ ...d, disabled: !d.available })),
+    state.deployment,
+    (id) => {
+      state.deployment = id;
+      refresh();
+    },
+  );
+}
+
+// ---- the digit ---------------------------------------------------------------------------
+
+function renderStrip(): void {
+  const set = modelInfo(state.model).set;
+  const info = SETS[set];
+  const data = state.sets.get(set);
+  $('pick-hint').textContent = data
+    ? `${info.caption}: ${data.samples.length} of the ${data.count} held-out digits the models never saw in training.`
+    : 'Loading the test digits…';
+  const strip = $('strip');
+  if (!data) return strip.replaceChildren();
+  if (strip.dataset.set !== set) {
+    strip.dataset.set = set;
+    strip.replaceChildren(
+      ...data.samples.map((s) => {
+        const canvas = document.createElement('canvas');
+        paintDigit(canvas, Array.from(s.pixels, (p) => p / info.max), info.side);
+        const b = el('button', 'thumb', undefined, canvas, el('span', 'lbl', String(s.label)));
+        Object.assign(b, { type: 'button', title: `test digit #${s.index}, a ${s.label}` });
+        b.setAttribute('role', 'option');
+        b.dataset.index = String(s.index);
+        b.addEventListener('click', () => {
+          state.picked[set] = s.index;
+          state.source = 'pick';
+          refresh();
+        });
+        return b;
+      }),
+    );
+  }
+  for (const b of strip.querySelectorAll<HTMLButtonElement>('.thumb')) {
+    const on = state.source === 'pick' && Number(b.dataset.index) === state.picked[set];
+    b.setAttribute('aria-selected', String(on));
+    b.disabled = state.running;
+  }
+}
+
+function showTab(which: 'pick' | 'draw'): void {
+  for (const t of ['pick', 'draw'] as const) {
+    $(`tab-${t}`).setAttribute('aria-selected', String(t === which));
+    $(`pane-${t}`).hidden = t !== which;
+  }
+}
+
+// ---- state → page ------------------------------------------------------------------------
+
+function refresh(): void {
+  renderChoices();
+  renderStrip();
+  const digit = currentDigit();
+  const button = $<HTMLButtonElement>('classify');
+  button.disabled = state.running || !state.ready || !digit;
+  button.title = digit ? '' : state.source === 'draw' ? 'Draw a digit first' : 'Pick a test digit first';
+  $<HTMLButtonElement>('clear').disabled = state.running;
+  renderPreview();
+}
+
+/** The drawing as the chosen model will get it, beside the pad. */
+function renderPreview(): void {
+  const set = modelInfo(state.model).set;
+  const info = SETS[set];
+  const pixels = preprocess(pad.strokes, set) ?? new Uint8Array(info.side * info.side);
+  paintDigit($<HTMLCanvasElement>('pad-preview'), Array.from(pixels, (p) => p / info.max), info.side);
+  $('pad-preview-caption').textContent = `what ${modelInfo(state.model).label} gets: ${info.side}×${info.side}`;
+}
+
+function renderStages(reached: ClientStage | undefined, times: Partial<Record<ClientStage, number>> = {}, failed = false): void {
+  const at = STAGES.findIndex((s) => s.id === reached);
+  $('stages').replaceChildren(
+    ...STAGES.map((s, i) => {
+      const status = i < at || (i === at && s.id === 'done') ? 'done' : i === at ? (failed ? 'failed' : 'active') : 'todo';
+      const t = times[s.id];
+      const li = el('li', status, undefined, el('span', 'dot'), el('span', 'name', s.label), el('span', 'time', t === undefined ? '' : ms(t)));
+      li.dataset.stage = s.id;
+      return li;
+    }),
+  );
+}
+
+async function run(): Promise<void> {
+  const digit = currentDigit();
+  if (!digit || state.running) return;
+  const m = modelInfo(state.model);
+  const info = SETS[digit.set];
+  state.running = true;
+  document.body.dataset.state = 'running';
+  refresh();
+  $('error').hidden = true;
+  // The last answer stays in place, dimmed, so the page does not jump while this one runs.
+  $('outcome').classList.add('stale');
+  let reached: ClientStage | undefined;
+  renderStages(undefined);
+  try {
+    const r = await classifyPrivately({
+      model: m.id,
+      backend: state.backend,
+      output: state.output,
+      deployment: state.deployment,
+      input: Float32Array.from(digit.pixels, (p) => p * info.scale),
+      onStage: (stage) => renderStages((reached = stage)),
+    });
+    const { timings } = r.result;
+    const total = r.connectMs + timings.request + timings.setup + timings.online;
+    renderStages('done', { connecting: r.connectMs, request: timings.request, setup: timings.setup, online: timings.online, done: total });
+    showOutcome(digit, r);
+    document.body.dataset.state = 'done';
+  } catch (e) {
+    renderStages(reached, {}, true);
+    const { title, detail } = describeError(e);
+    $('error').replaceChildren(el('strong', undefined, title), el('span', undefined, detail));
+    $('error').hidden = false;
+    $('outcome').hidden = true;
+    $('placeholder').hidden = false;
+    document.body.dataset.state = 'error';
+  } finally {
+    $('outcome').classList.remove('stale');
+    state.running = false;
+    refresh();
+  }
+}
+
+function showOutcome(digit: Digit, r: PrivateRun): void {
+  const info = SETS[digit.set];
+  const m = modelInfo(state.model);
+  const { result } = r;
+  const cls = result.classes[0] ?? -1;
+  $('placeholder').hidden = true;
+  $('outcome').hidden = false;
+
+  paintDigit($<HTMLCanvasElement>('out-input'), Array.from(digit.pixels, (p) => p / info.max), info.side);
+  $('out-input-caption').textContent = digit.sample
+    ? `Test digit #${digit.sample.index} (a ${digit.sample.label}), ${info.side}×${info.side}`
+    : `Your drawing, as ${m.label} takes it: ${info.side}×${info.side}`;
+
+  const answer = $('out-class');
+  answer.textContent = String(cls);
+  answer.dataset.class = String(cls);
+  const reference = digit.sample?.reference[m.id];
+  const check = $('out-check');
+  check.className = 'caption';
+  if (reference === undefined) {
+    check.textContent = `${m.label} on ${state.backend === 'meteor' ? 'METEOR' : 'rep3'}. Only this tab knows it.`;
+  } else {
+    const same = reference === cls;
+    check.classList.add(same ? 'ok' : 'warn');
+    check.textContent = same
+      ? `Same as the plaintext model (onnxruntime says ${reference}).`
+      : `The plaintext model (onnxruntime) says ${reference}.`;
+  }
+
+  const scores = $('out-scores');
+  if (result.scores) {
+    scoreBars(scores, result.scores, cls);
+  } else {
+    scores.replaceChildren(
+      el('p', 'note', 'Only the class was revealed: the servers found the largest score under the sharing, so no score exists in the clear anywhere, not even here.'),
+    );
+  }
+
+  const n = info.side * info.side;
+  const inPage = (i: number) => r.pageParty !== undefined && i === PAGE_PARTY;
+  $('out-servers').replaceChildren(
+    ...result.sent.map((words, i) => {
+      const canvas = document.createElement('canvas');
+      canvas.className = 'pixels noise';
+      paintWords(canvas, words.subarray(0, n), info.side);
+      return el(
+        'figure',
+        'server',
+        undefined,
+        canvas,
+        el('figcaption', undefined, undefined, el('b', undefined, inPage(i) ? `P${i}: this tab` : `Server P${i}`), el('span', undefined, received(words, state.backend))),
+      );
+    }),
+  );
+  $('out-explain').replaceChildren(...explanation(state.backend, r.pageParty !== undefined).map((p) => el('p', undefined, p)));
+
+  const t = result.timings;
+  table($('out-times'), ['', 'time'], [
+    { name: 'Connecting', note: 'a session from the deployment, Noise handshakes', cells: [ms(r.connectMs)] },
+    { name: 'Request', note: 'the servers check they got the same request', cells: [ms(t.request)] },
+    { name: 'Setup', note: 'weights shared, masks made: before your digit is used', cells: [ms(t.setup)] },
+    { name: 'Online', note: 'your hidden digit in, pieces of the answer out', cells: [ms(t.online)] },
+    { name: 'Total', note: 'from the click to the answer on this page', cells: [ms(r.connectMs + t.request + t.setup + t.online)] },
+  ]);
+
+  const parties: (Row & { id: number })[] = (r.parties ?? []).map((p) => ({
+    id: p.id,
+    name: `Server P${p.id}`,
+    note: p.ok ? `${p.rounds ?? '?'} online rounds` : p.message,
+    cells: [opt(p.setupBytes), opt(p.onlineBytes)],
+  }));
+  if (r.pageParty) {
+    const { setup, online } = r.pageParty;
+    parties.push({ id: PAGE_PARTY, name: `P${PAGE_PARTY}: this tab`, note: `${online.rounds} online rounds`, cells: [bytes(setup.bytesSent), bytes(online.bytesSent)] });
+  }
+  const client = r.pageParty ? 'This tab as the client' : 'This tab';
+  table($('out-bytes'), ['', 'setup', 'online'], [
+    { name: client, note: `received ${bytes(result.stats.bytesReceived)}`, cells: [bytes(r.client.setup.sent), bytes(r.client.online.sent)] },
+    ...parties.sort((a, b) => a.id - b.id),
+    ...(r.parties ? [] : [{ name: 'Servers', note: 'this deployment does not report them', cells: ['–', '–'] }]),
+  ]);
+}
+
+/** What a server received of the input, in words: rep3 sends two components per value. */
+function received(words: BigUint64Array, backend: Backend): string {
+  return backend === 'meteor'
+    ? `${words.length} masked values · ${bytes(words.byteLength)}`
+    : `${words.length} × 2 shares · ${bytes(2 * words.byteLength)}`;
+}
+
+const opt = (n: number | undefined) => (n === undefined ? '–' : bytes(n));
+
+interface Row {
+  readonly name: string;
+  readonly note?: string;
+  readonly cells: readonly string[];
+}
+
+/** A table whose rows are headed by a name with a muted note under it. */
+function table(t: HTMLElement, head: readonly string[], rows: readonly Row[]): void {
+  t.replaceChildren(
+    el('thead', undefined, undefined, el('tr', undefined, undefined, ...head.map((h) => el('th', undefined, h)))),
+    el(
+      'tbody',
+      undefined,
+      undefined,
+      ...rows.map((r) => {
+        const name = el('th', undefined, r.name);
+        if (r.note) name.append(el('small', undefined, r.note));
+        return el('tr', undefined, undefined, name, ...r.cells.map((c) => el('td', undefined, c)));
+      }),
+    ),
+  );
+}
+
+/** Why no server learns the digit, for the protocol and deployment that ran. */
+function explanation(backend: Backend, pageParty: boolean): string[] {
+  const common =
+    'The links to the servers are encrypted end to end (Noise), so the relay in the middle sees only ciphertext. ' +
+    'The answer comes back as pieces too, and only this tab adds them up. ' +
+    'Any two servers together could undo the hiding: that is why the three must be run by parties that do not collude.';
+  const asParty = pageParty
+    ? [
+        `Here this tab was also party P${PAGE_PARTY}: it computed on P${PAGE_PARTY}'s pieces of a digit it knows anyway, beside two native servers ` +
+          'that still saw only noise. The model\'s weights are P0\'s to share; this tab took only the model\'s shapes from its file.',
+      ]
+    : [];
+  if (backend === 'meteor') {
+    return [
+      'METEOR: each pixel x left this tab as m = x − ψ. The mask ψ is fresh randomness the servers drew during setup, ' +
+        'in three parts of which each server holds two; each sent this tab one part, so only this tab knows all of ψ. ' +
+        'All three servers received the same m (the three pictures match), and without the third part of ψ it is uniformly random: ' +
+        'it carries nothing about x.',
+      ...asParty,
+      common,
+    ];
+  }
+  return [
+    'rep3: each pixel x was split into three random numbers x₀ + x₁ + x₂ = x (modulo 2⁶⁴). Each server received two of them, ' +
+      'never all three (its picture shows the first of its two), and any two of the three are uniformly random: they carry nothing about x.',
+    ...asParty,
+    common,
+  ];
+}
+
+// ---- start -------------------------------------------------------------------------------
+
+$('tab-pick').addEventListener('click', () => {
+  showTab('pick');
+  state.source = 'pick';
+  refresh();
+});
+$('tab-draw').addEventListener('click', () => {
+  showTab('draw');
+  state.source = 'draw';
+  refresh();
+});
+$('clear').addEventListener('click', () => pad.clear());
+$('classify').addEventListener('click', () => void run());
+
+renderStages(undefined);
+refresh();
+document.body.dataset.state = 'loading';
+
+const sdk = init().then((info) => {
+  $('runtime').textContent = info.module === 'simd' ? 'WebAssembly · SIMD' : 'WebAssembly (no SIMD)';
+});
+const sets = Promise.all(
+  (['mnist', 'digits8'] as const).map(async (name) => state.sets.set(name, await getSamples(name, STRIP))),
+);
+Promise.all([sdk, sets])
+  .then(() => {
+    state.ready = true;
+    document.body.dataset.state = 'idle';
+  })
+  .catch((e: unknown) => {
+    const { title, detail } = describeError(e);
+    $('error').replaceChildren(el('strong', undefined, title), el('span', undefined, detail));
+    $('error').hidden = false;
+    document.body.dataset.state = 'error';
+  })
+  .finally(refresh);

@@ -1,0 +1,159 @@
+// One private classification, start to end, with the SDK: a fresh client identity, a session
+// from the deployment for that identity, the classification, and the figures to show. In the
+// "browser as one party" deployment this tab also serves the model as party P2.
+import {
+  Client, Party, RingfenceError, SecureRelayTransport, generateNoiseKeypair,
+  type Classification, type ClientStage, type NoiseKeypair, type ServeStages,
+} from 'ringfence';
+import { ApiError, getReport, openSession, type PartyFigures, type SessionInfo } from './api';
+import { PAGE_PARTY, modelUrl, type Backend, type DeploymentKind, type Output } from './catalog';
+
+export interface PrivateRun {
+  readonly result: Classification;
+  /** From asking for a session to the links being up, in milliseconds. */
+  readonly connectMs: number;
+  /** Bytes this tab sent and received as the client during each stage. */
+  readonly client: Readonly<Record<'setup' | 'online', { sent: number; received: number }>>;
+  /** The native server parties' own figures, when the deployment reports them. */
+  readonly parties: readonly PartyFigures[] | undefined;
+  /** This tab's figures as party {@link PAGE_PARTY}, when it was one. */
+  readonly pageParty: ServeStages | undefined;
+}
+
+export interface RunOptions {
+  readonly model: string;
+  readonly backend: Backend;
+  readonly output: Output;
+  readonly deployment: DeploymentKind;
+  /** The model's input, scaled as it was trained on. */
+  readonly input: Float32Array;
+  /** Called as each stage starts. */
+  readonly onStage: (stage: ClientStage) => void;
+}
+
+/** How long to wait for the relay, and for each message of a party. */
+const TIMEOUT_MS = 15_000;
+
+export async function classifyPrivately(o: RunOptions): Promise<PrivateRun> {
+  const t0 = performance.now();
+  o.onStage('connecting');
+  const asParty = o.deployment === 'browser-party';
+  // Fetched before the session opens: its parties wait for this tab only so long.
+  const onnx = asParty ? await fetchModel(o.model) : undefined;
+  // Fresh identities per classification. Private keys never leave this tab; the parties
+  // learn the public keys from the deployment, to authenticate this tab's links (Noise KK).
+  const keypair = generateNoiseKeypair();
+  const partyKeypair = asParty ? generateNoiseKeypair() : undefined;
+  const session = await openSession(o.model, hex(keypair.publicKey), partyKeypair && { id: PAGE_PARTY, publicKey: hex(partyKeypair.publicKey) });
+
+  // Should either half fail, the other stops at once rather than at its timeout.
+  const failed = new AbortController();
+  const halves = Promise.all([
+    runClient(o, session, keypair, failed.signal).then((r) => ({ ...r, connectMs: r.connectedAt - t0 })),
+    partyKeypair && onnx ? serveFromPage(o.model, onnx, session, partyKeypair, keypair.publicKey, failed.signal) : undefined,
+  ]);
+  halves.catch((e: unknown) => failed.abort(e));
+  const [client, pageParty] = await halves;
+  // The figures are a nicety: a deployment that gives none (or fails to) still shows the answer.
+  const parties = await getReport(session.session).catch(() => undefined);
+  return { result: client.result, connectMs: client.connectMs, client: client.bytes, parties, pageParty };
+}
+
+/** The client's half: connect, classify, and the bytes of each stage. */
+async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeypair, signal: AbortSignal) {
+  const counters = new Map<ClientStage, { sent: number; received: number }>();
+  const client = await Client.connect({
+    relay: session.relay,
+    session: unhex(session.session),
+    parties: session.parties.map(unhex),
+    keypair,
+    timeoutMs: TIMEOUT_MS,
+    signal,
+    onProgress: (e) => {
+      counters.set(e.stage, { sent: e.bytesSent, received: e.bytesReceived });
+      if (e.stage !== 'connecting') o.onStage(e.stage);
+    },
+  });
+  const connectedAt = performance.now();
+  let result: Classification;
+  try {
+    result = await client.classify(o.model, o.input, { backend: o.backend, output: o.output });
+  } finally {
+    client.close();
+  }
+  const during = (from: ClientStage, to: ClientStage) => {
+    const a = counters.get(from) ?? { sent: 0, received: 0 };
+    const b = counters.get(to) ?? a;
+    return { sent: b.sent - a.sent, received: b.received - a.received };
+  };
+  return { result, connectedAt, bytes: { setup: during('setup', 'online'), online: during('online', 'done') } };
+}
+
+/**
+ * This tab as party {@link PAGE_PARTY}: joins the session beside the two native parties and
+ * serves the client (this tab's other half) one request.
+ */
+async function serveFromPage(
+  model: string,
+  onnx: Uint8Array,
+  session: SessionInfo,
+  keypair: NoiseKeypair,
+  clientPublicKey: Uint8Array,
+  signal: AbortSignal,
+): Promise<ServeStages> {
+  const sessionId = unhex(session.session);
+  const transport = await SecureRelayTransport.connect({
+    url: session.relay,
+    sessionId,
+    id: PAGE_PARTY,
+    keypair,
+    publicKeys: [...session.parties.map(unhex), clientPublicKey],
+    parties: 4,
+    timeoutMs: TIMEOUT_MS,
+  });
+  try {
+    const party = await Party.join({ id: PAGE_PARTY, sessionId, seeds: transport.seeds, transport, parties: 4, signal });
+    const served = await party.serve({ models: { [model]: onnx } });
+    party.finish();
+    if (served.outcome === 'refused') throw new RingfenceError('REFUSED', served.reason);
+    return served.stages;
+  } finally {
+    transport.close();
+  }
+}
+
+async function fetchModel(model: string): Promise<Uint8Array> {
+  let res: Response;
+  try {
+    res = await fetch(modelUrl(model));
+  } catch (e) {
+    throw new ApiError(`cannot fetch the ${model} model file: ${String(e instanceof Error ? e.message : e)}`, { cause: e });
+  }
+  if (!res.ok) throw new ApiError(`cannot fetch the ${model} model file: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/** What went wrong, in words for the page: a title and the detail. */
+export function describeError(e: unknown): { title: string; detail: string } {
+  if (e instanceof ApiError) return { title: 'The demo server could not open a session', detail: e.message };
+  if (e instanceof RingfenceError) {
+    const who = e.peer === undefined ? '' : ` (server P${e.peer})`;
+    const titles: Partial<Record<RingfenceError['code'], string>> = {
+      TRANSPORT: e.peer === undefined ? 'Could not reach the relay' : `Lost the link to server P${e.peer}`,
+      TIMEOUT: `A server party did not answer in time${who}`,
+      REFUSED: 'The servers declined the request',
+      PEER_MISBEHAVED: `A server party broke the protocol${who}`,
+      WASM_LOAD: 'This browser could not load the WebAssembly module',
+      ABORTED: 'The classification was cancelled',
+    };
+    return { title: titles[e.code] ?? `The classification failed (${e.code})`, detail: `${e.code}: ${e.message}` };
+  }
+  return { title: 'Something went wrong', detail: String(e instanceof Error ? e.message : e) };
+}
+
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+
+function unhex(s: string): Uint8Array {
+  if (!/^(?:[0-9a-f]{2})*$/i.test(s)) throw new ApiError(`the demo server sent ${JSON.stringify(s)} where hex bytes belong`);
+  return Uint8Array.from(s.match(/../g) ?? [], (b) => parseInt(b, 16));
+}
