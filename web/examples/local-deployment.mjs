@@ -3,7 +3,8 @@
 // itself with the SDK's `Party.serve`), all processes of the `ringfence` binary
 // (`npm run demo` builds it, or `cargo build --release -p ringfence-relay --bin ringfence`;
 // RINGFENCE_BIN overrides where it is looked for). Not part of the npm package.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -117,10 +118,10 @@ export async function startRelay(args = [], log = []) {
 /**
  * Native compute parties (`ids`, by default all three) serving the ONNX model at `model`
  * (under its file stem, e.g. `nn-a`) for one classification by a client, participant 3, whose
- * public key is `clientPublicKey`: `ringfence demo-party` processes linked through the relay at `relayUrl`,
+ * public key is `clientPublicKey`: `ringfence session-party` processes linked through the relay at `relayUrl`,
  * driven by their parent line protocol (relay/src/bin/ringfence/msgs.rs): this side writes
  * `setup` (the party's private key, all four public keys, the session), each party answers
- * with its `port`, this side sends `peers` (unused with a relay), and the party reports `demo`
+ * with its `port`, this side sends `peers` (unused with a relay), and the party reports `served`
  * figures, then `done` or `error`. A party exits when its stdin closes, so `stop()` ends them.
  *
  * `keypairs` holds all three parties' keypairs (the parties not started here run elsewhere with
@@ -138,7 +139,7 @@ export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicK
   const children = ids.map((id) => {
     const child = spawn(
       ringfenceBinary(),
-      ['demo-party', '--id', String(id), '--model', model, '--relay', relayUrl, '--timeout-ms', String(timeoutMs)],
+      ['session-party', '--id', String(id), '--model', model, '--relay', relayUrl, '--timeout-ms', String(timeoutMs)],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     const send = (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`);
@@ -154,7 +155,7 @@ export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicK
           const addrs = ports.map((p) => `127.0.0.1:${p}`);
           for (const c of children) c.send({ type: 'peers', addrs });
         }
-      } else if (msg.type === 'demo') {
+      } else if (msg.type === 'served') {
         outcome.report = msg;
       } else if (msg.type === 'done') {
         Object.assign(outcome, { ok: true, message: 'done' });
@@ -198,4 +199,65 @@ export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clie
     transport.close();
     throw e;
   }
+}
+
+/**
+ * Starts `ringfence local-deployment`: a relay on 127.0.0.1 that admits signed tokens only, and
+ * three long-running `ringfence party` servers in the lobby of deployment `local`, serving
+ * every shipped model. Returns `{ relay, deployment, publicKeys, clientOptions(), events,
+ * onEvent(fn), stop() }`: `clientOptions()` gives what `Client.connect` needs for a fresh
+ * session (its id and a token for it, issued with `ringfence token issue`); `events` collects
+ * the parties' log events (`{event: 'answered' | 'refused' | 'session_failed', party, session:
+ * the session id's first 8 hex digits, ...}`), and `onEvent(fn)` calls `fn` with each new one
+ * (it returns a function that stops that).
+ */
+export async function startLocalDeployment({ timeoutMs = 60_000 } = {}) {
+  const bin = ringfenceBinary();
+  const child = spawn(bin, ['local-deployment'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = await firstLine(child, timeoutMs, 'ringfence local-deployment');
+  let ready;
+  try {
+    ready = JSON.parse(line);
+  } catch {
+    child.kill();
+    throw new Error(`ringfence local-deployment printed ${JSON.stringify(line)}`);
+  }
+  const events = [];
+  const listeners = new Set();
+  createInterface({ input: child.stdout }).on('line', (l) => {
+    let e;
+    try {
+      e = JSON.parse(l);
+    } catch {
+      return; // not an event line
+    }
+    events.push(e);
+    for (const fn of listeners) fn(e);
+  });
+  const publicKeys = ready.public_keys.map((h) => Uint8Array.from(Buffer.from(h, 'hex')));
+  return {
+    relay: ready.relay,
+    deployment: ready.deployment,
+    publicKeys,
+    events,
+    onEvent(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    /** Options for `Client.connect` for a fresh session of this deployment. */
+    clientOptions() {
+      const session = randomBytes(16);
+      const token = execFileSync(bin, [
+        'token', 'issue', '--key', ready.signing_key_file, '--deployment', ready.deployment,
+        '--party', '3', '--session', toHex(session),
+      ]).toString().trim();
+      return { relay: ready.relay, deployment: ready.deployment, session, token, parties: publicKeys };
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.stdin.end();
+      }),
+  };
 }

@@ -47,15 +47,26 @@ export interface ClientOptions {
    */
   parties: Uint8Array[];
   /**
-   * This client's keypair. The parties authenticate the client by its public key (Noise KK),
-   * so they must know it before the client connects. When absent, a fresh keypair is generated
-   * and its public key handed to {@link ClientOptions.onPublicKey} first.
+   * The deployment whose long-running server parties (`ringfence party`) serve this client:
+   * the relay invites them into the session and hands them this client's public key. Without
+   * it, the parties must already be in the session and know the client's key (see `keypair`).
+   */
+  deployment?: string;
+  /**
+   * The join token for this session as participant 3, when the relay requires one: the
+   * deployment's backend issues it (`ringfence token issue --party 3 --session HEX`).
+   */
+  token?: string;
+  /**
+   * This client's keypair. The parties authenticate the client by its public key (Noise KK).
+   * When absent, a fresh keypair is generated; unless a `deployment` is invited, its public key
+   * is handed to {@link ClientOptions.onPublicKey} first.
    */
   keypair?: NoiseKeypair;
   /**
    * Called with a generated keypair's public key before connecting (required without
-   * `keypair`): give it to the parties (e.g. through the deployment's session service), and
-   * resolve once they have it.
+   * `keypair` or `deployment`): give it to the parties (e.g. through the deployment's session
+   * service), and resolve once they have it.
    */
   onPublicKey?: (publicKey: Uint8Array) => void | Promise<void>;
   /**
@@ -188,7 +199,9 @@ export class Client {
     let keypair = o.keypair;
     if (!keypair) {
       keypair = generateNoiseKeypair();
-      await untilAborted(Promise.resolve(o.onPublicKey?.(keypair.publicKey)), o.signal, () => {});
+      if (o.deployment === undefined) {
+        await untilAborted(Promise.resolve(o.onPublicKey?.(keypair.publicKey)), o.signal, () => {});
+      }
     }
     o.onProgress?.({ stage: 'connecting', bytesSent: 0, bytesReceived: 0, rounds: 0 });
     const timeoutMs = o.timeoutMs ?? 30_000;
@@ -202,6 +215,8 @@ export class Client {
       timeoutMs,
       connectTimeoutMs: timeoutMs,
       WebSocket: o.WebSocket,
+      ...(o.token !== undefined ? { token: o.token } : {}),
+      ...(o.deployment !== undefined ? { invite: { deployment: o.deployment, clientKey: keypair.publicKey } } : {}),
     });
     const links = await untilAborted(opening, o.signal, (late) => late.close());
     const link = new Link(links, o.signal);
@@ -324,8 +339,14 @@ function checkClientOptions(options: ClientOptions): ClientOptions {
   if (o.keypair !== undefined && !(typeof o.keypair === 'object' && isKey(o.keypair?.privateKey) && isKey(o.keypair?.publicKey))) {
     throw bad('keypair must be {privateKey, publicKey} of 32 bytes each');
   }
-  if (o.keypair === undefined && typeof o.onPublicKey !== 'function') {
-    throw bad('without a keypair, onPublicKey must hand the generated public key to the parties (they authenticate the client by it)');
+  if (o.deployment !== undefined && (typeof o.deployment !== 'string' || !/^[a-z0-9-]{1,32}$/.test(o.deployment))) {
+    throw bad(`deployment must be a name of [a-z0-9-]{1,32}, got ${String(o.deployment)}`);
+  }
+  if (o.token !== undefined && (typeof o.token !== 'string' || !/^[A-Za-z0-9._-]{1,512}$/.test(o.token))) {
+    throw bad('token must be the string `ringfence token issue` printed');
+  }
+  if (o.keypair === undefined && o.deployment === undefined && typeof o.onPublicKey !== 'function') {
+    throw bad('without a keypair or a deployment, onPublicKey must hand the generated public key to the parties (they authenticate the client by it)');
   }
   if (o.timeoutMs !== undefined && !(Number.isInteger(o.timeoutMs) && o.timeoutMs > 0)) {
     throw bad(`timeoutMs must be a positive integer, got ${String(o.timeoutMs)}`);

@@ -67,6 +67,17 @@ export interface WebSocketTransportOptions {
    */
   connectTimeoutMs?: number;
   /**
+   * The join token, for a relay that requires one (`ringfence relay --deployment`): issued by
+   * the deployment for this session and party id (`ringfence token issue`).
+   */
+  token?: string;
+  /**
+   * Opening a session with a deployment's long-running server parties: the relay invites the
+   * parties of this deployment and hands them `clientKey`, this client's Noise public key.
+   * @internal
+   */
+  invite?: { deployment: string; clientKey: Uint8Array };
+  /**
    * The relay's largest message (`ringfence relay --max-message-bytes`); a frame travels in one
    * message, so larger frames fail to send.
    * @defaultValue 16 MiB + 1
@@ -113,6 +124,9 @@ export function checkOptions(o: Omit<WebSocketTransportOptions, 'security'>, bad
   if (!Number.isInteger(o.id) || o.id < 0 || o.id >= parties) throw bad(`id must be 0..${parties - 1}, got ${String(o.id)}`);
   if (!(o.sessionId instanceof Uint8Array) || o.sessionId.length !== 16) throw bad('sessionId must be 16 bytes');
   if (typeof o.url !== 'string' || !/^wss?:\/\//.test(o.url)) throw bad(`url must start with ws:// or wss://, got ${String(o.url)}`);
+  if (o.token !== undefined && (typeof o.token !== 'string' || !/^[A-Za-z0-9._-]{1,512}$/.test(o.token))) {
+    throw bad('token must be the string `ringfence token issue` printed');
+  }
 }
 
 async function defaultWebSocket(): Promise<WebSocketConstructor> {
@@ -206,7 +220,9 @@ export class WebSocketTransport implements Transport {
     const connectMs = o.connectTimeoutMs ?? 10_000;
     const maxMessage = o.maxMessageBytes ?? (16 << 20) + 1;
     const Ctor = o.WebSocket ?? (await defaultWebSocket());
-    const url = `${o.url.replace(/\/+$/, '')}/v1/${hex(o.sessionId)}/${o.id}?parties=${parties}&mode=${MODES[kind]}`;
+    let url = `${o.url.replace(/\/+$/, '')}/v1/${hex(o.sessionId)}/${o.id}?parties=${parties}&mode=${MODES[kind]}`;
+    if (o.token !== undefined) url += `&token=${encodeURIComponent(o.token)}`;
+    if (o.invite) url += `&deployment=${o.invite.deployment}&client_key=${hex(o.invite.clientKey)}`;
     const ws = new Ctor(url);
     ws.binaryType = 'arraybuffer';
     // Wired before the connection opens: messages queued for this party at the relay can

@@ -1,6 +1,6 @@
 // The Client (input provider) against three NATIVE parties serving NN-A (`ringfence
-// demo-party` processes) through the native relay, run on both wasm modules (client.test.mjs,
-// client-nosimd.test.mjs). Every session is fresh: a demo party serves one request.
+// session-party` processes) through the native relay, run on both wasm modules (client.test.mjs,
+// client-nosimd.test.mjs). Every session is fresh: a session party serves one request.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -169,7 +169,7 @@ export function defineClientSuite(name) {
       [{ ...options, parties: options.parties.slice(1) }, /parties must list the 3 parties' public keys/],
       [{ ...options, relay: 'http://x' }, /relay must start with ws:\/\//],
       [{ ...options, session: new Uint8Array(8) }, /session must be 16 bytes/],
-      [generated, /without a keypair, onPublicKey must/],
+      [generated, /without a keypair or a deployment, onPublicKey must/],
       [{ ...options, timeoutMs: -1 }, /timeoutMs must be a positive integer/],
     ];
     for (const [o, message] of bad) assert.match((await rejectsWith(Client.connect(o), 'INVALID_ARGUMENT')).message, message);

@@ -1,6 +1,6 @@
 // SDK compute parties serving a model (`Party.serve`) to the SDK `Client`, run on both wasm
 // modules (serve.test.mjs, serve-nosimd.test.mjs): one SDK party beside two native `ringfence
-// demo-party` processes (as the model owner P0, and as P2), three SDK parties, malformed models
+// session-party` processes (as the model owner P0, and as P2), three SDK parties, malformed models
 // and refused requests. Every session is fresh and goes through the native relay.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

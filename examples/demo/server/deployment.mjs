@@ -2,17 +2,78 @@
 // the three compute parties and the relay are run lives here, behind `openSession`, so that
 // another deployment (long-running parties behind a relay lobby) replaces this file alone.
 //
-// Today every classification gets its own local deployment (examples/local-deployment.mjs in
-// the SDK): a `ringfence relay` and three native party processes on 127.0.0.1 (two when the
-// page is the third party), started for the client's public key and stopped once the
-// classification settled.
+// "3 servers": one long-running local deployment (`ringfence local-deployment`, started with
+// the first request): a relay that admits signed tokens only and three `ringfence party`
+// servers in its lobby. A session is a fresh id and a token for it; the page's client invites
+// the servers through the relay, which hands them its public key.
+//
+// "Browser as one party": the page is P2, so the two native parties must know its key before
+// the session; they are per-session processes (`ringfence session-party`, through
+// web/examples/local-deployment.mjs's startDeployment), stopped once the classification settled.
 import { existsSync } from 'node:fs';
 import { generateNoiseKeypair, init, randomSessionId } from 'ringfence';
-import { modelPath, startDeployment } from '../../../web/examples/local-deployment.mjs';
+import { modelPath, startDeployment, startLocalDeployment } from '../../../web/examples/local-deployment.mjs';
+
+/** How long a served session's figures are waited for. */
+const REPORT_WAIT_MS = 30_000;
+
+let servers;
+
+/** The long-running deployment, started once; stopped when `signal` aborts. */
+function longRunning(signal) {
+  if (!servers) {
+    servers = startLocalDeployment();
+    signal?.addEventListener('abort', () => servers.then((d) => d.stop(), () => {}), { once: true });
+    servers.catch(() => (servers = undefined));
+  }
+  return servers;
+}
 
 /**
- * Sessions running at once. Each one is four processes; past this the demo answers 503 rather
- * than letting a reloading page fill the machine with them.
+ * A session of the long-running deployment for the page's client: `{ relay, session, parties,
+ * deployment, token, report }`, `report` settling with the three parties' figures once each
+ * logged how the session ended.
+ */
+async function serversSession(signal) {
+  const d = await longRunning(signal);
+  const o = d.clientOptions();
+  const session = toHex(o.session);
+  const ended = new Map();
+  let stop;
+  const report = new Promise((resolve) => {
+    const timer = setTimeout(() => done(), REPORT_WAIT_MS);
+    const done = () => {
+      clearTimeout(timer);
+      stop();
+      resolve([0, 1, 2].map((id) => eventFigures(id, ended.get(id))));
+    };
+    stop = d.onEvent((e) => {
+      if (e.session !== session.slice(0, 8) || !['answered', 'refused', 'session_failed'].includes(e.event)) return;
+      ended.set(e.party, e);
+      if (ended.size === 3) done();
+    });
+  });
+  return { relay: o.relay, session, parties: o.parties.map(toHex), deployment: o.deployment, token: o.token, report };
+}
+
+/** A server party's log event of a session, in the units the page shows. */
+function eventFigures(id, e) {
+  if (!e) return { id, ok: false, message: 'no report from this party' };
+  return {
+    id,
+    ok: e.event === 'answered',
+    message: e.reason ?? e.error ?? '',
+    setupBytes: e.setup_bytes,
+    onlineBytes: e.online_bytes,
+    setupMs: e.setup_seconds === undefined ? undefined : e.setup_seconds * 1000,
+    onlineMs: e.online_seconds === undefined ? undefined : e.online_seconds * 1000,
+    rounds: e.online_rounds,
+  };
+}
+
+/**
+ * "Browser as one party" sessions running at once. Each one is three processes; past this the
+ * demo answers 503 rather than letting a reloading page fill the machine with them.
  */
 const MAX_SESSIONS = 4;
 
@@ -35,7 +96,8 @@ function refusal(status, message) {
  * the page joins as that party itself, with that key.
  *
  * Resolves with what the browser needs for `Client.connect`: `{ relay, session, parties }`
- * (the relay's URL, the 16-byte session id and the three parties' public keys, in hex), plus
+ * (the relay's URL, the 16-byte session id and the three parties' public keys, in hex; and
+ * with the long-running servers, `deployment` and the session's `token`), plus
  * `report`, a promise of the parties' own figures, settled once the session's processes have
  * exited (one `{ id, ok, message, setupBytes, onlineBytes, setupMs, onlineMs, rounds }` per
  * party started here, figures `undefined` where a party did not report them), or no `report`
@@ -54,6 +116,7 @@ export async function openSession({ model, clientPublicKey, pageParty, signal })
     throw refusal(400, 'pageParty must be { id: 0, 1 or 2, publicKey: 64 hex digits }');
   }
   if (signal?.aborted) throw refusal(503, 'the demo server is shutting down');
+  if (!pageParty) return serversSession(signal);
   if (running >= MAX_SESSIONS) {
     throw refusal(503, `${MAX_SESSIONS} classifications are already running: try again in a few seconds`);
   }

@@ -24,6 +24,9 @@ export interface SessionInfo {
   readonly relay: string;
   readonly session: string;
   readonly parties: readonly string[];
+  /** Long-running server parties: the deployment the client invites, and its join token. */
+  readonly deployment?: string;
+  readonly token?: string;
 }
 
 /** One server party's own figures of a classification, when the deployment reports them. */

@@ -67,6 +67,7 @@ async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeyp
     session: unhex(session.session),
     parties: session.parties.map(unhex),
     keypair,
+    ...(session.deployment ? { deployment: session.deployment, token: session.token } : {}),
     timeoutMs: TIMEOUT_MS,
     signal,
     onProgress: (e) => {

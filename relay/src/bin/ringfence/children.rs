@@ -98,12 +98,13 @@ impl Children {
     }
 
     /// Sends setup, collects ports, sends peer addresses; returns the session id (hex).
-    /// `route` maps
+    /// `participants` is 3, or 4 when a client (id 3, key `keys[3]`) joins too. `route` maps
     /// the parties' listening addresses to the ones their peers dial (e.g. through an emulated
     /// WAN link).
     pub(crate) fn introduce(
         &mut self,
         keys: Option<&[StaticKeypair]>,
+        participants: u8,
         route: impl FnOnce(Vec<SocketAddr>) -> Result<Vec<SocketAddr>, String>,
     ) -> Result<String, String> {
         let n = self.procs.len();
@@ -115,6 +116,7 @@ impl Children {
                     .map(|k| k.iter().map(|k| k.public.to_hex()).collect())
                     .unwrap_or_default(),
                 session: session.clone(),
+                participants,
             };
             self.send(i, &msg)?;
         }

@@ -18,6 +18,7 @@ mod msgs;
 mod party;
 mod relay;
 mod server;
+mod session_party;
 mod testset;
 mod token;
 
@@ -70,6 +71,9 @@ enum Cmd {
     /// Run a local deployment (a relay and three server parties on 127.0.0.1 serving the
     /// shipped models) until stdin closes; prints its address and keys as one JSON line.
     LocalDeployment(local::LocalArgs),
+    /// (internal) One native party serving one client session (SDK tests).
+    #[command(hide = true)]
+    SessionParty(PartyArgs),
 }
 
 #[derive(Args, Clone)]
@@ -217,7 +221,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Cmd::BenchParty(a) = &cli.cmd {
+    if let Cmd::BenchParty(a) | Cmd::SessionParty(a) = &cli.cmd {
         party::set_relay(a.common.relay.clone());
     }
     match cli.cmd {
@@ -257,6 +261,15 @@ fn main() -> ExitCode {
         Cmd::Keygen(a) => exit(keygen::run(&a)),
         Cmd::Model(c) => exit(inspect::run(&c)),
         Cmd::LocalDeployment(a) => exit(local::run(&a)),
+        Cmd::SessionParty(a) => {
+            let Some(model) = a.work.model.clone() else {
+                eprintln!("ringfence session-party: --model is required");
+                return ExitCode::FAILURE;
+            };
+            party::run(a.id, a.common.plain, a.common.timeout_ms, async move |p| {
+                session_party::serve(p, &model).await
+            })
+        }
     }
 }
 
@@ -320,7 +333,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         .map_err(|e| format!("starting tokio: {e}"))?;
     let mut proxies = Vec::new();
     let mut kids = Children::spawn(3, "bench-party", &args)?;
-    kids.introduce(keys.as_deref(), |addrs| match shape {
+    kids.introduce(keys.as_deref(), 3, |addrs| match shape {
         None => Ok(addrs),
         Some(shape) => addrs
             .into_iter()

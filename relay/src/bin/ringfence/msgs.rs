@@ -5,7 +5,7 @@
 //! parent → child   Setup { private_key, public_keys, session }   (the key travels on a pipe only)
 //! child  → parent  Port { port }                                  (after binding 127.0.0.1:0)
 //! parent → child   Peers { addrs }
-//! child  → parent  Op {..} ... then Done, or Error { message }
+//! child  → parent  Op {..} | Served {..} ... then Done, or Error { message }
 //! ```
 //!
 //! A child exits when its stdin closes, so children never outlive their parent.
@@ -17,7 +17,13 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum ToChild {
     /// Identity and session; `private_key` is `None` in insecure plain mode.
-    Setup { private_key: Option<String>, public_keys: Vec<String>, session: String },
+    Setup {
+        private_key: Option<String>,
+        public_keys: Vec<String>,
+        session: String,
+        /// Participants of the session: the 3 parties, plus a client (id 3) when 4.
+        participants: u8,
+    },
     /// Every party's listening address, indexed by party id.
     Peers { addrs: Vec<String> },
 }
@@ -30,6 +36,8 @@ pub(crate) enum FromChild {
     Port { port: u16 },
     /// Figures of one benchmarked operation at this party.
     Op(OpReport),
+    /// A session party's figures of the classification it served.
+    Served(ServedReport),
     /// The party finished.
     Done,
     /// The party failed.
@@ -60,4 +68,14 @@ pub(crate) struct OpReport {
     /// Inference, at the input owner: agreement with the reference runtime's classes.
     #[serde(default)]
     pub(crate) agreement: Option<f64>,
+}
+
+/// One session party's figures of the classification it served (frame bytes it sent, per stage).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub(crate) struct ServedReport {
+    pub(crate) setup_seconds: f64,
+    pub(crate) setup_bytes: u64,
+    pub(crate) online_seconds: f64,
+    pub(crate) online_bytes: u64,
+    pub(crate) online_rounds: u64,
 }

@@ -1,5 +1,5 @@
 //! The child side: read the setup from stdin, bind, report the port, connect to the peers and
-//! hand a ready [`Rep3`] session to the bench code.
+//! hand a ready [`Rep3`] session to the bench or session-party code.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -70,7 +70,7 @@ where
     F: FnOnce(Session) -> Fut,
     Fut: std::future::Future<Output = Result<Session, String>>,
 {
-    let ToChild::Setup { private_key, public_keys, session } = read_msg()? else {
+    let ToChild::Setup { private_key, public_keys, session, participants } = read_msg()? else {
         return Err("expected the setup message first".into());
     };
     let security = if plain {
@@ -107,6 +107,9 @@ where
         eprintln!("ringfence P{id}: parent went away, exiting");
         std::process::exit(3);
     });
+    if participants != 3 && RELAY.get().cloned().flatten().is_none() {
+        return Err(format!("{participants} participants: a client joins through a relay only"));
+    }
     let mut cfg = TransportConfig::new(PartyId(id), addrs, security, session);
     cfg.recv_timeout = Duration::from_millis(timeout_ms);
     // The protocol runs on this thread (its futures need not be Send); the link tasks, which
@@ -121,7 +124,8 @@ where
         let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
         let t = match RELAY.get().cloned().flatten() {
             Some(url) => {
-                let mut r = RelayLinkConfig::new(url, cfg.me, 3, cfg.security, session);
+                let n = participants;
+                let mut r = RelayLinkConfig::new(url, cfg.me, n, cfg.security, session);
                 r.recv_timeout = cfg.recv_timeout;
                 TcpTransport::connect_via_relay(r).await
             }
@@ -133,7 +137,7 @@ where
             next: t.seed_with(PartyId((id + 1) % 3)),
             own: os_seed().map_err(|e| e.to_string())?,
         };
-        let ctx = Ctx::new(PartyId(id), 3, session, t);
+        let ctx = Ctx::new(PartyId(id), usize::from(participants), session, t);
         let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
         let p = body(p).await?;
         p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())

@@ -1,0 +1,48 @@
+//! `ringfence session-party` (hidden): one native compute party serving ONE client session,
+//! driven by a parent over the line protocol of [`crate::msgs`] (keys and session on stdin).
+//! The SDK's tests use it to put native parties beside SDK parties (`Party.serve`) in a session
+//! whose participants are all known up front; deployments use `ringfence party` instead.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ringfence_core::net::Stats;
+use ringfence_core::nn::{FixedPlan, DEFAULT_FRAC_BITS};
+use ringfence_core::service::{self, Catalog, Stage, CLIENT};
+
+use crate::msgs::{FromChild, ServedReport};
+use crate::party::{report, Session};
+
+/// The party side: serves one classification request of the client.
+pub(crate) async fn serve(p: Session, model: &Path) -> Result<Session, String> {
+    let me = p.me();
+    let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
+    let m =
+        ringfence_core::nn::import_onnx(&bytes).map_err(|e| format!("{}: {e}", model.display()))?;
+    let plan = FixedPlan::new(&m, DEFAULT_FRAC_BITS).map_err(|e| e.to_string())?;
+    let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut catalog = Catalog::new(1);
+    catalog.add(&name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
+    let mut marks: Vec<(Instant, Stats)> = Vec::new();
+    let (p, outcome) =
+        service::serve(p, CLIENT, &catalog, |_: &Stage, s| marks.push((Instant::now(), s)))
+            .await
+            .map_err(|e| e.to_string())?;
+    if let service::Outcome::Refused(reason) = outcome {
+        // Close cleanly so the refusal reaches the client before this process exits.
+        p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())?;
+        return Err(format!("refused the client's request: {reason}"));
+    }
+    let [(t0, s0), (t1, s1), (t2, s2)] = marks[..] else {
+        return Err("the session ended before its stages".into());
+    };
+    let (setup, online): (Stats, Stats) = (s1 - s0, s2 - s1);
+    report(&FromChild::Served(ServedReport {
+        setup_seconds: (t1 - t0).as_secs_f64(),
+        setup_bytes: setup.bytes_sent,
+        online_seconds: (t2 - t1).as_secs_f64(),
+        online_bytes: online.bytes_sent,
+        online_rounds: online.rounds,
+    }));
+    Ok(p)
+}

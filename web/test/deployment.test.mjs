@@ -1,0 +1,66 @@
+// The SDK's Client against a deployment of long-running native server parties
+// (`ringfence local-deployment`: a relay requiring signed tokens, three `ringfence party`
+// servers in its lobby): concurrent classifications equal onnxruntime's classes, the relay
+// invites the parties per session, and a client without a valid token is turned away.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Client, init } from 'ringfence';
+import { referenceSample, startLocalDeployment } from '../examples/local-deployment.mjs';
+
+let d;
+before(async () => {
+  await init();
+  d = await startLocalDeployment();
+});
+after(async () => d?.stop());
+
+async function classify(model, k, backend) {
+  const { input, expected } = referenceSample(model, k);
+  const client = await Client.connect(d.clientOptions());
+  try {
+    const r = await client.classify(model, input, { backend });
+    return { got: r.classes[0], expected, sent: r.sent };
+  } finally {
+    client.close();
+  }
+}
+
+test('concurrent clients of a deployment get the plaintext model’s classes', async () => {
+  const jobs = [
+    ['lenet', 0, 'meteor'],
+    ['nn-a', 1, 'rep3'],
+    ['nn-b', 2, 'meteor'],
+    ['logreg', 3, 'rep3'],
+    ['tree', 4, 'rep3'],
+  ];
+  const results = await Promise.all(jobs.map(([m, k, b]) => classify(m, k, b)));
+  for (const [[m, k, b], r] of jobs.map((j, i) => [j, results[i]])) {
+    assert.equal(r.got, r.expected, `${m} #${k} ${b}`);
+  }
+  // Each party logged one answered session per client.
+  const deadline = Date.now() + 10_000;
+  while (d.events.filter((e) => e.event === 'answered').length < 3 * jobs.length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(d.events.filter((e) => e.event === 'answered').length, 3 * jobs.length);
+});
+
+test('the deployment refuses unknown models, and the relay clients without a valid token', async () => {
+  const client = await Client.connect(d.clientOptions());
+  const e = await client.classify('vgg16', new Float32Array(784)).catch((x) => x);
+  client.close();
+  assert.equal(e.code, 'REFUSED');
+  assert.match(e.message, /vgg16/);
+  assert.match(e.message, /lenet/);
+
+  const { token, ...noToken } = d.clientOptions();
+  assert.ok(token);
+  const refused = await Client.connect({ ...noToken, timeoutMs: 5_000 }).catch((x) => x);
+  assert.equal(refused.name, 'RingfenceError', String(refused));
+  const other = d.clientOptions();
+  const stolen = await Client.connect({ ...other, token: d.clientOptions().token, timeoutMs: 5_000 }).catch((x) => x);
+  assert.equal(stolen.name, 'RingfenceError', String(stolen));
+  // The deployment still serves a proper client afterwards.
+  const r = await classify('nn-a', 7, 'meteor');
+  assert.equal(r.got, r.expected);
+});
