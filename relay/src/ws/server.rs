@@ -143,6 +143,12 @@ impl RelayServer {
         self.registry.sessions()
     }
 
+    /// A function counting the open sessions, usable while the server runs.
+    pub fn session_counter(&self) -> impl Fn() -> usize + Send + Sync + 'static {
+        let registry = self.registry.clone();
+        move || registry.sessions()
+    }
+
     /// Serves connections until the future is dropped (or accepting fails).
     pub async fn run(self) -> Result<(), RelayError> {
         let reaper = tokio::spawn(reap(self.registry.clone()));

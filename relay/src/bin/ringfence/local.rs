@@ -47,6 +47,16 @@ impl LocalDeployment {
         listen: std::net::SocketAddr,
         models: &[(String, PathBuf)],
     ) -> Result<Self, String> {
+        Self::start_with(rt, listen, models, 8)
+    }
+
+    /// [`LocalDeployment::start`] with parties serving up to `max_sessions` sessions at once.
+    pub(crate) fn start_with(
+        rt: &tokio::runtime::Runtime,
+        listen: std::net::SocketAddr,
+        models: &[(String, PathBuf)],
+        max_sessions: usize,
+    ) -> Result<Self, String> {
         let key = DeploymentKey::generate().map_err(|e| e.to_string())?;
         let mut trusted = Trusted::default();
         trusted.add(DEPLOYMENT, key.public());
@@ -72,7 +82,7 @@ impl LocalDeployment {
         let (tx, events) = mpsc::channel();
         me.events = events;
         for (i, k) in keys.iter().enumerate() {
-            let config = me.write_party(i, k, models)?;
+            let config = me.write_party(i, k, models, max_sessions)?;
             let mut child = Command::new(&exe)
                 .args(["party", "--log", "json", "--config"])
                 .arg(&config)
@@ -116,6 +126,7 @@ impl LocalDeployment {
         i: usize,
         k: &StaticKeypair,
         models: &[(String, PathBuf)],
+        max_sessions: usize,
     ) -> Result<PathBuf, String> {
         write_secret(&self.dir.join(format!("p{i}.key")), &k.private.to_hex(), false)?;
         let token = Token {
@@ -129,7 +140,7 @@ impl LocalDeployment {
             self.public_keys.iter().map(|p| format!("{:?}", p.to_hex())).collect();
         let mut cfg = format!(
             "party = {i}\ndeployment = {DEPLOYMENT:?}\nrelay = {:?}\nkey_file = \"p{i}.key\"\n\
-             token_file = \"p{i}.token\"\npublic_keys = [{}]\n",
+             token_file = \"p{i}.token\"\npublic_keys = [{}]\nmax_sessions = {max_sessions}\n",
             self.relay,
             keys.join(", ")
         );
@@ -151,6 +162,12 @@ impl LocalDeployment {
         let expires = unix_now() + 600;
         Token { deployment: DEPLOYMENT.into(), session: Some(session), party: PartyId(3), expires }
             .sign(&self.key)
+    }
+
+    /// Each server party's peak resident memory in bytes (0 where unknown).
+    pub(crate) fn peak_rss(&self) -> Vec<u64> {
+        let status = |c: &Child| PathBuf::from(format!("/proc/{}/status", c.id()));
+        self.procs.iter().map(|c| crate::load::rss_of(&status(c))).collect()
     }
 
     /// The deployment's signing key file (for `ringfence token issue --key`).

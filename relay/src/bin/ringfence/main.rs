@@ -13,6 +13,7 @@ mod demo;
 mod inspect;
 mod join;
 mod keygen;
+mod load;
 mod local;
 mod msgs;
 mod party;
@@ -71,6 +72,9 @@ enum Cmd {
     /// Run a local deployment (a relay and three server parties on 127.0.0.1 serving the
     /// shipped models) until stdin closes; prints its address and keys as one JSON line.
     LocalDeployment(local::LocalArgs),
+    /// Bounded load tests on loopback: concurrent clients of a local deployment, or concurrent
+    /// sessions through one relay; prints throughput, latency percentiles and memory.
+    Load(load::LoadArgs),
     /// (internal) One native party serving one client session (SDK tests).
     #[command(hide = true)]
     SessionParty(PartyArgs),
@@ -261,6 +265,7 @@ fn main() -> ExitCode {
         Cmd::Keygen(a) => exit(keygen::run(&a)),
         Cmd::Model(c) => exit(inspect::run(&c)),
         Cmd::LocalDeployment(a) => exit(local::run(&a)),
+        Cmd::Load(a) => exit(load::run(&a)),
         Cmd::SessionParty(a) => {
             let Some(model) = a.work.model.clone() else {
                 eprintln!("ringfence session-party: --model is required");
