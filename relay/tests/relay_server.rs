@@ -152,3 +152,62 @@ async fn idle_sessions_expire() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// `GET path` on a plain HTTP listener; returns the whole response.
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).await.unwrap();
+    out
+}
+
+#[tokio::test]
+async fn health_and_metrics_endpoints_count_what_the_relay_does() {
+    use ringfence_relay::ws::RelayServer;
+    let server = RelayServer::bind("127.0.0.1:0".parse().unwrap(), limits()).await.unwrap();
+    let url = format!("ws://{}", server.local_addr());
+    let metrics = server.serve_metrics("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    tokio::spawn(server.run());
+    assert!(http_get(metrics, "/healthz").await.ends_with("\r\n\r\nok\n"));
+    let mut p0 = join(&url, &S, 0).await.unwrap();
+    let mut p1 = join(&url, &S, 1).await.unwrap();
+    let _refused = join(&url, &S, 1).await.unwrap_err();
+    send(&mut p0, 1, b"12345").await;
+    assert_eq!(next(&mut p1).await, Got::Msg(0, b"12345".to_vec()));
+    let m = http_get(metrics, "/metrics").await;
+    for line in [
+        "ringfence_relay_connections_total 2",
+        "ringfence_relay_refused_total 1",
+        "ringfence_relay_sessions_opened_total 1",
+        "ringfence_relay_sessions 1",
+        "ringfence_relay_messages_total 1",
+        "ringfence_relay_bytes_total 6",
+        "# TYPE ringfence_relay_bytes_total counter",
+    ] {
+        assert!(m.lines().any(|l| l == line), "{line} missing from:\n{m}");
+    }
+    assert!(http_get(metrics, "/other").await.starts_with("HTTP/1.1 404"));
+}
+
+#[tokio::test]
+async fn shutdown_lets_sessions_finish_then_closes_them_with_a_reason() {
+    use ringfence_relay::ws::RelayServer;
+    let server = RelayServer::bind("127.0.0.1:0".parse().unwrap(), limits()).await.unwrap();
+    let url = format!("ws://{}", server.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let grace = Duration::from_millis(600);
+    let run = tokio::spawn(server.run_until(async { stopped.await.unwrap_or(()) }, grace));
+    let mut p0 = join(&url, &S, 0).await.unwrap();
+    let mut p1 = join(&url, &S, 1).await.unwrap();
+    stop.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // During the grace period the session still forwards, and new connections are refused.
+    send(&mut p0, 1, b"still here").await;
+    assert_eq!(next(&mut p1).await, Got::Msg(0, b"still here".to_vec()));
+    assert!(join(&url, &SessionId(*b"another-session!"), 0).await.is_err());
+    // After it, the relay closes the session, saying why, and returns.
+    assert_eq!(next(&mut p0).await, Got::Closed("relay shutting down".into()));
+    tokio::time::timeout(Duration::from_secs(5), run).await.unwrap().unwrap().unwrap();
+}

@@ -28,6 +28,7 @@
 
 mod client;
 mod lobby;
+mod metrics;
 mod path;
 mod server;
 mod session;

@@ -2,6 +2,7 @@
 //! reader loop and one writer task per connection.
 
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -149,13 +150,38 @@ impl RelayServer {
         move || registry.sessions()
     }
 
+    /// Starts the health and metrics endpoints (`/healthz`, `/metrics` in the Prometheus
+    /// text format) on their own listener at `addr`; returns its bound address.
+    pub async fn serve_metrics(&self, addr: SocketAddr) -> Result<SocketAddr, RelayError> {
+        let l = super::metrics::bind(addr).await?;
+        let bound = l.local_addr().map_err(|e| RelayError::io("metrics listener address", e))?;
+        tokio::spawn(super::metrics::serve(l, self.registry.clone()));
+        Ok(bound)
+    }
+
     /// Serves connections until the future is dropped (or accepting fails).
     pub async fn run(self) -> Result<(), RelayError> {
+        self.run_until(std::future::pending(), Duration::ZERO).await
+    }
+
+    /// Serves connections until `shutdown` resolves, then shuts down gracefully: refuses new
+    /// connections, lets open sessions finish for up to `grace`, then closes the rest with the
+    /// reason "relay shutting down" (their queued messages are delivered first).
+    pub async fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()>,
+        grace: Duration,
+    ) -> Result<(), RelayError> {
         let reaper = tokio::spawn(reap(self.registry.clone()));
         let _abort = AbortOnDrop(reaper);
         let slots = Arc::new(Semaphore::new(self.registry.limits().max_connections));
+        let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let (tcp, addr) = match self.listener.accept().await {
+            let accepted = tokio::select! {
+                a = self.listener.accept() => a,
+                () = &mut shutdown => break,
+            };
+            let (tcp, addr) = match accepted {
                 Ok(a) => a,
                 // Per-connection failures (e.g. the client reset before accept) are not fatal.
                 Err(e) if is_transient(&e) => continue,
@@ -172,6 +198,24 @@ impl RelayServer {
                 drop(slot);
             });
         }
+        drop(self.listener);
+        let open = self.registry.sessions();
+        log(format_args!(
+            "shutting down: {open} sessions open, waiting up to {} s",
+            grace.as_secs()
+        ));
+        let deadline = tokio::time::Instant::now() + grace;
+        while self.registry.sessions() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let closed = self.registry.close_all("relay shutting down");
+        // Give the connections' writers a moment to deliver and send their close frames.
+        let flush = tokio::time::Instant::now() + Duration::from_secs(2);
+        while self.registry.sessions() > 0 && tokio::time::Instant::now() < flush {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        log(format_args!("stopped ({closed} sessions closed at shutdown)"));
+        Ok(())
     }
 }
 
@@ -216,9 +260,11 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
         match joined {
             Ok(a) => {
                 admitted = Some(a);
+                registry.counters.connections.fetch_add(1, Ordering::Relaxed);
                 Ok(resp)
             }
             Err((code, reason)) => {
+                registry.counters.refused.fetch_add(1, Ordering::Relaxed);
                 log(format_args!("{addr}: refused ({code}): {reason}"));
                 let mut r = Response::new(Some(reason));
                 *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
@@ -282,7 +328,7 @@ async fn run_waiter(
                         break e.to_string();
                     }
                 }
-                None => break "replaced by a newer connection".to_string(),
+                None => break "lobby closed (relay shutting down, or a newer connection of this party)".to_string(),
             },
             m = stream.next() => match m {
                 Some(Ok(Message::Close(_))) => break "closed by the party".into(),
@@ -329,7 +375,7 @@ async fn run_member(member: &Member, ws: WebSocketStream<TcpStream>) -> String {
             Ok(()) => {}
             Err(ForwardError::Bad(r)) => break r,
             Err(ForwardError::Full(r)) => {
-                member.session.close(r.clone());
+                member.close_session(r.clone());
                 break r;
             }
         }

@@ -33,8 +33,21 @@ pub(crate) struct Queued {
 /// Why a join was refused: an HTTP status and a reason for the client.
 pub(crate) type Refusal = (u16, String);
 
+/// Counters of a relay since it started (exported by [`super::metrics`]).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) connections: AtomicU64,
+    pub(crate) refused: AtomicU64,
+    pub(crate) sessions_opened: AtomicU64,
+    pub(crate) sessions_closed_early: AtomicU64,
+    pub(crate) invitations: AtomicU64,
+    pub(crate) messages: AtomicU64,
+    pub(crate) bytes: AtomicU64,
+}
+
 /// All sessions and lobbies of a relay.
 pub(crate) struct Registry {
+    pub(crate) counters: Counters,
     limits: RelayLimits,
     trusted: Trusted,
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
@@ -116,6 +129,7 @@ pub(crate) fn short(id: &SessionId) -> String {
 impl Registry {
     pub(crate) fn new(limits: RelayLimits, trusted: Trusted) -> Self {
         Self {
+            counters: Counters::default(),
             limits,
             trusted,
             sessions: Mutex::new(HashMap::new()),
@@ -238,6 +252,7 @@ impl Registry {
         for permit in permits {
             permit.send(msg.clone());
         }
+        self.counters.invitations.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -284,6 +299,7 @@ impl Registry {
                 }
                 let s = Arc::new(Session::new(p, deployment.clone(), &self.limits, self.now_ms()));
                 sessions.insert(p.session, s.clone());
+                self.counters.sessions_opened.fetch_add(1, Ordering::Relaxed);
                 s
             }
         };
@@ -313,6 +329,22 @@ impl Registry {
         Ok(Member { session, party: p.party, registry: self.clone() })
     }
 
+    /// Closes every open session with `reason` and ends every lobby wait; returns how many
+    /// sessions it closed.
+    pub(crate) fn close_all(&self, reason: &str) -> usize {
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        lock(&self.lobbies).clear();
+        sessions.iter().filter(|s| s.close(reason.to_string())).count()
+    }
+
+    /// Server parties waiting in lobbies, and lobbies with every party present.
+    pub(crate) fn lobby_gauges(&self) -> (usize, usize) {
+        let lobbies = lock(&self.lobbies);
+        let waiting = lobbies.values().map(|l| l.waiting.iter().flatten().count()).sum();
+        let complete = lobbies.values().filter(|l| l.waiting.iter().all(Option::is_some)).count();
+        (waiting, complete)
+    }
+
     /// Closes every session idle for longer than the idle limit; returns how many.
     pub(crate) fn expire_idle(&self) -> usize {
         let now = self.now_ms();
@@ -324,6 +356,7 @@ impl Registry {
                 n += usize::from(s.close(format!("idle for {} s", idle / 1000)));
             }
         }
+        self.counters.sessions_closed_early.fetch_add(n as u64, Ordering::Relaxed);
         n
     }
 }
@@ -374,6 +407,13 @@ impl Session {
 }
 
 impl Member {
+    /// Closes the whole session with `reason` (a stalled queue), counting it.
+    pub(crate) fn close_session(&self, reason: String) {
+        if self.session.close(reason) {
+            self.registry.counters.sessions_closed_early.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Takes this party's queue (once, by its connection's writer).
     pub(crate) fn take_inbox(&self) -> Option<mpsc::Receiver<Queued>> {
         lock(&self.session.state).inboxes[self.party.index()].take()
@@ -395,6 +435,9 @@ impl Member {
         }
         msg[0] = self.party.0;
         s.touch(self.registry.now_ms());
+        let c = &self.registry.counters;
+        c.messages.fetch_add(1, Ordering::Relaxed);
+        c.bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
         let stall = limits.stall_timeout;
         // The message length is at most max_message, which `RelayLimits::check` keeps below
         // both the budget and u32::MAX.

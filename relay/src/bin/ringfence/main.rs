@@ -17,7 +17,7 @@ mod load;
 mod local;
 mod msgs;
 mod party;
-mod relay;
+pub(crate) mod relay;
 mod server;
 mod session_party;
 mod testset;

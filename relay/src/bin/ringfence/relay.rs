@@ -1,7 +1,8 @@
 //! `ringfence relay`: the WebSocket relay server ([`ringfence_relay::ws::RelayServer`]).
 //!
 //! Prints `ringfence relay listening on ws://ADDR` on stdout once bound (so a script that asked
-//! for port 0 learns the port), then logs connects and disconnects on stderr until killed.
+//! for port 0 learns the port), then logs connects and disconnects on stderr until SIGTERM or
+//! Ctrl-C, which shut it down gracefully (`--grace-ms`).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -46,6 +47,29 @@ pub(crate) struct RelayArgs {
     /// is open: anyone may join any session (development only).
     #[arg(long = "deployment", value_name = "NAME=PUBLIC_KEY", value_parser = parse_trust)]
     deployments: Vec<(String, DeploymentPublicKey)>,
+    /// Serve /healthz and /metrics (Prometheus text format) on this address, e.g.
+    /// 127.0.0.1:9100 (keep it private).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
+    /// On SIGTERM or Ctrl-C: how long open sessions may run on before they are closed.
+    #[arg(long, default_value_t = 10_000)]
+    grace_ms: u64,
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C).
+pub(crate) async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 fn parse_trust(s: &str) -> Result<(String, DeploymentPublicKey), String> {
@@ -89,11 +113,20 @@ pub(crate) fn run(a: &RelayArgs) -> Result<(), String> {
         let server = RelayServer::bind_trusting(a.listen, a.limits(), trusted)
             .await
             .map_err(|e| e.to_string())?;
+        let metrics = match a.metrics {
+            Some(addr) => Some(server.serve_metrics(addr).await.map_err(|e| e.to_string())?),
+            None => None,
+        };
         let mut out = std::io::stdout().lock();
         writeln!(out, "ringfence relay listening on ws://{}", server.local_addr())
+            .and_then(|()| match metrics {
+                Some(m) => writeln!(out, "ringfence relay metrics on http://{m}/metrics"),
+                None => Ok(()),
+            })
             .and_then(|()| out.flush())
             .map_err(|e| format!("writing to stdout: {e}"))?;
         drop(out);
-        server.run().await.map_err(|e| e.to_string())
+        let grace = Duration::from_millis(a.grace_ms);
+        server.run_until(terminated(), grace).await.map_err(|e| e.to_string())
     })
 }

@@ -6,7 +6,8 @@
 //! the client, whose key comes with the invitation), answers the client's request
 //! ([`service::serve`]: refusal, or setup + online inference) and logs one line per session.
 //! Sessions run concurrently, each on its own thread, up to `max_sessions`; further
-//! invitations wait. If the relay goes away it reconnects with back-off.
+//! invitations wait. If the relay goes away it reconnects with back-off. SIGTERM or Ctrl-C:
+//! it leaves the lobby and lets running sessions finish (up to twice `timeout_ms`).
 //!
 //! ```toml
 //! party = 0                          # this server's index: 0, 1 or 2
@@ -206,11 +207,26 @@ pub(crate) fn run(a: &ServerArgs) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("starting tokio: {e}"))?;
-    rt.block_on(lobby_loop(server))
+    let slots = Arc::new(tokio::sync::Semaphore::new(server.max_sessions));
+    rt.block_on(async {
+        tokio::select! {
+            r = lobby_loop(server.clone(), slots.clone()) => r,
+            () = crate::relay::terminated() => {
+                // Leave the lobby (no new sessions), let the running ones finish.
+                let running = server.max_sessions - slots.available_permits();
+                server.event("stopping", &[("running_sessions", running.into())]);
+                let all = u32::try_from(server.max_sessions).unwrap_or(u32::MAX);
+                let drained = tokio::time::timeout(server.timeout * 2, slots.acquire_many(all)).await;
+                server.event("stopped", &[("drained", drained.is_ok().into())]);
+                Ok(())
+            }
+        }
+    })
 }
 
-/// Waits in the lobby (reconnecting with back-off) and starts a session per invitation.
-async fn lobby_loop(s: Arc<Server>) -> Result<(), String> {
+/// Waits in the lobby (reconnecting with back-off) and starts a session per invitation,
+/// holding one of `slots` while it runs.
+async fn lobby_loop(s: Arc<Server>, slots: Arc<tokio::sync::Semaphore>) -> Result<(), String> {
     let path = LobbyPath {
         deployment: s.deployment.clone(),
         party: s.me,
@@ -218,7 +234,6 @@ async fn lobby_loop(s: Arc<Server>) -> Result<(), String> {
         mode: "noise-aesgcm".into(),
         token: s.token.clone(),
     };
-    let slots = Arc::new(tokio::sync::Semaphore::new(s.max_sessions));
     let mut backoff = Duration::from_millis(200);
     loop {
         let mut lobby = match Lobby::connect(&s.relay, &path, s.timeout).await {
