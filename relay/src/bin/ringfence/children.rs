@@ -164,7 +164,6 @@ impl Drop for Children {
 
 /// A fresh random session id as 32 hex digits.
 fn session_hex() -> Result<String, String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| format!("OS random source: {e}"))?;
+    let b = crate::random_bytes::<16>()?;
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }

@@ -70,11 +70,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let sample = load_sample(&model, a.sample)?;
     let what = format!("held-out test sample #{} of {name}'s test set", a.sample);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting tokio: {e}"))?;
+    let rt = crate::runtime(2)?;
     println!("ringfence demo: private classification on a local deployment");
     println!("  starting a relay and three server parties (ringfence party) on 127.0.0.1 ...");
     let started = Instant::now();
@@ -96,7 +92,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     let mut public_keys = d.public_keys.clone();
     public_keys.push(me.public);
     let security = Security::Noise { keypair: me, public_keys };
-    let sid = SessionId(rand16()?);
+    let sid = SessionId(crate::random_bytes::<16>()?);
     let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, 4, security, sid)
         .inviting(DEPLOYMENT)
         .map_err(|e| e.to_string())?;
@@ -157,12 +153,6 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
             got.class, sample.expected
         ))
     }
-}
-
-fn rand16() -> Result<[u8; 16], String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| format!("OS random source: {e}"))?;
-    Ok(b)
 }
 
 /// What the client got, and what it sent to the parties (the masked input, as they saw it).

@@ -75,11 +75,7 @@ pub(crate) fn run(a: &JoinArgs) -> Result<(), String> {
     let mut cfg = RelayLinkConfig::new(a.relay.clone(), me, 3, security, session);
     cfg.recv_timeout = Duration::from_millis(a.timeout_ms);
     cfg.connect_timeout = Duration::from_millis(a.timeout_ms);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting tokio: {e}"))?;
+    let rt = crate::runtime(1)?;
     let mine: Vec<Z64> = a.values.iter().map(|&v| Z64::from_i64(v)).collect();
     let out = rt.block_on(async move {
         let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;

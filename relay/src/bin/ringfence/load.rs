@@ -52,11 +52,7 @@ pub(crate) struct LoadArgs {
 
 /// Runs the load test; `Err` if any answer is wrong or any session failed.
 pub(crate) fn run(a: &LoadArgs) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting tokio: {e}"))?;
+    let rt = crate::runtime(2)?;
     let figures = match (a.clients, a.relay_sessions) {
         (Some(n), _) => clients(&rt, a, n)?,
         (None, Some(n)) => relay_sessions(&rt, a, n)?,
@@ -117,7 +113,7 @@ fn clients(
         let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
         let mut keys = d.public_keys.clone();
         keys.push(me.public);
-        let sid = SessionId(random16()?);
+        let sid = SessionId(crate::random_bytes::<16>()?);
         let security = Security::Noise { keypair: me, public_keys: keys };
         let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, 4, security, sid)
             .inviting(DEPLOYMENT)
@@ -206,15 +202,19 @@ fn relay_sessions(
     for _ in 0..n {
         let keys = (0..3).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
         let keys = keys.map_err(|e| e.to_string())?;
-        let sid = SessionId(random16()?);
-        let x: Vec<Z64> = random16()?
+        let sid = SessionId(crate::random_bytes::<16>()?);
+        let x: Vec<Z64> = crate::random_bytes::<16>()?
             .iter()
             .cycle()
             .take(m)
             .map(|&b| Z64::from_i64(i64::from(b) - 100))
             .collect();
-        let y: Vec<Z64> =
-            random16()?.iter().cycle().take(m).map(|&b| Z64::from_i64(i64::from(b) * 3)).collect();
+        let y: Vec<Z64> = crate::random_bytes::<16>()?
+            .iter()
+            .cycle()
+            .take(m)
+            .map(|&b| Z64::from_i64(i64::from(b) * 3))
+            .collect();
         for i in 0..3u8 {
             let security = Security::Noise {
                 keypair: keys[usize::from(i)].clone(),
@@ -283,10 +283,4 @@ pub(crate) fn rss_of(status: &Path) -> u64 {
             })
         })
         .map_or(0, |kb| kb * 1024)
-}
-
-fn random16() -> Result<[u8; 16], String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| format!("OS random source: {e}"))?;
-    Ok(b)
 }

@@ -204,8 +204,7 @@ impl Drop for LocalDeployment {
 
 /// A new directory only this user can enter, under the system's temporary directory.
 fn private_dir() -> Result<PathBuf, String> {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).map_err(|e| format!("OS random source: {e}"))?;
+    let b = crate::random_bytes::<8>()?;
     let tag: String = b.iter().map(|x| format!("{x:02x}")).collect();
     let dir = std::env::temp_dir().join(format!("ringfence-local-{tag}"));
     let mut builder = std::fs::DirBuilder::new();
@@ -236,11 +235,7 @@ pub(crate) struct LocalArgs {
 /// then the parties' events (JSON lines, each with its `party`), until stdin closes or the
 /// process is killed.
 pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting tokio: {e}"))?;
+    let rt = crate::runtime(2)?;
     let models = shipped_models();
     if models.is_empty() {
         return Err("no shipped model found (run from the repository, see models/README.md)".into());

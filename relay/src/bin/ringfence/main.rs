@@ -278,6 +278,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// A multi-thread tokio runtime with `workers` worker threads.
+pub(crate) fn runtime(workers: usize) -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting tokio: {e}"))
+}
+
+/// `N` bytes from the OS random source (session ids, directory names).
+pub(crate) fn random_bytes<const N: usize>() -> Result<[u8; N], String> {
+    let mut b = [0u8; N];
+    getrandom::fill(&mut b).map_err(|e| format!("OS random source: {e}"))?;
+    Ok(b)
+}
+
 fn exit(r: Result<(), String>) -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -331,11 +347,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         return Err("--wan shapes the direct links between the parties; drop --relay".into());
     }
     let shape = a.wan.then(|| LinkShape::new(Duration::from_millis(a.rtt_ms), a.mbit));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting tokio: {e}"))?;
+    let rt = runtime(1)?;
     let mut proxies = Vec::new();
     let mut kids = Children::spawn(3, "bench-party", &args)?;
     kids.introduce(keys.as_deref(), 3, |addrs| match shape {

@@ -114,11 +114,7 @@ where
     cfg.recv_timeout = Duration::from_millis(timeout_ms);
     // The protocol runs on this thread (its futures need not be Send); the link tasks, which
     // encrypt, decrypt and do the socket I/O, run on one worker thread beside it.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting tokio: {e}"))?;
+    let rt = crate::runtime(1)?;
     rt.block_on(async move {
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
         let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;

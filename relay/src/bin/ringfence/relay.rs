@@ -97,11 +97,7 @@ impl RelayArgs {
 
 /// Runs the relay until the process is killed.
 pub(crate) fn run(a: &RelayArgs) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting tokio: {e}"))?;
+    let rt = crate::runtime(2)?;
     rt.block_on(async {
         let mut trusted = Trusted::default();
         for (name, key) in &a.deployments {

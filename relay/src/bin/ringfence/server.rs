@@ -202,11 +202,7 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
 /// Runs the server until it is killed (or its configuration is bad).
 pub(crate) fn run(a: &ServerArgs) -> Result<(), String> {
     let server = Arc::new(load(a)?);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting tokio: {e}"))?;
+    let rt = crate::runtime(2)?;
     let slots = Arc::new(tokio::sync::Semaphore::new(server.max_sessions));
     rt.block_on(async {
         tokio::select! {
