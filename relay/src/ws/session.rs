@@ -116,9 +116,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Logs a connection or session event (never payloads).
+static LOG_JSON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes the relay log one JSON object per line (`{"ts_ms", "component": "relay", "msg"}`)
+/// instead of text lines; for log collectors.
+pub fn set_log_json(json: bool) {
+    LOG_JSON.store(json, Ordering::Relaxed);
+}
+
+/// Logs a connection or session event on stderr (never payloads, tokens or keys).
 pub(crate) fn log(msg: std::fmt::Arguments<'_>) {
-    eprintln!("ringfence relay: {msg}");
+    if LOG_JSON.load(Ordering::Relaxed) {
+        let ts = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let line = serde_json::json!({ "ts_ms": ts, "component": "relay", "msg": msg.to_string() });
+        eprintln!("{line}");
+    } else {
+        eprintln!("ringfence relay: {msg}");
+    }
 }
 
 /// The first 8 hex digits of a session id, for logs.

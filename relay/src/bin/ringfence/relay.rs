@@ -54,6 +54,9 @@ pub(crate) struct RelayArgs {
     /// On SIGTERM or Ctrl-C: how long open sessions may run on before they are closed.
     #[arg(long, default_value_t = 10_000)]
     grace_ms: u64,
+    /// Log format on stderr: text lines, or one JSON object per line.
+    #[arg(long, value_enum, default_value = "text")]
+    log: crate::server::LogFormat,
 }
 
 /// Resolves on SIGTERM or SIGINT (Ctrl-C).
@@ -98,6 +101,7 @@ impl RelayArgs {
 /// Runs the relay until the process is killed.
 pub(crate) fn run(a: &RelayArgs) -> Result<(), String> {
     let rt = crate::runtime(2)?;
+    ringfence_relay::ws::set_log_json(a.log == crate::server::LogFormat::Json);
     rt.block_on(async {
         let mut trusted = Trusted::default();
         for (name, key) in &a.deployments {
