@@ -1,6 +1,8 @@
 //! The `ringfence` binary through `ringfence relay`: three `ringfence interop-party` processes
 //! running the interoperability check program. (Server parties: `deployment.rs`.)
 
+mod relay_common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -103,4 +105,52 @@ fn three_party_processes_agree_with_plaintext_through_the_relay() {
         .collect();
     let want = serde_json::json!({ "mul": mul, "lt": lt, "matmul": mm }).to_string();
     assert_eq!(outs[0], want);
+}
+
+#[test]
+fn an_oversized_or_misaddressed_message_is_logged_and_other_sessions_carry_on() {
+    use relay_common::{join, next, send, Got};
+    use ringfence_core::net::SessionId;
+    let mut child = Command::new(EXE)
+        .args(["relay", "--listen", "127.0.0.1:0", "--log", "json", "--max-message-bytes", "1025"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_string();
+    let (tx, log) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (a, b) = (SessionId([1; 16]), SessionId([2; 16]));
+        let mut a0 = join(&url, &a, 0).await.unwrap();
+        let _a1 = join(&url, &a, 1).await.unwrap();
+        let mut b0 = join(&url, &b, 0).await.unwrap();
+        let mut b1 = join(&url, &b, 1).await.unwrap();
+        send(&mut a0, 1, &[0; 2000]).await;
+        assert!(matches!(next(&mut a0).await, Got::Closed(_)));
+        send(&mut b0, 1, b"unaffected").await;
+        assert_eq!(next(&mut b1).await, Got::Msg(0, b"unaffected".to_vec()));
+    });
+    let mut logged = Vec::new();
+    let found = loop {
+        let Ok(l) = log.recv_timeout(Duration::from_secs(10)) else { break false };
+        let v: serde_json::Value =
+            serde_json::from_str(&l).unwrap_or_else(|_| panic!("not JSON: {l}"));
+        logged.push(l);
+        let m = v["msg"].as_str().unwrap_or("");
+        if m.contains("P0 left") && m.contains("too") {
+            break true;
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(found, "no logged reason for the oversized message in {logged:#?}");
 }

@@ -39,4 +39,4 @@ pub use client::RelayLinkConfig;
 pub use lobby::{Invitation, Lobby, LobbyEvent};
 pub use path::{parse_session_hex, Invite, LobbyPath, RelayPath, Request};
 pub use server::{RelayLimits, RelayServer};
-pub use session::set_log_json;
+pub use session::{log, set_log_json};

@@ -124,8 +124,9 @@ pub fn set_log_json(json: bool) {
     LOG_JSON.store(json, Ordering::Relaxed);
 }
 
-/// Logs a connection or session event on stderr (never payloads, tokens or keys).
-pub(crate) fn log(msg: std::fmt::Arguments<'_>) {
+/// Logs a relay event on stderr, as text or JSON ([`set_log_json`]). The relay logs
+/// connections, refusals and closes with their reasons, never payloads, tokens or keys.
+pub fn log(msg: std::fmt::Arguments<'_>) {
     if LOG_JSON.load(Ordering::Relaxed) {
         let ts = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

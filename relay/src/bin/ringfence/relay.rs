@@ -108,7 +108,9 @@ pub(crate) fn run(a: &RelayArgs) -> Result<(), String> {
             trusted.add(name, *key);
         }
         if !trusted.required() {
-            eprintln!("ringfence relay: open relay (no --deployment): anyone may join any session");
+            ringfence_relay::ws::log(format_args!(
+                "open relay (no --deployment): anyone may join any session"
+            ));
         }
         let server = RelayServer::bind_trusting(a.listen, a.limits(), trusted)
             .await
