@@ -18,6 +18,7 @@
 //   6. sans-IO     ringfence-wasm built for wasm32 (+simd128) must import nothing from the host
 //   7. web build   npm run build -w web: wasm-bindgen CLI (pinned), SIMD + fallback modules, tsc
 //   8. npm         npm test --workspaces --if-present
+//   9. charts      node scripts/charts.mjs --check: docs/charts/*.svg are what docs/bench/*.jsonl give
 
 import { spawn } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
@@ -255,6 +256,11 @@ const steps = [
   { name: 'sans-IO', title: `Sans-IO proof: ringfence-wasm on ${WASM_TARGET} (+simd128) imports nothing and runs rep3`, fn: sansIoProof },
   { name: 'web build', title: 'Build the npm package ringfence: wasm (SIMD + fallback) and TypeScript', fn: buildWebPackage },
   { name: 'npm', title: 'JavaScript workspaces: npm test --workspaces --if-present', fn: npmWorkspaceTests },
+  {
+    name: 'charts',
+    title: 'Benchmark charts: docs/charts/*.svg are what docs/bench/*.jsonl give',
+    fn: () => run(process.execPath, ['scripts/charts.mjs', '--check']),
+  },
 ];
 
 if (only) {
