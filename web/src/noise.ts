@@ -70,6 +70,22 @@ export function generateNoiseKeypair(): NoiseKeypair {
 }
 
 /**
+ * Checks the options of a compute party's secure transport (`what` names it in messages);
+ * returns the number of participants.
+ * @internal
+ */
+export function checkSecureOptions(o: SecureRelayTransportOptions, what: string): number {
+  const bad = (m: string) => new RingfenceError('INVALID_ARGUMENT', `${what}: ${m}`);
+  if (typeof o !== 'object' || o === null) throw bad('needs an options object');
+  checkOptions(o, bad);
+  const parties = o.parties ?? 3;
+  if (parties < 3) throw bad('a session has the 3 compute parties, then its clients');
+  if (o.id > 2) throw bad(`id must be a compute party's (0, 1 or 2), got ${o.id}: a client uses Client.connect`);
+  if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== parties) throw bad(`publicKeys must list the ${parties} participants' keys`);
+  return parties;
+}
+
+/**
  * Noise links of one participant to every other of a session through the relay, for any number
  * of participants: the three compute parties ({@link SecureRelayTransport}) or, with a fourth,
  * the classification client ({@link Client}).
@@ -164,15 +180,8 @@ export class SecureRelayTransport implements Transport {
 
   /** Joins the session at the relay and authenticates a link to every other party. */
   static async connect(options: SecureRelayTransportOptions): Promise<SecureRelayTransport> {
-    const o = options;
-    const bad = (m: string) => new RingfenceError('INVALID_ARGUMENT', `SecureRelayTransport: ${m}`);
-    if (typeof o !== 'object' || o === null) throw bad('needs an options object');
-    checkOptions(o, bad);
-    const parties = o.parties ?? 3;
-    if (parties < 3) throw bad('a session has the 3 compute parties, then its clients');
-    if (o.id > 2) throw bad(`id must be a compute party's (0, 1 or 2), got ${o.id}: a client uses Client.connect`);
-    if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== parties) throw bad(`publicKeys must list the ${parties} participants' keys`);
-    return new SecureRelayTransport(await NoiseRelayLinks.open({ ...o, parties }), o.id);
+    const parties = checkSecureOptions(options, 'SecureRelayTransport');
+    return new SecureRelayTransport(await NoiseRelayLinks.open({ ...options, parties }), options.id);
   }
 
   /** The pairwise key shared with `peer` (secret). */

@@ -2,9 +2,10 @@
 // data for the Node test to check against its own plaintext. Progress goes to #log, which
 // the screenshots show.
 import {
-  InMemoryNetwork, MessagePortTransport, Party, SecureRelayTransport, generateNoiseKeypair, init, insecureTestSeeds,
-  randomSessionId,
+  InMemoryNetwork, MessagePortTransport, Party, RtcTransport, SecureRelayTransport, generateNoiseKeypair, init,
+  insecureTestSeeds, randomSessionId,
 } from 'ringfence';
+import { productInputs } from '/inputs.js';
 import { describeError, workerProgram } from '/program.js';
 
 const logEl = document.getElementById('log');
@@ -110,6 +111,64 @@ window.rf = {
     }).then((t) => (t.close(), null), describeError);
     log(`relay session without peers: ${err?.code} after ${Math.round(performance.now() - t0)} ms`);
     return { err, ms: performance.now() - t0 };
+  },
+
+  /**
+   * This page's party of a WebRTC session (webrtc.test.mjs), step 1: a fresh Noise keypair, kept
+   * here; returns its public key (hex) for the other participants.
+   */
+  rtcKey() {
+    this.rtcKeypair = generateNoiseKeypair();
+    return hex(this.rtcKeypair.publicKey);
+  },
+
+  /**
+   * Step 2: party `id` of `parties` connects over RtcTransport (signalling through the relay at
+   * `url`) and joins; returns how its links go.
+   */
+  async rtcJoin({ url, session, id, publicKeys, parties }) {
+    const t0 = performance.now();
+    const sessionId = unhex(session);
+    this.rtc = await RtcTransport.connect({
+      url, sessionId, id, parties, keypair: this.rtcKeypair, publicKeys: publicKeys.map(unhex), timeoutMs: 60_000,
+      // Generous for a loaded CI machine: the test fails on a fallback.
+      rtcTimeoutMs: 30_000,
+    });
+    const connectMs = performance.now() - t0;
+    const peers = [0, 1, 2].filter((j) => j !== id);
+    log(`P${id}: RtcTransport ${this.rtc.kind} in ${Math.round(connectMs)} ms (${peers.map((j) => `P${j} ${this.rtc.via(j)}`).join(', ')})`);
+    this.rtcParty = await Party.join({ id, sessionId, seeds: this.rtc.seeds, transport: this.rtc, parties });
+    return { kind: this.rtc.kind, via: peers.map((j) => this.rtc.via(j)), fallbackReason: this.rtc.fallbackReason ?? null, connectMs };
+  },
+
+  /** Step 3a: x (P0's) times y (P1's) of `productInputs(n)`, revealed (comma-separated). */
+  async rtcProduct({ n }) {
+    const p = this.rtcParty;
+    const { xs, ys } = productInputs(n);
+    const t0 = performance.now();
+    const x = await p.input(0, p.id === 0 ? BigInt64Array.from(xs) : null, n);
+    const y = await p.input(1, p.id === 1 ? BigInt64Array.from(ys) : null, n);
+    const out = await p.reveal(await p.mul(x, y));
+    log(`P${p.id}: ${n} products over ${this.rtc.kind} in ${Math.round(performance.now() - t0)} ms`);
+    return out.join(',');
+  },
+
+  /** Step 3b: serves `models/NAME.onnx` to the session's client (P0 shares the weights). */
+  async rtcServe({ model }) {
+    const onnx = new Uint8Array(await (await fetch(`/models/${model}.onnx`)).arrayBuffer());
+    const r = await this.rtcParty.serve({ models: { [model]: onnx } });
+    log(`P${this.rtcParty.id}: served ${model}: ${r.outcome} (setup ${Math.round(r.stages.setup?.ms)} ms, online ${Math.round(r.stages.online?.ms)} ms)`);
+    return r.outcome === 'answered' ? { outcome: r.outcome, request: r.request } : { outcome: r.outcome, reason: r.reason };
+  },
+
+  /** Step 4: finishes, closes the transport; returns its counters. */
+  rtcClose() {
+    this.rtcParty.finish();
+    const stats = this.rtc.stats();
+    this.rtc.close();
+    const w = stats.webrtc;
+    log(`P${this.rtcParty.id}: ${w.framesSent} frames (${w.bytesSent} B, ${w.messagesSent} messages) sent over WebRTC, ${stats.relay.framesSent} over the relay`);
+    return stats;
   },
 
   /** P0 and P1 here, P2 in a module worker, over message ports; `inputs[i]` is P_i's vector. */
