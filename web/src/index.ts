@@ -41,6 +41,9 @@ export type { InMemoryNetworkOptions, Transport } from './transport.js';
 export { MessagePortTransport, type MessagePortLike, type MessagePortTransportOptions } from './transport-port.js';
 export { WebSocketTransport, type WebSocketConstructor, type WebSocketLike, type WebSocketLinkSecurity, type WebSocketTransportOptions } from './transport-ws.js';
 export { SecureRelayTransport, generateNoiseKeypair, type NoiseKeypair, type SecureRelayTransportOptions } from './noise.js';
+export type {
+  RelayTransportKind, WebTransportConstructor, WebTransportLike, WebTransportOptions, WebTransportStreamLike,
+} from './transport-wt.js';
 export { DaBitStore, Party, SharedBitVector, SharedVector, TruncPairStore } from './party.js';
 export type { PartyOptions, PartySeeds, PartyStats, ProgressCounters, ProgressEvent, RingValues, Stage } from './party.js';
 export type { ServeAnswered, ServeOptions, ServeRefused, ServeResult, ServeStageFigures, ServeStages, ServedRequest } from './serve.js';

@@ -38,3 +38,6 @@ pub use client::RelayLinkConfig;
 pub use lobby::{Invitation, Lobby, LobbyEvent};
 pub use path::{parse_session_hex, Invite, LobbyPath, RelayPath, Request};
 pub use server::{RelayLimits, RelayServer};
+// The WebTransport front end (`crate::wt`) serves the same sessions.
+pub(crate) use server::closed;
+pub(crate) use session::{log, short, ForwardError, Member, Queued, Registry};

@@ -143,6 +143,11 @@ impl RelayServer {
         self.registry.sessions()
     }
 
+    /// The sessions and lobbies, for another front end of this relay ([`crate::wt`]).
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        self.registry.clone()
+    }
+
     /// Serves connections until the future is dropped (or accepting fails).
     pub async fn run(self) -> Result<(), RelayError> {
         let reaper = tokio::spawn(reap(self.registry.clone()));
@@ -372,7 +377,7 @@ async fn write_loop(
 }
 
 /// Resolves with the session's closing reason (a `String`: the watch guard is not `Send`).
-async fn closed(closing: &mut tokio::sync::watch::Receiver<Option<String>>) -> String {
+pub(crate) async fn closed(closing: &mut tokio::sync::watch::Receiver<Option<String>>) -> String {
     match closing.wait_for(Option::is_some).await {
         Ok(r) => r.clone().unwrap_or_default(),
         Err(_) => "relay shutting down".into(),
