@@ -3,7 +3,8 @@
 //! The native side of ringfence: a TCP [`Transport`](ringfence_core::net::Transport) whose
 //! links are mutually authenticated and encrypted with Noise (keys, handshake and records come
 //! from the sans-IO crate `ringfence-link`), the WebSocket relay and its native client
-//! ([`ws`]: the same Noise links, end to end through the relay), and the `ringfence` binary
+//! ([`ws`]: the same Noise links, end to end through the relay) with its WebTransport front end
+//! ([`wt`], for browsers), and the `ringfence` binary
 //! (`bench`, `demo`, `relay`, `party`).
 //!
 //! ```text
@@ -60,6 +61,7 @@ pub mod record;
 pub mod token;
 pub mod transport;
 pub mod ws;
+pub mod wt;
 
 pub use config::{Security, TransportConfig};
 pub use error::RelayError;

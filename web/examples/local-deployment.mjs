@@ -202,18 +202,23 @@ export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clie
 }
 
 /**
- * Starts `ringfence local-deployment`: a relay on 127.0.0.1 that admits signed tokens only, and
- * three long-running `ringfence party` servers in the lobby of deployment `local`, serving
- * every shipped model. Returns `{ relay, deployment, publicKeys, clientOptions(), events,
- * onEvent(fn), stop() }`: `clientOptions()` gives what `Client.connect` needs for a fresh
- * session (its id and a token for it, issued with `ringfence token issue`); `events` collects
+ * Starts `ringfence local-deployment`: a relay on 127.0.0.1 that admits signed tokens only (over
+ * WebSocket, and over WebTransport unless `webTransport` is false), and three long-running
+ * `ringfence party` servers in the lobby of deployment `local`, serving every shipped model.
+ * Returns `{ relay, webTransport, deployment, publicKeys, clientOptions(), events, onEvent(fn),
+ * stop() }`: `webTransport` is `{ url, certificateHash }` of the relay's WebTransport front end
+ * (its self-signed certificate's hash, for browsers) or `undefined`; `clientOptions()` gives
+ * what `Client.connect` needs for a fresh session (its id and a token for it, issued with
+ * `ringfence token issue`, and `webTransport`: browsers then connect over WebTransport, Node
+ * over the WebSocket); `events` collects
  * the parties' log events (`{event: 'answered' | 'refused' | 'session_failed', party, session:
  * the session id's first 8 hex digits, ...}`), and `onEvent(fn)` calls `fn` with each new one
  * (it returns a function that stops that).
  */
-export async function startLocalDeployment({ timeoutMs = 60_000 } = {}) {
+export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = true } = {}) {
   const bin = ringfenceBinary();
-  const child = spawn(bin, ['local-deployment'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const args = ['local-deployment', ...(webTransport ? [] : ['--no-webtransport'])];
+  const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await firstLine(child, timeoutMs, 'ringfence local-deployment');
   let ready;
   try {
@@ -235,8 +240,14 @@ export async function startLocalDeployment({ timeoutMs = 60_000 } = {}) {
     for (const fn of listeners) fn(e);
   });
   const publicKeys = ready.public_keys.map((h) => Uint8Array.from(Buffer.from(h, 'hex')));
+  const wt = ready.webtransport ? { url: ready.webtransport, certificateHash: ready.cert_sha256 } : undefined;
+  if (webTransport && !wt) {
+    child.kill();
+    throw new Error(`ringfence local-deployment announced no WebTransport front end (is the binary older than its sources?): ${line}`);
+  }
   return {
     relay: ready.relay,
+    webTransport: wt,
     deployment: ready.deployment,
     publicKeys,
     events,
@@ -251,7 +262,9 @@ export async function startLocalDeployment({ timeoutMs = 60_000 } = {}) {
         'token', 'issue', '--key', ready.signing_key_file, '--deployment', ready.deployment,
         '--party', '3', '--session', toHex(session),
       ]).toString().trim();
-      return { relay: ready.relay, deployment: ready.deployment, session, token, parties: publicKeys };
+      return {
+        relay: ready.relay, deployment: ready.deployment, session, token, parties: publicKeys, ...(wt ? { webTransport: wt } : {}),
+      };
     },
     stop: () =>
       new Promise((resolve) => {

@@ -11,6 +11,9 @@ import { Link, abortError, untilAborted } from './link.js';
 import { NoiseRelayLinks, generateNoiseKeypair, type NoiseKeypair } from './noise.js';
 import type { ProgressCounters } from './party.js';
 import type { WebSocketConstructor } from './transport-ws.js';
+import {
+  checkWebTransportOptions, type RelayTransportKind, type WebTransportConstructor, type WebTransportOptions,
+} from './transport-wt.js';
 import type { WasmClient, WasmModelInfo } from './wasm-api.js';
 
 /** The client's participant id in a classification session (the parties are 0, 1 and 2). */
@@ -33,12 +36,21 @@ export type ClientStage = 'connecting' | 'request' | 'setup' | 'online' | 'done'
 export interface ClientProgressEvent extends ProgressCounters {
   /** The stage that starts (see {@link ClientStage}). */
   readonly stage: ClientStage;
+  /** Which of the relay's front ends the client reached (every stage after `connecting`). */
+  readonly transport?: RelayTransportKind;
 }
 
 /** Options of {@link Client.connect}. */
 export interface ClientOptions {
   /** The relay's base URL, e.g. `ws://127.0.0.1:9000`. */
   relay: string;
+  /**
+   * The relay's WebTransport front end (`ringfence relay --webtransport` prints its URL and
+   * certificate hash). When given and the runtime has WebTransport (browsers; Node has none),
+   * the client connects over WebTransport and falls back to the WebSocket at `relay` if that
+   * fails; {@link Client.transport} says which it used.
+   */
+  webTransport?: WebTransportOptions;
   /** The session id, 16 bytes, the same as the parties'. */
   session: Uint8Array;
   /**
@@ -88,6 +100,11 @@ export interface ClientOptions {
    * @defaultValue `globalThis.WebSocket`, else the `ws` package (Node)
    */
   WebSocket?: WebSocketConstructor;
+  /**
+   * The WebTransport implementation.
+   * @defaultValue `globalThis.WebTransport`
+   */
+  WebTransport?: WebTransportConstructor;
 }
 
 /** Options of {@link Client.classify}. */
@@ -172,6 +189,13 @@ export type ClassifyInput = Float32Array | Float64Array | readonly number[];
 export class Client {
   /** This client's public key (the parties know it). */
   readonly publicKey: Uint8Array;
+  /** Which of the relay's front ends the client reached: `'webtransport'` or `'websocket'`. */
+  readonly transport: RelayTransportKind;
+  /**
+   * Why the client is not on WebTransport although `webTransport` was given (no WebTransport in
+   * this runtime, or it could not connect: the message says why); `undefined` otherwise.
+   */
+  readonly webTransportError: string | undefined;
   readonly #raw: WasmClient;
   readonly #link: Link;
   readonly #onProgress: ClientOptions['onProgress'];
@@ -180,10 +204,12 @@ export class Client {
   /** The error that ended the session, returned by every later call. */
   #failed: RingfenceError | undefined;
 
-  private constructor(raw: WasmClient, link: Link, publicKey: Uint8Array, onProgress: ClientOptions['onProgress']) {
+  private constructor(raw: WasmClient, link: Link, links: NoiseRelayLinks, publicKey: Uint8Array, onProgress: ClientOptions['onProgress']) {
     this.#raw = raw;
     this.#link = link;
     this.publicKey = publicKey;
+    this.transport = links.relay.kind;
+    this.webTransportError = links.relay.webTransportError;
     this.#onProgress = onProgress;
   }
 
@@ -215,6 +241,8 @@ export class Client {
       timeoutMs,
       connectTimeoutMs: timeoutMs,
       WebSocket: o.WebSocket,
+      webTransport: o.webTransport,
+      WebTransport: o.WebTransport,
       ...(o.token !== undefined ? { token: o.token } : {}),
       ...(o.deployment !== undefined ? { invite: { deployment: o.deployment, clientKey: keypair.publicKey } } : {}),
     });
@@ -222,7 +250,7 @@ export class Client {
     const link = new Link(links, o.signal);
     try {
       const own = globalThis.crypto.getRandomValues(new Uint8Array(32));
-      return new Client(new glue.Client(o.session, own, link.transport), link, keypair.publicKey, o.onProgress);
+      return new Client(new glue.Client(o.session, own, link.transport), link, links, keypair.publicKey, o.onProgress);
     } catch (e) {
       link.close();
       throw toRingfenceError(e);
@@ -316,7 +344,7 @@ export class Client {
 
   /** Reports `stage` and returns the time it started. */
   #report(stage: ClientStage): number {
-    this.#onProgress?.({ stage, ...this.stats() });
+    this.#onProgress?.({ stage, ...this.stats(), transport: this.transport });
     return performance.now();
   }
 }
@@ -331,6 +359,7 @@ function checkClientOptions(options: ClientOptions): ClientOptions {
   const bad = (m: string) => invalid(`Client.connect: ${m}`);
   if (typeof o !== 'object' || o === null) throw bad('needs an options object');
   if (typeof o.relay !== 'string' || !/^wss?:\/\//.test(o.relay)) throw bad(`relay must start with ws:// or wss://, got ${String(o.relay)}`);
+  checkWebTransportOptions(o.webTransport, bad);
   if (!(o.session instanceof Uint8Array) || o.session.length !== 16) throw bad('session must be 16 bytes');
   const isKey = (k: unknown) => k instanceof Uint8Array && k.length === 32;
   if (!Array.isArray(o.parties) || o.parties.length !== 3 || !o.parties.every(isKey)) {

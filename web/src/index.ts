@@ -46,6 +46,9 @@ export {
   type RtcIceServer, type RtcLinkKind, type RtcPeerConnectionConstructor, type RtcPeerConnectionLike, type RtcSctpTransportLike,
   type RtcSdpType, type RtcTransportOptions, type RtcTransportStats,
 } from './transport-rtc.js';
+export type {
+  RelayTransportKind, WebTransportConstructor, WebTransportLike, WebTransportOptions, WebTransportStreamLike,
+} from './transport-wt.js';
 export { DaBitStore, Party, SharedBitVector, SharedVector, TruncPairStore } from './party.js';
 export type { PartyOptions, PartySeeds, PartyStats, ProgressCounters, ProgressEvent, RingValues, Stage } from './party.js';
 export type { ServeAnswered, ServeOptions, ServeRefused, ServeResult, ServeStageFigures, ServeStages, ServedRequest } from './serve.js';

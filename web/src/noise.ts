@@ -10,7 +10,11 @@ import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import type { PartySeeds } from './party.js';
 import type { Transport } from './transport.js';
-import { WebSocketTransport, checkOptions, type WebSocketTransportOptions } from './transport-ws.js';
+import { checkOptions, type WebSocketTransportOptions } from './transport-ws.js';
+import {
+  checkWebTransportOptions, openRelay, type OpenedRelay, type RelayTransportKind, type WebTransportConstructor,
+  type WebTransportOptions,
+} from './transport-wt.js';
 
 /** A party's x25519 static identity keypair (32 bytes each). Keep `privateKey` secret. */
 export interface NoiseKeypair {
@@ -30,6 +34,18 @@ export interface SecureRelayTransportOptions extends Omit<WebSocketTransportOpti
    * client's (see {@link Party.serve}).
    */
   publicKeys: Uint8Array[];
+  /**
+   * The relay's WebTransport front end (`ringfence relay --webtransport`): when given and the
+   * runtime has WebTransport (browsers; Node has none), the connection goes over WebTransport,
+   * falling back to the WebSocket at `url` if that fails (see
+   * {@link SecureRelayTransport.transport}).
+   */
+  webTransport?: WebTransportOptions;
+  /**
+   * The WebTransport implementation.
+   * @defaultValue `globalThis.WebTransport`
+   */
+  WebTransport?: WebTransportConstructor;
 }
 
 /** The wasm exports this module uses (see `wasm/src/bindings/noise.rs`). @internal */
@@ -78,6 +94,7 @@ export function checkSecureOptions(o: SecureRelayTransportOptions, what: string)
   const bad = (m: string) => new RingfenceError('INVALID_ARGUMENT', `${what}: ${m}`);
   if (typeof o !== 'object' || o === null) throw bad('needs an options object');
   checkOptions(o, bad);
+  checkWebTransportOptions(o.webTransport, bad);
   const parties = o.parties ?? 3;
   if (parties < 3) throw bad('a session has the 3 compute parties, then its clients');
   if (o.id > 2) throw bad(`id must be a compute party's (0, 1 or 2), got ${o.id}: a client uses Client.connect`);
@@ -92,12 +109,15 @@ export function checkSecureOptions(o: SecureRelayTransportOptions, what: string)
  * @internal
  */
 export class NoiseRelayLinks implements Transport {
-  readonly #raw: WebSocketTransport;
+  /** Which of the relay's front ends the links go through, and why not WebTransport. */
+  readonly relay: Omit<OpenedRelay, 'raw'>;
+  readonly #raw: OpenedRelay['raw'];
   readonly #links: WasmNoiseLinks;
   #closed = false;
 
-  private constructor(raw: WebSocketTransport, links: WasmNoiseLinks) {
+  private constructor({ raw, ...relay }: OpenedRelay, links: WasmNoiseLinks) {
     this.#raw = raw;
+    this.relay = relay;
     this.#links = links;
   }
 
@@ -106,19 +126,20 @@ export class NoiseRelayLinks implements Transport {
    * link to every other participant (options already checked by the caller).
    */
   static async open(o: Omit<SecureRelayTransportOptions, 'parties'> & { parties: number }): Promise<NoiseRelayLinks> {
-    let raw: WebSocketTransport;
+    let opened: OpenedRelay;
     try {
-      raw = await WebSocketTransport.open(o, 'noise');
+      opened = await openRelay(o, 'noise');
     } catch (e) {
       if (e instanceof RingfenceError) throw e;
       // The relay is unreachable, refused the session or never answered: no peer to blame.
       const { code, message } = e as { code?: unknown; message?: unknown };
       throw new RingfenceError(code === 'TIMEOUT' ? 'TIMEOUT' : 'TRANSPORT', String(message ?? e), { cause: e });
     }
+    const raw = opened.raw;
     try {
       const kp = o.keypair;
       const links = await glue().NoiseLinks.establish(o.id, o.parties, o.sessionId, kp?.privateKey, o.publicKeys, random32(), raw);
-      return new NoiseRelayLinks(raw, links);
+      return new NoiseRelayLinks(opened, links);
     } catch (e) {
       raw.close();
       throw toRingfenceError(e);
@@ -171,10 +192,19 @@ export class NoiseRelayLinks implements Transport {
 export class SecureRelayTransport implements Transport {
   /** The keys for {@link Party.join}: `prev`/`next` from the handshakes, `own` fresh. */
   readonly seeds: PartySeeds;
+  /** Which of the relay's front ends the links go through. */
+  readonly transport: RelayTransportKind;
+  /**
+   * Why the links do not go over WebTransport although `webTransport` was given (no
+   * WebTransport in this runtime, or it could not connect); `undefined` otherwise.
+   */
+  readonly webTransportError: string | undefined;
   readonly #links: NoiseRelayLinks;
 
   private constructor(links: NoiseRelayLinks, id: number) {
     this.#links = links;
+    this.transport = links.relay.kind;
+    this.webTransportError = links.relay.webTransportError;
     this.seeds = { prev: links.seedWith((id + 2) % 3), next: links.seedWith((id + 1) % 3), own: random32() };
   }
 

@@ -5,6 +5,7 @@
  */
 
 import { RingfenceError } from './errors.js';
+import { MODES, RelayPeers, linkError, relayPath } from './relay-peers.js';
 import type { Transport } from './transport.js';
 
 /**
@@ -90,32 +91,8 @@ export interface WebSocketTransportOptions {
   WebSocket?: WebSocketConstructor;
 }
 
-interface Waiter {
-  resolve(frame: Uint8Array): void;
-  reject(e: Error): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
-interface Peer {
-  frames: Uint8Array[];
-  waiters: Waiter[];
-  /** Why the link ended (after `frames` are read), if it did. */
-  ended?: Error;
-}
-
-/** The relay path's link mode of each kind of connection (as the native parties name them). */
-const MODES = { plain: 'plain-test-seeds', noise: 'noise-aesgcm' } as const;
-
 /** Largest payload the native client and the Noise links put in one relay message. */
 export const NOISE_CHUNK = 64 << 10;
-
-function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: number): Error {
-  return Object.assign(new Error(message), { code, timeoutMs });
-}
-
-function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
 
 /** Throws `bad(reason)` unless the connection options are usable. @internal */
 export function checkOptions(o: Omit<WebSocketTransportOptions, 'security'>, bad: (m: string) => Error): void {
@@ -166,22 +143,15 @@ export class WebSocketTransport implements Transport {
   /** Why the relay connection closed, once it did (the relay's close reason, if any). */
   closeReason: string | undefined;
   readonly #ws: WebSocketLike;
-  readonly #id: number;
-  readonly #parties: number;
-  readonly #timeoutMs: number;
   readonly #maxMessage: number;
-  readonly #peers: Peer[];
-  #closed = false;
+  readonly #peers: RelayPeers;
   /** Settles `connect` (`undefined` = open); cleared once called. */
   #opened: ((failure?: string) => void) | undefined;
 
   private constructor(ws: WebSocketLike, id: number, parties: number, timeoutMs: number, maxMessage: number) {
     this.#ws = ws;
-    this.#id = id;
-    this.#parties = parties;
-    this.#timeoutMs = timeoutMs;
     this.#maxMessage = maxMessage;
-    this.#peers = Array.from({ length: parties }, () => ({ frames: [], waiters: [] }));
+    this.#peers = new RelayPeers(id, parties, timeoutMs);
     ws.onopen = () => this.#settle();
     ws.onmessage = (ev) => this.#onMessage(ev.data);
     ws.onclose = (ev) => this.#shutdown(`relay connection closed (${ev.code ?? ''})${ev.reason ? `: ${ev.reason}` : ''}`);
@@ -220,10 +190,7 @@ export class WebSocketTransport implements Transport {
     const connectMs = o.connectTimeoutMs ?? 10_000;
     const maxMessage = o.maxMessageBytes ?? (16 << 20) + 1;
     const Ctor = o.WebSocket ?? (await defaultWebSocket());
-    let url = `${o.url.replace(/\/+$/, '')}/v1/${hex(o.sessionId)}/${o.id}?parties=${parties}&mode=${MODES[kind]}`;
-    if (o.token !== undefined) url += `&token=${encodeURIComponent(o.token)}`;
-    if (o.invite) url += `&deployment=${o.invite.deployment}&client_key=${hex(o.invite.clientKey)}`;
-    const ws = new Ctor(url);
+    const ws = new Ctor(`${o.url.replace(/\/+$/, '')}${relayPath(o, kind)}`);
     ws.binaryType = 'arraybuffer';
     // Wired before the connection opens: messages queued for this party at the relay can
     // arrive in the same read as the handshake answer, before `connect` resumes.
@@ -243,8 +210,8 @@ export class WebSocketTransport implements Transport {
   }
 
   send(to: number, frame: Uint8Array): void {
-    this.#peer(to);
-    if (this.#closed) throw linkError('CLOSED', `relay connection closed${this.closeReason ? `: ${this.closeReason}` : ''}`);
+    this.#peers.check(to);
+    if (this.#peers.closed) throw linkError('CLOSED', `relay connection closed${this.closeReason ? `: ${this.closeReason}` : ''}`);
     if (frame.length + 1 > this.#maxMessage) {
       throw new Error(`frame of ${frame.length} bytes exceeds the relay's ${this.#maxMessage}-byte message limit`);
     }
@@ -255,76 +222,27 @@ export class WebSocketTransport implements Transport {
   }
 
   recv(from: number): Promise<Uint8Array> {
-    const peer = this.#peer(from);
-    const frame = peer.frames.shift();
-    if (frame) return Promise.resolve(frame);
-    if (peer.ended) return Promise.reject(peer.ended);
-    return new Promise((resolve, reject) => {
-      const ms = this.#timeoutMs;
-      const w: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          const i = peer.waiters.indexOf(w);
-          if (i >= 0) peer.waiters.splice(i, 1);
-          reject(linkError('TIMEOUT', `no frame from party ${from} within ${ms} ms`, ms));
-        }, ms),
-      };
-      peer.waiters.push(w);
-    });
+    return this.#peers.recv(from);
   }
 
   /** Leaves the session: frames already sent are delivered first, then the others see `CLOSED`. */
   close(): void {
-    if (this.#closed) return;
+    if (this.#peers.closed) return;
     this.#ws.close(1000, 'done');
     this.#shutdown('closed by this party');
   }
 
-  #peer(i: number): Peer {
-    if (!Number.isInteger(i) || i < 0 || i >= this.#parties || i === this.#id) {
-      throw new RangeError(`party ${this.#id} has no link to ${String(i)} (session of ${this.#parties})`);
-    }
-    return this.#peers[i]!;
-  }
-
   #onMessage(data: unknown): void {
     const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : data instanceof Uint8Array ? data : null;
-    const from = bytes?.[0];
-    if (!bytes || from === undefined || from >= this.#parties || from === this.#id) {
-      this.#shutdown(`the relay sent a malformed message (${bytes ? `from ${String(from)}` : typeof data})`);
+    const malformed = bytes ? this.#peers.deliver(bytes) : `the relay sent a malformed message (${typeof data})`;
+    if (malformed !== undefined) {
+      this.#shutdown(malformed);
       this.#ws.close(1002, 'malformed message');
-      return;
-    }
-    const peer = this.#peers[from]!;
-    if (peer.ended) return;
-    if (bytes.length === 1) {
-      this.#end(peer, linkError('CLOSED', `party ${from} left the session`));
-      return;
-    }
-    const frame = bytes.subarray(1);
-    const w = peer.waiters.shift();
-    if (w) {
-      clearTimeout(w.timer);
-      w.resolve(frame);
-    } else {
-      peer.frames.push(frame);
-    }
-  }
-
-  #end(peer: Peer, e: Error): void {
-    peer.ended ??= e;
-    for (const w of peer.waiters.splice(0)) {
-      clearTimeout(w.timer);
-      w.reject(peer.ended);
     }
   }
 
   #shutdown(reason: string): void {
     this.#settle(reason);
-    if (this.#closed) return;
-    this.#closed = true;
-    this.closeReason = reason;
-    for (const p of this.#peers) this.#end(p, linkError('CLOSED', reason));
+    if (this.#peers.shutdown(reason)) this.closeReason = reason;
   }
 }

@@ -40,3 +40,6 @@ pub use lobby::{Invitation, Lobby, LobbyEvent};
 pub use path::{parse_session_hex, Invite, LobbyPath, RelayPath, Request};
 pub use server::{RelayLimits, RelayServer};
 pub use session::{log, set_log_json};
+// The WebTransport front end (`crate::wt`) serves the same sessions.
+pub(crate) use server::closed;
+pub(crate) use session::{short, ForwardError, Member, Queued, Registry};

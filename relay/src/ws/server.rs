@@ -86,7 +86,7 @@ use tokio::sync::Semaphore;
 
 /// A WebSocket relay: forwards opaque messages between the parties of each session.
 ///
-/// A party connects to `ws://HOST:PORT` + [`RelayPath`], sends binary messages
+/// A party connects to `ws://HOST:PORT` + [`RelayPath`](super::RelayPath), sends binary messages
 /// `[to: u8] ‖ payload` and receives `[from: u8] ‖ payload`. Payloads are never interpreted.
 /// When a party disconnects, each other party receives what it sent and then an end-of-link
 /// marker: the one-byte message `[from]`. A whole session (every connection, with a WebSocket
@@ -157,6 +157,11 @@ impl RelayServer {
         let bound = l.local_addr().map_err(|e| RelayError::io("metrics listener address", e))?;
         tokio::spawn(super::metrics::serve(l, self.registry.clone()));
         Ok(bound)
+    }
+
+    /// The sessions and lobbies, for another front end of this relay ([`crate::wt`]).
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        self.registry.clone()
     }
 
     /// Serves connections until the future is dropped (or accepting fails).
@@ -424,7 +429,7 @@ async fn write_loop(
 }
 
 /// Resolves with the session's closing reason (a `String`: the watch guard is not `Send`).
-async fn closed(closing: &mut tokio::sync::watch::Receiver<Option<String>>) -> String {
+pub(crate) async fn closed(closing: &mut tokio::sync::watch::Receiver<Option<String>>) -> String {
     match closing.wait_for(Option::is_some).await {
         Ok(r) => r.clone().unwrap_or_default(),
         Err(_) => "relay shutting down".into(),

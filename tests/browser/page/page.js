@@ -2,7 +2,7 @@
 // data for the Node test to check against its own plaintext. Progress goes to #log, which
 // the screenshots show.
 import {
-  InMemoryNetwork, MessagePortTransport, Party, RtcTransport, SecureRelayTransport, generateNoiseKeypair, init,
+  Client, InMemoryNetwork, MessagePortTransport, Party, RtcTransport, SecureRelayTransport, generateNoiseKeypair, init,
   insecureTestSeeds, randomSessionId,
 } from 'ringfence';
 import { productInputs } from '/inputs.js';
@@ -169,6 +169,47 @@ window.rf = {
     const w = stats.webrtc;
     log(`P${this.rtcParty.id}: ${w.framesSent} frames (${w.bytesSent} B, ${w.messagesSent} messages) sent over WebRTC, ${stats.relay.framesSent} over the relay`);
     return stats;
+  },
+
+  /**
+   * A private classification of `input` by a deployment's server parties (`o`: its client
+   * options, keys and session in hex, `webTransport` as given to `Client.connect`); returns the
+   * class, which of the relay's front ends the client used and why not WebTransport, the
+   * transport each progress event reports, and the connect and classification times.
+   */
+  async classifyVia({ o, model, input }) {
+    const events = [];
+    const t0 = performance.now();
+    const client = await Client.connect({
+      ...o, session: unhex(o.session), parties: o.parties.map(unhex), onProgress: (e) => events.push(e),
+    });
+    const connectMs = performance.now() - t0;
+    try {
+      const r = await client.classify(model, Float32Array.from(input), { backend: 'meteor' });
+      const why = client.webTransportError ? ` (not WebTransport: ${client.webTransportError})` : '';
+      log(`${model} via ${client.transport}${why}: class ${r.classes[0]}`);
+      return {
+        class: r.classes[0],
+        transport: client.transport,
+        webTransportError: client.webTransportError,
+        events: events.map((e) => [e.stage, e.transport]),
+        connectMs,
+        classifyMs: performance.now() - t0 - connectMs,
+        timings: r.timings,
+      };
+    } finally {
+      client.close();
+    }
+  },
+
+  /** `Client.connect` with options `o` (as for `classifyVia`), which must fail; returns the error. */
+  async connectFails({ o }) {
+    const err = await Client.connect({ ...o, session: unhex(o.session), parties: o.parties.map(unhex), timeoutMs: 5000 }).then(
+      (c) => (c.close(), null),
+      describeError,
+    );
+    log(`connect: ${err?.code}: ${err?.message}`);
+    return err;
   },
 
   /** P0 and P1 here, P2 in a module worker, over message ports; `inputs[i]` is P_i's vector. */

@@ -102,7 +102,7 @@ fn clients(
     let set = TestSet::for_model(&model)?;
     eprintln!("ringfence load: starting a local deployment serving {name} ...");
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
-    let d = LocalDeployment::start_with(rt, listen, &[(name.clone(), model.clone())], n)?;
+    let d = LocalDeployment::start(rt, listen, None, &[(name.clone(), model.clone())], n)?;
     let backend = match a.backend {
         Backend::Meteor => service::Backend::Meteor,
         Backend::Rep3 => service::Backend::Rep3,

@@ -1,7 +1,7 @@
-//! A local deployment on 127.0.0.1: a relay (in this process) that requires join tokens of
-//! the deployment `local`, and three `ringfence party` server processes waiting in its lobby,
-//! serving the given models. Used by `ringfence demo` and `ringfence local-deployment` (which
-//! the SDK's tests and the demo app start).
+//! A local deployment on 127.0.0.1: a relay (in this process, optionally with its WebTransport
+//! front end) that requires join tokens of the deployment `local`, and three `ringfence party`
+//! server processes waiting in its lobby, serving the given models. Used by `ringfence demo`
+//! and `ringfence local-deployment` (which the SDK's tests and the demo app start).
 //!
 //! Everything the deployment needs (identity keys, tokens, configuration files) is written to a
 //! fresh private directory, removed when the deployment is dropped; the deployment's signing
@@ -17,6 +17,7 @@ use clap::Args;
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
+use ringfence_relay::wt::{WtCertificate, WtServer};
 use ringfence_relay::{PublicKey, StaticKeypair};
 
 use crate::keygen::write_secret;
@@ -31,6 +32,8 @@ const STARTUP: Duration = Duration::from_secs(60);
 pub(crate) struct LocalDeployment {
     /// The relay's URL.
     pub(crate) relay: String,
+    /// The relay's WebTransport URL and its self-signed certificate's SHA-256 (hex), if on.
+    pub(crate) webtransport: Option<(String, String)>,
     /// The server parties' public keys, P0..P2.
     pub(crate) public_keys: Vec<PublicKey>,
     key: DeploymentKey,
@@ -40,20 +43,13 @@ pub(crate) struct LocalDeployment {
 }
 
 impl LocalDeployment {
-    /// Starts the relay on `listen` (on `rt`) and the three parties serving `models` (name,
-    /// ONNX file); returns once all three wait in the lobby.
+    /// Starts the relay on `listen` (on `rt`; WebTransport too on `webtransport`) and the three
+    /// parties serving `models` (name, ONNX file), each up to `max_sessions` sessions at once;
+    /// returns once all three wait in the lobby.
     pub(crate) fn start(
         rt: &tokio::runtime::Runtime,
         listen: std::net::SocketAddr,
-        models: &[(String, PathBuf)],
-    ) -> Result<Self, String> {
-        Self::start_with(rt, listen, models, 8)
-    }
-
-    /// [`LocalDeployment::start`] with parties serving up to `max_sessions` sessions at once.
-    pub(crate) fn start_with(
-        rt: &tokio::runtime::Runtime,
-        listen: std::net::SocketAddr,
+        webtransport: Option<std::net::SocketAddr>,
         models: &[(String, PathBuf)],
         max_sessions: usize,
     ) -> Result<Self, String> {
@@ -64,10 +60,22 @@ impl LocalDeployment {
             .block_on(RelayServer::bind_trusting(listen, RelayLimits::default(), trusted))
             .map_err(|e| e.to_string())?;
         let relay = format!("ws://{}", server.local_addr());
+        let webtransport = match webtransport {
+            Some(addr) => {
+                let cert = WtCertificate::self_signed_for(addr);
+                let wt =
+                    rt.block_on(WtServer::bind(addr, &server, cert)).map_err(|e| e.to_string())?;
+                let announced = (wt.url(), wt.certificate_hash_hex());
+                rt.spawn(wt.run());
+                Some(announced)
+            }
+            None => None,
+        };
         rt.spawn(server.run());
         let dir = private_dir()?;
         let mut me = Self {
             relay,
+            webtransport,
             public_keys: Vec::new(),
             key,
             dir,
@@ -228,10 +236,19 @@ pub(crate) struct LocalArgs {
     /// Where the relay listens.
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: std::net::SocketAddr,
+    /// Where the relay's WebTransport front end listens (UDP; self-signed certificate).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    webtransport: std::net::SocketAddr,
+    /// Serve WebSocket only.
+    #[arg(long)]
+    no_webtransport: bool,
 }
 
 /// `ringfence local-deployment`: starts a local deployment serving the shipped models, prints
-/// one JSON line `{"relay", "deployment", "public_keys", "signing_key_file"}` once it is ready,
+/// one JSON line `{"relay", "webtransport", "cert_sha256", "deployment", "public_keys",
+/// "signing_key_file"}` once it is ready (`webtransport`: the `https://` URL of the relay's
+/// WebTransport front end, `cert_sha256`: its certificate's hash for `serverCertificateHashes`;
+/// both `null` with `--no-webtransport`),
 /// then the parties' events (JSON lines, each with its `party`), until stdin closes or the
 /// process is killed.
 pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
@@ -244,9 +261,13 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
         "ringfence local-deployment: starting a relay and 3 server parties serving {}",
         models.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
     );
-    let mut d = LocalDeployment::start(&rt, a.listen, &models)?;
+    let wt = (!a.no_webtransport).then_some(a.webtransport);
+    let mut d = LocalDeployment::start(&rt, a.listen, wt, &models, 16)?;
+    let (webtransport, cert_sha256) = d.webtransport.clone().unzip();
     let ready = serde_json::json!({
         "relay": d.relay,
+        "webtransport": webtransport,
+        "cert_sha256": cert_sha256,
         "deployment": DEPLOYMENT,
         "public_keys": d.public_keys.iter().map(|k| k.to_hex()).collect::<Vec<_>>(),
         "signing_key_file": d.key_file(),

@@ -1,16 +1,20 @@
-//! `ringfence relay`: the WebSocket relay server ([`ringfence_relay::ws::RelayServer`]).
+//! `ringfence relay`: the WebSocket relay server ([`ringfence_relay::ws::RelayServer`]), and
+//! with `--webtransport` its WebTransport front end ([`ringfence_relay::wt::WtServer`]).
 //!
 //! Prints `ringfence relay listening on ws://ADDR` on stdout once bound (so a script that asked
-//! for port 0 learns the port), then logs connects and disconnects on stderr until SIGTERM or
-//! Ctrl-C, which shut it down gracefully (`--grace-ms`).
+//! for port 0 learns the port), then `ringfence relay webtransport on https://ADDR (certificate
+//! sha-256 HEX)` when WebTransport is on, then logs connects and disconnects on stderr until
+//! SIGTERM or Ctrl-C, which shut it down gracefully (`--grace-ms`).
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use ringfence_relay::token::{valid_name, DeploymentPublicKey, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
+use ringfence_relay::wt::{WtCertificate, WtServer};
 
 /// Options of `ringfence relay`.
 #[derive(Args, Clone)]
@@ -47,6 +51,18 @@ pub(crate) struct RelayArgs {
     /// is open: anyone may join any session (development only).
     #[arg(long = "deployment", value_name = "NAME=PUBLIC_KEY", value_parser = parse_trust)]
     deployments: Vec<(String, DeploymentPublicKey)>,
+    /// Also serve WebTransport (HTTP/3) on this UDP address, e.g. 127.0.0.1:9001 (port 0 picks
+    /// a free port): the same sessions, for browsers. Without --webtransport-cert the relay
+    /// generates a self-signed certificate (valid 14 days) that pages accept by the hash it
+    /// prints.
+    #[arg(long, value_name = "ADDR")]
+    webtransport: Option<SocketAddr>,
+    /// The WebTransport certificate chain (PEM), instead of a self-signed one.
+    #[arg(long, value_name = "FILE", requires_all = ["webtransport", "webtransport_key"])]
+    webtransport_cert: Option<PathBuf>,
+    /// The private key (PEM) of --webtransport-cert.
+    #[arg(long, value_name = "FILE", requires = "webtransport_cert")]
+    webtransport_key: Option<PathBuf>,
     /// Serve /healthz and /metrics (Prometheus text format) on this address, e.g.
     /// 127.0.0.1:9100 (keep it private).
     #[arg(long, value_name = "ADDR")]
@@ -96,6 +112,26 @@ impl RelayArgs {
         l.idle_timeout = Duration::from_millis(self.idle_timeout_ms);
         l
     }
+
+    fn certificate(&self, addr: SocketAddr) -> WtCertificate {
+        match (&self.webtransport_cert, &self.webtransport_key) {
+            (Some(cert), Some(key)) => WtCertificate::Pem { cert: cert.clone(), key: key.clone() },
+            _ => WtCertificate::self_signed_for(addr),
+        }
+    }
+}
+
+/// The line `ringfence relay` prints about its WebTransport front end (and, on stderr, when a
+/// self-signed certificate expires).
+fn announce_webtransport(wt: &WtServer) -> String {
+    if let Some(t) = wt.self_signed_expiry() {
+        eprintln!("ringfence relay: self-signed WebTransport certificate, valid until {t}");
+    }
+    format!(
+        "ringfence relay webtransport on {} (certificate sha-256 {})",
+        wt.url(),
+        wt.certificate_hash_hex()
+    )
 }
 
 /// Runs the relay until the process is killed.
@@ -119,16 +155,38 @@ pub(crate) fn run(a: &RelayArgs) -> Result<(), String> {
             Some(addr) => Some(server.serve_metrics(addr).await.map_err(|e| e.to_string())?),
             None => None,
         };
+        let mut lines = vec![format!("ringfence relay listening on ws://{}", server.local_addr())];
+        if let Some(m) = metrics {
+            lines.push(format!("ringfence relay metrics on http://{m}/metrics"));
+        }
+        let wt = match a.webtransport {
+            Some(addr) => {
+                let wt = WtServer::bind(addr, &server, a.certificate(addr))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                lines.push(announce_webtransport(&wt));
+                Some(wt)
+            }
+            None => None,
+        };
         let mut out = std::io::stdout().lock();
-        writeln!(out, "ringfence relay listening on ws://{}", server.local_addr())
-            .and_then(|()| match metrics {
-                Some(m) => writeln!(out, "ringfence relay metrics on http://{m}/metrics"),
-                None => Ok(()),
-            })
+        lines
+            .iter()
+            .try_for_each(|l| writeln!(out, "{l}"))
             .and_then(|()| out.flush())
             .map_err(|e| format!("writing to stdout: {e}"))?;
         drop(out);
+        let wt = async {
+            match wt {
+                Some(wt) => wt.run().await,
+                None => std::future::pending().await,
+            }
+        };
         let grace = Duration::from_millis(a.grace_ms);
-        server.run_until(terminated(), grace).await.map_err(|e| e.to_string())
+        tokio::select! {
+            r = server.run_until(terminated(), grace) => r,
+            r = wt => r,
+        }
+        .map_err(|e| e.to_string())
     })
 }

@@ -1,0 +1,155 @@
+/**
+ * What both kinds of relay connection share: the request path, and the per-peer queues that
+ * demultiplex the relay's `[from] ‖ frame` messages (the WebSocket and the WebTransport front
+ * ends carry the same messages).
+ * @internal
+ * @module
+ */
+
+interface Waiter {
+  resolve(frame: Uint8Array): void;
+  reject(e: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Peer {
+  frames: Uint8Array[];
+  waiters: Waiter[];
+  /** Why the link ended (after `frames` are read), if it did. */
+  ended?: Error;
+}
+
+/** The relay path's link mode of each kind of connection (as the native parties name them). */
+export const MODES = { plain: 'plain-test-seeds', noise: 'noise-aesgcm' } as const;
+
+/** What the relay path says about a connection (options already checked). */
+export interface RelayPathOptions {
+  /** The session id, 16 bytes. */
+  sessionId: Uint8Array;
+  /** This party's index. */
+  id: number;
+  /** Number of parties in the session. */
+  parties?: number;
+  /** The join token. */
+  token?: string;
+  /** Invite a deployment's server parties, handing them the client's key. */
+  invite?: { deployment: string; clientKey: Uint8Array };
+}
+
+/** Builds the error a transport rejects with, in the shape the party understands. */
+export function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: number): Error {
+  return Object.assign(new Error(message), { code, timeoutMs });
+}
+
+/** Lower-case hex of `bytes`. */
+export function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The request path and query (`/v1/{session}/{id}?parties=…&mode=…`) of either front end. */
+export function relayPath(o: RelayPathOptions, kind: keyof typeof MODES): string {
+  let path = `/v1/${hex(o.sessionId)}/${o.id}?parties=${o.parties ?? 3}&mode=${MODES[kind]}`;
+  if (o.token !== undefined) path += `&token=${encodeURIComponent(o.token)}`;
+  if (o.invite) path += `&deployment=${o.invite.deployment}&client_key=${hex(o.invite.clientKey)}`;
+  return path;
+}
+
+/**
+ * The frames received from each peer of one relay connection, and the `recv`s waiting for
+ * them. Frames from each peer come out in order; once a peer left (its end-of-link marker) or
+ * the connection ended, `recv` rejects with `code: 'CLOSED'` after the frames already received.
+ */
+export class RelayPeers {
+  readonly #id: number;
+  readonly #parties: number;
+  readonly #timeoutMs: number;
+  readonly #peers: Peer[];
+  #closed = false;
+
+  constructor(id: number, parties: number, timeoutMs: number) {
+    this.#id = id;
+    this.#parties = parties;
+    this.#timeoutMs = timeoutMs;
+    this.#peers = Array.from({ length: parties }, () => ({ frames: [], waiters: [] }));
+  }
+
+  /** Whether the connection ended. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Throws a `RangeError` unless `i` is another party of the session. */
+  check(i: number): void {
+    this.#peer(i);
+  }
+
+  /** The next frame from `from`. */
+  recv(from: number): Promise<Uint8Array> {
+    const peer = this.#peer(from);
+    const frame = peer.frames.shift();
+    if (frame) return Promise.resolve(frame);
+    if (peer.ended) return Promise.reject(peer.ended);
+    return new Promise((resolve, reject) => {
+      const ms = this.#timeoutMs;
+      const w: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          const i = peer.waiters.indexOf(w);
+          if (i >= 0) peer.waiters.splice(i, 1);
+          reject(linkError('TIMEOUT', `no frame from party ${from} within ${ms} ms`, ms));
+        }, ms),
+      };
+      peer.waiters.push(w);
+    });
+  }
+
+  /**
+   * Takes one relay message `[from] ‖ frame` (or the end-of-link marker `[from]`); returns what
+   * is wrong with it if it is malformed (the caller ends the connection), else `undefined`.
+   */
+  deliver(bytes: Uint8Array): string | undefined {
+    const from = bytes[0];
+    if (from === undefined || from >= this.#parties || from === this.#id) {
+      return `the relay sent a malformed message (from ${String(from)})`;
+    }
+    const peer = this.#peers[from]!;
+    if (peer.ended) return undefined;
+    if (bytes.length === 1) {
+      this.#end(peer, linkError('CLOSED', `party ${from} left the session`));
+      return undefined;
+    }
+    const frame = bytes.subarray(1);
+    const w = peer.waiters.shift();
+    if (w) {
+      clearTimeout(w.timer);
+      w.resolve(frame);
+    } else {
+      peer.frames.push(frame);
+    }
+    return undefined;
+  }
+
+  /** Ends every link with `reason` (once); returns whether this call ended them. */
+  shutdown(reason: string): boolean {
+    if (this.#closed) return false;
+    this.#closed = true;
+    for (const p of this.#peers) this.#end(p, linkError('CLOSED', reason));
+    return true;
+  }
+
+  #peer(i: number): Peer {
+    if (!Number.isInteger(i) || i < 0 || i >= this.#parties || i === this.#id) {
+      throw new RangeError(`party ${this.#id} has no link to ${String(i)} (session of ${this.#parties})`);
+    }
+    return this.#peers[i]!;
+  }
+
+  #end(peer: Peer, e: Error): void {
+    peer.ended ??= e;
+    for (const w of peer.waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(peer.ended);
+    }
+  }
+}
