@@ -17,6 +17,10 @@ const OPS = {
 let prepared; // the operands and operation of the next run, made before the clock starts
 parentPort.on('message', async (msg) => {
   if (msg !== 'go') {
+    // The previous run's operands and result are freed first, before the clock starts, as the
+    // native bench drops them: left to the garbage collector, their memory would be reused
+    // only once it finalizes them, and each run would grow the module's memory instead.
+    for (const v of [prepared?.x, prepared?.y, prepared?.result]) v?.free();
     // Random sharings are local: no communication before "go".
     prepared = { op: OPS[msg.op], x: party.random(msg.n), y: party.random(msg.n) };
     parentPort.postMessage({ ready: true });
@@ -24,7 +28,7 @@ parentPort.on('message', async (msg) => {
   }
   const { op, x, y } = prepared;
   const before = party.stats();
-  await op(x, y);
+  prepared.result = await op(x, y);
   const after = party.stats();
   const stats = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
   parentPort.postMessage({ done: true, stats });

@@ -49,6 +49,9 @@ export class Link {
       },
       close: () => this.close(),
     };
+    // Buffer recycling passes straight through, when the transport offers it.
+    if (inner.allocFrame) this.transport.allocFrame = (to, length) => inner.allocFrame!(to, length);
+    if (inner.releaseFrame) this.transport.releaseFrame = (from, frame) => inner.releaseFrame!(from, frame);
     if (signal?.aborted) this.#abort();
     else signal?.addEventListener('abort', this.#onAbort, { once: true });
   }

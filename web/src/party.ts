@@ -119,9 +119,18 @@ export class SharedVector {
     this.raw = raw;
     this.holder = holder;
   }
-  /** Number of elements (0 once revealed). */
+  /** Number of elements (0 once revealed or freed). */
   get length(): number {
     return this.raw.length;
+  }
+  /**
+   * Frees the shares now; like a reveal, this consumes the vector. Optional: otherwise their
+   * WebAssembly memory is freed when the garbage collector finalizes this object, which it does
+   * not hurry to do (it sees a small object, not the 16 bytes per element behind it), so a loop
+   * of large operations that drops its results keeps growing the module's memory.
+   */
+  free(): void {
+    this.raw.release();
   }
 }
 
@@ -133,9 +142,13 @@ export class SharedBitVector {
   constructor(raw: WasmSharedBitVec) {
     this.raw = raw;
   }
-  /** Number of bits (0 once revealed). */
+  /** Number of bits (0 once revealed or freed). */
   get length(): number {
     return this.raw.length;
+  }
+  /** Frees the shared bits now (see {@link SharedVector.free}); consumes them. */
+  free(): void {
+    this.raw.release();
   }
 }
 

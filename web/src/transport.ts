@@ -12,6 +12,11 @@
  * - `recv` resolves with the next frame from `from`, in order. To fail, reject with an error
  *   whose `code` is `'CLOSED'` (the link is gone) or `'TIMEOUT'` (with `timeoutMs`); any other
  *   rejection is reported as a `TRANSPORT` error carrying its message.
+ * - `allocFrame` and `releaseFrame` (optional, each on its own) let a transport recycle frame
+ *   buffers instead of allocating one per frame: the party writes its next frame to `to` into
+ *   the buffer `allocFrame` returns, then passes it to `send`; and once it has copied a received
+ *   frame into its own memory it hands the frame to `releaseFrame`, which may reuse its buffer
+ *   or give it back to the sender (e.g. by transferring it over a `MessagePort`).
  */
 export interface Transport {
   /** Queues `frame` for party `to`. */
@@ -20,6 +25,13 @@ export interface Transport {
   recv(from: number): Promise<Uint8Array>;
   /** Releases the link (optional). */
   close?(): void;
+  /**
+   * A buffer of exactly `length` bytes, which the party fills with its next frame to `to` and
+   * then passes to `send` (optional; without it each frame is a new `Uint8Array`).
+   */
+  allocFrame?(to: number, length: number): Uint8Array;
+  /** The party is done with `frame`, received from `from`; its buffer is free (optional). */
+  releaseFrame?(from: number, frame: Uint8Array): void;
 }
 
 /** Options of {@link InMemoryNetwork}. */

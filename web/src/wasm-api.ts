@@ -17,11 +17,13 @@ export interface WasmFreeable {
 export interface WasmSharedVec extends WasmFreeable {
   readonly length: number;
   readonly consumed: boolean;
+  release(): void;
 }
 
 /** @internal */
 export interface WasmSharedBitVec extends WasmFreeable {
   readonly length: number;
+  release(): void;
 }
 
 /** @internal */

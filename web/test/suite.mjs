@@ -211,6 +211,68 @@ export function defineSuite(module) {
     assert.ok(err.cause instanceof Error, 'the cause is kept');
   });
 
+  test(`[${module}] free() consumes shares and bits at once`, async () => {
+    const { parties } = await session(`free-${module}`);
+    const x = parties.map((p) => p.random(5));
+    const y = parties.map((p) => p.random(5));
+    const c = await all(parties, (p, i) => p.lt(x[i], y[i]));
+    const z = await all(parties, (p, i) => p.mul(x[i], y[i]));
+    x[0].free();
+    x[0].free(); // idempotent
+    assert.equal(x[0].length, 0);
+    await rejectsWith(parties[0].mul(x[0], y[0]), 'API_MISUSE');
+    await rejectsWith(parties[0].reveal(x[0]), 'API_MISUSE');
+    c[0].free();
+    assert.equal(c[0].length, 0);
+    await rejectsWith(parties[0].revealBits(c[0]), 'API_MISUSE');
+    // The result of an operation on freed-later operands is unaffected.
+    y.forEach((v) => v.free());
+    assert.equal((await revealAll(parties, z)).length, 5);
+  });
+
+  test(`[${module}] a transport's allocFrame and releaseFrame recycle every frame buffer`, async () => {
+    const net = new InMemoryNetwork(3, { timeoutMs: 20_000 });
+    const sessionId = randomSessionId();
+    const pool = [];
+    const counts = { alloc: 0, reused: 0, release: 0 };
+    const recycling = (id) => ({
+      ...net.transport(id),
+      allocFrame(_to, length) {
+        counts.alloc++;
+        const i = pool.findIndex((b) => b.length === length);
+        if (i < 0) return new Uint8Array(length);
+        counts.reused++;
+        return pool.splice(i, 1)[0].fill(0xee); // stale bytes must all be overwritten
+      },
+      releaseFrame(_from, frame) {
+        counts.release++;
+        pool.push(frame);
+      },
+    });
+    const parties = await Promise.all(
+      [0, 1, 2].map(async (id) =>
+        Party.join({ id, sessionId, seeds: await insecureTestSeeds(`recycle-${module}`, id), transport: recycling(id) }),
+      ),
+    );
+    const [xs, ys] = operands(100, 3);
+    const sh = await inputs(parties, xs, ys);
+    const z = await revealAll(parties, await all(parties, (p, i) => p.mul(sh[i][0], sh[i][1])));
+    const c = await all(parties, (p, i) => p.lt(sh[i][0], sh[i][1]));
+    const bits = await all(parties, (p, i) => p.revealBits(c[i]));
+    for (let i = 0; i < xs.length; i++) {
+      assert.equal(z[i], wrap(xs[i] * ys[i]));
+      assert.equal(bits[0][i], xs[i] < ys[i] ? 1 : 0);
+    }
+    assert.equal(counts.alloc, net.stats.frames, 'every frame was written into an allocFrame buffer');
+    assert.equal(counts.release, net.stats.frames, 'every received frame was released');
+    assert.ok(counts.reused > 0);
+
+    // A buffer of the wrong length is the transport's failure, not a corrupt frame.
+    const bad = new InMemoryNetwork(3, { timeoutMs: 2000 });
+    const t = { ...bad.transport(0), allocFrame: (_to, length) => new Uint8Array(length + 1) };
+    await rejectsWith(Party.join({ id: 0, sessionId, seeds: await insecureTestSeeds('short', 0), transport: t }), 'TRANSPORT');
+  });
+
   test(`[${module}] a peer sending garbage gives PEER_MISBEHAVED naming it`, async () => {
     const { net, parties } = await session(`garbage-${module}`);
     const xs = parties.map((p) => p.random(10));

@@ -82,12 +82,19 @@ pub enum FrameError {
     Malformed(&'static str),
 }
 
+/// The header of a frame with a payload of `payload_len` bytes.
+pub fn header(session: SessionId, step: u64, payload_len: usize) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..16].copy_from_slice(&session.0);
+    h[16..24].copy_from_slice(&step.to_le_bytes());
+    h[24..].copy_from_slice(&(payload_len as u32).to_le_bytes());
+    h
+}
+
 /// Starts a frame: writes the header for a payload of `payload_len` bytes.
 pub fn begin(session: SessionId, step: u64, payload_len: usize) -> Vec<u8> {
     let mut f = Vec::with_capacity(HEADER_LEN + payload_len);
-    f.extend_from_slice(&session.0);
-    f.extend_from_slice(&step.to_le_bytes());
-    f.extend_from_slice(&(payload_len as u32).to_le_bytes());
+    f.extend_from_slice(&header(session, step, payload_len));
     f
 }
 
@@ -133,6 +140,15 @@ mod tests {
         let mut f = begin(S, step, payload.len());
         f.extend_from_slice(payload);
         f
+    }
+
+    #[test]
+    fn header_is_the_start_of_a_frame() {
+        let h = header(S, 0x0102_0304_0506_0708, 5);
+        assert_eq!(&h[..16], &S.0);
+        assert_eq!(h[16..24], 0x0102_0304_0506_0708u64.to_le_bytes());
+        assert_eq!(h[24..], 5u32.to_le_bytes());
+        assert_eq!(begin(S, 0x0102_0304_0506_0708, 5), h);
     }
 
     #[test]

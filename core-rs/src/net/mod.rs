@@ -59,11 +59,44 @@ pub enum TransportError {
 /// `send` only queues: it must never wait for the peer to read, so that two parties sending to
 /// each other in the same round cannot deadlock. `recv` resolves with the next frame from that
 /// peer, in order, or fails when the link fails or the transport's timeout expires.
+///
+/// [`Ctx`] calls [`Transport::send_parts`] and [`Transport::recv_into`]. Their defaults go
+/// through `send` and `recv` (owned frames: what a transport that queues frames for another task
+/// needs); a transport that copies every frame anyway, e.g. across the JavaScript boundary,
+/// overrides them to copy from the caller's slices and into the caller's reused buffer.
 pub trait Transport {
     /// Queues `frame` for delivery to `to`.
     fn send(&mut self, to: PartyId, frame: Vec<u8>) -> Result<(), TransportError>;
     /// Waits for the next frame from `from`.
     fn recv(&mut self, from: PartyId) -> impl Future<Output = Result<Vec<u8>, TransportError>>;
+
+    /// Queues the frame `header ‖ payload` for delivery to `to`. The default concatenates them
+    /// into one `Vec` for [`Transport::send`].
+    fn send_parts(
+        &mut self,
+        to: PartyId,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<(), TransportError> {
+        let mut frame = Vec::with_capacity(header.len() + payload.len());
+        frame.extend_from_slice(header);
+        frame.extend_from_slice(payload);
+        self.send(to, frame)
+    }
+
+    /// Waits for the next frame from `from` and puts it in `buf` in place of its contents. The
+    /// caller keeps `buf` from one frame to the next. The default moves the frame of
+    /// [`Transport::recv`] into `buf`.
+    fn recv_into(
+        &mut self,
+        from: PartyId,
+        buf: &mut Vec<u8>,
+    ) -> impl Future<Output = Result<(), TransportError>> {
+        async move {
+            *buf = self.recv(from).await?;
+            Ok(())
+        }
+    }
 }
 
 /// Exact communication counters of one party.
@@ -106,6 +139,8 @@ pub struct Ctx<T> {
     op: u64,
     max_payload: usize,
     poisoned: Option<Error>,
+    /// The last received frame: [`Transport::recv_into`] may reuse its allocation.
+    recv_buf: Vec<u8>,
 }
 
 impl<T> fmt::Debug for Ctx<T> {
@@ -133,6 +168,7 @@ impl<T: Transport> Ctx<T> {
             op: 0,
             max_payload: frame::MAX_PAYLOAD,
             poisoned: None,
+            recv_buf: Vec::new(),
         }
     }
 
@@ -223,14 +259,16 @@ impl<T: Transport> Ctx<T> {
 
     fn send_frame<R: Ring>(&mut self, i: usize, to: PartyId, data: &[R]) -> Result<(), Error> {
         let len = data.len() * R::BYTES;
-        let mut f = frame::begin(self.session, self.send_step[i], len);
-        R::encode(data, &mut f);
+        let header = frame::header(self.session, self.send_step[i], len);
+        // The payload is `data`'s own bytes (no copy) wherever the encoding is the memory layout.
+        let mut scratch = Vec::new();
+        let payload = R::wire_bytes(data, &mut scratch);
         self.send_step[i] += 1;
-        self.stats.bytes_sent += f.len() as u64;
+        self.stats.bytes_sent += (header.len() + payload.len()) as u64;
         self.stats.payload_bytes_sent += len as u64;
         self.stats.frames_sent += 1;
         self.transport
-            .send(to, f)
+            .send_parts(to, &header, payload)
             .map_err(|source| self.poison(Error::Transport { peer: to, source }))
     }
 
@@ -270,16 +308,13 @@ impl<T: Transport> Ctx<T> {
         n: usize,
         out: &mut Vec<R>,
     ) -> Result<(), Error> {
-        let f = match self.transport.recv(from).await {
-            Ok(f) => f,
-            Err(source) => return Err(self.poison(Error::Transport { peer: from, source })),
-        };
-        let checked =
-            frame::check(&f, self.session, self.recv_step[i], n * R::BYTES).and_then(|p| {
-                match R::first_invalid(p) {
-                    Some(at) => Err(FrameError::InvalidElement(at / R::BYTES)),
-                    None => Ok(p),
-                }
+        if let Err(source) = self.transport.recv_into(from, &mut self.recv_buf).await {
+            return Err(self.poison(Error::Transport { peer: from, source }));
+        }
+        let checked = frame::check(&self.recv_buf, self.session, self.recv_step[i], n * R::BYTES)
+            .and_then(|p| match R::first_invalid(p) {
+                Some(at) => Err(FrameError::InvalidElement(at / R::BYTES)),
+                None => Ok(p),
             });
         match checked {
             Ok(payload) => {
@@ -289,5 +324,97 @@ impl<T: Transport> Ctx<T> {
             }
             Err(reason) => Err(self.poison(Error::PeerMisbehaved { peer: from, reason })),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::rep3::Rep3;
+    use crate::ring::Z64;
+    use crate::testing::{self, MemTransport, Net};
+
+    /// A transport with only the borrowed-slice methods, as the wasm one copies frames: `send`
+    /// and `recv` panic, so the context must use `send_parts` and `recv_into`.
+    struct Borrowing {
+        inner: MemTransport,
+        /// Frames received, and how many of them found `buf` already big enough.
+        received: Rc<Cell<(usize, usize)>>,
+    }
+
+    impl Transport for Borrowing {
+        fn send(&mut self, _: PartyId, _: Vec<u8>) -> Result<(), TransportError> {
+            unreachable!("the context sends through send_parts")
+        }
+
+        async fn recv(&mut self, _: PartyId) -> Result<Vec<u8>, TransportError> {
+            unreachable!("the context receives through recv_into")
+        }
+
+        fn send_parts(
+            &mut self,
+            to: PartyId,
+            header: &[u8],
+            payload: &[u8],
+        ) -> Result<(), TransportError> {
+            self.inner.send(to, [header, payload].concat())
+        }
+
+        async fn recv_into(
+            &mut self,
+            from: PartyId,
+            buf: &mut Vec<u8>,
+        ) -> Result<(), TransportError> {
+            let frame = self.inner.recv(from).await?;
+            let (n, reused) = self.received.get();
+            self.received.set((n + 1, reused + usize::from(buf.capacity() >= frame.len())));
+            buf.clear();
+            buf.extend_from_slice(&frame);
+            Ok(())
+        }
+    }
+
+    async fn program<T: Transport>(mut p: Rep3<T>) -> Result<(Vec<Vec<Z64>>, Stats), Error> {
+        let x = p.random::<Z64>(300);
+        let y = p.random::<Z64>(300);
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            let z = p.mul(&x, &y).await?;
+            out.push(p.reveal(z).await?);
+        }
+        Ok((out, p.ctx().stats()))
+    }
+
+    #[test]
+    fn a_transport_may_send_borrowed_parts_and_receive_into_the_contexts_buffer() {
+        let plain = testing::run_rep3(5, program::<MemTransport>);
+
+        let net = Net::new(3);
+        let received = Rc::new(Cell::new((0, 0)));
+        let seeds = testing::rep3_seeds(5);
+        type Out = Result<(Vec<Vec<Z64>>, Stats), Error>;
+        let futs: Vec<testing::PartyFuture<'_, Out>> = seeds
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let me = PartyId(i as u8);
+                let t = Borrowing { inner: net.transport(me), received: received.clone() };
+                let ctx = Ctx::new(me, 3, SessionId([1; 16]), t);
+                Box::pin(async move { program(Rep3::setup(ctx, s).await?).await })
+                    as testing::PartyFuture<'_, Out>
+            })
+            .collect();
+        let borrowed: Vec<_> = net.run(futs).into_iter().map(|r| r.unwrap()).collect();
+        assert_eq!(borrowed, plain, "same outputs and counters as with owned frames");
+        let (frames, reused) = received.get();
+        // Each party receives 2 frames in the setup, then 1 per mul and 1 per reveal.
+        assert_eq!(frames, 3 * (2 + 3 * 2));
+        assert!(
+            reused >= frames / 2,
+            "buf keeps its allocation between frames ({reused}/{frames})"
+        );
     }
 }

@@ -103,6 +103,10 @@ impl Ring for F67 {
         dst.extend_from_slice(bytemuck::cast_slice(src));
     }
 
+    fn wire_bytes<'a>(src: &'a [Self], _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        bytemuck::cast_slice(src)
+    }
+
     fn decode(src: &[u8], dst: &mut Vec<Self>) {
         // Callers check `first_invalid` first; reducing here keeps the type's invariant even
         // if one does not.

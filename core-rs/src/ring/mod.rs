@@ -49,6 +49,14 @@ pub trait Ring:
 
     /// Appends `src` to `dst`, little-endian, `BYTES` per element.
     fn encode(src: &[Self], dst: &mut Vec<u8>);
+    /// The wire encoding of `src` (as [`Ring::encode`] writes it), borrowed from `src` itself
+    /// where the encoding is the in-memory layout (every type here on little-endian targets),
+    /// otherwise encoded into `scratch`. Frames are sent from it without an encoding copy.
+    fn wire_bytes<'a>(src: &'a [Self], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        scratch.clear();
+        Self::encode(src, scratch);
+        scratch
+    }
     /// Decodes exactly `src.len() / BYTES` elements; the caller checks that the length divides.
     fn decode(src: &[u8], dst: &mut Vec<Self>);
     /// Fills `out` with uniformly random elements drawn from `prg`.
@@ -184,6 +192,10 @@ macro_rules! int_ring {
                 codec::encode(src, dst);
             }
 
+            fn wire_bytes<'a>(src: &'a [Self], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+                codec::wire_bytes(src, scratch)
+            }
+
             fn decode(src: &[u8], dst: &mut Vec<Self>) {
                 codec::decode(src, dst);
             }
@@ -311,6 +323,10 @@ impl Ring for Bits {
         codec::encode(src, dst);
     }
 
+    fn wire_bytes<'a>(src: &'a [Self], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        codec::wire_bytes(src, scratch)
+    }
+
     fn decode(src: &[u8], dst: &mut Vec<Self>) {
         codec::decode(src, dst);
     }
@@ -331,6 +347,16 @@ mod codec {
         if cfg!(target_endian = "big") {
             swap_words::<T>(&mut dst[start..]);
         }
+    }
+
+    /// `src`'s encoding: `src`'s own bytes on little-endian targets, else encoded into `scratch`.
+    pub(super) fn wire_bytes<'a, T: Pod>(src: &'a [T], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        if cfg!(target_endian = "little") {
+            return bytemuck::cast_slice(src);
+        }
+        scratch.clear();
+        encode(src, scratch);
+        scratch
     }
 
     pub(super) fn decode<T: Pod>(src: &[u8], dst: &mut Vec<T>) {
@@ -377,6 +403,21 @@ mod tests {
         let mut back = Vec::new();
         Z32::decode(&buf, &mut back);
         assert_eq!(back, v);
+    }
+
+    #[test]
+    fn wire_bytes_are_the_encoding() {
+        fn check<R: Ring>(v: &[R]) {
+            let mut encoded = Vec::new();
+            R::encode(v, &mut encoded);
+            let mut scratch = Vec::new();
+            assert_eq!(R::wire_bytes(v, &mut scratch), &encoded[..]);
+        }
+        check(&[Z32(1), Z32(0xdead_beef), Z32(u32::MAX)]);
+        check(&[Z64(3), Z64(u64::MAX - 7)]);
+        check(&[Bits(0x0123_4567_89ab_cdef)]);
+        check(&[F67::new(0), F67::new(66), F67::new(5)]);
+        check::<Z64>(&[]);
     }
 
     #[test]

@@ -31,7 +31,7 @@ impl SharedVec {
         let Some(v) = &self.inner else {
             return Err(js_error(
                 Code::ApiMisuse,
-                format!("{what}: the shares were already revealed"),
+                format!("{what}: the shares were already revealed or freed"),
             ));
         };
         if v.holder() != me {
@@ -58,10 +58,16 @@ impl SharedVec {
         self.inner.as_ref().map_or(0, |v| v.len())
     }
 
-    /// True once the shares were revealed.
+    /// True once the shares were revealed or released.
     #[wasm_bindgen(getter)]
     pub fn consumed(&self) -> bool {
         self.inner.is_none()
+    }
+
+    /// Drops the shares now, as a reveal would (their memory is reused by the next operation;
+    /// the garbage collector would free it only when it finalizes this handle). Idempotent.
+    pub fn release(&mut self) {
+        self.inner = None;
     }
 }
 
@@ -78,7 +84,7 @@ impl SharedBitVec {
 
     pub(crate) fn take(&mut self, what: &str) -> Result<SharedBits, JsValue> {
         self.inner.take().ok_or_else(|| {
-            js_error(Code::ApiMisuse, format!("{what}: the bits were already revealed"))
+            js_error(Code::ApiMisuse, format!("{what}: the bits were already revealed or freed"))
         })
     }
 
@@ -93,6 +99,11 @@ impl SharedBitVec {
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> usize {
         self.inner.as_ref().map_or(0, SharedBits::len)
+    }
+
+    /// Drops the bits now, as a reveal would. Idempotent.
+    pub fn release(&mut self) {
+        self.inner = None;
     }
 }
 

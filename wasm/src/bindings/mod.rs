@@ -298,7 +298,10 @@ impl Party {
     #[wasm_bindgen(js_name = revealBits)]
     pub fn reveal_bits(&self, b: &mut SharedBitVec) -> Result<Promise, JsValue> {
         if b.is_consumed() {
-            return Err(js_error(Code::ApiMisuse, "revealBits: the bits were already revealed"));
+            return Err(js_error(
+                Code::ApiMisuse,
+                "revealBits: the bits were already revealed or freed",
+            ));
         }
         self.session.idle()?;
         let b = b.take("revealBits")?;

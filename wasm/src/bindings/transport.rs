@@ -1,7 +1,10 @@
 //! The core's [`Transport`] over a JavaScript object `{ send(to, frame), recv(from) }`.
 //!
 //! `send` must only queue the frame (never wait for the peer); `recv` returns a promise of the
-//! next frame from that peer. A thrown error or a rejected promise becomes a [`TransportError`]:
+//! next frame from that peer. Two optional methods let a transport recycle frame buffers:
+//! `allocFrame(to, length)` gives the buffer the next frame to `to` is written into (else a new
+//! `Uint8Array`), and `releaseFrame(from, frame)` hands back a received frame once its bytes
+//! are copied into wasm memory. A thrown error or a rejected promise becomes a [`TransportError`]:
 //! `code: "CLOSED"` maps to [`TransportError::Closed`], `code: "TIMEOUT"` (with an optional
 //! `timeoutMs`) to [`TransportError::Timeout`], anything else to [`TransportError::Io`] with
 //! the error's message.
@@ -20,6 +23,10 @@ export interface RawTransport {
   send(to: number, frame: Uint8Array): void;
   /** Resolves with the next frame from party `from`, in order. */
   recv(from: number): Promise<Uint8Array>;
+  /** Optional: a buffer of exactly `length` bytes for the next frame to party `to`. */
+  allocFrame?(to: number, length: number): Uint8Array;
+  /** Optional: the party is done with `frame`, received from party `from`. */
+  releaseFrame?(from: number, frame: Uint8Array): void;
 }
 "#;
 
@@ -34,37 +41,103 @@ extern "C" {
 
     #[wasm_bindgen(method, catch, js_name = recv)]
     fn recv_frame(this: &RawTransport, from: u32) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = allocFrame)]
+    fn alloc_frame(this: &RawTransport, to: u32, length: u32) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = releaseFrame)]
+    fn release_frame(
+        this: &RawTransport,
+        from: u32,
+        frame: &Uint8Array,
+    ) -> Result<JsValue, JsValue>;
 }
 
 /// The core's transport over a [`RawTransport`].
 pub(crate) struct JsTransport {
     raw: RawTransport,
+    /// Whether `raw` has `allocFrame` and `releaseFrame` (looked up once).
+    recycles: [bool; 2],
 }
 
 impl JsTransport {
     pub(crate) fn new(raw: RawTransport) -> Self {
-        Self { raw }
+        let has = |name: &str| {
+            Reflect::get(&raw, &JsValue::from_str(name)).is_ok_and(|f| f.is_function())
+        };
+        let recycles = [has("allocFrame"), has("releaseFrame")];
+        Self { raw, recycles }
+    }
+
+    /// A JS buffer of `length` bytes for the next frame to `to`.
+    fn frame_buffer(&self, to: PartyId, length: u32) -> Result<Uint8Array, TransportError> {
+        if !self.recycles[0] {
+            return Ok(Uint8Array::new_with_length(length));
+        }
+        let b = self.raw.alloc_frame(to.0.into(), length).map_err(|e| transport_error(&e))?;
+        match b.dyn_into::<Uint8Array>() {
+            Ok(b) if b.length() == length => Ok(b),
+            _ => Err(TransportError::Io(format!(
+                "transport allocFrame({}, {length}) returned no Uint8Array of {length} bytes",
+                to.0
+            ))),
+        }
+    }
+
+    /// Hands `frame`, a JS buffer (never a view into wasm memory, which would not survive), to
+    /// the JS transport, which may keep it.
+    fn send_js(&self, to: PartyId, frame: Uint8Array) -> Result<(), TransportError> {
+        self.raw.send_frame(to.0.into(), frame).map(drop).map_err(|e| transport_error(&e))
+    }
+
+    /// The next frame from `from`, still in JS memory.
+    async fn recv_js(&self, from: PartyId) -> Result<Uint8Array, TransportError> {
+        let pending = self.raw.recv_frame(from.0.into()).map_err(|e| transport_error(&e))?;
+        let value =
+            JsFuture::from(Promise::resolve(&pending)).await.map_err(|e| transport_error(&e))?;
+        value.dyn_into::<Uint8Array>().map_err(|_| {
+            TransportError::Io(format!(
+                "transport recv({}) resolved with something other than a Uint8Array",
+                from.0
+            ))
+        })
     }
 }
 
 impl Transport for JsTransport {
     fn send(&mut self, to: PartyId, frame: Vec<u8>) -> Result<(), TransportError> {
-        // `from` copies into a fresh JS buffer: a view into wasm memory would not survive.
-        let frame = Uint8Array::from(frame.as_slice());
-        self.raw.send_frame(to.0.into(), frame).map(drop).map_err(|e| transport_error(&e))
+        self.send_parts(to, &frame, &[])
+    }
+
+    /// One copy, from the caller's slices straight into the JS buffer: no frame assembled in
+    /// wasm memory first.
+    fn send_parts(
+        &mut self,
+        to: PartyId,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<(), TransportError> {
+        let (h, len) = (header.len() as u32, (header.len() + payload.len()) as u32);
+        let frame = self.frame_buffer(to, len)?;
+        frame.subarray(0, h).copy_from(header);
+        frame.subarray(h, len).copy_from(payload);
+        self.send_js(to, frame)
     }
 
     async fn recv(&mut self, from: PartyId) -> Result<Vec<u8>, TransportError> {
-        let pending = self.raw.recv_frame(from.0.into()).map_err(|e| transport_error(&e))?;
-        let value =
-            JsFuture::from(Promise::resolve(&pending)).await.map_err(|e| transport_error(&e))?;
-        match value.dyn_into::<Uint8Array>() {
-            Ok(frame) => Ok(frame.to_vec()),
-            Err(_) => Err(TransportError::Io(format!(
-                "transport recv({}) resolved with something other than a Uint8Array",
-                from.0
-            ))),
+        Ok(self.recv_js(from).await?.to_vec())
+    }
+
+    /// One copy, into `buf`'s allocation: only a frame longer than any before grows it, and
+    /// only the bytes past its current length are zeroed first.
+    async fn recv_into(&mut self, from: PartyId, buf: &mut Vec<u8>) -> Result<(), TransportError> {
+        let frame = self.recv_js(from).await?;
+        buf.resize(frame.length() as usize, 0);
+        frame.copy_to(buf);
+        if self.recycles[1] {
+            self.raw.release_frame(from.0.into(), &frame).map_err(|e| transport_error(&e))?;
         }
+        Ok(())
     }
 }
 
