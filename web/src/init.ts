@@ -6,7 +6,12 @@
 import { RingfenceError } from './errors.js';
 import type { WasmModule } from './wasm-api.js';
 
-/** Where the two modules come from; each entry is a URL, a path (Node) or the module's bytes. */
+/**
+ * Where the two modules come from; each entry is a URL, a path (Node), the module's bytes, or a
+ * compiled `WebAssembly.Module`. Edge runtimes that compile no wasm from bytes (Cloudflare
+ * Workers, workerd) need the compiled module, imported from the bundle:
+ * `import simd from 'ringfence/wasm-simd.wasm'; await init({ wasm: { simd } })`.
+ */
 export interface WasmSources {
   /** The module built with `simd128`. @defaultValue `./wasm-simd/ringfence_wasm_bg.wasm` next to this file */
   simd?: string | URL | BufferSource | WebAssembly.Module;
@@ -110,13 +115,30 @@ async function load(
   } catch (e) {
     throw new RingfenceError('WASM_LOAD', `cannot load the ${choice} glue module (run \`npm run build:wasm -w web\`)`, { cause: e });
   }
-  const source = sources[choice] ?? new URL(`./wasm-${choice}/ringfence_wasm_bg.wasm`, import.meta.url);
+  let source = sources[choice];
+  if (source === undefined) {
+    try {
+      source = new URL(`./wasm-${choice}/ringfence_wasm_bg.wasm`, import.meta.url);
+    } catch (e) {
+      // Workers give bundled modules no URL (`import.meta.url` is undefined).
+      throw new RingfenceError('WASM_LOAD', `cannot locate the ${choice} module next to the SDK (${String(e)}): ${edgeHint(choice)}`, { cause: e });
+    }
+  }
   try {
     await glue.default({ module_or_path: await moduleBytes(source) });
   } catch (e) {
-    throw new RingfenceError('WASM_LOAD', `cannot instantiate the ${choice} WebAssembly module: ${String(e)}`, { cause: e });
+    const hint = /disallowed by embedder/i.test(String(e)) ? `; ${edgeHint(choice)}` : '';
+    throw new RingfenceError('WASM_LOAD', `cannot instantiate the ${choice} WebAssembly module: ${String(e)}${hint}`, { cause: e });
   }
   return { glue, info: { simdSupported: supported, module: choice } };
+}
+
+/** What to do in a runtime that compiles no wasm from bytes, or gives modules no URL (Workers). */
+function edgeHint(choice: 'simd' | 'nosimd'): string {
+  return (
+    `in Cloudflare Workers / workerd, import the compiled module from the bundle and pass it: ` +
+    `\`import ${choice} from 'ringfence/wasm-${choice}.wasm'; await init({ wasm: { ${choice} } })\``
+  );
 }
 
 /** Reads a module given as bytes, a compiled module, a URL or (in Node) a path. */

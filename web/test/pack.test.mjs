@@ -70,4 +70,9 @@ test('npm pack ships both wasm modules, the types and the README; the tarball in
   const installed = join(project, 'node_modules', 'ringfence');
   const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   assert.match(readFileSync(join(installed, manifest.exports['.'].types), 'utf8'), /export \{ DaBitStore, Party,/);
+  // So are the wasm modules bundlers import for edge workers (`ringfence/wasm-simd.wasm`).
+  for (const kind of ['simd', 'nosimd']) {
+    const wasm = readFileSync(join(installed, manifest.exports[`./wasm-${kind}.wasm`]));
+    assert.ok(WebAssembly.validate(wasm), `the export ./wasm-${kind}.wasm is a valid module`);
+  }
 });
