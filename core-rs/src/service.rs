@@ -8,9 +8,10 @@
 //!  client                       P0, P1, P2
 //!  Request ───────────────────▶ (each)            model, backend, output, batch      1 round
 //!                               P_i ↔ P_j          the parties compare the requests   1 round
+//!                                                  (P0 adds the id of a stocked run, if any)
 //!  ◀─────────────────────────── ModelInfo (each)  input/output sizes, or a refusal   1 round
 //!  ··· setup: model weights shared by P0, masks, preprocessing (METEOR: the client
-//!      receives its input mask) ···
+//!      receives its input mask; with a run made ahead of demand, see [`stock`], only that) ···
 //!  input shares / masked input ▶                                                       1 round
 //!  ··· online inference ···
 //!  ◀─────────────────────────── output shares                                          1 round
@@ -69,6 +70,9 @@ use crate::rep3::Rep3;
 use crate::ring::fixed::FixedPoint;
 use crate::ring::Z64;
 use crate::Error;
+
+pub mod stock;
+use stock::Shelf;
 
 /// The client's participant id in a classification session (compute parties are 0, 1, 2).
 pub const CLIENT: PartyId = PartyId(3);
@@ -252,6 +256,7 @@ struct Served {
 pub struct Catalog {
     models: Vec<Served>,
     max_batch: usize,
+    shelf: Option<std::sync::Arc<Shelf>>,
 }
 
 impl core::fmt::Debug for Catalog {
@@ -267,7 +272,19 @@ impl core::fmt::Debug for Catalog {
 impl Catalog {
     /// An empty catalogue accepting requests of at most `max_batch` samples.
     pub fn new(max_batch: usize) -> Self {
-        Self { models: Vec::new(), max_batch }
+        Self { models: Vec::new(), max_batch, shelf: None }
+    }
+
+    /// Serves METEOR requests of one sample from setup runs made ahead of demand on `shelf`
+    /// when one is ready (see [`stock`]); all three parties must use one, filled by the same
+    /// mesh. Other requests, and any when the shelf is empty, run their setup in the session.
+    pub fn with_shelf(mut self, shelf: std::sync::Arc<Shelf>) -> Self {
+        self.shelf = Some(shelf);
+        self
+    }
+
+    fn find(&self, name: &str) -> Option<&Served> {
+        self.models.iter().find(|m| m.name == name)
     }
 
     /// Serves `shape` under `name`; the owner passes the weights (`plan`), others `None`.
@@ -283,7 +300,7 @@ impl Catalog {
 
     /// Checks a request against what this party serves; `Err` is the refusal reason.
     fn admit(&self, req: &Request) -> Result<(&Served, ModelInfo), String> {
-        let m = self.models.iter().find(|m| m.name == req.model).ok_or_else(|| {
+        let m = self.find(&req.model).ok_or_else(|| {
             format!("unknown model {:?}; served: {}", req.model, self.names().join(", "))
         })?;
         if req.batch == 0 || req.batch > self.max_batch {
@@ -324,8 +341,12 @@ pub enum Stage {
         /// The request.
         request: Request,
     },
-    /// Weights shared and preprocessing made; the online phase starts.
-    SetupDone,
+    /// Weights shared and preprocessing made (or a run made ahead of demand taken, `stocked`);
+    /// the online phase starts.
+    SetupDone {
+        /// Whether the setup material was made ahead of demand ([`stock`]).
+        stocked: bool,
+    },
     /// The result was sent to the client.
     OnlineDone,
 }
@@ -360,22 +381,40 @@ pub async fn serve<T: Transport>(
     ctx.round();
     let words = ctx.recv::<Z64>(client, REQUEST_WORDS).await?;
     // The parties compare the raw request before interpreting it, so all of them refuse or
-    // accept together.
+    // accept together. P0 adds the id of the stocked setup run it took for this session (0:
+    // none), in the same message.
     ctx.round();
     let others: Vec<PartyId> = (0..3).map(PartyId).filter(|&j| j != me).collect();
-    for &j in &others {
-        ctx.send(j, &words)?;
-    }
     let mut verdict = Request::decode(&words).and_then(|r| catalog.admit(&r).map(|a| (r, a)));
+    let shelf = catalog.shelf.as_deref();
+    let mut stocked = match (&verdict, shelf) {
+        (Ok((r, _)), Some(shelf)) if me == MODEL_OWNER && stockable(r) => {
+            stock::take_for_session(shelf, &r.model)
+        }
+        _ => None,
+    };
+    let mut mine = words.clone();
+    mine.push(stock::ticket(stocked.as_ref()));
     for &j in &others {
-        if ctx.recv::<Z64>(j, REQUEST_WORDS).await? != words {
+        ctx.send(j, &mine)?;
+    }
+    let mut ticket = 0;
+    for &j in &others {
+        let theirs = ctx.recv::<Z64>(j, REQUEST_WORDS + 1).await?;
+        if theirs[..REQUEST_WORDS] != words[..] {
             verdict = Err(format!("the client sent {j} and {me} different requests"));
+        }
+        if j == MODEL_OWNER {
+            ticket = theirs[REQUEST_WORDS].0;
         }
     }
     ctx.round();
     let (request, (served, info)) = match verdict {
         Ok(v) => v,
         Err(reason) => {
+            if let (Some(run), Some(shelf), Ok(r)) = (stocked, shelf, Request::decode(&words)) {
+                stock::give_back(shelf, &r.model, run);
+            }
             let mut msg =
                 vec![Z64(MAGIC << 32 | u64::from(VERSION) << 24 | 1), Z64(0), Z64(0), Z64(0)];
             let text = encode_text(&reason);
@@ -397,11 +436,27 @@ pub async fn serve<T: Transport>(
     }
     match request.backend {
         Backend::Meteor => {
-            use nn::meteor::{infer, preprocess, share_model};
+            use nn::meteor::{deliver_input_mask, infer, preprocess, share_model};
             let mut m = Meteor::new(p);
-            let model = share_model(&mut m, MODEL_OWNER, owner_plan, &served.shape).await?;
-            let mut prep = preprocess(&mut m, &model, batch, client).await?;
-            observe(&Stage::SetupDone, m.rep3().ctx().stats());
+            if me != MODEL_OWNER && ticket != 0 {
+                let shelf = shelf.ok_or_else(|| {
+                    Error::PreprocessingExhausted(
+                        "P0 named a stocked setup run, but this party keeps none".into(),
+                    )
+                })?;
+                stocked = Some(stock::take_named(shelf, &request.model, ticket)?);
+            }
+            let from_stock = stocked.is_some();
+            let (model, mut prep) = match stocked {
+                Some(run) => (run.model, run.prep),
+                _ => {
+                    let model = share_model(&mut m, MODEL_OWNER, owner_plan, &served.shape).await?;
+                    let prep = preprocess(&mut m, &model, batch, client).await?;
+                    (std::sync::Arc::new(model), prep)
+                }
+            };
+            deliver_input_mask(&mut m, &prep).await?;
+            observe(&Stage::SetupDone { stocked: from_stock }, m.rep3().ctx().stats());
             let mask = prep.take_input_mask()?;
             let x = m.share(client, None, mask).await?;
             let y = infer(&mut m, &model, x, prep).await?;
@@ -414,7 +469,7 @@ pub async fn serve<T: Transport>(
         Backend::Rep3 => {
             let model = nn::share_model(&mut p, MODEL_OWNER, owner_plan, &served.shape).await?;
             let prep = nn::preprocess(&mut p, &served.shape, batch, request.output).await?;
-            observe(&Stage::SetupDone, p.ctx().stats());
+            observe(&Stage::SetupDone { stocked: false }, p.ctx().stats());
             let x = p.input_from_client::<Z64>(client, batch * served.shape.input_len).await?;
             let y = nn::infer(&mut p, &model, x, prep).await?;
             p.reveal_to_client(client, y).await?;
@@ -423,6 +478,11 @@ pub async fn serve<T: Transport>(
             Ok((p, Outcome::Answered))
         }
     }
+}
+
+/// Whether a request can use a stocked run (METEOR, one sample: what the mesh makes).
+fn stockable(r: &Request) -> bool {
+    r.backend == Backend::Meteor && r.batch == 1
 }
 
 fn used_up() -> Error {

@@ -4,7 +4,7 @@
 
 use ringfence_core::meteor::Meteor;
 use ringfence_core::net::PartyId;
-use ringfence_core::nn::meteor::{infer, online_cost, preprocess, share_model};
+use ringfence_core::nn::meteor::{deliver_input_mask, infer, online_cost, preprocess, share_model};
 use ringfence_core::nn::{
     argmax_rows, import_onnx, ConvGeom, Dense, FixedPlan, Layer, Model, PoolGeom, DEFAULT_FRAC_BITS,
 };
@@ -235,6 +235,7 @@ fn client_input_and_output_with_nn_a_on_meteor() {
             let mut p = Meteor::new(Rep3::setup(ctx, seeds).await?);
             let model = share_model(&mut p, PartyId(0), (i == 0).then_some(plan), shape).await?;
             let mut prep = preprocess(&mut p, &model, batch, client).await?;
+            deliver_input_mask(&mut p, &prep).await?;
             let mask = prep.take_input_mask()?;
             let sx = p.share(client, None, mask).await?;
             let y = infer(&mut p, &model, sx, prep).await?;

@@ -5,13 +5,16 @@ mod common;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
+use ringfence_core::meteor::Meteor;
 use ringfence_core::net::{Ctx, PartyId, SessionId, Stats};
 use ringfence_core::nn::{argmax_rows, import_onnx, FixedPlan, Output, DEFAULT_FRAC_BITS};
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::fixed::FixedPoint;
 use ringfence_core::ring::Z64;
+use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
 use ringfence_core::service::{
     self, Backend, Catalog, Classification, Outcome, Request, Stage, CLIENT,
 };
@@ -60,13 +63,24 @@ fn run_seeded<'a, C>(
 where
     C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
 {
+    run_catalogs(seed, [0, 1, 2].map(|i| catalog(i, plan)), client)
+}
+
+/// [`run_seeded`] with each party's catalogue given.
+fn run_catalogs<'a, C>(
+    seed: u64,
+    catalogs: [Catalog; 3],
+    client: C,
+) -> (Vec<PartyResult>, Result<Classification, Error>)
+where
+    C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
+{
     let net = testing::Net::new(4);
     let mut futs: Vec<Fut<'a, Out>> = Vec::new();
-    for (i, seeds) in testing::rep3_seeds(seed).into_iter().enumerate() {
+    for ((i, seeds), cat) in testing::rep3_seeds(seed).into_iter().enumerate().zip(catalogs) {
         let me = PartyId(i as u8);
         let ctx = Ctx::new(me, 4, SessionId([3; 16]), net.transport(me));
         futs.push(Box::pin(async move {
-            let cat = catalog(i as u8, plan);
             let mut stages = Vec::new();
             let r = async {
                 let p = Rep3::setup(ctx, seeds).await?;
@@ -144,7 +158,7 @@ fn both_backends_classify_like_the_plaintext_plan() {
             assert!(
                 matches!(&stages[0], Stage::Accepted { request } if request.backend == backend)
             );
-            assert_eq!(&stages[1..], &[Stage::SetupDone, Stage::OnlineDone]);
+            assert_eq!(&stages[1..], &[Stage::SetupDone { stocked: false }, Stage::OnlineDone]);
         }
     }
     // What the parties received is fresh randomness each run, never the input.
@@ -265,5 +279,109 @@ fn bad_input_fails_before_it_is_sent() {
                 || matches!(e, Error::OutOfRange(_)),
             "{e:?}"
         );
+    }
+}
+
+/// The three parties' mesh on its own network: opens an epoch and makes runs until P0 has
+/// `runs` of "logreg" on its shelf. Returns each party's steps.
+fn fill_shelves(plan: &FixedPlan<Z64>, shelves: &[Arc<Shelf>; 3], runs: usize) -> Vec<Vec<Step>> {
+    let net = testing::Net::new(3);
+    let targets = [Target { model: "logreg".into(), runs }];
+    let mut futs: Vec<Fut<'_, Result<Vec<Step>, Error>>> = Vec::new();
+    for (i, seeds) in testing::rep3_seeds(11).into_iter().enumerate() {
+        let me = PartyId(i as u8);
+        let ctx = Ctx::new(me, 3, SessionId([9; 16]), net.transport(me));
+        let (shelf, targets) = (shelves[i].clone(), &targets);
+        futs.push(Box::pin(async move {
+            let mut m = Meteor::new(Rep3::setup(ctx, seeds).await?);
+            let cat = catalog(i as u8, plan);
+            let mut mesh = Mesh::start(&mut m, &cat, targets, &shelf, 0xabcd).await?;
+            assert_eq!(mesh.epoch(), 0xabcd);
+            let mut steps = Vec::new();
+            loop {
+                let step = mesh.step(&mut m, &shelf).await?;
+                let idle = step == Step::Idle;
+                steps.push(step);
+                if idle {
+                    return Ok(steps);
+                }
+            }
+        }));
+    }
+    net.run(futs).into_iter().map(Result::unwrap).collect()
+}
+
+#[test]
+fn runs_made_ahead_of_demand_serve_sessions_once_then_the_setup_runs_in_the_session() {
+    let plan = logreg_plan();
+    let shelves: [Arc<Shelf>; 3] = Default::default();
+    let steps = fill_shelves(&plan, &shelves, 2);
+    for (i, s) in steps.iter().enumerate() {
+        assert_eq!(s.len(), 3, "P{i}: two runs, then idle");
+        let Step::Made { model, ready, cost } = &s[1] else { panic!("P{i}: {s:?}") };
+        assert_eq!((model.as_str(), *ready), ("logreg", 2));
+        assert!(cost.bytes_sent > 0, "making a run communicates");
+    }
+    for sh in &shelves {
+        assert_eq!(sh.counts(), vec![("logreg".to_string(), 2)]);
+    }
+    // Debug output names counts, never material.
+    assert_eq!(format!("{:?}", shelves[0]), r#"Shelf { ready: [("logreg", 2)] }"#);
+
+    let x = digits(1);
+    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
+    let plain = plan.eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), 1).unwrap();
+    let want = argmax_rows(&plain.iter().map(|&v| fp.decode(v)).collect::<Vec<_>>(), 10);
+    let stocked_catalogs =
+        || [0, 1, 2].map(|i| catalog(i, &plan).with_shelf(shelves[i as usize].clone()));
+    let setup_bytes = |parties: &[PartyResult]| -> Vec<bool> {
+        parties
+            .iter()
+            .map(|p| matches!(&p.as_ref().unwrap().1[1], Stage::SetupDone { stocked: true }))
+            .collect()
+    };
+    for left in [1, 0] {
+        let req = Request::new("logreg", Backend::Meteor, 1);
+        let (parties, out) = run_catalogs(3, stocked_catalogs(), classify(req, x.clone()));
+        assert_eq!(out.unwrap().classes, want);
+        assert_eq!(setup_bytes(&parties), [true; 3], "a stocked run was used by all three");
+        for sh in &shelves {
+            assert_eq!(sh.ready("logreg"), left, "single use: the run left every shelf");
+        }
+    }
+    // The shelf is empty: the next session makes its own setup, and still answers right.
+    let req = Request::new("logreg", Backend::Meteor, 1);
+    let (parties, out) = run_catalogs(3, stocked_catalogs(), classify(req, x.clone()));
+    assert_eq!(out.unwrap().classes, want);
+    assert_eq!(setup_bytes(&parties), [false; 3]);
+    // Batches other than one, and rep3, never take a stocked run.
+    let _ = fill_shelves(&plan, &shelves, 1);
+    for req in
+        [Request::new("logreg", Backend::Meteor, 2), Request::new("logreg", Backend::Rep3, 1)]
+    {
+        let input = digits(req.batch);
+        let (parties, out) = run_catalogs(3, stocked_catalogs(), classify(req, input));
+        out.unwrap();
+        assert_eq!(setup_bytes(&parties), [false; 3]);
+        assert_eq!(shelves[0].ready("logreg"), 1);
+    }
+}
+
+#[test]
+fn a_party_without_the_named_run_fails_the_session_clearly() {
+    let plan = logreg_plan();
+    let shelves: [Arc<Shelf>; 3] = Default::default();
+    fill_shelves(&plan, &shelves, 1);
+    // P2 restarted: its shelf is new and empty.
+    let mut catalogs = [0, 1, 2].map(|i| catalog(i, &plan).with_shelf(shelves[i as usize].clone()));
+    catalogs[2] = catalog(2, &plan).with_shelf(Arc::new(Shelf::new()));
+    let req = Request::new("logreg", Backend::Meteor, 1);
+    let (parties, out) = run_catalogs(3, catalogs, classify(req, digits(1)));
+    assert!(out.is_err());
+    match &parties[2] {
+        Err(Error::PreprocessingExhausted(why)) => {
+            assert!(why.contains("does not hold"), "{why}");
+        }
+        other => panic!("P2: {other:?}"),
     }
 }

@@ -55,6 +55,11 @@ struct Deployment {
 
 impl Deployment {
     fn start(tag: &str) -> Self {
+        Self::start_with(tag, "")
+    }
+
+    /// A deployment whose parties' configurations get `extra` before their `[[model]]`.
+    fn start_with(tag: &str, extra: &str) -> Self {
         let dir =
             std::env::temp_dir().join(format!("ringfence-deploy-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -94,7 +99,7 @@ impl Deployment {
             let cfg = format!(
                 "party = {i}\ndeployment = \"acme\"\nrelay = \"{url}\"\nkey_file = \"p{i}.key\"\n\
                  token_file = \"p{i}.token\"\npublic_keys = {keys:?}\ntimeout_ms = {PARTY_TIMEOUT_MS}\n\
-                 [[model]]\nname = \"nn-a\"\npath = \"{}\"\n",
+                 {extra}\n[[model]]\nname = \"nn-a\"\npath = \"{}\"\n",
                 models.join("nn-a.onnx").display()
             );
             std::fs::write(p(&format!("p{i}.toml")), cfg).unwrap();
@@ -352,4 +357,67 @@ fn a_vanished_client_or_a_killed_party_ends_the_session_and_the_deployment_recov
     d.start_party(1);
     let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(3, 1)));
     assert_eq!(got, Ok(set.expected(3, 1)[0]));
+}
+
+/// `[mesh]` with three loopback addresses free right now.
+fn mesh_section() -> String {
+    let held: Vec<_> =
+        (0..3).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let peers: Vec<String> =
+        held.iter().map(|l| format!("\"{}\"", l.local_addr().unwrap())).collect();
+    format!("[mesh]\npeers = [{}]", peers.join(", "))
+}
+
+#[test]
+fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
+    let mut d = Deployment::start_with("mesh", &mesh_section());
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    // Two runs of NN-A (the default) are made before any client asks.
+    for i in 0..3 {
+        assert_eq!(d.expect(i, "mesh_up")["party"], i);
+        for ready in [1, 2] {
+            let e = d.expect(i, "prepared");
+            assert_eq!(
+                (e["model"].as_str(), e["ready"].as_u64()),
+                (Some("nn-a"), Some(ready)),
+                "{e}"
+            );
+            assert!(e["bytes"].as_u64().unwrap() > 10_000, "{e}");
+        }
+    }
+    // A METEOR client takes one: the session's setup is only its input mask; the mesh refills.
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(0, 1)));
+    assert_eq!(got, Ok(set.expected(0, 1)[0]));
+    for i in 0..3 {
+        let e = d.expect(i, "answered");
+        assert_eq!(e["stocked"], true, "{e}");
+        // The request comparison, the model's info, the mask (784 words) and the barrier.
+        assert!(e["setup_bytes"].as_u64().unwrap() < 8_000, "{e}");
+        assert_eq!(d.expect(i, "prepared")["ready"], 2);
+    }
+    // rep3 requests make their own setup.
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &set.samples(1, 1)));
+    assert_eq!(got, Ok(set.expected(1, 1)[0]));
+    for i in 0..3 {
+        assert_eq!(d.expect(i, "answered")["stocked"], false);
+    }
+    // P2 restarts: the others see the mesh go down; a new epoch starts with empty shelves and
+    // fills them again, and clients are served from it.
+    d.kill_party(2);
+    for i in 0..2 {
+        assert!(d.expect(i, "mesh_down")["error"].is_string());
+    }
+    d.start_party(2);
+    for i in 0..3 {
+        d.expect(i, "mesh_up");
+        for ready in [1, 2] {
+            assert_eq!(d.expect(i, "prepared")["ready"], ready);
+        }
+    }
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(2, 1)));
+    assert_eq!(got, Ok(set.expected(2, 1)[0]));
+    for i in 0..3 {
+        assert_eq!(d.expect(i, "answered")["stocked"], true);
+    }
 }

@@ -87,6 +87,13 @@ impl<R> MeteorPrep<R> {
         self.batch
     }
 
+    /// The input's mask, until [`MeteorPrep::take_input_mask`] moves it out.
+    pub fn input_mask(&self) -> Result<&InputMask<R>, Error> {
+        self.input
+            .as_ref()
+            .ok_or_else(|| Error::ApiMisuse("the input mask was already taken".into()))
+    }
+
     /// Moves the input's mask out (once) for [`Meteor::share`].
     pub fn take_input_mask(&mut self) -> Result<InputMask<R>, Error> {
         self.input.take().ok_or_else(|| Error::ApiMisuse("the input mask was already taken".into()))
@@ -147,9 +154,9 @@ pub async fn share_model<T: Transport, R: IntRing>(
 }
 
 /// Makes the setup material for one run of `model` on `batch` samples whose input is owned by
-/// `input_owner`: a compute party, or an external client (id ≥ 3, running
-/// [`crate::meteor::client::MeteorClient::receive_mask`] meanwhile), which receives its input's
-/// mask at the end of this setup. No input is needed.
+/// `input_owner`: a compute party, or an external client (id ≥ 3), which then receives its
+/// input's mask with [`deliver_input_mask`] — in this session, or in a later one when the
+/// material was made ahead of demand ([`crate::service::stock`]). No input is needed.
 pub async fn preprocess<T: Transport, R: IntRing>(
     p: &mut Meteor<T>,
     model: &MeteorModel<R>,
@@ -276,11 +283,17 @@ pub async fn preprocess<T: Transport, R: IntRing>(
             Pending::Scale(tp) => StepPrep::Scale(tp),
         });
     }
-    if input_owner.0 >= 3 {
-        // An external client: it learns its input's mask now (setup), never anything else.
-        p.deliver_mask(&input).await?;
-    }
     Ok(MeteorPrep { batch, input: Some(input), steps })
+}
+
+/// Hands an external client (the input's owner, id ≥ 3, running
+/// [`crate::meteor::client::MeteorClient::receive_mask`] meanwhile) its input's mask: it learns
+/// the mask, never anything else. 1 round.
+pub async fn deliver_input_mask<T: Transport, R: IntRing>(
+    p: &mut Meteor<T>,
+    prep: &MeteorPrep<R>,
+) -> Result<(), Error> {
+    p.deliver_mask(prep.input_mask()?).await
 }
 
 /// Runs the shared model on the shared input `x` (`batch × input_len`, from

@@ -81,7 +81,7 @@ impl Party {
                             accepted = Some(request.clone());
                             "accepted"
                         }
-                        Stage::SetupDone => "setup-done",
+                        Stage::SetupDone { .. } => "setup-done",
                         Stage::OnlineDone => "online-done",
                         // A stage added to the core later: not reported until named here.
                         _ => return,

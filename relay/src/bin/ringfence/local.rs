@@ -1,7 +1,9 @@
 //! A local deployment on 127.0.0.1: a relay (in this process, optionally with its WebTransport
 //! front end) that requires join tokens of the deployment `local`, and three `ringfence party`
-//! server processes waiting in its lobby, serving the given models. Used by `ringfence demo`
-//! and `ringfence local-deployment` (which the SDK's tests and the demo app start).
+//! server processes waiting in its lobby, serving the given models, linked directly to each
+//! other by a mesh on loopback ports that makes METEOR setup material ahead of demand (two
+//! runs per model). Used by `ringfence demo` and `ringfence local-deployment` (which the SDK's
+//! tests and the demo app start).
 //!
 //! Everything the deployment needs (identity keys, tokens, configuration files) is written to a
 //! fresh private directory, removed when the deployment is dropped; the deployment's signing
@@ -89,8 +91,9 @@ impl LocalDeployment {
         let exe = std::env::current_exe().map_err(|e| format!("locating this executable: {e}"))?;
         let (tx, events) = mpsc::channel();
         me.events = events;
+        let mesh = free_ports(3)?;
         for (i, k) in keys.iter().enumerate() {
-            let config = me.write_party(i, k, models, max_sessions)?;
+            let config = me.write_party(i, k, models, max_sessions, &mesh)?;
             let mut child = Command::new(&exe)
                 .args(["party", "--log", "json", "--config"])
                 .arg(&config)
@@ -135,6 +138,7 @@ impl LocalDeployment {
         k: &StaticKeypair,
         models: &[(String, PathBuf)],
         max_sessions: usize,
+        mesh: &[std::net::SocketAddr],
     ) -> Result<PathBuf, String> {
         write_secret(&self.dir.join(format!("p{i}.key")), &k.private.to_hex(), false)?;
         let token = Token {
@@ -152,6 +156,8 @@ impl LocalDeployment {
             self.relay,
             keys.join(", ")
         );
+        let peers: Vec<String> = mesh.iter().map(|a| format!("{:?}", a.to_string())).collect();
+        cfg.push_str(&format!("\n[mesh]\npeers = [{}]\n", peers.join(", ")));
         for (name, path) in models {
             let path =
                 std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -200,6 +206,29 @@ impl LocalDeployment {
     }
 }
 
+impl LocalDeployment {
+    /// Waits until every party has a run of `model` made ahead of demand (the mesh's
+    /// `prepared` events); returns how long that took, or `None` if `model` gets none (rep3,
+    /// trees) within `wait`.
+    pub(crate) fn wait_prepared(
+        &mut self,
+        model: &str,
+        wait: Duration,
+    ) -> Result<Option<f64>, String> {
+        let t0 = Instant::now();
+        let mut ready = [false; 3];
+        while !ready.iter().all(|&r| r) {
+            let left = (t0 + wait).saturating_duration_since(Instant::now());
+            match self.next_event(left)? {
+                Some((i, e)) if e["event"] == "prepared" && e["model"] == model => ready[i] = true,
+                Some(_) => {}
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(t0.elapsed().as_secs_f64()))
+    }
+}
+
 impl Drop for LocalDeployment {
     fn drop(&mut self) {
         for c in &mut self.procs {
@@ -220,6 +249,15 @@ fn private_dir() -> Result<PathBuf, String> {
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok(dir)
+}
+
+/// `n` loopback addresses free right now (the mesh's: the parties bind them a moment later).
+fn free_ports(n: usize) -> Result<Vec<std::net::SocketAddr>, String> {
+    let held = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("finding free loopback ports: {e}"))?;
+    held.iter().map(|l| l.local_addr().map_err(|e| e.to_string())).collect()
 }
 
 /// The shipped models a local deployment serves: every `models/NAME.onnx` the bench knows.

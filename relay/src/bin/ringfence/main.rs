@@ -15,6 +15,7 @@ mod join;
 mod keygen;
 mod load;
 mod local;
+mod mesh;
 mod msgs;
 mod party;
 pub(crate) mod relay;

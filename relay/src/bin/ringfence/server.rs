@@ -20,10 +20,20 @@
 //! max_batch = 16                     # samples per request
 //! timeout_ms = 30000                 # patience for a silent peer
 //!
+//! [mesh]                             # optional: direct links among the three server parties
+//! peers = ["10.0.0.1:7100", "10.0.0.2:7100", "10.0.0.3:7100"]  # by party index
+//!
 //! [[model]]
 //! name = "lenet"
 //! path = "../models/lenet.onnx"
+//! ready = 2                          # METEOR runs (batch 1) made ahead of demand (with [mesh])
 //! ```
+//!
+//! With `[mesh]`, the three servers link up directly (TCP, Noise with their identity keys) and
+//! make METEOR setup material in the background, `ready` runs per model ([`super::mesh`]); a
+//! client's METEOR request for one sample then takes a ready run, and its session runs only
+//! the online phase. Each run made is logged (`prepared`, with the model, runs ready and the
+//! target, seconds and bytes) — the console's progress display.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,12 +41,15 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use ringfence_core::net::{Ctx, PartyId, Stats};
-use ringfence_core::nn::{import_onnx, FixedPlan, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::{import_onnx, FixedPlan, StepShape, DEFAULT_FRAC_BITS};
 use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::service::stock::{Shelf, Target};
 use ringfence_core::service::{self, Catalog, Outcome, Stage, CLIENT};
 use ringfence_relay::ws::{Invitation, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig};
 use ringfence_relay::{os_seed, PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
 use serde::Deserialize;
+
+use crate::mesh::MeshConfig;
 
 /// Options of `ringfence party`.
 #[derive(Args, Clone)]
@@ -71,8 +84,15 @@ struct ConfigFile {
     max_batch: usize,
     #[serde(default = "defaults::timeout_ms")]
     timeout_ms: u64,
+    mesh: Option<MeshEntry>,
     #[serde(default, rename = "model")]
     models: Vec<ModelEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MeshEntry {
+    peers: Vec<String>,
 }
 
 mod defaults {
@@ -85,6 +105,7 @@ mod defaults {
     pub(super) fn timeout_ms() -> u64 {
         30_000
     }
+    pub(super) const READY: usize = 2;
 }
 
 #[derive(Deserialize)]
@@ -92,21 +113,25 @@ mod defaults {
 struct ModelEntry {
     name: String,
     path: PathBuf,
+    /// Default: 2 with a mesh, for models METEOR runs (not tree ensembles).
+    ready: Option<usize>,
 }
 
 /// A loaded, checked configuration.
-struct Server {
-    me: PartyId,
-    deployment: String,
+pub(crate) struct Server {
+    pub(crate) me: PartyId,
+    pub(crate) deployment: String,
     relay: String,
-    keypair: StaticKeypair,
-    public_keys: Vec<PublicKey>,
+    pub(crate) keypair: StaticKeypair,
+    pub(crate) public_keys: Vec<PublicKey>,
     token: Option<String>,
     max_sessions: usize,
-    timeout: Duration,
-    catalog: Catalog,
+    pub(crate) timeout: Duration,
+    pub(crate) catalog: Catalog,
     models: Vec<String>,
     log: LogFormat,
+    /// The mesh and the shelf it fills (the catalogue serves from the same shelf).
+    mesh: Option<(MeshConfig, Arc<Shelf>)>,
 }
 
 impl std::fmt::Debug for Server {
@@ -169,6 +194,7 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     }
     let mut catalog = Catalog::new(c.max_batch);
     let mut models = Vec::new();
+    let mut targets = Vec::new();
     for m in &c.models {
         let file = rel(&m.path);
         let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -181,9 +207,41 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         service::Request::new(&m.name, service::Backend::Rep3, 1)
             .validate()
             .map_err(|e| at(e.to_string()))?;
+        let trees = plan.shape().steps.iter().any(|s| matches!(s, StepShape::Trees(_)));
+        let ready = match m.ready {
+            Some(n) if n > 0 && trees => {
+                return Err(at(format!(
+                    "model {:?}: ready = {n}, but METEOR does not run tree ensembles (set 0)",
+                    m.name
+                )))
+            }
+            Some(n) => n,
+            None if trees || c.mesh.is_none() => 0,
+            None => defaults::READY,
+        };
+        targets.push(Target { model: m.name.clone(), runs: ready });
         catalog.add(&m.name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
         models.push(m.name.clone());
     }
+    let mesh = match &c.mesh {
+        None => None,
+        Some(mesh) => {
+            if mesh.peers.len() != 3 {
+                return Err(at(format!(
+                    "[mesh] peers has {} addresses; 3 needed",
+                    mesh.peers.len()
+                )));
+            }
+            let peers = mesh
+                .peers
+                .iter()
+                .map(|a| a.parse().map_err(|e| at(format!("[mesh] peers: {a:?}: {e}"))))
+                .collect::<Result<Vec<std::net::SocketAddr>, _>>()?;
+            let shelf = Arc::new(Shelf::new());
+            catalog = catalog.with_shelf(shelf.clone());
+            Some((MeshConfig { peers, targets }, shelf))
+        }
+    };
     Ok(Server {
         me,
         deployment: c.deployment,
@@ -196,12 +254,20 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         catalog,
         models,
         log: a.log,
+        mesh,
     })
 }
 
 /// Runs the server until it is killed (or its configuration is bad).
 pub(crate) fn run(a: &ServerArgs) -> Result<(), String> {
     let server = Arc::new(load(a)?);
+    if let Some((mesh, shelf)) = server.mesh.clone() {
+        let s = server.clone();
+        std::thread::Builder::new()
+            .name("mesh".into())
+            .spawn(move || crate::mesh::run(s, mesh, shelf))
+            .map_err(|e| format!("starting the mesh thread: {e}"))?;
+    }
     let rt = crate::runtime(2)?;
     let slots = Arc::new(tokio::sync::Semaphore::new(server.max_sessions));
     rt.block_on(async {
@@ -300,6 +366,7 @@ fn serve_session(s: &Server, inv: &Invitation) {
             match r.outcome {
                 Outcome::Answered => {
                     f.extend([
+                        ("stocked", r.stocked.into()),
                         ("setup_seconds", r.setup.0.into()),
                         ("setup_bytes", r.setup.1.bytes_sent.into()),
                         ("online_seconds", r.online.0.into()),
@@ -327,6 +394,8 @@ struct Served {
     outcome: Outcome,
     setup: (f64, Stats),
     online: (f64, Stats),
+    /// The setup material was made ahead of demand (the mesh).
+    stocked: bool,
 }
 
 async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
@@ -350,10 +419,13 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     let ctx = Ctx::new(s.me, 4, inv.session, t);
     let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
     let mut request = None;
+    let mut stocked = false;
     let mut marks: Vec<(Instant, Stats)> = Vec::new();
     let observe = |stage: &Stage, st: Stats| {
-        if let Stage::Accepted { request: r } = stage {
-            request = Some(r.clone());
+        match stage {
+            Stage::Accepted { request: r } => request = Some(r.clone()),
+            Stage::SetupDone { stocked: s } => stocked = *s,
+            _ => {}
         }
         marks.push((Instant::now(), st));
     };
@@ -369,12 +441,12 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
         Some(r) => (r.model.clone(), format!("{:?}", r.backend).to_lowercase(), r.batch),
         None => (String::new(), String::new(), 0),
     };
-    Ok(Served { model, backend, batch, outcome, setup, online })
+    Ok(Served { model, backend, batch, outcome, setup, online, stocked })
 }
 
 impl Server {
     /// Logs one event: a text line on stderr, or a JSON object on stdout (`--log json`).
-    fn event(&self, what: &str, fields: &[(&str, serde_json::Value)]) {
+    pub(crate) fn event(&self, what: &str, fields: &[(&str, serde_json::Value)]) {
         use std::io::Write;
         match self.log {
             LogFormat::Json => {

@@ -1,0 +1,289 @@
+//! METEOR setup material made ahead of demand, so that a client's session runs only the
+//! online phase.
+//!
+//! Setup material is input-independent: the three compute parties can make it among
+//! themselves before any client arrives, in a long-lived session of their own (the *mesh*),
+//! and keep it until a client session consumes it. The shares are plain values, valid in any
+//! later session of the same three parties; what a session needs of its own (keys for fresh
+//! randomness, the client's links) it still sets up itself.
+//!
+//! ```text
+//!  mesh (P0, P1, P2 only)                         client session (P0, P1, P2, client)
+//!  P0 ─ epoch ─▶ P1, P2; models shared once        request compared; P0 names a stocked
+//!  loop: P0 ─ which model ─▶ P1, P2  (1 round)       run (its id) in the same message
+//!        preprocess(model, batch 1) for a client   the client receives that run's input
+//!        P1, P2 shelve it, then barrier; P0          mask (its only setup round)
+//!        shelves it after the barrier              online inference, as without a stock
+//! ```
+//!
+//! Single use: a run leaves every party's [`Shelf`] when a session takes it, whatever happens
+//! next. P0 decides which run a session uses and shelves a run only once the other two have
+//! shelved it (the barrier), so P1 and P2 always find the id P0 names — unless one of them
+//! restarted, which starts a new mesh epoch: every party then empties its shelf, and a session
+//! that names an id from the old epoch fails with [`Error::PreprocessingExhausted`].
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::{Catalog, MODEL_OWNER};
+use crate::meteor::Meteor;
+use crate::net::{FrameError, PartyId, Stats, Transport};
+use crate::nn::meteor::{preprocess, share_model, MeteorModel, MeteorPrep};
+use crate::ring::Z64;
+use crate::Error;
+
+/// One run's setup material for a batch of one sample, made in the mesh. `Debug` is redacted.
+pub struct Stocked {
+    /// Names this run at all three parties: the mesh epoch (high 32 bits), then a sequence
+    /// number. Never 0.
+    pub id: u64,
+    /// The model's weights, shared once per mesh epoch: every run of that epoch refers to them.
+    pub model: Arc<MeteorModel<Z64>>,
+    /// The masks and mask products, single use.
+    pub prep: MeteorPrep<Z64>,
+}
+
+impl core::fmt::Debug for Stocked {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Stocked(#{:x}, <redacted>)", self.id)
+    }
+}
+
+/// A party's runs ready for client sessions, per model name. Shared between the mesh (which
+/// fills it) and the sessions (which take from it), across threads.
+#[derive(Default)]
+pub struct Shelf {
+    runs: Mutex<HashMap<String, VecDeque<Stocked>>>,
+}
+
+impl core::fmt::Debug for Shelf {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Shelf").field("ready", &self.counts()).finish()
+    }
+}
+
+impl Shelf {
+    /// An empty shelf.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<Stocked>>> {
+        // A panic elsewhere cannot leave the map half-updated: every change is one call.
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs ready for `model`.
+    pub fn ready(&self, model: &str) -> usize {
+        self.lock().get(model).map_or(0, VecDeque::len)
+    }
+
+    /// Runs ready, per model (models with none are left out).
+    pub fn counts(&self) -> Vec<(String, usize)> {
+        let mut c: Vec<_> = self
+            .lock()
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(m, q)| (m.clone(), q.len()))
+            .collect();
+        c.sort();
+        c
+    }
+
+    fn put(&self, model: &str, run: Stocked) {
+        self.lock().entry(model.to_string()).or_default().push_back(run);
+    }
+
+    /// The oldest run of `model` (P0's choice for a session).
+    fn take_oldest(&self, model: &str) -> Option<Stocked> {
+        self.lock().get_mut(model)?.pop_front()
+    }
+
+    /// The run `id` of `model` (what P1 and P2 take when P0 names it).
+    fn take(&self, model: &str, id: u64) -> Option<Stocked> {
+        let mut runs = self.lock();
+        let q = runs.get_mut(model)?;
+        let at = q.iter().position(|r| r.id == id)?;
+        q.remove(at)
+    }
+
+    /// Puts back a run that P0 took for a session that was then refused (it was never used).
+    fn put_back(&self, model: &str, run: Stocked) {
+        self.lock().entry(model.to_string()).or_default().push_front(run);
+    }
+
+    /// Drops every run (e.g. when the mesh that made them broke: a peer may have lost its).
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+}
+
+/// P0's word to the others in the client session: the id of the run it took, or 0.
+pub(super) fn ticket(run: Option<&Stocked>) -> Z64 {
+    Z64(run.map_or(0, |r| r.id))
+}
+
+/// P0's side of a session: takes a run of `model` if one is ready.
+pub(super) fn take_for_session(shelf: &Shelf, model: &str) -> Option<Stocked> {
+    shelf.take_oldest(model)
+}
+
+/// P1's and P2's side: the run P0 named.
+pub(super) fn take_named(shelf: &Shelf, model: &str, id: u64) -> Result<Stocked, Error> {
+    shelf.take(model, id).ok_or_else(|| {
+        Error::PreprocessingExhausted(format!(
+            "P0 named setup run #{id:x} of {model:?}, which this party does not hold (a \
+             compute party restarted since it was made?)"
+        ))
+    })
+}
+
+pub(super) fn give_back(shelf: &Shelf, model: &str, run: Stocked) {
+    shelf.put_back(model, run);
+}
+
+/// How many runs of each model to keep ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// A model name the catalogue serves.
+    pub model: String,
+    /// Runs (batch 1) to keep ready.
+    pub runs: usize,
+}
+
+/// What one step of the mesh did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Nothing was needed (P0 sent a keep-alive).
+    Idle,
+    /// One run of `model` was made and shelved; `ready` are now on this party's shelf.
+    Made {
+        /// The model.
+        model: String,
+        /// Runs of it on this party's shelf now.
+        ready: usize,
+        /// What making it cost this party (bytes, rounds).
+        cost: Stats,
+    },
+}
+
+/// A party's side of the mesh: the three compute parties making setup material for client
+/// sessions. Start it with [`Mesh::start`] on a fresh three-party [`Meteor`] session, then call
+/// [`Mesh::step`] in a loop (P0 decides what each step makes; the others follow).
+pub struct Mesh {
+    epoch: u64,
+    seq: u64,
+    models: Vec<(Target, Arc<MeteorModel<Z64>>)>,
+}
+
+impl core::fmt::Debug for Mesh {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let t: Vec<_> = self.models.iter().map(|(t, _)| t).collect();
+        f.debug_struct("Mesh").field("epoch", &self.epoch).field("targets", &t).finish()
+    }
+}
+
+impl Mesh {
+    /// Opens a mesh epoch: P0 draws the epoch and sends it (1 round), every party empties its
+    /// shelf (runs of an older epoch may be missing elsewhere), and the models with a nonzero
+    /// target are shared once (1 round; the model owner P0 passes its weights through
+    /// `catalog`). Trees (not run by METEOR) and unknown names are refused.
+    pub async fn start<T: Transport>(
+        m: &mut Meteor<T>,
+        catalog: &Catalog,
+        targets: &[Target],
+        shelf: &Shelf,
+        epoch_seed: u32,
+    ) -> Result<Self, Error> {
+        let me = m.me();
+        let ctx = m.rep3_mut().ctx_mut();
+        ctx.round();
+        let epoch = if me == MODEL_OWNER {
+            let e = u64::from(epoch_seed.max(1));
+            for j in [PartyId(1), PartyId(2)] {
+                ctx.send(j, &[Z64(e)])?;
+            }
+            e
+        } else {
+            let e = ctx.recv::<Z64>(MODEL_OWNER, 1).await?[0].0;
+            if e == 0 || e > u64::from(u32::MAX) {
+                return Err(Error::PeerMisbehaved {
+                    peer: MODEL_OWNER,
+                    reason: FrameError::Malformed("mesh epoch is not a nonzero 32-bit value"),
+                });
+            }
+            e
+        };
+        shelf.clear();
+        let mut models = Vec::new();
+        for t in targets.iter().filter(|t| t.runs > 0) {
+            let served = catalog.find(&t.model).ok_or_else(|| {
+                Error::ApiMisuse(format!("mesh: {:?} is not a served model", t.model))
+            })?;
+            let plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
+            let model = share_model(m, MODEL_OWNER, plan, &served.shape).await?;
+            models.push((t.clone(), Arc::new(model)));
+        }
+        Ok(Self { epoch, seq: 0, models })
+    }
+
+    /// The epoch P0 drew.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// One step: P0 picks the model furthest below its target on its own shelf and tells the
+    /// others (1 round, 8 bytes); if there is one, all three make a run of it for a client and
+    /// shelve it. Every party calls this in the same order; P0 returns [`Step::Idle`] at once
+    /// when all targets are met (its caller waits a little before the next step, which is the
+    /// others' keep-alive).
+    pub async fn step<T: Transport>(
+        &mut self,
+        m: &mut Meteor<T>,
+        shelf: &Shelf,
+    ) -> Result<Step, Error> {
+        let me = m.me();
+        let ctx = m.rep3_mut().ctx_mut();
+        ctx.round();
+        let choice = if me == MODEL_OWNER {
+            let missing = |(t, _): &(Target, _)| t.runs.saturating_sub(shelf.ready(&t.model));
+            let pick = (0..self.models.len())
+                .filter(|&i| missing(&self.models[i]) > 0)
+                .max_by_key(|&i| missing(&self.models[i]));
+            let word = pick.map_or(0, |i| i as u64 + 1);
+            for j in [PartyId(1), PartyId(2)] {
+                ctx.send(j, &[Z64(word)])?;
+            }
+            pick
+        } else {
+            let w = ctx.recv::<Z64>(MODEL_OWNER, 1).await?[0].0;
+            match usize::try_from(w) {
+                Ok(0) => None,
+                Ok(i) if i <= self.models.len() => Some(i - 1),
+                _ => {
+                    return Err(Error::PeerMisbehaved {
+                        peer: MODEL_OWNER,
+                        reason: FrameError::Malformed("mesh step names an unknown model"),
+                    })
+                }
+            }
+        };
+        let Some(i) = choice else { return Ok(Step::Idle) };
+        let before = m.rep3().ctx().stats();
+        let (target, model) = &self.models[i];
+        let prep = preprocess(m, model, 1, super::CLIENT).await?;
+        self.seq += 1;
+        let run = Stocked { id: self.epoch << 32 | self.seq, model: model.clone(), prep };
+        // P1 and P2 shelve before the barrier and P0 after it: whatever P0 can hand to a
+        // session, the others already hold.
+        if me != MODEL_OWNER {
+            shelf.put(&target.model, run);
+            m.rep3_mut().barrier().await?;
+        } else {
+            m.rep3_mut().barrier().await?;
+            shelf.put(&target.model, run);
+        }
+        let cost = m.rep3().ctx().stats() - before;
+        Ok(Step::Made { model: target.model.clone(), ready: shelf.ready(&target.model), cost })
+    }
+}

@@ -1,0 +1,137 @@
+//! The server parties' mesh: direct, Noise-encrypted TCP links among the three server parties
+//! of a deployment, over which they make METEOR setup material ahead of demand
+//! ([`ringfence_core::service::stock`]) so that a client's session runs only its online phase.
+//!
+//! Each party listens on its own `[mesh] peers` address; P0 dials P1 and P2, P1 dials P2
+//! ([`TcpTransport::connect`]), every link authenticated with the parties' identity keys and
+//! bound to the deployment. When a peer is missing or a link fails, the party logs it, empties
+//! its shelf (the next epoch does that on every party) and reconnects with back-off; client
+//! sessions meanwhile make their own setup, as without a mesh.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ringfence_core::meteor::Meteor;
+use ringfence_core::net::{Ctx, PartyId, SessionId};
+use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
+use ringfence_relay::{os_seed, Security, TcpTransport, TransportConfig};
+
+use super::server::Server;
+
+/// What `[mesh]` in a party's configuration says.
+#[derive(Debug, Clone)]
+pub(crate) struct MeshConfig {
+    /// The three parties' mesh addresses, by party index; this party listens on its own.
+    pub(crate) peers: Vec<SocketAddr>,
+    /// Runs to keep ready per model.
+    pub(crate) targets: Vec<Target>,
+}
+
+/// How long P0 waits before looking at its shelf again when every target is met.
+const IDLE: Duration = Duration::from_millis(200);
+/// Longest pause between two connection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// The mesh's session id: bound into every link's handshake, so a mesh link of one
+/// deployment is never accepted by another's.
+fn mesh_session(deployment: &str) -> SessionId {
+    let d = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("ringfence mesh v1\0{deployment}").as_bytes(),
+    );
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&d.as_ref()[..16]);
+    SessionId(id)
+}
+
+/// Runs the mesh forever on this thread: connect, fill the shelf, and start again after a
+/// failure.
+pub(crate) fn run(server: Arc<Server>, mesh: MeshConfig, shelf: Arc<Shelf>) {
+    let mut backoff = Duration::from_millis(250);
+    loop {
+        let started = Instant::now();
+        let err = match crate::runtime(1) {
+            Ok(rt) => rt.block_on(epoch(&server, &mesh, &shelf)),
+            Err(e) => e,
+        };
+        // A peer may have lost its runs (a restart): none of these can be named any more.
+        shelf.clear();
+        server.event("mesh_down", &[("error", err.into())]);
+        if started.elapsed() > MAX_BACKOFF * 3 {
+            backoff = Duration::from_millis(250);
+        }
+        std::thread::sleep(backoff);
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// One mesh epoch: returns why it ended.
+async fn epoch(server: &Server, mesh: &MeshConfig, shelf: &Shelf) -> String {
+    match epoch_inner(server, mesh, shelf).await {
+        Ok(never) => match never {},
+        Err(e) => e,
+    }
+}
+
+async fn epoch_inner(
+    server: &Server,
+    mesh: &MeshConfig,
+    shelf: &Shelf,
+) -> Result<std::convert::Infallible, String> {
+    let me = server.me;
+    let listener = if me.index() > 0 {
+        let l = tokio::net::TcpListener::bind(mesh.peers[me.index()])
+            .await
+            .map_err(|e| format!("listening on {}: {e}", mesh.peers[me.index()]))?;
+        Some(l)
+    } else {
+        None
+    };
+    let security = Security::Noise {
+        keypair: server.keypair.clone(),
+        public_keys: server.public_keys.clone(),
+    };
+    let session = mesh_session(&server.deployment);
+    let mut cfg = TransportConfig::new(me, mesh.peers.clone(), security, session);
+    cfg.recv_timeout = server.timeout;
+    cfg.connect_timeout = server.timeout;
+    let t = TcpTransport::connect(cfg, listener).await.map_err(|e| e.to_string())?;
+    let id = me.0;
+    let seeds = Rep3Seeds {
+        prev: t.seed_with(PartyId((id + 2) % 3)),
+        next: t.seed_with(PartyId((id + 1) % 3)),
+        own: os_seed().map_err(|e| e.to_string())?,
+    };
+    let ctx = Ctx::new(me, 3, session, t);
+    let mut m = Meteor::new(Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?);
+    let epoch_seed = u32::from_le_bytes(crate::random_bytes::<4>()?);
+    let mut state = Mesh::start(&mut m, &server.catalog, &mesh.targets, shelf, epoch_seed)
+        .await
+        .map_err(|e| e.to_string())?;
+    server.event("mesh_up", &[("epoch", format!("{:08x}", state.epoch()).into())]);
+    loop {
+        let t0 = Instant::now();
+        match state.step(&mut m, shelf).await.map_err(|e| e.to_string())? {
+            Step::Idle => {
+                if me.index() == 0 {
+                    tokio::time::sleep(IDLE).await;
+                }
+            }
+            Step::Made { model, ready, cost } => {
+                let target = mesh.targets.iter().find(|t| t.model == model).map_or(0, |t| t.runs);
+                server.event(
+                    "prepared",
+                    &[
+                        ("model", model.into()),
+                        ("ready", ready.into()),
+                        ("target", target.into()),
+                        ("seconds", t0.elapsed().as_secs_f64().into()),
+                        ("bytes", cost.bytes_sent.into()),
+                    ],
+                );
+            }
+        }
+    }
+}
