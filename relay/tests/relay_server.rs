@@ -5,7 +5,7 @@ mod relay_common;
 
 use std::time::Duration;
 
-use relay_common::{connect, join, next, path, relay, send, Got};
+use relay_common::{assert_metrics, connect, http_get, join, next, path, relay, send, Got};
 use ringfence_core::net::SessionId;
 use ringfence_relay::ws::RelayLimits;
 
@@ -153,16 +153,6 @@ async fn idle_sessions_expire() {
     }
 }
 
-/// `GET path` on a plain HTTP listener; returns the whole response.
-async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes()).await.unwrap();
-    let mut out = String::new();
-    tcp.read_to_string(&mut out).await.unwrap();
-    out
-}
-
 #[tokio::test]
 async fn health_and_metrics_endpoints_count_what_the_relay_does() {
     use ringfence_relay::ws::RelayServer;
@@ -176,18 +166,19 @@ async fn health_and_metrics_endpoints_count_what_the_relay_does() {
     let _refused = join(&url, &S, 1).await.unwrap_err();
     send(&mut p0, 1, b"12345").await;
     assert_eq!(next(&mut p1).await, Got::Msg(0, b"12345".to_vec()));
-    let m = http_get(metrics, "/metrics").await;
-    for line in [
-        "ringfence_relay_connections_total 2",
-        "ringfence_relay_refused_total 1",
-        "ringfence_relay_sessions_opened_total 1",
-        "ringfence_relay_sessions 1",
-        "ringfence_relay_messages_total 1",
-        "ringfence_relay_bytes_total 6",
-        "# TYPE ringfence_relay_bytes_total counter",
-    ] {
-        assert!(m.lines().any(|l| l == line), "{line} missing from:\n{m}");
-    }
+    assert_metrics(
+        metrics,
+        &[
+            "ringfence_relay_connections_total 2",
+            "ringfence_relay_refused_total 1",
+            "ringfence_relay_sessions_opened_total 1",
+            "ringfence_relay_sessions 1",
+            "ringfence_relay_messages_total 1",
+            "ringfence_relay_bytes_total 6",
+            "# TYPE ringfence_relay_bytes_total counter",
+        ],
+    )
+    .await;
     assert!(http_get(metrics, "/other").await.starts_with("HTTP/1.1 404"));
 }
 

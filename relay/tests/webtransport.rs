@@ -8,9 +8,10 @@
 
 mod relay_common;
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use relay_common::{join, next, send, Got, WAIT};
+use relay_common::{assert_metrics, join, next, send, Got, WAIT};
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
@@ -31,8 +32,14 @@ struct Relay {
 }
 
 async fn relay(limits: RelayLimits, trusted: Trusted) -> Relay {
+    relay_with_metrics(limits, trusted).await.0
+}
+
+/// [`relay`], and the address of its metrics endpoint.
+async fn relay_with_metrics(limits: RelayLimits, trusted: Trusted) -> (Relay, SocketAddr) {
     let ws =
         RelayServer::bind_trusting("127.0.0.1:0".parse().unwrap(), limits, trusted).await.unwrap();
+    let metrics = ws.serve_metrics("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = "127.0.0.1:0".parse().unwrap();
     let wt = WtServer::bind(addr, &ws, WtCertificate::self_signed_for(addr)).await.unwrap();
     let r = Relay {
@@ -44,7 +51,7 @@ async fn relay(limits: RelayLimits, trusted: Trusted) -> Relay {
     assert!(wt.self_signed_expiry().is_some_and(|t| t.ends_with(" UTC")), "{wt:?}");
     tokio::spawn(wt.run());
     tokio::spawn(ws.run());
-    r
+    (r, metrics)
 }
 
 /// A party connected over WebTransport.
@@ -183,6 +190,29 @@ async fn refusals_carry_the_websocket_relays_status_and_reason() {
 }
 
 #[tokio::test]
+async fn webtransport_connections_count_in_the_metrics_like_websocket_ones() {
+    let (r, metrics) = relay_with_metrics(RelayLimits::default(), Trusted::default()).await;
+    let mut p0 = join_wt(&r, &S, 0).await.unwrap();
+    let mut p1 = join(&r.ws, &S, 1).await.unwrap();
+    assert!(join_wt(&r, &S, 0).await.is_err(), "a second P0");
+    let lobby = connect(&r.wt, r.hash, "/v1/lobby/acme/0?parties=3&mode=plain").await;
+    assert!(lobby.is_err(), "a lobby over WebTransport");
+    p0.send(1, b"12345").await;
+    assert_eq!(next(&mut p1).await, Got::Msg(0, b"12345".to_vec()));
+    assert_metrics(
+        metrics,
+        &[
+            "ringfence_relay_connections_total 2",
+            "ringfence_relay_refused_total 2",
+            "ringfence_relay_sessions_opened_total 1",
+            "ringfence_relay_messages_total 1",
+            "ringfence_relay_bytes_total 6",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn tokens_are_checked_as_over_websocket() {
     let key = DeploymentKey::generate().unwrap();
     let mut trusted = Trusted::default();
@@ -248,7 +278,7 @@ async fn a_queue_that_stays_full_closes_the_session_for_both_front_ends() {
     let mut l = RelayLimits::default();
     l.conn_queue = 2;
     l.stall_timeout = Duration::from_millis(200);
-    let r = relay(l, Trusted::default()).await;
+    let (r, metrics) = relay_with_metrics(l, Trusted::default()).await;
     let mut p0 = join_wt(&r, &S, 0).await.unwrap();
     let mut p1 = join(&r.ws, &S, 1).await.unwrap();
     for _ in 0..4 {
@@ -262,6 +292,8 @@ async fn a_queue_that_stays_full_closes_the_session_for_both_front_ends() {
         Got::Closed(r) => assert!(r.contains("P2 did not drain its queue"), "{r}"),
         other => panic!("{other:?}"),
     }
+    // Closed by the relay, on a WebTransport party's message, is counted as over WebSocket.
+    assert_metrics(metrics, &["ringfence_relay_sessions_closed_early_total 1"]).await;
 }
 
 #[tokio::test]

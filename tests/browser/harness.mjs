@@ -6,49 +6,23 @@
 // `node browser/setup.mjs` (run by `npm test` first) installs what is missing.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import { dirname, extname, join, resolve, sep } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/lib/chromium.mjs';
+import { serveStatic } from '../../scripts/lib/static-server.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOTS = { '/dist/': resolve(HERE, '../../web/dist'), '/models/': resolve(HERE, '../../models'), '/': join(HERE, 'page') };
 export const ARTIFACTS = resolve(HERE, '../artifacts');
 
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm', // what WebAssembly.instantiateStreaming insists on
-  '.json': 'application/json',
-  '.onnx': 'application/octet-stream',
-};
-
 /** Serves ROOTS on 127.0.0.1 (ephemeral port); resolves with `{ url, close }`. */
-export async function serve() {
-  const server = createServer(async (req, res) => {
-    try {
-      let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-      if (path.endsWith('/')) path += 'index.html';
-      const prefix = Object.keys(ROOTS).find((p) => path.startsWith(p));
-      const root = ROOTS[prefix];
-      const file = resolve(root, `.${path.slice(prefix.length - 1)}`);
-      const type = TYPES[extname(file)];
-      // Only known file types, and nothing outside the served directories.
-      if (!type || !file.startsWith(root + sep)) throw new Error('not served');
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
+export function serve() {
+  return serveStatic(ROOTS, {
+    types: { '.json': 'application/json', '.onnx': 'application/octet-stream' },
+    headers: { 'cache-control': 'no-store' },
   });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-  return {
-    url: `http://127.0.0.1:${server.address().port}/`,
-    close: () => new Promise((ok) => (server.closeAllConnections(), server.close(ok))),
-  };
 }
 
 let server;

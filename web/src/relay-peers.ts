@@ -6,18 +6,7 @@
  * @module
  */
 
-interface Waiter {
-  resolve(frame: Uint8Array): void;
-  reject(e: Error): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
-interface Peer {
-  frames: Uint8Array[];
-  waiters: Waiter[];
-  /** Why the link ended (after `frames` are read), if it did. */
-  ended?: Error;
-}
+import { FrameInbox, linkError } from './inbox.js';
 
 /** The relay path's link mode of each kind of connection (as the native parties name them). */
 export const MODES = { plain: 'plain-test-seeds', noise: 'noise-aesgcm' } as const;
@@ -34,11 +23,6 @@ export interface RelayPathOptions {
   token?: string;
   /** Invite a deployment's server parties, handing them the client's key. */
   invite?: { deployment: string; clientKey: Uint8Array };
-}
-
-/** Builds the error a transport rejects with, in the shape the party understands. */
-export function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: number): Error {
-  return Object.assign(new Error(message), { code, timeoutMs });
 }
 
 /** Lower-case hex of `bytes`. */
@@ -62,15 +46,13 @@ export function relayPath(o: RelayPathOptions, kind: keyof typeof MODES): string
 export class RelayPeers {
   readonly #id: number;
   readonly #parties: number;
-  readonly #timeoutMs: number;
-  readonly #peers: Peer[];
+  readonly #peers: FrameInbox[];
   #closed = false;
 
   constructor(id: number, parties: number, timeoutMs: number) {
     this.#id = id;
     this.#parties = parties;
-    this.#timeoutMs = timeoutMs;
-    this.#peers = Array.from({ length: parties }, () => ({ frames: [], waiters: [] }));
+    this.#peers = Array.from({ length: parties }, (_, from) => new FrameInbox(from, timeoutMs));
   }
 
   /** Whether the connection ended. */
@@ -85,23 +67,7 @@ export class RelayPeers {
 
   /** The next frame from `from`. */
   recv(from: number): Promise<Uint8Array> {
-    const peer = this.#peer(from);
-    const frame = peer.frames.shift();
-    if (frame) return Promise.resolve(frame);
-    if (peer.ended) return Promise.reject(peer.ended);
-    return new Promise((resolve, reject) => {
-      const ms = this.#timeoutMs;
-      const w: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          const i = peer.waiters.indexOf(w);
-          if (i >= 0) peer.waiters.splice(i, 1);
-          reject(linkError('TIMEOUT', `no frame from party ${from} within ${ms} ms`, ms));
-        }, ms),
-      };
-      peer.waiters.push(w);
-    });
+    return this.#peer(from).recv();
   }
 
   /**
@@ -114,19 +80,8 @@ export class RelayPeers {
       return `the relay sent a malformed message (from ${String(from)})`;
     }
     const peer = this.#peers[from]!;
-    if (peer.ended) return undefined;
-    if (bytes.length === 1) {
-      this.#end(peer, linkError('CLOSED', `party ${from} left the session`));
-      return undefined;
-    }
-    const frame = bytes.subarray(1);
-    const w = peer.waiters.shift();
-    if (w) {
-      clearTimeout(w.timer);
-      w.resolve(frame);
-    } else {
-      peer.frames.push(frame);
-    }
+    if (bytes.length === 1) peer.fail(linkError('CLOSED', `party ${from} left the session`));
+    else peer.push(bytes.subarray(1));
     return undefined;
   }
 
@@ -134,22 +89,14 @@ export class RelayPeers {
   shutdown(reason: string): boolean {
     if (this.#closed) return false;
     this.#closed = true;
-    for (const p of this.#peers) this.#end(p, linkError('CLOSED', reason));
+    for (const p of this.#peers) p.fail(linkError('CLOSED', reason));
     return true;
   }
 
-  #peer(i: number): Peer {
+  #peer(i: number): FrameInbox {
     if (!Number.isInteger(i) || i < 0 || i >= this.#parties || i === this.#id) {
       throw new RangeError(`party ${this.#id} has no link to ${String(i)} (session of ${this.#parties})`);
     }
     return this.#peers[i]!;
-  }
-
-  #end(peer: Peer, e: Error): void {
-    peer.ended ??= e;
-    for (const w of peer.waiters.splice(0)) {
-      clearTimeout(w.timer);
-      w.reject(peer.ended);
-    }
   }
 }

@@ -11,6 +11,8 @@
  * @module
  */
 
+import { FrameInbox, linkError } from './inbox.js';
+
 /** The part of an `RTCDataChannel` the transport uses (browsers', or a Node implementation's). */
 export interface RtcDataChannelLike {
   /** Set to `'arraybuffer'` so binary messages arrive as `ArrayBuffer`s. */
@@ -78,17 +80,6 @@ function chunkSize(max: number | undefined): number {
   return DEFAULT_CHUNK;
 }
 
-/** A transport error in the shape parties understand. @internal */
-export function linkError(code: 'CLOSED' | 'TIMEOUT' | 'TRANSPORT', message: string, timeoutMs?: number): Error {
-  return Object.assign(new Error(message), { code, timeoutMs });
-}
-
-interface Waiter {
-  resolve(frame: Uint8Array): void;
-  reject(e: Error): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 /** A frame being reassembled: its buffer and the bytes received so far. */
 interface Partial {
   frame: Uint8Array;
@@ -106,18 +97,14 @@ export class DataChannelLink {
   readonly opened: Promise<void>;
   readonly #dc: RtcDataChannelLike;
   readonly #peer: number;
-  readonly #timeoutMs: number;
   readonly #counters: ChannelCounters;
   /** Releases the underlying connection (called once the channel is done). */
   readonly #release: () => void;
   #chunk = DEFAULT_CHUNK;
   /** Chunks not yet handed to the channel (back-pressure), oldest first. */
   readonly #outbox: Uint8Array<ArrayBuffer>[] = [];
-  readonly #frames: Uint8Array[] = [];
-  readonly #waiters: Waiter[] = [];
+  readonly #inbox: FrameInbox;
   #partial: Partial | undefined;
-  /** Why the link ended (reported after the queued frames are read), if it did. */
-  #ended: Error | undefined;
   #closing = false;
   #released = false;
   #grace: ReturnType<typeof setTimeout> | undefined;
@@ -141,7 +128,7 @@ export class DataChannelLink {
   ) {
     this.#dc = dc;
     this.#peer = peer;
-    this.#timeoutMs = timeoutMs;
+    this.#inbox = new FrameInbox(peer, timeoutMs);
     this.#counters = counters;
     this.#release = release;
     dc.binaryType = 'arraybuffer';
@@ -158,7 +145,7 @@ export class DataChannelLink {
       dc.onerror = (ev: { error?: { message?: string } }) => {
         const why = `the DataChannel to party ${peer} failed: ${ev?.error?.message ?? 'error'}`;
         reject(new Error(why));
-        this.#end(linkError('TRANSPORT', why));
+        this.#inbox.fail(linkError('TRANSPORT', why));
       };
     });
     // Nobody may be waiting when it fails (e.g. after a fallback to the relay).
@@ -179,7 +166,7 @@ export class DataChannelLink {
 
   /** Queues `frame` (copied once); never waits. */
   send(frame: Uint8Array): void {
-    if (this.#ended) throw this.#ended;
+    if (this.#inbox.ended) throw this.#inbox.ended;
     if (this.#closing) throw linkError('CLOSED', `the link to party ${this.#peer} is closed`);
     const len = frame.byteLength;
     const wire = new Uint8Array(len + 4);
@@ -193,22 +180,7 @@ export class DataChannelLink {
 
   /** The next frame from the peer. */
   recv(): Promise<Uint8Array> {
-    const frame = this.#frames.shift();
-    if (frame) return Promise.resolve(frame);
-    if (this.#ended) return Promise.reject(this.#ended);
-    return new Promise((resolve, reject) => {
-      const ms = this.#timeoutMs;
-      const w: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          const i = this.#waiters.indexOf(w);
-          if (i >= 0) this.#waiters.splice(i, 1);
-          reject(linkError('TIMEOUT', `no frame from party ${this.#peer} within ${ms} ms`, ms));
-        }, ms),
-      };
-      this.#waiters.push(w);
-    });
+    return this.#inbox.recv();
   }
 
   /**
@@ -218,7 +190,7 @@ export class DataChannelLink {
   close(): void {
     if (this.#closing) return;
     this.#closing = true;
-    this.#end(linkError('CLOSED', `the link to party ${this.#peer} is closed`));
+    this.#inbox.fail(linkError('CLOSED', `the link to party ${this.#peer} is closed`));
     if (!this.isOpen) return this.#releaseOnce();
     this.#grace = setTimeout(() => this.#releaseOnce(), CLOSE_GRACE_MS);
     this.#flush();
@@ -228,7 +200,7 @@ export class DataChannelLink {
   abandon(): void {
     this.#closing = true;
     this.#outbox.length = 0;
-    this.#end(linkError('CLOSED', `the link to party ${this.#peer} was not used`));
+    this.#inbox.fail(linkError('CLOSED', `the link to party ${this.#peer} was not used`));
     this.#releaseOnce();
   }
 
@@ -242,14 +214,14 @@ export class DataChannelLink {
         this.#counters.messagesSent += 1;
       }
     } catch (e) {
-      this.#end(linkError('TRANSPORT', `sending to party ${this.#peer}: ${(e as Error)?.message ?? String(e)}`));
+      this.#inbox.fail(linkError('TRANSPORT', `sending to party ${this.#peer}: ${(e as Error)?.message ?? String(e)}`));
       return;
     }
     if (this.#closing && this.#outbox.length === 0) dc.close();
   }
 
   #onMessage(data: unknown): void {
-    if (this.#ended) return;
+    if (this.#inbox.ended) return;
     const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : null;
     if (!bytes) return this.#fail(`party ${this.#peer} sent a message that is not binary`);
     let rest = bytes;
@@ -282,35 +254,21 @@ export class DataChannelLink {
   #deliver(frame: Uint8Array): void {
     this.#counters.framesReceived += 1;
     this.#counters.bytesReceived += frame.byteLength;
-    const w = this.#waiters.shift();
-    if (w) {
-      clearTimeout(w.timer);
-      w.resolve(frame);
-    } else {
-      this.#frames.push(frame);
-    }
+    this.#inbox.push(frame);
   }
 
   #onClose(): void {
     const cut = this.#partial ? ` in the middle of a frame (${this.#partial.filled} of ${this.#partial.frame.length} bytes)` : '';
-    this.#end(linkError(cut ? 'TRANSPORT' : 'CLOSED', `party ${this.#peer} closed its link${cut}`));
+    this.#inbox.fail(linkError(cut ? 'TRANSPORT' : 'CLOSED', `party ${this.#peer} closed its link${cut}`));
     this.#releaseOnce();
   }
 
   /** Ends the link for a malformed message from the peer and closes the channel. */
   #fail(why: string): void {
-    this.#end(linkError('TRANSPORT', why));
+    this.#inbox.fail(linkError('TRANSPORT', why));
     this.#outbox.length = 0;
     this.#closing = true;
     this.#dc.close();
-  }
-
-  #end(e: Error): void {
-    this.#ended ??= e;
-    for (const w of this.#waiters.splice(0)) {
-      clearTimeout(w.timer);
-      w.reject(this.#ended);
-    }
   }
 
   #releaseOnce(): void {

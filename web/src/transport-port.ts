@@ -4,6 +4,7 @@
  * @module
  */
 
+import { FrameInbox, linkError } from './inbox.js';
 import type { Transport } from './transport.js';
 
 /** The part of a `MessagePort` the transport uses (browsers' and Node's ports both fit). */
@@ -26,22 +27,9 @@ export interface MessagePortTransportOptions {
   timeoutMs?: number;
 }
 
-interface Waiter {
-  resolve(frame: Uint8Array): void;
-  reject(e: Error): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 interface Peer {
   port: MessagePortLike;
-  frames: Uint8Array[];
-  waiters: Waiter[];
-  /** Why the link ended (reported after the queued `frames` are read), if it did. */
-  ended?: Error;
-}
-
-function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: number): Error {
-  return Object.assign(new Error(message), { code, timeoutMs });
+  inbox: FrameInbox;
 }
 
 /**
@@ -73,7 +61,6 @@ function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: numb
  */
 export class MessagePortTransport implements Transport {
   readonly #peers: (Peer | undefined)[];
-  readonly #timeoutMs: number;
   #closed = false;
 
   /**
@@ -81,11 +68,11 @@ export class MessagePortTransport implements Transport {
    * @param options - See {@link MessagePortTransportOptions}.
    */
   constructor(ports: readonly (MessagePortLike | null | undefined)[], options: MessagePortTransportOptions = {}) {
-    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    const timeoutMs = options.timeoutMs ?? 30_000;
     this.#peers = ports.map((port, j) => {
       if (port === null || port === undefined) return undefined;
-      const peer: Peer = { port, frames: [], waiters: [] };
-      port.onmessage = (ev) => this.#onMessage(peer, j, ev.data);
+      const peer: Peer = { port, inbox: new FrameInbox(j, timeoutMs) };
+      port.onmessage = (ev) => this.#onMessage(peer.inbox, j, ev.data);
       return peer;
     });
   }
@@ -109,7 +96,7 @@ export class MessagePortTransport implements Transport {
   send(to: number, frame: Uint8Array): void {
     if (this.#closed) throw linkError('CLOSED', 'message-port transport closed');
     const peer = this.#peer(to);
-    if (peer.ended) throw peer.ended;
+    if (peer.inbox.ended) throw peer.inbox.ended;
     // A view into a larger buffer would clone the whole buffer: send just the frame's bytes.
     const whole = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength;
     peer.port.postMessage(whole ? frame : frame.slice());
@@ -117,22 +104,7 @@ export class MessagePortTransport implements Transport {
 
   recv(from: number): Promise<Uint8Array> {
     if (this.#closed) return Promise.reject(linkError('CLOSED', 'message-port transport closed'));
-    const peer = this.#peer(from);
-    const frame = peer.frames.shift();
-    if (frame) return Promise.resolve(frame);
-    if (peer.ended) return Promise.reject(peer.ended);
-    return new Promise((resolve, reject) => {
-      const ms = this.#timeoutMs;
-      const w: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          peer.waiters.splice(peer.waiters.indexOf(w), 1);
-          reject(linkError('TIMEOUT', `no frame from party ${from} within ${ms} ms`, ms));
-        }, ms),
-      };
-      peer.waiters.push(w);
-    });
+    return this.#peer(from).inbox.recv();
   }
 
   /** Tells the peers this party is gone and closes the ports; pending `recv`s reject. */
@@ -144,7 +116,7 @@ export class MessagePortTransport implements Transport {
       // `null` is the goodbye: ports have no close event a peer could rely on.
       peer.port.postMessage(null);
       peer.port.close();
-      this.#end(peer, linkError('CLOSED', 'message-port transport closed'));
+      peer.inbox.fail(linkError('CLOSED', 'message-port transport closed'));
     }
   }
 
@@ -154,25 +126,10 @@ export class MessagePortTransport implements Transport {
     return peer;
   }
 
-  #onMessage(peer: Peer, j: number, data: unknown): void {
-    if (peer.ended) return;
-    if (data === null) return this.#end(peer, linkError('CLOSED', `party ${j} closed its link`));
+  #onMessage(inbox: FrameInbox, j: number, data: unknown): void {
+    if (data === null) return inbox.fail(linkError('CLOSED', `party ${j} closed its link`));
     // Anything but a frame means the port is shared with something else: a broken link.
-    if (!(data instanceof Uint8Array)) return this.#end(peer, new Error(`party ${j} sent a message that is not a frame`));
-    const w = peer.waiters.shift();
-    if (w) {
-      clearTimeout(w.timer);
-      w.resolve(data);
-    } else {
-      peer.frames.push(data);
-    }
-  }
-
-  #end(peer: Peer, why: Error): void {
-    peer.ended ??= why;
-    for (const w of peer.waiters.splice(0)) {
-      clearTimeout(w.timer);
-      w.reject(peer.ended);
-    }
+    if (!(data instanceof Uint8Array)) return inbox.fail(new Error(`party ${j} sent a message that is not a frame`));
+    inbox.push(data);
   }
 }

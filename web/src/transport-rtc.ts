@@ -8,7 +8,8 @@
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { NoiseRelayLinks, checkSecureOptions, type SecureRelayTransportOptions } from './noise.js';
 import type { PartySeeds } from './party.js';
-import { DataChannelLink, linkError, type ChannelCounters, type FrameCounters, type RtcDataChannelLike } from './rtc-channel.js';
+import { linkError } from './inbox.js';
+import { DataChannelLink, type ChannelCounters, type FrameCounters, type RtcDataChannelLike } from './rtc-channel.js';
 import { answer, offer, type PairContext, type PairOutcome } from './rtc-signalling.js';
 import type { Transport } from './transport.js';
 

@@ -5,7 +5,8 @@
  */
 
 import { RingfenceError } from './errors.js';
-import { MODES, RelayPeers, linkError, relayPath } from './relay-peers.js';
+import { linkError } from './inbox.js';
+import { MODES, RelayPeers, relayPath } from './relay-peers.js';
 import type { Transport } from './transport.js';
 
 /**

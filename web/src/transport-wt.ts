@@ -5,7 +5,8 @@
  * @module
  */
 
-import { MODES, RelayPeers, linkError, relayPath } from './relay-peers.js';
+import { linkError } from './inbox.js';
+import { MODES, RelayPeers, relayPath } from './relay-peers.js';
 import type { Transport } from './transport.js';
 import { WebSocketTransport, type WebSocketTransportOptions } from './transport-ws.js';
 

@@ -3,6 +3,8 @@
  * @module
  */
 
+import { FrameInbox, linkError } from './inbox.js';
+
 /**
  * Moves frames between this party and its peers. Frames are opaque bytes; the protocol checks
  * session, step and length of every frame it receives.
@@ -49,22 +51,6 @@ export interface InMemoryNetworkOptions {
   tamper?: (from: number, to: number, frame: Uint8Array) => Uint8Array | null;
 }
 
-interface Waiter {
-  resolve(frame: Uint8Array): void;
-  reject(e: Error): void;
-  timer?: ReturnType<typeof setTimeout>;
-}
-
-interface Link {
-  frames: Uint8Array[];
-  waiters: Waiter[];
-}
-
-/** Builds the error a transport rejects with, in the shape the party understands. */
-function linkError(code: 'CLOSED' | 'TIMEOUT', message: string, timeoutMs?: number): Error {
-  return Object.assign(new Error(message), { code, timeoutMs });
-}
-
 /**
  * `n` parties connected by in-memory queues, for tests and single-process demos. Frames are
  * delivered in order, asynchronously, with counters of everything sent.
@@ -80,15 +66,14 @@ export class InMemoryNetwork {
     bytes: number;
   } = { frames: 0, bytes: 0 };
   readonly #n: number;
-  readonly #timeoutMs: number | undefined;
-  readonly #links: Link[];
+  /** `#links[from * n + to]`: what `to` received from `from`. */
+  readonly #links: FrameInbox[];
   #closed = false;
 
   constructor(parties: number, options: InMemoryNetworkOptions = {}) {
     this.#n = parties;
-    this.#timeoutMs = options.timeoutMs;
     this.tamper = options.tamper;
-    this.#links = Array.from({ length: parties * parties }, () => ({ frames: [], waiters: [] }));
+    this.#links = Array.from({ length: parties * parties }, (_, i) => new FrameInbox(Math.floor(i / parties), options.timeoutMs));
   }
 
   /** The transport of party `id`. */
@@ -104,19 +89,14 @@ export class InMemoryNetwork {
   /** Closes every link: pending and later `recv`s reject with `code: 'CLOSED'`. */
   close(): void {
     this.#closed = true;
-    for (const link of this.#links) {
-      for (const w of link.waiters.splice(0)) {
-        clearTimeout(w.timer);
-        w.reject(linkError('CLOSED', 'in-memory network closed'));
-      }
-    }
+    for (const link of this.#links) link.fail(linkError('CLOSED', 'in-memory network closed'));
   }
 
   #check(id: number, what: string): void {
     if (!Number.isInteger(id) || id < 0 || id >= this.#n) throw new RangeError(`no ${what} ${id} in a network of ${this.#n}`);
   }
 
-  #link(from: number, to: number): Link {
+  #link(from: number, to: number): FrameInbox {
     this.#check(from, 'sender');
     this.#check(to, 'receiver');
     return this.#links[from * this.#n + to]!;
@@ -128,32 +108,10 @@ export class InMemoryNetwork {
     this.stats.frames += 1;
     this.stats.bytes += frame.byteLength;
     const delivered = this.tamper ? this.tamper(from, to, frame) : frame;
-    if (delivered === null) return;
-    const w = link.waiters.shift();
-    if (w) {
-      clearTimeout(w.timer);
-      w.resolve(delivered);
-    } else {
-      link.frames.push(delivered);
-    }
+    if (delivered !== null) link.push(delivered);
   }
 
   #recv(from: number, to: number): Promise<Uint8Array> {
-    const link = this.#link(from, to);
-    const frame = link.frames.shift();
-    if (frame) return Promise.resolve(frame);
-    if (this.#closed) return Promise.reject(linkError('CLOSED', 'in-memory network closed'));
-    return new Promise((resolve, reject) => {
-      const w: Waiter = { resolve, reject };
-      const ms = this.#timeoutMs;
-      if (ms !== undefined) {
-        w.timer = setTimeout(() => {
-          const i = link.waiters.indexOf(w);
-          if (i >= 0) link.waiters.splice(i, 1);
-          reject(linkError('TIMEOUT', `no frame from party ${from} within ${ms} ms`, ms));
-        }, ms);
-      }
-      link.waiters.push(w);
-    });
+    return this.#link(from, to).recv();
   }
 }

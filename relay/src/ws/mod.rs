@@ -30,6 +30,7 @@ mod client;
 mod lobby;
 mod metrics;
 mod path;
+mod pump;
 mod server;
 mod session;
 mod stream;
@@ -41,5 +42,5 @@ pub use path::{parse_session_hex, Invite, LobbyPath, RelayPath, Request};
 pub use server::{RelayLimits, RelayServer};
 pub use session::{log, set_log_json};
 // The WebTransport front end (`crate::wt`) serves the same sessions.
-pub(crate) use server::closed;
-pub(crate) use session::{short, ForwardError, Member, Queued, Registry};
+pub(crate) use pump::{run_member, truncate, PartyReader, PartyWriter};
+pub(crate) use session::{short, Registry};

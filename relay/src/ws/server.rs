@@ -2,7 +2,6 @@
 //! reader loop and one writer task per connection.
 
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +14,8 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 use super::path::Request;
-use super::session::{log, reap_interval, short, ForwardError, Member, Registry, Waiter};
+use super::pump::{run_member, truncate, PartyReader, PartyWriter};
+use super::session::{log, reap_interval, short, Member, Registry, Waiter};
 use crate::error::RelayError;
 use crate::token::Trusted;
 
@@ -265,12 +265,12 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
         match joined {
             Ok(a) => {
                 admitted = Some(a);
-                registry.counters.connections.fetch_add(1, Ordering::Relaxed);
+                registry.count_admitted();
                 Ok(resp)
             }
-            Err((code, reason)) => {
-                registry.counters.refused.fetch_add(1, Ordering::Relaxed);
-                log(format_args!("{addr}: refused ({code}): {reason}"));
+            Err(refusal) => {
+                registry.count_refused(addr, "", &refusal);
+                let (code, reason) = refusal;
                 let mut r = Response::new(Some(reason));
                 *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
                 Err(r)
@@ -306,7 +306,8 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
     let (session, party) = (member.session.clone(), member.party);
     let sid = short(&session.id);
     log(format_args!("session {sid}: {party} connected from {addr}"));
-    let reason = run_member(&member, ws).await;
+    let (sink, stream) = ws.split();
+    let reason = run_member(&member, Reader(stream), Writer(sink)).await;
     log(format_args!("session {sid}: {party} left ({reason})"));
     drop(member);
 }
@@ -344,103 +345,40 @@ async fn run_waiter(
             },
         }
     };
-    let frame = CloseFrame { code: CloseCode::Normal, reason: truncate(&reason, 120).into() };
-    let _ = sink.send(Message::Close(Some(frame))).await;
-    let _ = sink.close().await;
+    Writer(sink).close(reason.clone()).await;
     reason
 }
 
-/// Pumps one admitted connection until it ends; returns why.
-async fn run_member(member: &Member, ws: WebSocketStream<TcpStream>) -> String {
-    let (sink, mut stream) = ws.split();
-    let Some(inbox) = member.take_inbox() else {
-        return "no queue (already taken)".into();
-    };
-    let (stop, stopped) = tokio::sync::oneshot::channel();
-    let writer = tokio::spawn(write_loop(sink, inbox, member.session.closing(), stopped));
-    let mut closing = member.session.closing();
-    let reason = loop {
-        let msg = tokio::select! {
-            m = stream.next() => m,
-            // The writer sees the close too: it drains this party's queue and gives the reason.
-            r = closed(&mut closing) => {
-                let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
-                return r;
+/// A party's WebSocket, as the relay reads it.
+struct Reader(futures_util::stream::SplitStream<WebSocketStream<TcpStream>>);
+
+/// A party's WebSocket, as the relay writes to it.
+struct Writer(futures_util::stream::SplitSink<WebSocketStream<TcpStream>, Message>);
+
+impl PartyReader for Reader {
+    async fn read(&mut self) -> Result<Vec<u8>, String> {
+        let why = loop {
+            match self.0.next().await {
+                Some(Ok(Message::Binary(b))) => return Ok(Vec::from(b)),
+                Some(Ok(Message::Text(_))) => break "text messages are not allowed".into(),
+                Some(Ok(Message::Close(_))) => break "closed by the party".into(),
+                None => break "connection ended without a close".into(),
+                Some(Ok(_)) => {} // ping/pong: answered by tungstenite
+                Some(Err(e)) => break e.to_string(),
             }
         };
-        let data = match msg {
-            Some(Ok(Message::Binary(b))) => Vec::from(b),
-            Some(Ok(Message::Text(_))) => break "text messages are not allowed".into(),
-            Some(Ok(Message::Close(_))) => break "closed by the party".into(),
-            None => break "connection ended without a close".into(),
-            Some(Ok(_)) => continue, // ping/pong: answered by tungstenite
-            Some(Err(e)) => break e.to_string(),
-        };
-        match member.forward(data).await {
-            Ok(()) => {}
-            Err(ForwardError::Bad(r)) => break r,
-            Err(ForwardError::Full(r)) => {
-                member.close_session(r.clone());
-                break r;
-            }
-        }
-    };
-    member.leave().await;
-    let _ = stop.send(reason.clone());
-    let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
-    reason
-}
-
-type Sink = futures_util::stream::SplitSink<WebSocketStream<TcpStream>, Message>;
-
-/// Writes the party's queue to its socket until the session closes (drain, then close with
-/// the session's reason) or the party itself is done (close with the reason it ended).
-async fn write_loop(
-    mut sink: Sink,
-    mut inbox: tokio::sync::mpsc::Receiver<super::session::Queued>,
-    mut closing: tokio::sync::watch::Receiver<Option<String>>,
-    mut stopped: tokio::sync::oneshot::Receiver<String>,
-) {
-    let (reason, drain) = loop {
-        tokio::select! {
-            biased;
-            r = &mut stopped => break (r.unwrap_or_default(), false),
-            q = inbox.recv() => match q {
-                Some(q) => {
-                    if sink.send(Message::Binary(q.data.into())).await.is_err() {
-                        return;
-                    }
-                }
-                None => break ("session ended".to_string(), false),
-            },
-            r = closed(&mut closing) => break (r, true),
-        }
-    };
-    // The session closed: deliver what is already queued before saying why.
-    while let (true, Ok(q)) = (drain, inbox.try_recv()) {
-        if sink.send(Message::Binary(q.data.into())).await.is_err() {
-            return;
-        }
-    }
-    let reason = truncate(&reason, 120);
-    let frame = CloseFrame { code: CloseCode::Normal, reason: reason.into() };
-    let _ = sink.send(Message::Close(Some(frame))).await;
-    let _ = sink.close().await;
-}
-
-/// Resolves with the session's closing reason (a `String`: the watch guard is not `Send`).
-pub(crate) async fn closed(closing: &mut tokio::sync::watch::Receiver<Option<String>>) -> String {
-    match closing.wait_for(Option::is_some).await {
-        Ok(r) => r.clone().unwrap_or_default(),
-        Err(_) => "relay shutting down".into(),
+        Err(why)
     }
 }
 
-/// At most `max` bytes of `s`, cut at a character boundary (close reasons fit a control frame).
-fn truncate(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
+impl PartyWriter for Writer {
+    async fn write(&mut self, msg: Vec<u8>) -> Result<(), ()> {
+        self.0.send(Message::Binary(msg.into())).await.map_err(drop)
     }
-    s[..end].to_string()
+
+    async fn close(mut self, reason: String) {
+        let frame = CloseFrame { code: CloseCode::Normal, reason: truncate(&reason, 120).into() };
+        let _ = self.0.send(Message::Close(Some(frame))).await;
+        let _ = self.0.close().await;
+    }
 }

@@ -273,6 +273,19 @@ impl Registry {
         Ok(())
     }
 
+    /// Counts a connection admitted into a session or a lobby, by either front end.
+    pub(crate) fn count_admitted(&self) {
+        self.counters.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a connection refused at admission, by either front end, and logs why; `via`
+    /// names the front end in the log line (empty for WebSocket).
+    pub(crate) fn count_refused(&self, addr: std::net::SocketAddr, via: &str, refusal: &Refusal) {
+        self.counters.refused.fetch_add(1, Ordering::Relaxed);
+        let (code, reason) = refusal;
+        log(format_args!("{addr}: refused{via} ({code}): {reason}"));
+    }
+
     pub(crate) fn limits(&self) -> &RelayLimits {
         &self.limits
     }

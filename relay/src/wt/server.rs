@@ -1,11 +1,11 @@
 //! [`WtServer`]: accepts WebTransport sessions, admits them into the relay's sessions, and runs
-//! one reader loop and one writer task per connection, like the WebSocket front end.
+//! the WebSocket front end's reader loop and writer task on each connection's stream.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::time::timeout;
 use wtransport::endpoint::endpoint_side::Server;
 use wtransport::endpoint::IncomingSession;
@@ -16,7 +16,7 @@ use wtransport::{Endpoint, RecvStream, SendStream, ServerConfig};
 use super::cert::{hex, WtCertificate};
 use super::wire::{self, Control};
 use crate::error::RelayError;
-use crate::ws::{closed, log, short, ForwardError, Member, Queued, RelayServer, Request};
+use crate::ws::{log, run_member, short, PartyReader, PartyWriter, RelayServer, Request};
 
 /// How long the relay waits for its last bytes to be acknowledged, and then for the party to
 /// close the connection, before closing it itself.
@@ -177,6 +177,10 @@ async fn serve(registry: Arc<crate::ws::Registry>, incoming: IncomingSession) {
             Err((400, "server parties wait in a lobby over WebSocket, not WebTransport".into()))
         }
     };
+    match &admitted {
+        Ok(_) => registry.count_admitted(),
+        Err(refusal) => registry.count_refused(addr, " over WebTransport", refusal),
+    }
     // The session is accepted either way: a browser sees no HTTP status or body, so the answer
     // (a refusal's reason too) goes on the stream.
     let opened = timeout(limits.handshake_timeout, async {
@@ -193,7 +197,6 @@ async fn serve(registry: Arc<crate::ws::Registry>, incoming: IncomingSession) {
     };
     match admitted {
         Err((code, reason)) => {
-            log(format_args!("{addr}: refused over WebTransport ({code}): {reason}"));
             let _ = timeout(LINGER, send.write_all(&Control::refused(code, &reason).to_message()))
                 .await;
             let _ = timeout(LINGER, send.finish()).await;
@@ -203,7 +206,10 @@ async fn serve(registry: Arc<crate::ws::Registry>, incoming: IncomingSession) {
             let sid = short(&session.id);
             log(format_args!("session {sid}: {party} connected over WebTransport from {addr}"));
             let reason = match send.write_all(&Control::admitted().to_message()).await {
-                Ok(()) => run_member(&member, send, recv, limits.max_message).await,
+                Ok(()) => {
+                    let reader = Reader { recv, max: limits.max_message };
+                    run_member(&member, reader, Writer(send)).await
+                }
                 Err(e) => e.to_string(),
             };
             log(format_args!("session {sid}: {party} left ({reason})"));
@@ -214,106 +220,47 @@ async fn serve(registry: Arc<crate::ws::Registry>, incoming: IncomingSession) {
     let _ = timeout(LINGER, connection.closed()).await;
 }
 
-/// Pumps one admitted connection until it ends; returns why.
-async fn run_member(
-    member: &Member,
-    send: SendStream,
-    mut recv: RecvStream,
-    max_message: usize,
-) -> String {
-    let Some(inbox) = member.take_inbox() else {
-        return "no queue (already taken)".into();
-    };
-    let (stop, stopped) = oneshot::channel();
-    let writer = tokio::spawn(write_loop(send, inbox, member.session.closing(), stopped));
-    let mut closing = member.session.closing();
-    let reason = loop {
-        let msg = tokio::select! {
-            m = read_message(&mut recv, max_message) => m,
-            // The writer sees the close too: it drains this party's queue and gives the reason.
-            r = closed(&mut closing) => {
-                let _ = timeout(LINGER, writer).await;
-                return r;
-            }
-        };
-        let data = match msg {
-            Ok(data) => data,
-            Err(r) => break r,
-        };
-        match member.forward(data).await {
+/// A party's stream, as the relay reads it: messages of at most `max` bytes.
+struct Reader {
+    recv: RecvStream,
+    max: usize,
+}
+
+/// A party's stream, as the relay writes to it.
+struct Writer(SendStream);
+
+impl PartyReader for Reader {
+    async fn read(&mut self) -> Result<Vec<u8>, String> {
+        let mut prefix = [0u8; wire::LEN_BYTES];
+        match self.recv.read_exact(&mut prefix).await {
             Ok(()) => {}
-            Err(ForwardError::Bad(r)) => break r,
-            Err(ForwardError::Full(r)) => {
-                member.session.close(r.clone());
-                break r;
-            }
+            Err(StreamReadExactError::FinishedEarly(0)) => return Err("closed by the party".into()),
+            Err(e) => return Err(ended(e)),
         }
-    };
-    member.leave().await;
-    let _ = stop.send(reason.clone());
-    let _ = timeout(LINGER, writer).await;
-    reason
-}
-
-/// The next message body from the party; the error says why the stream ended.
-async fn read_message(recv: &mut RecvStream, max: usize) -> Result<Vec<u8>, String> {
-    let mut prefix = [0u8; wire::LEN_BYTES];
-    match recv.read_exact(&mut prefix).await {
-        Ok(()) => {}
-        Err(StreamReadExactError::FinishedEarly(0)) => return Err("closed by the party".into()),
-        Err(e) => return Err(ended(e)),
+        let mut body = vec![0; wire::body_len(prefix, self.max)?];
+        self.recv.read_exact(&mut body).await.map_err(ended)?;
+        Ok(body)
     }
-    let mut body = vec![0; wire::body_len(prefix, max)?];
-    recv.read_exact(&mut body).await.map_err(ended)?;
-    Ok(body)
 }
 
+impl PartyWriter for Writer {
+    async fn write(&mut self, msg: Vec<u8>) -> Result<(), ()> {
+        self.0.write_all(&wire::prefix(msg.len())).await.map_err(drop)?;
+        self.0.write_all(&msg).await.map_err(drop)
+    }
+
+    /// Sends the closing message, then finishes the stream.
+    async fn close(mut self, reason: String) {
+        if self.0.write_all(&Control::closing(&reason).to_message()).await.is_ok() {
+            let _ = timeout(LINGER, self.0.finish()).await;
+        }
+    }
+}
+
+/// Why the stream ended inside a read.
 fn ended(e: StreamReadExactError) -> String {
     match e {
         StreamReadExactError::FinishedEarly(_) => "the stream ended inside a message".into(),
         StreamReadExactError::Read(e) => format!("connection lost ({e})"),
     }
-}
-
-/// Writes the party's queue to its stream until the session closes (drain, then the closing
-/// message with the session's reason) or the party itself is done (the closing message with
-/// the reason it ended), then finishes the stream.
-async fn write_loop(
-    mut send: SendStream,
-    mut inbox: mpsc::Receiver<Queued>,
-    mut closing: watch::Receiver<Option<String>>,
-    mut stopped: oneshot::Receiver<String>,
-) {
-    let (reason, drain) = loop {
-        tokio::select! {
-            biased;
-            r = &mut stopped => break (r.unwrap_or_default(), false),
-            q = inbox.recv() => match q {
-                Some(q) => {
-                    if write_message(&mut send, &q.data).await.is_err() {
-                        return;
-                    }
-                }
-                None => break ("session ended".to_string(), false),
-            },
-            r = closed(&mut closing) => break (r, true),
-        }
-    };
-    // The session closed: deliver what is already queued before saying why.
-    while let (true, Ok(q)) = (drain, inbox.try_recv()) {
-        if write_message(&mut send, &q.data).await.is_err() {
-            return;
-        }
-    }
-    if send.write_all(&Control::closing(&reason).to_message()).await.is_ok() {
-        let _ = timeout(LINGER, send.finish()).await;
-    }
-}
-
-async fn write_message(
-    send: &mut SendStream,
-    body: &[u8],
-) -> Result<(), wtransport::error::StreamWriteError> {
-    send.write_all(&wire::prefix(body.len())).await?;
-    send.write_all(body).await
 }

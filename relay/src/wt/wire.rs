@@ -16,6 +16,8 @@
 //! [`Control::closing`] (code 1000, the WebSocket "normal closure", with the reason a WebSocket
 //! close frame would carry).
 
+use crate::ws::truncate;
+
 /// Bytes of a message's length prefix.
 pub const LEN_BYTES: usize = 4;
 
@@ -125,15 +127,6 @@ impl Control {
         let text = core::str::from_utf8(text).ok()?.to_string();
         Some(Self { code: u16::from_le_bytes([*lo, *hi]), text })
     }
-}
-
-/// At most `max` bytes of `s`, cut at a character boundary.
-pub(crate) fn truncate(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
 }
 
 #[cfg(test)]

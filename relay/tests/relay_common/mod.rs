@@ -29,6 +29,23 @@ pub async fn relay(limits: RelayLimits) -> String {
     url
 }
 
+/// `GET path` on a plain HTTP listener; returns the whole response.
+pub async fn http_get(addr: SocketAddr, path: &str) -> String {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).await.unwrap();
+    out
+}
+
+/// Asserts that the relay's `/metrics` (served on `addr`) has each of `lines`.
+pub async fn assert_metrics(addr: SocketAddr, lines: &[&str]) {
+    let m = http_get(addr, "/metrics").await;
+    for line in lines {
+        assert!(m.lines().any(|l| l == *line), "{line} missing from:\n{m}");
+    }
+}
+
 /// The path of party `party` of `session` (3 parties, mode `m`).
 pub fn path(session: &SessionId, party: u8, m: &str) -> String {
     let hex: String = session.0.iter().map(|b| format!("{b:02x}")).collect();

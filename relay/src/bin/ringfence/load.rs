@@ -8,6 +8,7 @@
 //!   once through one relay, each computing a small rep3 product checked against plaintext:
 //!   how many concurrent sessions the relay carries, and how fast.
 
+use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -78,6 +79,21 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.min(sorted.len() - 1)]
 }
 
+/// Runs `jobs` all at once on `rt`; returns each result with the seconds from its start to its
+/// end, in order, and the seconds of the whole batch.
+fn timed_all<T>(
+    rt: &tokio::runtime::Runtime,
+    jobs: impl IntoIterator<Item = impl Future<Output = T>>,
+) -> (Vec<(T, f64)>, f64) {
+    let t0 = Instant::now();
+    let results = rt.block_on(join_all(jobs.into_iter().map(|job| async {
+        let t = Instant::now();
+        let r = job.await;
+        (r, t.elapsed().as_secs_f64())
+    })));
+    (results, t0.elapsed().as_secs_f64())
+}
+
 fn latency_fields(mut lat: Vec<f64>, wall: f64) -> serde_json::Value {
     lat.sort_by(f64::total_cmp);
     serde_json::json!({
@@ -127,13 +143,10 @@ fn clients(
         "ringfence load: {n} clients classify with {name} ({}) at once ...",
         a.backend.name()
     );
-    let t0 = Instant::now();
-    let results = rt.block_on(join_all(jobs.iter().map(|(cfg, x, _)| async {
-        let t = Instant::now();
-        let r = classify(cfg.clone(), Request::new(&name, backend, 1), x).await;
-        (r, t.elapsed().as_secs_f64())
-    })));
-    let wall = t0.elapsed().as_secs_f64();
+    let (results, wall) = timed_all(
+        rt,
+        jobs.iter().map(|(cfg, x, _)| classify(cfg.clone(), Request::new(&name, backend, 1), x)),
+    );
     let mut lat = Vec::new();
     let mut wrong = 0;
     for ((_, _, want), (got, secs)) in jobs.iter().zip(results) {
@@ -226,13 +239,8 @@ fn relay_sessions(
             parties.push((cfg, x.clone(), y.clone()));
         }
     }
-    let t0 = Instant::now();
-    let results = rt.block_on(join_all(parties.iter().map(|(cfg, x, y)| async {
-        let t = Instant::now();
-        let r = product(cfg.clone(), x, y).await;
-        (r, t.elapsed().as_secs_f64())
-    })));
-    let wall = t0.elapsed().as_secs_f64();
+    let (results, wall) =
+        timed_all(rt, parties.iter().map(|(cfg, x, y)| product(cfg.clone(), x, y)));
     let mut lat = Vec::new();
     for ((_, x, y), (got, secs)) in parties.iter().zip(results) {
         let got = got.map_err(|e| format!("a session failed: {e}"))?;
