@@ -3,12 +3,14 @@
 // classification, or two and the page itself): a shipped digit on LeNet/METEOR, on a classical
 // model, and with the page as a party give onnxruntime's class (models/data/*.reference.json),
 // the three server views are shown as images of the input's size, a digit drawn with the mouse
-// is classified, and an unreachable relay is reported in the page.
+// is classified, and an unreachable relay is reported in the page. The "three tabs" deployment
+// is demo-tabs.test.mjs (WebRTC: inside a private network namespace).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { startDemoServer } from '../../examples/demo/server/start.mjs';
 import { referenceSample } from '../../web/examples/local-deployment.mjs';
+import { assertServerViews, classify, openDemo } from './demo-app.mjs';
 import { ARTIFACTS, browserTest, setupBrowser } from './harness.mjs';
 
 setupBrowser({ staticServer: false });
@@ -19,52 +21,8 @@ after(() => demo?.close());
 
 const DESKTOP = { width: 1360, height: 900 };
 
-/** Loads the app and waits until the SDK and the test digits are ready. */
-async function open(page) {
-  await page.goto(demo.url);
-  await page.waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state), null, { timeout: 15_000 });
-  await assertNoAlert(page);
-}
-
-async function assertNoAlert(page) {
-  const alert = page.locator('#error');
-  if (await alert.isVisible()) assert.fail(`the page shows an error: ${await alert.textContent()}`);
-}
-
-/** Clicks Classify and waits for the outcome; returns the class the page shows. */
-async function classify(page) {
-  await page.click('#classify');
-  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout: 30_000 });
-  await assertNoAlert(page);
-  const stages = await page.$$eval('#stages li', (lis) => lis.map((li) => `${li.dataset.stage}:${li.className}`));
-  assert.deepEqual(stages, ['connecting', 'request', 'setup', 'online', 'done'].map((s) => `${s}:done`));
-  return Number(await page.getAttribute('#out-class', 'data-class'));
-}
-
-/**
- * Checks the three server views: canvases of `side × side` pixels, each far from the input
- * (noise: the pixels' grey levels spread over the whole range, unlike a digit's background).
- */
-async function assertServerViews(page, side) {
-  const views = await page.$$eval('#out-servers canvas', (canvases) =>
-    canvases.map((c) => {
-      const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      const grey = Array.from({ length: px.length / 4 }, (_, i) => px[i * 4]);
-      const mean = grey.reduce((a, b) => a + b, 0) / grey.length;
-      const sd = Math.sqrt(grey.reduce((a, b) => a + (b - mean) ** 2, 0) / grey.length);
-      return { w: c.width, h: c.height, mean, sd, visible: c.getBoundingClientRect().width > 0 };
-    }),
-  );
-  assert.equal(views.length, 3, 'one view per server party');
-  for (const [i, v] of views.entries()) {
-    assert.deepEqual([v.w, v.h, v.visible], [side, side, true], `server P${i}'s view is a shown ${side}×${side} image`);
-    // Uniform bytes: mean ≈ 127.5, sd ≈ 73.6; a digit is mostly blank paper.
-    assert.ok(v.mean > 90 && v.mean < 165 && v.sd > 50, `server P${i}'s view looks like noise (mean ${v.mean}, sd ${v.sd})`);
-  }
-}
-
 browserTest('demo: a shipped MNIST digit on LeNet with METEOR gives onnxruntime class', async (page) => {
-  await open(page);
+  await openDemo(page, demo.url);
   const k = 8; // NN-A and NN-C get this one wrong; LeNet agrees with its label
   await page.click('#models [data-value="lenet"]');
   await page.click('#backends [data-value="meteor"]');
@@ -81,7 +39,7 @@ browserTest('demo: a shipped MNIST digit on LeNet with METEOR gives onnxruntime 
 }, { viewport: DESKTOP });
 
 browserTest('demo: a shipped 8x8 digit on the decision tree with rep3 gives onnxruntime class', async (page) => {
-  await open(page);
+  await openDemo(page, demo.url);
   await page.click('#models [data-value="tree"]');
   assert.ok(await page.isDisabled('#backends input[value="meteor"]'), 'METEOR is not offered for the tree');
   const k = 3; // a 1 that the depth-6 tree calls 9: the page must say what the model says
@@ -93,7 +51,7 @@ browserTest('demo: a shipped 8x8 digit on the decision tree with rep3 gives onnx
 }, { viewport: DESKTOP });
 
 browserTest('demo: with the browser as party P2 beside two native parties, NN-A gives onnxruntime class', async (page) => {
-  await open(page);
+  await openDemo(page, demo.url);
   await page.click('#deployments [data-value="browser-party"]');
   await page.click('#models [data-value="nn-a"]');
   await page.click('#backends [data-value="meteor"]');
@@ -107,7 +65,7 @@ browserTest('demo: with the browser as party P2 beside two native parties, NN-A 
 }, { viewport: DESKTOP });
 
 browserTest('demo: a digit drawn with the mouse on a phone-sized page is classified', async (page) => {
-  await open(page);
+  await openDemo(page, demo.url);
   await page.click('#tab-draw');
   assert.ok(await page.isDisabled('#classify'), 'nothing to classify before drawing');
   const pad = await page.locator('#pad').boundingBox();
@@ -138,7 +96,7 @@ browserTest(
         body: JSON.stringify({ relay: 'ws://127.0.0.1:9', session: '00'.repeat(16), parties: ['11', '22', '33'].map((b) => b.repeat(32)) }),
       }),
     );
-    await open(page);
+    await openDemo(page, demo.url);
     await page.click('#classify');
     await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 20_000 });
     const text = await page.textContent('#error');

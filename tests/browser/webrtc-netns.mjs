@@ -1,23 +1,18 @@
-// The WebRTC tests proper, which webrtc.test.mjs runs inside a private network namespace (only
-// loopback, and a veth pair that exists nowhere else): three browser pages, each in its own
+// The WebRTC tests proper, which webrtc.test.mjs runs inside a private network namespace
+// (netns.mjs: only loopback, and a veth pair that exists nowhere else): three browser pages, each in its own
 // browser context, are the three compute parties of one session over RtcTransport. The relay
 // (native, on 127.0.0.1) carries the Noise handshakes and the WebRTC signalling inside them;
 // then every frame between the parties goes over direct DataChannels.
 import assert from 'node:assert/strict';
-import { readlinkSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
 import { after, before } from 'node:test';
 import { Client, generateNoiseKeypair, init } from 'ringfence';
 import { referenceSample, startRelay } from '../../web/examples/local-deployment.mjs';
 import { pagesTest, setupBrowser } from './harness.mjs';
+import { assertInNetns } from './netns.mjs';
 import { productInputs } from './page/inputs.js';
 
 // ICE gathers every interface it sees: never run where a real one is.
-const interfaces = Object.keys(networkInterfaces());
-const parent = process.env.RINGFENCE_PARENT_NETNS;
-if (!parent || readlinkSync('/proc/self/ns/net') === parent || interfaces.some((i) => !['lo', 'v0', 'v1'].includes(i))) {
-  throw new Error(`webrtc-netns.mjs runs only inside the network namespace webrtc.test.mjs makes (interfaces here: ${interfaces.join(', ')})`);
-}
+assertInNetns(import.meta.url);
 
 setupBrowser();
 

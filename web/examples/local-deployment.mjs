@@ -205,8 +205,8 @@ export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clie
  * Starts `ringfence local-deployment`: a relay on 127.0.0.1 that admits signed tokens only (over
  * WebSocket, and over WebTransport unless `webTransport` is false), and three long-running
  * `ringfence party` servers in the lobby of deployment `local`, serving every shipped model.
- * Returns `{ relay, webTransport, deployment, publicKeys, clientOptions(), events, onEvent(fn),
- * stop() }`: `webTransport` is `{ url, certificateHash }` of the relay's WebTransport front end
+ * Returns `{ relay, webTransport, deployment, publicKeys, clientOptions(), token(session, party),
+ * events, onEvent(fn), stop() }`: `webTransport` is `{ url, certificateHash }` of the relay's WebTransport front end
  * (its self-signed certificate's hash, for browsers) or `undefined`; `clientOptions()` gives
  * what `Client.connect` needs for a fresh session (its id and a token for it, issued with
  * `ringfence token issue`, and `webTransport`: browsers then connect over WebTransport, Node
@@ -258,13 +258,20 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
     /** Options for `Client.connect` for a fresh session of this deployment. */
     clientOptions() {
       const session = randomBytes(16);
-      const token = execFileSync(bin, [
-        'token', 'issue', '--key', ready.signing_key_file, '--deployment', ready.deployment,
-        '--party', '3', '--session', toHex(session),
-      ]).toString().trim();
       return {
-        relay: ready.relay, deployment: ready.deployment, session, token, parties: publicKeys, ...(wt ? { webTransport: wt } : {}),
+        relay: ready.relay, deployment: ready.deployment, session, token: this.token(session, 3), parties: publicKeys,
+        ...(wt ? { webTransport: wt } : {}),
       };
+    },
+    /**
+     * A join token for participant `party` of `session` (16 bytes) at this deployment's relay:
+     * for compute parties run elsewhere (e.g. browsers) in a session of their own.
+     */
+    token(session, party) {
+      return execFileSync(bin, [
+        'token', 'issue', '--key', ready.signing_key_file, '--deployment', ready.deployment,
+        '--party', String(party), '--session', toHex(session),
+      ]).toString().trim();
     },
     stop: () =>
       new Promise((resolve) => {

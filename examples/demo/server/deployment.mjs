@@ -7,6 +7,9 @@
 // servers in its lobby. A session is a fresh id and a token for it; the page's client invites
 // the servers through the relay, which hands them its public key.
 //
+// "Three tabs": the three parties are browser tabs that link to each other over WebRTC; they
+// need only the same relay, with a join token each for a fresh session (and the client one).
+//
 // "Browser as one party": the page is P2, so the two native parties must know its key before
 // the session; they are per-session processes (`ringfence session-party`, through
 // web/examples/local-deployment.mjs's startDeployment), stopped once the classification settled.
@@ -54,6 +57,17 @@ async function serversSession(signal) {
     });
   });
   return { relay: o.relay, session, parties: o.parties.map(toHex), deployment: o.deployment, token: o.token, report };
+}
+
+/**
+ * A session of the long-running deployment's relay whose parties are browser tabs: `{ relay,
+ * session, tokens }`, a token for each of participants 0, 1, 2 (the tabs) and 3 (the client).
+ * The tabs make their keys themselves and never tell this server.
+ */
+async function tabsSession(signal) {
+  const d = await longRunning(signal);
+  const session = randomSessionId();
+  return { relay: d.relay, session: toHex(session), tokens: [0, 1, 2, 3].map((party) => d.token(session, party)) };
 }
 
 /** A server party's log event of a session, in the units the page shows. */
@@ -105,17 +119,22 @@ function refusal(status, message) {
  * request, or a `pageParty` the deployment cannot take) or 503 (busy, shutting down); any
  * other error means the deployment failed. Aborting `signal` (server shutdown) stops the
  * session's processes.
+ *
+ * With `tabs: true` instead of keys, the three parties are browser tabs: resolves with `{
+ * relay, session, tokens }` (see {@link tabsSession}) and no report.
  */
-export async function openSession({ model, clientPublicKey, pageParty, signal }) {
+export async function openSession({ model, clientPublicKey, pageParty, tabs, signal }) {
   if (typeof model !== 'string' || !/^[a-z0-9-]+$/.test(model) || !existsSync(modelPath(model))) {
     throw refusal(400, `no shipped model named ${JSON.stringify(model)}`);
   }
+  if (tabs !== undefined && tabs !== true) throw refusal(400, 'tabs must be true when given');
+  if (signal?.aborted) throw refusal(503, 'the demo server is shutting down');
+  if (tabs) return tabsSession(signal);
   const isKey = (k) => typeof k === 'string' && /^[0-9a-f]{64}$/i.test(k);
   if (!isKey(clientPublicKey)) throw refusal(400, 'clientPublicKey must be 64 hex digits (a 32-byte Noise public key)');
   if (pageParty !== undefined && !([0, 1, 2].includes(pageParty?.id) && isKey(pageParty?.publicKey))) {
     throw refusal(400, 'pageParty must be { id: 0, 1 or 2, publicKey: 64 hex digits }');
   }
-  if (signal?.aborted) throw refusal(503, 'the demo server is shutting down');
   if (!pageParty) return serversSession(signal);
   if (running >= MAX_SESSIONS) {
     throw refusal(503, `${MAX_SESSIONS} classifications are already running: try again in a few seconds`);

@@ -3,6 +3,7 @@
 //
 //   GET  /api/samples?set=mnist|digits8[&limit=N]   shipped test digits with labels
 //   POST /api/session   {model, clientPublicKey[, pageParty]}  → {relay, session, parties}
+//   POST /api/session   {model, tabs: true}                     → {relay, session, tokens}
 //   GET  /api/session/SESSION/report                 the parties' own figures once it ended (or null)
 //
 // The deployment behind /api/session is deployment.mjs's business alone.
@@ -74,8 +75,8 @@ async function route(req, { reports, track, signal }) {
     return body ? { body } : { status: 404, body: { error: 'set must be mnist or digits8' } };
   }
   if (req.method === 'POST' && url.pathname === '/session') {
-    const { model, clientPublicKey, pageParty } = await readJson(req);
-    const { report, ...session } = await track(openSession({ model, clientPublicKey, pageParty, signal }));
+    const { model, clientPublicKey, pageParty, tabs } = await readJson(req);
+    const { report, ...session } = await track(openSession({ model, clientPublicKey, pageParty, tabs, signal }));
     if (report) {
       reports.set(session.session, report);
       track(report).finally(() => setTimeout(() => reports.delete(session.session), REPORT_KEPT_MS).unref());

@@ -29,6 +29,16 @@ export interface SessionInfo {
   readonly token?: string;
 }
 
+/**
+ * A session for the "three tabs" deployment: the relay and a join token per participant (the
+ * three party tabs, then this tab as the client). The keys are the tabs' own business.
+ */
+export interface TabsSession {
+  readonly relay: string;
+  readonly session: string;
+  readonly tokens: readonly [string, string, string, string];
+}
+
 /** One server party's own figures of a classification, when the deployment reports them. */
 export interface PartyFigures {
   readonly id: number;
@@ -65,6 +75,15 @@ export function openSession(model: string, clientPublicKey: string, pageParty?: 
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model, clientPublicKey, pageParty }),
+  });
+}
+
+/** Asks the deployment for a session of `model` whose three parties are browser tabs. */
+export function openTabsSession(model: string): Promise<TabsSession> {
+  return call<TabsSession>('/api/session', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, tabs: true }),
   });
 }
 

@@ -62,11 +62,14 @@ export const OUTPUTS: readonly { id: Output; label: string; blurb: string }[] = 
 export const DEPLOYMENTS: readonly { id: DeploymentKind; label: string; blurb: string; available: boolean }[] = [
   { id: 'servers', label: '3 servers', blurb: 'three native parties behind a relay', available: true },
   { id: 'browser-party', label: 'Browser as one party', blurb: 'this tab is P2, two native servers', available: true },
-  { id: 'tabs', label: 'Three tabs (WebRTC)', blurb: 'coming soon', available: false },
+  { id: 'tabs', label: 'Three tabs (WebRTC)', blurb: 'each party a browser tab, linked directly', available: true },
 ];
 
 /** The party this tab plays in the "browser as one party" deployment. */
 export const PAGE_PARTY = 2;
+
+/** What each compute party does with the model, by id. */
+export const ROLES: readonly string[] = ['shares the weights', 'computes blind', 'computes blind'];
 
 // The model files this tab loads when it is a party (it takes the shapes from them; the
 // weights are P0's to share). Listed, not `*.onnx`: a build would copy every match.

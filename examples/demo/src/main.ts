@@ -3,12 +3,14 @@
 import { init, type ClientStage } from 'ringfence';
 import { getSamples, type Sample, type SampleSet } from './api';
 import {
-  BACKENDS, DEPLOYMENTS, MODELS, OUTPUTS, PAGE_PARTY, SETS, modelInfo, type Backend, type DeploymentKind, type Output, type SetName,
+  BACKENDS, DEPLOYMENTS, MODELS, OUTPUTS, PAGE_PARTY, ROLES, SETS, modelInfo, type Backend, type DeploymentKind, type Output, type SetName,
 } from './catalog';
 import { DrawingPad } from './pad';
 import { preprocess } from './preprocess';
 import { classifyPrivately, describeError, type PrivateRun } from './private';
-import { bytes, el, ms, paintDigit, paintWords, scoreBars } from './render';
+import { bytes, el, ms, paintDigit, paintWords, scoreBars, stageList } from './render';
+import { PartyTabs } from './tabs';
+import { combinedKind, windowName } from './tabs-protocol';
 
 /** Test digits in the strip. */
 const STRIP = 40;
@@ -45,6 +47,8 @@ interface Digit {
   readonly pixels: Uint8Array;
   readonly sample: Sample | undefined;
 }
+
+const tabs = new PartyTabs(() => renderTabs());
 
 const pad = new DrawingPad($<HTMLCanvasElement>('pad'), () => {
   state.source = 'draw';
@@ -122,6 +126,40 @@ function renderChoices(): void {
   );
 }
 
+/** The party tabs' card, shown for the "three tabs" deployment: which are open, links to the rest. */
+function renderTabs(): void {
+  $('tabs-card').hidden = state.deployment !== 'tabs';
+  $('party-tabs').replaceChildren(
+    ...[0, 1, 2].map((p) => {
+      const open = tabs.isOpen(p);
+      const li = el('li', open ? 'open' : 'closed', undefined, el('span', 'dot'), el('b', undefined, `P${p}`), el('small', undefined, ROLES[p]));
+      li.dataset.party = String(p);
+      if (open) {
+        li.append(el('span', 'state', 'open'));
+      } else {
+        // A window of its own when the browser lets the page open one; a link it follows into
+        // a new tab when it does not.
+        const a = el('a', 'state', 'Open');
+        a.setAttribute('href', tabs.url(p));
+        a.setAttribute('target', windowName(tabs.room, p));
+        a.addEventListener('click', (e) => {
+          if (tabs.open(p)) e.preventDefault();
+        });
+        li.append(a);
+      }
+      return li;
+    }),
+  );
+  const blocked = tabs.blocked;
+  const names = blocked.map((p) => `P${p}`).join(' and ');
+  $('tabs-blocked').hidden = blocked.length === 0;
+  $('tabs-blocked').textContent =
+    (blocked.length === 3
+      ? 'This browser blocked the party windows: allow pop-ups for this page, or open each party with its Open link above. '
+      : `Browsers let a page open one window per click: open ${names} with ${blocked.length === 1 ? 'its' : 'their'} Open link${blocked.length === 1 ? '' : 's'} above. `) +
+    'The classification starts as soon as all three are open.';
+}
+
 // ---- the digit ---------------------------------------------------------------------------
 
 function renderStrip(): void {
@@ -177,6 +215,7 @@ function refresh(): void {
   button.title = digit ? '' : state.source === 'draw' ? 'Draw a digit first' : 'Pick a test digit first';
   $<HTMLButtonElement>('clear').disabled = state.running;
   renderPreview();
+  renderTabs();
 }
 
 /** The drawing as the chosen model will get it, beside the pad. */
@@ -189,16 +228,7 @@ function renderPreview(): void {
 }
 
 function renderStages(reached: ClientStage | undefined, times: Partial<Record<ClientStage, number>> = {}, failed = false): void {
-  const at = STAGES.findIndex((s) => s.id === reached);
-  $('stages').replaceChildren(
-    ...STAGES.map((s, i) => {
-      const status = i < at || (i === at && s.id === 'done') ? 'done' : i === at ? (failed ? 'failed' : 'active') : 'todo';
-      const t = times[s.id];
-      const li = el('li', status, undefined, el('span', 'dot'), el('span', 'name', s.label), el('span', 'time', t === undefined ? '' : ms(t)));
-      li.dataset.stage = s.id;
-      return li;
-    }),
-  );
+  stageList($('stages'), STAGES, reached, times, failed);
 }
 
 async function run(): Promise<void> {
@@ -206,6 +236,8 @@ async function run(): Promise<void> {
   if (!digit || state.running) return;
   const m = modelInfo(state.model);
   const info = SETS[digit.set];
+  // Before anything else: browsers open pop-ups only while handling the click.
+  if (state.deployment === 'tabs') tabs.openMissing();
   state.running = true;
   document.body.dataset.state = 'running';
   refresh();
@@ -222,6 +254,7 @@ async function run(): Promise<void> {
       deployment: state.deployment,
       input: Float32Array.from(digit.pixels, (p) => p * info.scale),
       onStage: (stage) => renderStages((reached = stage)),
+      tabs,
     });
     const { timings } = r.result;
     const total = r.connectMs + timings.request + timings.setup + timings.online;
@@ -283,6 +316,7 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
 
   const n = info.side * info.side;
   const inPage = (i: number) => r.pageParty !== undefined && i === PAGE_PARTY;
+  const partyName = (i: number) => (r.tabs ? `P${i}'s tab` : inPage(i) ? `P${i}: this tab` : `Server P${i}`);
   $('out-servers').replaceChildren(
     ...result.sent.map((words, i) => {
       const canvas = document.createElement('canvas');
@@ -293,11 +327,12 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
         'server',
         undefined,
         canvas,
-        el('figcaption', undefined, undefined, el('b', undefined, inPage(i) ? `P${i}: this tab` : `Server P${i}`), el('span', undefined, received(words, state.backend))),
+        el('figcaption', undefined, undefined, el('b', undefined, partyName(i)), el('span', undefined, received(words, state.backend))),
       );
     }),
   );
-  $('out-explain').replaceChildren(...explanation(state.backend, r.pageParty !== undefined).map((p) => el('p', undefined, p)));
+  const where = r.tabs ? 'tabs' : r.pageParty ? 'page-party' : 'servers';
+  $('out-explain').replaceChildren(...explanation(state.backend, where).map((p) => el('p', undefined, p)));
 
   const t = result.timings;
   table($('out-times'), ['', 'time'], [
@@ -318,12 +353,38 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
     const { setup, online } = r.pageParty;
     parties.push({ id: PAGE_PARTY, name: `P${PAGE_PARTY}: this tab`, note: `${online.rounds} online rounds`, cells: [bytes(setup.bytesSent), bytes(online.bytesSent)] });
   }
-  const client = r.pageParty ? 'This tab as the client' : 'This tab';
+  r.tabs?.forEach(({ stages, kind, webrtcBytesSent }, id) => {
+    const note = `${stages.online.rounds} online rounds · links: ${kind}, ${bytes(webrtcBytesSent)} over WebRTC`;
+    parties.push({ id, name: partyName(id), note, cells: [bytes(stages.setup.bytesSent), bytes(stages.online.bytesSent)] });
+  });
+  const client = r.pageParty ? 'This tab as the client' : r.tabs ? 'This tab, the client' : 'This tab';
   table($('out-bytes'), ['', 'setup', 'online'], [
     { name: client, note: `received ${bytes(result.stats.bytesReceived)}`, cells: [bytes(r.client.setup.sent), bytes(r.client.online.sent)] },
     ...parties.sort((a, b) => a.id - b.id),
-    ...(r.parties ? [] : [{ name: 'Servers', note: 'this deployment does not report them', cells: ['–', '–'] }]),
+    ...(r.parties || r.tabs ? [] : [{ name: 'Servers', note: 'this deployment does not report them', cells: ['–', '–'] }]),
   ]);
+  showLinks(r);
+}
+
+/** How the parties reached each other and this tab, as the parties themselves reported it. */
+function showLinks(r: PrivateRun): void {
+  const front = r.relayTransport === 'webtransport' ? 'WebTransport' : 'WebSocket';
+  const toClient = `This tab reached the parties through the relay (${front}), over Noise links that end in the parties.`;
+  const out = $('out-transport');
+  if (!r.tabs) {
+    out.dataset.kind = 'relay';
+    out.replaceChildren(el('b', undefined, 'Links: through the relay. '), document.createTextNode(`${toClient} The parties link to each other through it too.`));
+    return;
+  }
+  const kind = combinedKind(r.tabs.map((t) => t.kind));
+  out.dataset.kind = kind;
+  const fallbacks = r.tabs.flatMap((t, id) => (t.fallbackReason ? [`P${id}: ${t.fallbackReason}`] : []));
+  const between =
+    kind === 'webrtc'
+      ? 'The party tabs computed over direct WebRTC DataChannels, P0–P1, P0–P2 and P1–P2: the relay carried only their signalling, inside the Noise links.'
+      : `Some links between the party tabs fell back to the relay: ${fallbacks.join('; ')}.`;
+  const title = { webrtc: 'Links: WebRTC. ', relay: 'Links: relay only. ', mixed: 'Links: mixed. ' }[kind];
+  out.replaceChildren(el('b', undefined, title), document.createTextNode(`${between} ${toClient}`));
 }
 
 /** What a server received of the input, in words: rep3 sends two components per value. */
@@ -359,17 +420,23 @@ function table(t: HTMLElement, head: readonly string[], rows: readonly Row[]): v
 }
 
 /** Why no server learns the digit, for the protocol and deployment that ran. */
-function explanation(backend: Backend, pageParty: boolean): string[] {
+function explanation(backend: Backend, where: 'servers' | 'page-party' | 'tabs'): string[] {
   const common =
     'The links to the servers are encrypted end to end (Noise), so the relay in the middle sees only ciphertext. ' +
     'The answer comes back as pieces too, and only this tab adds them up. ' +
     'Any two servers together could undo the hiding: that is why the three must be run by parties that do not collude.';
-  const asParty = pageParty
-    ? [
-        `Here this tab was also party P${PAGE_PARTY}: it computed on P${PAGE_PARTY}'s pieces of a digit it knows anyway, beside two native servers ` +
-          'that still saw only noise. The model\'s weights are P0\'s to share; this tab took only the model\'s shapes from its file.',
-      ]
-    : [];
+  const asParty = {
+    servers: [],
+    'page-party': [
+      `Here this tab was also party P${PAGE_PARTY}: it computed on P${PAGE_PARTY}'s pieces of a digit it knows anyway, beside two native servers ` +
+        'that still saw only noise. The model\'s weights are P0\'s to share; this tab took only the model\'s shapes from its file.',
+    ],
+    tabs: [
+      'Here the three parties were browser tabs. Each made a fresh key for this classification and kept its private half; ' +
+        'each tab shows what it received, the same noise as above. P0\'s tab shared the weights; P1 and P2 used only the model\'s shapes ' +
+        '(in this demo every tab can fetch the file; in a real deployment only the model owner would hold the weights).',
+    ],
+  }[where];
   if (backend === 'meteor') {
     return [
       'METEOR: each pixel x left this tab as m = x − ψ. The mask ψ is fresh randomness the servers drew during setup, ' +

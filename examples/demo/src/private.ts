@@ -1,12 +1,16 @@
 // One private classification, start to end, with the SDK: a fresh client identity, a session
 // from the deployment for that identity, the classification, and the figures to show. In the
-// "browser as one party" deployment this tab also serves the model as party P2.
+// "browser as one party" deployment this tab also serves the model as party P2; in the "three
+// tabs" deployment the party tabs serve it (tabs.ts), and report their figures.
 import {
   Client, Party, RingfenceError, SecureRelayTransport, generateNoiseKeypair,
   type Classification, type ClientStage, type NoiseKeypair, type ServeStages,
 } from 'ringfence';
-import { ApiError, getReport, openSession, type PartyFigures, type SessionInfo } from './api';
+import { ApiError, getReport, openSession, openTabsSession, type PartyFigures, type SessionInfo } from './api';
 import { PAGE_PARTY, modelUrl, type Backend, type DeploymentKind, type Output } from './catalog';
+import { hex, unhex as parseHex } from './hex';
+import { TabsError, type PartyTabs } from './tabs';
+import type { TabReport } from './tabs-protocol';
 
 export interface PrivateRun {
   readonly result: Classification;
@@ -18,6 +22,10 @@ export interface PrivateRun {
   readonly parties: readonly PartyFigures[] | undefined;
   /** This tab's figures as party {@link PAGE_PARTY}, when it was one. */
   readonly pageParty: ServeStages | undefined;
+  /** The party tabs' reports, by party, when they were the parties. */
+  readonly tabs: readonly TabReport[] | undefined;
+  /** Which of the relay's front ends this tab's client reached. */
+  readonly relayTransport: Client['transport'];
 }
 
 export interface RunOptions {
@@ -29,14 +37,23 @@ export interface RunOptions {
   readonly input: Float32Array;
   /** Called as each stage starts. */
   readonly onStage: (stage: ClientStage) => void;
+  /** The party tabs, for the "three tabs" deployment. */
+  readonly tabs?: PartyTabs;
 }
 
 /** How long to wait for the relay, and for each message of a party. */
 const TIMEOUT_MS = 15_000;
 
+/** How long the party tabs may take to open: the user may be opening them by hand. */
+const OPEN_TABS_MS = 120_000;
+
 export async function classifyPrivately(o: RunOptions): Promise<PrivateRun> {
   const t0 = performance.now();
   o.onStage('connecting');
+  if (o.deployment === 'tabs') {
+    if (!o.tabs) throw new TabsError('the party tabs are not set up');
+    return classifyInTabs(o, o.tabs, t0);
+  }
   const asParty = o.deployment === 'browser-party';
   // Fetched before the session opens: its parties wait for this tab only so long.
   const onnx = asParty ? await fetchModel(o.model) : undefined;
@@ -56,7 +73,32 @@ export async function classifyPrivately(o: RunOptions): Promise<PrivateRun> {
   const [client, pageParty] = await halves;
   // The figures are a nicety: a deployment that gives none (or fails to) still shows the answer.
   const parties = await getReport(session.session).catch(() => undefined);
-  return { result: client.result, connectMs: client.connectMs, client: client.bytes, parties, pageParty };
+  return { result: client.result, connectMs: client.connectMs, client: client.bytes, parties, pageParty, tabs: undefined, relayTransport: client.transport };
+}
+
+/**
+ * The three party tabs serve; this tab is the client. The tabs make their keys and tell this
+ * tab the public halves; the deployment gives only the relay and the join tokens.
+ */
+async function classifyInTabs(o: RunOptions, tabs: PartyTabs, t0: number): Promise<PrivateRun> {
+  await tabs.whenAllOpen(OPEN_TABS_MS);
+  const keypair = generateNoiseKeypair();
+  const session = await openTabsSession(o.model);
+  const failed = new AbortController();
+  const { parties, served } = await tabs.start(session, o.model, keypair.publicKey, failed.signal);
+  const info: SessionInfo = { relay: session.relay, session: session.session, parties: parties.map(hex), token: session.tokens[3] };
+  const halves = Promise.all([runClient(o, info, keypair, failed.signal), served]);
+  halves.catch((e: unknown) => failed.abort(e));
+  const [client, reports] = await halves;
+  return {
+    result: client.result,
+    connectMs: client.connectedAt - t0,
+    client: client.bytes,
+    parties: undefined,
+    pageParty: undefined,
+    tabs: reports,
+    relayTransport: client.transport,
+  };
 }
 
 /** The client's half: connect, classify, and the bytes of each stage. */
@@ -67,7 +109,8 @@ async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeyp
     session: unhex(session.session),
     parties: session.parties.map(unhex),
     keypair,
-    ...(session.deployment ? { deployment: session.deployment, token: session.token } : {}),
+    ...(session.deployment ? { deployment: session.deployment } : {}),
+    ...(session.token ? { token: session.token } : {}),
     timeoutMs: TIMEOUT_MS,
     signal,
     onProgress: (e) => {
@@ -76,6 +119,7 @@ async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeyp
     },
   });
   const connectedAt = performance.now();
+  const transport = client.transport;
   let result: Classification;
   try {
     result = await client.classify(o.model, o.input, { backend: o.backend, output: o.output });
@@ -87,7 +131,7 @@ async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeyp
     const b = counters.get(to) ?? a;
     return { sent: b.sent - a.sent, received: b.received - a.received };
   };
-  return { result, connectedAt, bytes: { setup: during('setup', 'online'), online: during('online', 'done') } };
+  return { result, connectedAt, transport, bytes: { setup: during('setup', 'online'), online: during('online', 'done') } };
 }
 
 /**
@@ -137,6 +181,9 @@ async function fetchModel(model: string): Promise<Uint8Array> {
 /** What went wrong, in words for the page: a title and the detail. */
 export function describeError(e: unknown): { title: string; detail: string } {
   if (e instanceof ApiError) return { title: 'The demo server could not open a session', detail: e.message };
+  if (e instanceof TabsError) {
+    return { title: e.party === undefined ? 'The party tabs are not ready' : `The tab of party P${e.party} stopped`, detail: e.message };
+  }
   if (e instanceof RingfenceError) {
     const who = e.peer === undefined ? '' : ` (server P${e.peer})`;
     const titles: Partial<Record<RingfenceError['code'], string>> = {
@@ -152,9 +199,8 @@ export function describeError(e: unknown): { title: string; detail: string } {
   return { title: 'Something went wrong', detail: String(e instanceof Error ? e.message : e) };
 }
 
-const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-
 function unhex(s: string): Uint8Array {
-  if (!/^(?:[0-9a-f]{2})*$/i.test(s)) throw new ApiError(`the demo server sent ${JSON.stringify(s)} where hex bytes belong`);
-  return Uint8Array.from(s.match(/../g) ?? [], (b) => parseInt(b, 16));
+  const bytes = parseHex(s);
+  if (!bytes) throw new ApiError(`the demo server sent ${JSON.stringify(s)} where hex bytes belong`);
+  return bytes;
 }

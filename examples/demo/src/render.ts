@@ -53,6 +53,30 @@ export function scoreBars(container: HTMLElement, scores: Float64Array, winner: 
   );
 }
 
+/**
+ * Fills `list` with `stages` in order: those before `reached` done, `reached` active (or
+ * failed; done when it is the last), the rest to do, each with its time when known.
+ */
+export function stageList<S extends string>(
+  list: HTMLElement,
+  stages: readonly { id: S; label: string }[],
+  reached: S | undefined,
+  times: Partial<Record<S, number>> = {},
+  failed = false,
+): void {
+  const at = stages.findIndex((s) => s.id === reached);
+  const last = stages.length - 1;
+  list.replaceChildren(
+    ...stages.map((s, i) => {
+      const status = i < at || (i === at && i === last) ? 'done' : i === at ? (failed ? 'failed' : 'active') : 'todo';
+      const t = times[s.id];
+      const li = el('li', status, undefined, el('span', 'dot'), el('span', 'name', s.label), el('span', 'time', t === undefined ? '' : ms(t)));
+      li.dataset.stage = s.id;
+      return li;
+    }),
+  );
+}
+
 /** A new element with a class, text, and children. */
 export function el(tag: string, className?: string, text?: string, ...children: Node[]): HTMLElement {
   const e = document.createElement(tag);
