@@ -4,8 +4,8 @@
 //! links are mutually authenticated and encrypted with Noise (keys, handshake and records come
 //! from the sans-IO crate `ringfence-link`), the WebSocket relay and its native client
 //! ([`ws`]: the same Noise links, end to end through the relay) with its WebTransport front end
-//! ([`wt`], for browsers), and the `ringfence` binary
-//! (`bench`, `demo`, `relay`, `party`).
+//! ([`wt`], for browsers), the health and metrics endpoints of the relay and the server
+//! parties ([`metrics`]), and the `ringfence` binary (`bench`, `demo`, `relay`, `party`).
 //!
 //! ```text
 //!   protocol (ringfence-core, sans-IO)         Ctx ─ send(frame) / recv(from).await
@@ -56,6 +56,7 @@ pub mod error;
 mod handshake;
 pub mod keys;
 mod link;
+pub mod metrics;
 pub mod netem;
 pub mod record;
 pub mod token;

@@ -3,13 +3,15 @@
 //! clients (the library) classify held-out samples through it concurrently and get
 //! onnxruntime's classes; tokens are enforced; a vanished client or a killed party ends its
 //! session with a clear error within the timeout, and the deployment serves new sessions
-//! afterwards.
+//! afterwards. Each party serves its health and metrics (`metrics = ADDR`).
 
+mod relay_common;
 #[path = "../src/bin/ringfence/testset.rs"]
 #[allow(dead_code)]
 mod testset;
 
 use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -19,6 +21,8 @@ use ringfence_core::net::{Ctx, SessionId};
 use ringfence_core::service::{self, Backend, Request, CLIENT};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, PublicKey, Security, StaticKeypair, TcpTransport};
+
+use relay_common::{assert_metrics, http_get};
 
 const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
 const PARTY_TIMEOUT_MS: u64 = 5000;
@@ -419,5 +423,78 @@ fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
     assert_eq!(got, Ok(set.expected(2, 1)[0]));
     for i in 0..3 {
         assert_eq!(d.expect(i, "answered")["stocked"], true);
+    }
+}
+
+#[test]
+fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
+    let d = Deployment::start_with(
+        "metrics",
+        &format!("metrics = \"127.0.0.1:0\"\n{}", mesh_section()),
+    );
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    let addrs: Vec<SocketAddr> = (0..3)
+        .map(|i| d.expect(i, "metrics")["address"].as_str().unwrap().parse().unwrap())
+        .collect();
+    for (i, &a) in addrs.iter().enumerate() {
+        let health = rt.block_on(http_get(a, "/healthz"));
+        assert!(health.starts_with("HTTP/1.1 200 OK\r\n") && health.ends_with("\r\n\r\nok\n"));
+        d.expect(i, "mesh_up");
+        for _ in 0..2 {
+            d.expect(i, "prepared");
+        }
+        // Counters of an event are updated before it is logged.
+        rt.block_on(assert_metrics(
+            a,
+            &[
+                "# TYPE ringfence_party_ready_runs gauge",
+                "ringfence_party_ready_runs{model=\"nn-a\"} 2",
+                "ringfence_party_ready_target{model=\"nn-a\"} 2",
+                "ringfence_party_prepared_total{model=\"nn-a\"} 2",
+                "ringfence_party_mesh_up 1",
+                "ringfence_party_sessions_total{outcome=\"answered\"} 0",
+                "ringfence_party_sessions_running 0",
+            ],
+        ));
+    }
+    // One METEOR classification takes a ready run at every party; the mesh makes another.
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(0, 1)));
+    assert_eq!(got, Ok(set.expected(0, 1)[0]));
+    for (i, &a) in addrs.iter().enumerate() {
+        d.expect(i, "answered");
+        assert_eq!(d.expect(i, "prepared")["ready"], 2);
+        rt.block_on(assert_metrics(
+            a,
+            &[
+                "ringfence_party_sessions_total{outcome=\"answered\"} 1",
+                "ringfence_party_sessions_total{outcome=\"refused\"} 0",
+                "ringfence_party_sessions_total{outcome=\"failed\"} 0",
+                "ringfence_party_sessions_running 0",
+                "ringfence_party_setup_stocked_total 1",
+                "ringfence_party_ready_runs{model=\"nn-a\"} 2",
+                "ringfence_party_prepared_total{model=\"nn-a\"} 3",
+            ],
+        ));
+        let page = rt.block_on(http_get(a, "/metrics"));
+        for phase in ["setup", "online", "mesh"] {
+            let name = format!("ringfence_party_bytes_sent_total{{phase=\"{phase}\"}} ");
+            let sent = page.lines().find_map(|l| l.strip_prefix(&name)).unwrap();
+            assert!(sent.parse::<u64>().unwrap() > 0, "{phase}: {page}");
+        }
+    }
+    // A malformed or busy metrics address stops the party at start-up, naming the file.
+    let good = std::fs::read_to_string(d.dir.join("p0.toml")).unwrap();
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = held.local_addr().unwrap().to_string();
+    for (addr, why) in [("localhost:9101", "invalid socket address"), (busy.as_str(), "binding")] {
+        let bad = d.dir.join("bad.toml");
+        let text = good.replace("metrics = \"127.0.0.1:0\"", &format!("metrics = \"{addr}\""));
+        std::fs::write(&bad, text).unwrap();
+        let out = Command::new(EXE).args(["party", "--config"]).arg(&bad).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains(&*bad.display().to_string()) && err.contains(why), "{err}");
+        assert!(err.contains("metrics") && err.contains(addr), "{err}");
     }
 }

@@ -626,7 +626,8 @@ fn secs(t: f64) -> String {
     }
 }
 
-fn bytes(b: f64) -> String {
+/// `b` bytes for people: B, kB or MB (decimal), two decimals.
+pub(crate) fn bytes(b: f64) -> String {
     if b >= 1e6 {
         format!("{:.2} MB", b / 1e6)
     } else if b >= 1e3 {

@@ -20,6 +20,7 @@ mod msgs;
 mod party;
 pub(crate) mod relay;
 mod server;
+mod server_metrics;
 mod session_party;
 mod testset;
 mod token;

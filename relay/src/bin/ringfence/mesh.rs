@@ -19,6 +19,7 @@ use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
 use ringfence_relay::{os_seed, Security, TcpTransport, TransportConfig};
 
 use super::server::Server;
+use crate::server_metrics::Phase;
 
 /// What `[mesh]` in a party's configuration says.
 #[derive(Debug, Clone)]
@@ -58,6 +59,7 @@ pub(crate) fn run(server: Arc<Server>, mesh: MeshConfig, shelf: Arc<Shelf>) {
         };
         // A peer may have lost its runs (a restart): none of these can be named any more.
         shelf.clear();
+        server.metrics.set_mesh_up(false);
         server.event("mesh_down", &[("error", err.into())]);
         if started.elapsed() > MAX_BACKOFF * 3 {
             backoff = Duration::from_millis(250);
@@ -110,10 +112,33 @@ async fn epoch_inner(
     let mut state = Mesh::start(&mut m, &server.catalog, &mesh.targets, shelf, epoch_seed)
         .await
         .map_err(|e| e.to_string())?;
-    server.event("mesh_up", &[("epoch", format!("{:08x}", state.epoch()).into())]);
+    let epoch = format!("{:08x}", state.epoch());
+    let keep: Vec<String> = mesh
+        .targets
+        .iter()
+        .filter(|t| t.runs > 0)
+        .map(|t| format!("{} ×{}", t.model, t.runs))
+        .collect();
+    server.event_as(
+        "mesh_up",
+        &[("epoch", epoch.clone().into())],
+        format!("mesh up (epoch {epoch}), keeping runs ready: {}", keep.join(", ")),
+    );
+    server.metrics.set_mesh_up(true);
+    // Bytes sent in the mesh so far (its start: links, keys, the models shared), counted after
+    // each step.
+    let mut counted = 0;
+    let mut count = |m: &Meteor<TcpTransport>| {
+        let sent = m.rep3().ctx().stats().bytes_sent;
+        server.metrics.sent(Phase::Mesh, sent.saturating_sub(counted));
+        counted = sent;
+    };
+    count(&m);
     loop {
         let t0 = Instant::now();
-        match state.step(&mut m, shelf).await.map_err(|e| e.to_string())? {
+        let step = state.step(&mut m, shelf).await.map_err(|e| e.to_string())?;
+        count(&m);
+        match step {
             Step::Idle => {
                 if me.index() == 0 {
                     tokio::time::sleep(IDLE).await;
@@ -121,15 +146,22 @@ async fn epoch_inner(
             }
             Step::Made { model, ready, cost } => {
                 let target = mesh.targets.iter().find(|t| t.model == model).map_or(0, |t| t.runs);
-                server.event(
+                server.metrics.prepared(&model);
+                let seconds = t0.elapsed().as_secs_f64();
+                let text = format!(
+                    "prepared {model}: {ready}/{target} runs ready ({seconds:.2} s, {})",
+                    crate::bench::bytes(cost.bytes_sent as f64)
+                );
+                server.event_as(
                     "prepared",
                     &[
                         ("model", model.into()),
                         ("ready", ready.into()),
                         ("target", target.into()),
-                        ("seconds", t0.elapsed().as_secs_f64().into()),
+                        ("seconds", seconds.into()),
                         ("bytes", cost.bytes_sent.into()),
                     ],
+                    text,
                 );
             }
         }

@@ -19,6 +19,7 @@
 //! max_sessions = 8                   # client sessions served at once
 //! max_batch = 16                     # samples per request
 //! timeout_ms = 30000                 # patience for a silent peer
+//! metrics = "127.0.0.1:9101"         # optional: /healthz and /metrics here (keep it private)
 //!
 //! [mesh]                             # optional: direct links among the three server parties
 //! peers = ["10.0.0.1:7100", "10.0.0.2:7100", "10.0.0.3:7100"]  # by party index
@@ -33,8 +34,15 @@
 //! make METEOR setup material in the background, `ready` runs per model ([`super::mesh`]); a
 //! client's METEOR request for one sample then takes a ready run, and its session runs only
 //! the online phase. Each run made is logged (`prepared`, with the model, runs ready and the
-//! target, seconds and bytes) — the console's progress display.
+//! target, seconds and bytes) — the console's progress display (`prepared nn-a: 1/2 runs ready
+//! (0.16 s, 136.33 kB)` in text logs).
+//!
+//! With `metrics`, the party serves `GET /healthz` (`ok`) and `GET /metrics` (Prometheus text:
+//! sessions by outcome and running, runs ready and made per model, the mesh's state, bytes sent
+//! per phase; [`super::server_metrics`]) on that address, bound at start-up. A configuration
+//! key, not a flag, as everything else about a party: its one file says how it runs.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -50,6 +58,7 @@ use ringfence_relay::{os_seed, PrivateKey, PublicKey, Security, StaticKeypair, T
 use serde::Deserialize;
 
 use crate::mesh::MeshConfig;
+use crate::server_metrics::{Ended, Metrics, Phase};
 
 /// Options of `ringfence party`.
 #[derive(Args, Clone)]
@@ -84,6 +93,7 @@ struct ConfigFile {
     max_batch: usize,
     #[serde(default = "defaults::timeout_ms")]
     timeout_ms: u64,
+    metrics: Option<String>,
     mesh: Option<MeshEntry>,
     #[serde(default, rename = "model")]
     models: Vec<ModelEntry>,
@@ -132,6 +142,10 @@ pub(crate) struct Server {
     log: LogFormat,
     /// The mesh and the shelf it fills (the catalogue serves from the same shelf).
     mesh: Option<(MeshConfig, Arc<Shelf>)>,
+    /// Where to serve `/healthz` and `/metrics`.
+    metrics_addr: Option<SocketAddr>,
+    /// Counted by the sessions and the mesh (whether `metrics` serves them or not).
+    pub(crate) metrics: Metrics,
 }
 
 impl std::fmt::Debug for Server {
@@ -160,6 +174,12 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     if c.max_sessions == 0 || c.max_batch == 0 || c.timeout_ms == 0 {
         return Err(at("max_sessions, max_batch and timeout_ms must be positive".into()));
     }
+    let metrics_addr = match &c.metrics {
+        None => None,
+        Some(a) => Some(a.parse::<SocketAddr>().map_err(|e| {
+            at(format!("metrics = {a:?}: {e} (an IP address and port, e.g. \"127.0.0.1:9101\")"))
+        })?),
+    };
     let public_keys = c
         .public_keys
         .iter()
@@ -239,9 +259,10 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
                 .collect::<Result<Vec<std::net::SocketAddr>, _>>()?;
             let shelf = Arc::new(Shelf::new());
             catalog = catalog.with_shelf(shelf.clone());
-            Some((MeshConfig { peers, targets }, shelf))
+            Some((MeshConfig { peers, targets: targets.clone() }, shelf))
         }
     };
+    let metrics = Metrics::new(&targets, mesh.as_ref().map(|(_, shelf)| shelf.clone()));
     Ok(Server {
         me,
         deployment: c.deployment,
@@ -255,12 +276,28 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         models,
         log: a.log,
         mesh,
+        metrics_addr,
+        metrics,
     })
 }
 
 /// Runs the server until it is killed (or its configuration is bad).
 pub(crate) fn run(a: &ServerArgs) -> Result<(), String> {
     let server = Arc::new(load(a)?);
+    let rt = crate::runtime(2)?;
+    if let Some(addr) = server.metrics_addr {
+        let l = rt
+            .block_on(tokio::net::TcpListener::bind(addr))
+            .map_err(|e| format!("{}: metrics: binding {addr}: {e}", a.config.display()))?;
+        let bound = l.local_addr().map_err(|e| format!("metrics listener address: {e}"))?;
+        server.event_as(
+            "metrics",
+            &[("address", bound.to_string().into())],
+            format!("metrics on http://{bound}/metrics, health on http://{bound}/healthz"),
+        );
+        let s = server.clone();
+        rt.spawn(ringfence_relay::metrics::serve(l, move || s.metrics.render()));
+    }
     if let Some((mesh, shelf)) = server.mesh.clone() {
         let s = server.clone();
         std::thread::Builder::new()
@@ -268,7 +305,6 @@ pub(crate) fn run(a: &ServerArgs) -> Result<(), String> {
             .spawn(move || crate::mesh::run(s, mesh, shelf))
             .map_err(|e| format!("starting the mesh thread: {e}"))?;
     }
-    let rt = crate::runtime(2)?;
     let slots = Arc::new(tokio::sync::Semaphore::new(server.max_sessions));
     rt.block_on(async {
         tokio::select! {
@@ -341,48 +377,67 @@ async fn lobby_loop(s: Arc<Server>, slots: Arc<tokio::sync::Semaphore>) -> Resul
     }
 }
 
-/// Serves one invited session on this thread and logs how it ended.
+/// Serves one invited session on this thread, counts it and logs how it ended (counters first,
+/// so that whoever reads the event finds them updated).
 fn serve_session(s: &Server, inv: &Invitation) {
+    let running = s.metrics.session_started();
+    let (how, what, fields) = session_report(s, inv);
+    drop(running);
+    s.metrics.session_ended(how);
+    s.event(what, &fields);
+}
+
+/// Runs the session; returns how it ended, the event and its fields.
+fn session_report(
+    s: &Server,
+    inv: &Invitation,
+) -> (Ended, &'static str, Vec<(&'static str, serde_json::Value)>) {
     let sid: String = inv.session.0[..4].iter().map(|b| format!("{b:02x}")).collect();
     let t0 = Instant::now();
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            return s.event(
+            let f = vec![("session", sid.into()), ("error", e.to_string().into())];
+            return (Ended::Failed, "session_failed", f);
+        }
+    };
+    let r = match rt.block_on(session(s, inv)) {
+        Ok(r) => r,
+        Err(e) => {
+            return (
+                Ended::Failed,
                 "session_failed",
-                &[("session", sid.into()), ("error", e.to_string().into())],
+                vec![("session", sid.into()), ("error", e.into())],
             )
         }
     };
-    match rt.block_on(session(s, inv)) {
-        Ok(r) => {
-            let mut f = vec![
-                ("session", sid.into()),
-                ("model", r.model.into()),
-                ("backend", r.backend.into()),
-                ("batch", r.batch.into()),
-                ("seconds", t0.elapsed().as_secs_f64().into()),
-            ];
-            match r.outcome {
-                Outcome::Answered => {
-                    f.extend([
-                        ("stocked", r.stocked.into()),
-                        ("setup_seconds", r.setup.0.into()),
-                        ("setup_bytes", r.setup.1.bytes_sent.into()),
-                        ("online_seconds", r.online.0.into()),
-                        ("online_bytes", r.online.1.bytes_sent.into()),
-                        ("online_rounds", r.online.1.rounds.into()),
-                    ]);
-                    s.event("answered", &f);
-                }
-                Outcome::Refused(why) => {
-                    f.push(("reason", why.into()));
-                    s.event("refused", &f);
-                }
-                _ => s.event("ended", &f),
-            }
+    s.metrics.sent(Phase::Setup, r.sent.0);
+    s.metrics.sent(Phase::Online, r.sent.1);
+    let mut f = vec![
+        ("session", sid.into()),
+        ("model", r.model.into()),
+        ("backend", r.backend.into()),
+        ("batch", r.batch.into()),
+        ("seconds", t0.elapsed().as_secs_f64().into()),
+    ];
+    match r.outcome {
+        Outcome::Answered => {
+            f.extend([
+                ("stocked", r.stocked.into()),
+                ("setup_seconds", r.setup.0.into()),
+                ("setup_bytes", r.setup.1.bytes_sent.into()),
+                ("online_seconds", r.online.0.into()),
+                ("online_bytes", r.online.1.bytes_sent.into()),
+                ("online_rounds", r.online.1.rounds.into()),
+            ]);
+            (Ended::Answered, "answered", f)
         }
-        Err(e) => s.event("session_failed", &[("session", sid.into()), ("error", e.into())]),
+        Outcome::Refused(why) => {
+            f.push(("reason", why.into()));
+            (Ended::Refused, "refused", f)
+        }
+        // An outcome newer than this binary: neither answered nor a refusal.
+        _ => (Ended::Failed, "ended", f),
     }
 }
 
@@ -396,6 +451,8 @@ struct Served {
     online: (f64, Stats),
     /// The setup material was made ahead of demand (the mesh).
     stocked: bool,
+    /// Bytes sent up to the end of setup (or of the session, if it ended before) and after.
+    sent: (u64, u64),
 }
 
 async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
@@ -421,16 +478,27 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     let mut request = None;
     let mut stocked = false;
     let mut marks: Vec<(Instant, Stats)> = Vec::new();
+    let mut setup_sent = None;
     let observe = |stage: &Stage, st: Stats| {
         match stage {
             Stage::Accepted { request: r } => request = Some(r.clone()),
-            Stage::SetupDone { stocked: s } => stocked = *s,
+            Stage::SetupDone { stocked: from_shelf } => {
+                stocked = *from_shelf;
+                setup_sent = Some(st.bytes_sent);
+                if stocked {
+                    // Counted now: the run left the shelf whatever happens next.
+                    s.metrics.setup_stocked();
+                }
+            }
             _ => {}
         }
         marks.push((Instant::now(), st));
     };
     let (p, outcome) =
         service::serve(p, CLIENT, &s.catalog, observe).await.map_err(|e| e.to_string())?;
+    let total = p.ctx().stats().bytes_sent;
+    let setup_sent = setup_sent.unwrap_or(total);
+    let sent = (setup_sent, total.saturating_sub(setup_sent));
     p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())?;
     let span = |a: usize, b: usize| match (marks.get(a), marks.get(b)) {
         (Some((ta, sa)), Some((tb, sb))) => ((*tb - *ta).as_secs_f64(), *sb - *sa),
@@ -441,15 +509,25 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
         Some(r) => (r.model.clone(), format!("{:?}", r.backend).to_lowercase(), r.batch),
         None => (String::new(), String::new(), 0),
     };
-    Ok(Served { model, backend, batch, outcome, setup, online, stocked })
+    Ok(Served { model, backend, batch, outcome, setup, online, stocked, sent })
 }
 
 impl Server {
-    /// Logs one event: a text line on stderr, or a JSON object on stdout (`--log json`).
+    /// Logs one event: a text line on stderr (`what`, then the fields as `key=value`), or a
+    /// JSON object on stdout (`--log json`).
     pub(crate) fn event(&self, what: &str, fields: &[(&str, serde_json::Value)]) {
+        self.log(what, fields, None);
+    }
+
+    /// Logs one event whose text line is `text` (for people); JSON has the fields as usual.
+    pub(crate) fn event_as(&self, what: &str, fields: &[(&str, serde_json::Value)], text: String) {
+        self.log(what, fields, Some(text));
+    }
+
+    fn log(&self, what: &str, fields: &[(&str, serde_json::Value)], text: Option<String>) {
         use std::io::Write;
-        match self.log {
-            LogFormat::Json => {
+        match (self.log, text) {
+            (LogFormat::Json, _) => {
                 let mut o = serde_json::Map::new();
                 o.insert("event".into(), what.into());
                 o.insert("party".into(), self.me.0.into());
@@ -460,7 +538,8 @@ impl Server {
                 let _ = writeln!(out, "{}", serde_json::Value::Object(o));
                 let _ = out.flush();
             }
-            LogFormat::Text => {
+            (LogFormat::Text, Some(text)) => eprintln!("ringfence party {}: {text}", self.me),
+            (LogFormat::Text, None) => {
                 let rest: Vec<String> = fields
                     .iter()
                     .map(|(k, v)| match v {
