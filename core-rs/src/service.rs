@@ -408,6 +408,19 @@ pub async fn serve<T: Transport>(
             ticket = theirs[REQUEST_WORDS].0;
         }
     }
+    if me != MODEL_OWNER && ticket != 0 {
+        // Taken at once, as P0 took it before sending the ticket: from here on, whatever
+        // becomes of this session, the run has left every shelf (or goes back to every shelf
+        // on a refusal below) — none is left behind at one party for P0 never to name again.
+        let shelf = shelf.ok_or_else(|| {
+            Error::PreprocessingExhausted(
+                "P0 named a stocked setup run, but this party keeps none".into(),
+            )
+        })?;
+        if let Ok((r, _)) = &verdict {
+            stocked = Some(stock::take_named(shelf, &r.model, ticket)?);
+        }
+    }
     ctx.round();
     let (request, (served, info)) = match verdict {
         Ok(v) => v,
@@ -438,14 +451,6 @@ pub async fn serve<T: Transport>(
         Backend::Meteor => {
             use nn::meteor::{deliver_input_mask, infer, preprocess, share_model};
             let mut m = Meteor::new(p);
-            if me != MODEL_OWNER && ticket != 0 {
-                let shelf = shelf.ok_or_else(|| {
-                    Error::PreprocessingExhausted(
-                        "P0 named a stocked setup run, but this party keeps none".into(),
-                    )
-                })?;
-                stocked = Some(stock::take_named(shelf, &request.model, ticket)?);
-            }
             let from_stock = stocked.is_some();
             let (model, mut prep) = match stocked {
                 Some(run) => (run.model, run.prep),

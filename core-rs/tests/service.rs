@@ -229,12 +229,11 @@ fn bad_requests_are_refused_by_all_parties_with_the_reason() {
     }
 }
 
-#[test]
-fn a_client_cannot_send_the_parties_different_requests() {
-    let plan = logreg_plan();
-    let (parties, out) = run(&plan, |mut ctx| {
+/// A client that asks P0 and P1 for one sample of "logreg" on METEOR and P2 for two.
+fn mismatched_requests<'a>(
+) -> impl FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>> {
+    |mut ctx| {
         Box::pin(async move {
-            // P2 is asked for another batch size than P0 and P1.
             let words = |batch: u64| {
                 let mut w = vec![Z64(0x5246_434c << 32 | 1 << 24 | 2 << 16 | 1 << 8), Z64(batch)];
                 w.extend([Z64(u64::from_le_bytes(*b"logreg\0\0")), Z64(0), Z64(0), Z64(0)]);
@@ -246,8 +245,10 @@ fn a_client_cannot_send_the_parties_different_requests() {
             }
             Err(Error::ApiMisuse("sent".into()))
         })
-    });
-    assert!(matches!(out, Err(Error::ApiMisuse(m)) if m == "sent"));
+    }
+}
+
+fn assert_all_refused_different_requests(parties: Vec<PartyResult>) {
     for p in parties {
         match p {
             Ok((Outcome::Refused(reason), _)) => {
@@ -255,6 +256,28 @@ fn a_client_cannot_send_the_parties_different_requests() {
             }
             other => panic!("expected a refusal, got {other:?}"),
         }
+    }
+}
+
+#[test]
+fn a_client_cannot_send_the_parties_different_requests() {
+    let plan = logreg_plan();
+    let (parties, out) = run(&plan, mismatched_requests());
+    assert!(matches!(out, Err(Error::ApiMisuse(m)) if m == "sent"));
+    assert_all_refused_different_requests(parties);
+}
+
+#[test]
+fn a_refused_request_leaves_the_stocked_runs_on_every_shelf() {
+    let plan = logreg_plan();
+    let shelves: [Arc<Shelf>; 3] = Default::default();
+    fill_shelves(&plan, &shelves, 1);
+    let catalogs = [0, 1, 2].map(|i| catalog(i, &plan).with_shelf(shelves[i as usize].clone()));
+    // P0 takes its run for the stockable request it got; the refusal puts it back.
+    let (parties, _) = run_catalogs(3, catalogs, mismatched_requests());
+    assert_all_refused_different_requests(parties);
+    for sh in &shelves {
+        assert_eq!(sh.ready("logreg"), 1);
     }
 }
 

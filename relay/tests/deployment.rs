@@ -363,6 +363,15 @@ fn a_vanished_client_or_a_killed_party_ends_the_session_and_the_deployment_recov
     assert_eq!(got, Ok(set.expected(3, 1)[0]));
 }
 
+/// The refill after a session took a run: back at the target of 2 — or 3 at P1 or P2 if the
+/// mesh made the new run before that party's session thread took the run P0 named (P0 decides
+/// from its own shelf; the others may briefly hold one more).
+fn assert_refilled(prepared: serde_json::Value) {
+    let ready = prepared["ready"].as_u64().unwrap();
+    let max = if prepared["party"] == 0 { 2 } else { 3 };
+    assert!((2..=max).contains(&ready), "{prepared}");
+}
+
 /// `[mesh]` with three loopback addresses free right now.
 fn mesh_section() -> String {
     let held: Vec<_> =
@@ -398,7 +407,7 @@ fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
         assert_eq!(e["stocked"], true, "{e}");
         // The request comparison, the model's info, the mask (784 words) and the barrier.
         assert!(e["setup_bytes"].as_u64().unwrap() < 8_000, "{e}");
-        assert_eq!(d.expect(i, "prepared")["ready"], 2);
+        assert_refilled(d.expect(i, "prepared"));
     }
     // rep3 requests make their own setup.
     let got = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &set.samples(1, 1)));
@@ -463,7 +472,7 @@ fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
     assert_eq!(got, Ok(set.expected(0, 1)[0]));
     for (i, &a) in addrs.iter().enumerate() {
         d.expect(i, "answered");
-        assert_eq!(d.expect(i, "prepared")["ready"], 2);
+        assert_refilled(d.expect(i, "prepared"));
         rt.block_on(assert_metrics(
             a,
             &[
