@@ -50,3 +50,29 @@ export async function assertServerViews(page, side) {
     assert.ok(v.mean > 90 && v.mean < 165 && v.sd > 50, `server P${i}'s view looks like noise (mean ${v.mean}, sd ${v.sd})`);
   }
 }
+
+/**
+ * Waits until the "3 servers" deployment of the demo at `url` has a METEOR setup run of `model`
+ * made ahead at all three servers (its parties' `prepared` events), so that the next
+ * classification of `model` with METEOR takes it.
+ */
+export async function waitPrepared(url, model) {
+  const res = await fetch(new URL(`api/servers?ready=${model}`, url));
+  const body = await res.json();
+  assert.equal(res.status, 200, `no run of ${model} made ahead: ${JSON.stringify(body)}`);
+  assert.equal(body.mesh, 'up', `the servers' mesh is up (${JSON.stringify(body)})`);
+  return body;
+}
+
+/**
+ * What the page says of the last classification's setup: `{ ahead, stage, row }`, `ahead`
+ * whether it says the servers made it ahead of demand (the stage and the time table agree), and
+ * the texts of the stage's time and of the time table's setup row.
+ */
+export async function setupShown(page) {
+  const stage = page.locator('#stages li[data-stage="setup"]');
+  const row = page.locator('#out-times tr[data-row="setup"]');
+  const ahead = (await stage.getAttribute('data-ahead')) === 'true';
+  assert.equal((await row.getAttribute('data-ahead')) === 'true', ahead, 'the stage and the time table agree');
+  return { ahead, stage: await stage.locator('.time').textContent(), row: await row.textContent() };
+}

@@ -204,16 +204,31 @@ export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clie
 /**
  * Starts `ringfence local-deployment`: a relay on 127.0.0.1 that admits signed tokens only (over
  * WebSocket, and over WebTransport unless `webTransport` is false), and three long-running
- * `ringfence party` servers in the lobby of deployment `local`, serving every shipped model.
- * Returns `{ relay, webTransport, deployment, publicKeys, clientOptions(), token(session, party),
- * events, onEvent(fn), stop() }`: `webTransport` is `{ url, certificateHash }` of the relay's WebTransport front end
+ * `ringfence party` servers in the lobby of deployment `local`, serving every shipped model and
+ * linked to each other by a mesh on loopback that makes METEOR setup runs ahead of demand (two
+ * per model, not for the tree). Returns `{ relay, webTransport, deployment, publicKeys,
+ * clientOptions(), token(session, party), events, onEvent(fn), shelf(), waitPrepared(model),
+ * stop() }`: `webTransport` is `{ url, certificateHash }` of the relay's WebTransport front end
  * (its self-signed certificate's hash, for browsers) or `undefined`; `clientOptions()` gives
  * what `Client.connect` needs for a fresh session (its id and a token for it, issued with
  * `ringfence token issue`, and `webTransport`: browsers then connect over WebTransport, Node
- * over the WebSocket); `events` collects
- * the parties' log events (`{event: 'answered' | 'refused' | 'session_failed', party, session:
- * the session id's first 8 hex digits, ...}`), and `onEvent(fn)` calls `fn` with each new one
- * (it returns a function that stops that).
+ * over the WebSocket); `events` collects the parties' log events (`ringfence party --log json`,
+ * each with `event` and `party`), and `onEvent(fn)` calls `fn` with each new one (it returns a
+ * function that stops that). The events (docs/deployment.md, "Monitoring"):
+ *
+ * - per session, with `session` (the session id's first 8 hex digits): `answered` (`model`,
+ *   `backend`, `batch`, `seconds`, `stocked`: whether the setup was a run made ahead by the
+ *   mesh, `setup_seconds`, `setup_bytes`, `online_seconds`, `online_bytes`, `online_rounds`),
+ *   `refused` (`reason`), `session_failed` (`error`);
+ * - the mesh: `mesh_up` (`epoch`, 8 hex digits, the same at the three parties), `prepared`
+ *   (one run made: `model`, `ready` (runs of it on this party's shelf now), `target`,
+ *   `seconds`, `bytes` this party sent making it), `mesh_down` (`error`; the shelf was
+ *   emptied, and the party reconnects);
+ * - `waiting` (in the relay's lobby), `relay_unreachable`, `lobby_lost`, `bad_invitation`.
+ *
+ * Events a party logs before the deployment announces itself (its first `waiting`, perhaps its
+ * `mesh_up`) are not passed on. `shelf()` and `waitPrepared(model)` read the mesh's events:
+ * see {@link shelfTracker}.
  */
 export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = true } = {}) {
   const bin = ringfenceBinary();
@@ -228,7 +243,8 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
     throw new Error(`ringfence local-deployment printed ${JSON.stringify(line)}`);
   }
   const events = [];
-  const listeners = new Set();
+  const shelf = shelfTracker();
+  const listeners = new Set([shelf.see]);
   createInterface({ input: child.stdout }).on('line', (l) => {
     let e;
     try {
@@ -255,6 +271,8 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
+    shelf: shelf.state,
+    waitPrepared: shelf.waitPrepared,
     /** Options for `Client.connect` for a fresh session of this deployment. */
     clientOptions() {
       const session = randomBytes(16);
@@ -279,5 +297,77 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
         child.once('exit', () => resolve());
         child.stdin.end();
       }),
+  };
+}
+
+/**
+ * The mesh's shelves, as the parties' events tell them (fed every event with `see(e)`):
+ *
+ * - `state()` gives `{ mesh, models }`: `mesh[i]` is party i's mesh, `{ up, epoch }` or
+ *   `{ up: false, error }` (`undefined` before it said anything), and `models[name][i]` party
+ *   i's latest `prepared` event of that model in the current epoch (`{ ready, target, seconds,
+ *   bytes }`) or `undefined`. A session that takes a run shows only with the next `prepared`
+ *   (the mesh makes a run again at once): between the two, `ready` is one too high.
+ * - `waitPrepared(model, { timeoutMs, signal })` resolves with the three parties' latest
+ *   `prepared` events of `model` once each of them says a run is ready (at once if they
+ *   already do), so that a METEOR request for one sample made then takes a run made ahead
+ *   (unless another session takes it first); rejects after `timeoutMs` (default 60 s), e.g.
+ *   for a model the mesh does not make (a tree, or `ready = 0`), or when `signal` aborts.
+ */
+export function shelfTracker() {
+  const mesh = [undefined, undefined, undefined];
+  const models = {};
+  const waiters = new Set();
+  const latest = (model) => [0, 1, 2].map((i) => models[model]?.[i]);
+  const full = (model) => latest(model).every((e) => e?.ready > 0);
+  const empty = (party) => {
+    for (const m of Object.values(models)) if (m[party]) m[party] = { ...m[party], ready: 0 };
+  };
+  return {
+    see(e) {
+      if (![0, 1, 2].includes(e.party)) return;
+      if (e.event === 'mesh_up') {
+        mesh[e.party] = { up: true, epoch: e.epoch };
+        empty(e.party);
+      } else if (e.event === 'mesh_down') {
+        mesh[e.party] = { up: false, error: e.error };
+        empty(e.party);
+      } else if (e.event === 'prepared') {
+        if (!mesh[e.party]?.up) mesh[e.party] = { up: true, epoch: mesh[e.party]?.epoch };
+        const { ready, target, seconds, bytes } = e;
+        (models[e.model] ??= [])[e.party] = { ready, target, seconds, bytes };
+      } else {
+        return;
+      }
+      for (const w of waiters) w();
+    },
+    state: () => ({
+      mesh: mesh.map((m) => m && { ...m }),
+      models: Object.fromEntries(Object.keys(models).map((m) => [m, latest(m)])),
+    }),
+    waitPrepared(model, { timeoutMs = 60_000, signal } = {}) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (!full(model)) return;
+          done();
+          resolve(latest(model));
+        };
+        const fail = (e) => {
+          done();
+          reject(e);
+        };
+        const timer = setTimeout(() => fail(new Error(`no run of ${model} made ahead at all three parties within ${timeoutMs} ms`)), timeoutMs);
+        const aborted = () => fail(signal.reason);
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          signal?.removeEventListener('abort', aborted);
+        };
+        if (signal?.aborted) return aborted();
+        signal?.addEventListener('abort', aborted, { once: true });
+        waiters.add(check);
+        check();
+      });
+    },
   };
 }

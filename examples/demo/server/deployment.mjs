@@ -4,8 +4,11 @@
 //
 // "3 servers": one long-running local deployment (`ringfence local-deployment`, started with
 // the first request): a relay that admits signed tokens only and three `ringfence party`
-// servers in its lobby. A session is a fresh id and a token for it; the page's client invites
-// the servers through the relay, which hands them its public key.
+// servers in its lobby, linked to each other by a mesh that makes METEOR setup runs ahead of
+// demand. A session is a fresh id and a token for it; the page's client invites the servers
+// through the relay, which hands them its public key. The servers' events tell how each
+// session went (its setup taken from the mesh's shelf, or made in the session) and how full
+// the shelves are (`serversState`).
 //
 // "Three tabs": the three parties are browser tabs that link to each other over WebRTC; they
 // need only the same relay, with a join token each for a fresh session (and the client one).
@@ -19,6 +22,9 @@ import { modelPath, startDeployment, startLocalDeployment } from '../../../web/e
 
 /** How long a served session's figures are waited for. */
 const REPORT_WAIT_MS = 30_000;
+
+/** How long `serversState({ ready })` waits for the mesh to make a run of the model. */
+const PREPARED_WAIT_MS = 60_000;
 
 let servers;
 
@@ -52,7 +58,9 @@ async function serversSession(signal) {
     };
     stop = d.onEvent((e) => {
       if (e.session !== session.slice(0, 8) || !['answered', 'refused', 'session_failed'].includes(e.event)) return;
-      ended.set(e.party, e);
+      // What making a run of this model costs this party, when the mesh made its setup.
+      const made = e.stocked ? d.shelf().models[e.model]?.[e.party] : undefined;
+      ended.set(e.party, { ...e, made });
       if (ended.size === 3) done();
     });
   });
@@ -70,6 +78,36 @@ async function tabsSession(signal) {
   return { relay: d.relay, session: toHex(session), tokens: [0, 1, 2, 3].map((party) => d.token(session, party)) };
 }
 
+/**
+ * The long-running servers' mesh, as their latest events tell it: `{ mesh, models }`, `mesh`
+ * being `'up'` (all three linked), `'down'` (one of them reported its mesh down: sessions make
+ * their own setup meanwhile) or `'starting'`, and `models` one `{ model, ready, target }` per
+ * model the mesh makes, `ready` the runs of it ready at the three (the least of their counts).
+ * With `ready: MODEL`, first waits until a run of MODEL is ready at all three (60 s at most:
+ * then rejects with status 504).
+ */
+export async function serversState({ ready, signal } = {}) {
+  if (ready !== undefined && !(typeof ready === 'string' && /^[a-z0-9-]+$/.test(ready))) {
+    throw refusal(400, 'ready must be a model name');
+  }
+  if (signal?.aborted) throw refusal(503, 'the demo server is shutting down');
+  const d = await longRunning(signal);
+  if (ready) {
+    await d.waitPrepared(ready, { timeoutMs: PREPARED_WAIT_MS, signal }).catch((e) => {
+      throw signal?.aborted ? refusal(503, 'the demo server is shutting down') : refusal(504, e.message);
+    });
+  }
+  const { mesh, models } = d.shelf();
+  return {
+    mesh: mesh.some((m) => m && !m.up) ? 'down' : mesh.every((m) => m?.up) ? 'up' : 'starting',
+    models: Object.entries(models).map(([model, parties]) => ({
+      model,
+      ready: Math.min(...parties.map((p) => p?.ready ?? 0)),
+      target: Math.max(...parties.map((p) => p?.target ?? 0)),
+    })),
+  };
+}
+
 /** A server party's log event of a session, in the units the page shows. */
 function eventFigures(id, e) {
   if (!e) return { id, ok: false, message: 'no report from this party' };
@@ -82,6 +120,10 @@ function eventFigures(id, e) {
     setupMs: e.setup_seconds === undefined ? undefined : e.setup_seconds * 1000,
     onlineMs: e.online_seconds === undefined ? undefined : e.online_seconds * 1000,
     rounds: e.online_rounds,
+    stocked: e.stocked,
+    // Not this run's own figures (it was made before the session), but those of the mesh's
+    // latest run of the model at this party: every run of a model costs the same.
+    madeAhead: e.made && { ms: e.made.seconds * 1000, bytes: e.made.bytes },
   };
 }
 
@@ -113,8 +155,10 @@ function refusal(status, message) {
  * (the relay's URL, the 16-byte session id and the three parties' public keys, in hex; and
  * with the long-running servers, `deployment` and the session's `token`), plus
  * `report`, a promise of the parties' own figures, settled once the session's processes have
- * exited (one `{ id, ok, message, setupBytes, onlineBytes, setupMs, onlineMs, rounds }` per
- * party started here, figures `undefined` where a party did not report them), or no `report`
+ * exited (one `{ id, ok, message, setupBytes, onlineBytes, setupMs, onlineMs, rounds, stocked,
+ * madeAhead }` per party started here, figures `undefined` where a party did not report them;
+ * `stocked`: the session's setup was a run the long-running servers' mesh made ahead of
+ * demand, what making such a run costs that party being `madeAhead: { ms, bytes }`), or no `report`
  * from a deployment that does not report. Rejects with an Error whose `status` is 400 (bad
  * request, or a `pageParty` the deployment cannot take) or 503 (busy, shutting down); any
  * other error means the deployment failed. Aborting `signal` (server shutdown) stops the

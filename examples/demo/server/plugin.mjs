@@ -5,9 +5,11 @@
 //   POST /api/session   {model, clientPublicKey[, pageParty]}  → {relay, session, parties}
 //   POST /api/session   {model, tabs: true}                     → {relay, session, tokens}
 //   GET  /api/session/SESSION/report                 the parties' own figures once it ended (or null)
+//   GET  /api/servers[?ready=MODEL]                  the "3 servers" mesh: runs made ahead per model
+//                                                    (with ready=: once MODEL has one at the three)
 //
 // The deployment behind /api/session is deployment.mjs's business alone.
-import { openSession } from './deployment.mjs';
+import { openSession, serversState } from './deployment.mjs';
 import { samples } from './samples.mjs';
 
 /** Largest request body accepted: a model name and a public key need far less. */
@@ -82,6 +84,10 @@ async function route(req, { reports, track, signal }) {
       track(report).finally(() => setTimeout(() => reports.delete(session.session), REPORT_KEPT_MS).unref());
     }
     return { body: session };
+  }
+  if (req.method === 'GET' && url.pathname === '/servers') {
+    const ready = url.searchParams.get('ready') ?? undefined;
+    return { body: await track(serversState({ ready, signal })) };
   }
   const m = /^\/session\/([0-9a-f]{32})\/report$/.exec(url.pathname);
   if (req.method === 'GET' && m) {

@@ -49,6 +49,18 @@ export interface PartyFigures {
   readonly setupMs?: number;
   readonly onlineMs?: number;
   readonly rounds?: number;
+  /** The session's setup was a run the servers' mesh made ahead of demand. */
+  readonly stocked?: boolean;
+  /** What making such a run cost this party (the mesh's latest run of the model). */
+  readonly madeAhead?: { readonly ms: number; readonly bytes: number };
+}
+
+/** The "3 servers" deployment's mesh: setup runs made ahead of demand, per model. */
+export interface ServersState {
+  /** `down`: sessions make their own setup until the servers link up again. */
+  readonly mesh: 'up' | 'down' | 'starting';
+  /** Runs ready at all three servers, and how many they keep ready. */
+  readonly models: readonly { readonly model: string; readonly ready: number; readonly target: number }[];
 }
 
 /** The demo server could not be reached or refused a request; the message says which. */
@@ -91,6 +103,11 @@ export function openTabsSession(model: string): Promise<TabsSession> {
 export async function getReport(session: string): Promise<readonly PartyFigures[] | undefined> {
   const body = await call<{ parties: PartyFigures[] | null }>(`/api/session/${session}/report`);
   return body.parties ?? undefined;
+}
+
+/** The "3 servers" deployment's mesh (starting the deployment if it is not running yet). */
+export function getServersState(): Promise<ServersState> {
+  return call<ServersState>('/api/servers');
 }
 
 async function call<T>(path: string, init?: RequestInit): Promise<T> {

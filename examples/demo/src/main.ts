@@ -1,7 +1,7 @@
 // The page: the choices, the digit (picked or drawn), and one private classification at a time
 // with its stages, answer, figures and what each server received.
 import { init, type ClientStage } from 'ringfence';
-import { getSamples, type Sample, type SampleSet } from './api';
+import { getSamples, getServersState, type PartyFigures, type Sample, type SampleSet, type ServersState } from './api';
 import {
   BACKENDS, DEPLOYMENTS, MODELS, OUTPUTS, PAGE_PARTY, ROLES, SETS, modelInfo, type Backend, type DeploymentKind, type Output, type SetName,
 } from './catalog';
@@ -39,6 +39,8 @@ const state = {
   sets: new Map<SetName, SampleSet>(),
   running: false,
   ready: false,
+  /** The "3 servers" mesh, as last asked. */
+  shelf: undefined as ServersState | undefined,
 };
 
 /** The digit to classify: stored bytes of the model's set, and where they came from. */
@@ -122,7 +124,63 @@ function renderChoices(): void {
     (id) => {
       state.deployment = id;
       refresh();
+      watchShelf();
     },
+  );
+}
+
+// ---- the servers' mesh -------------------------------------------------------------------
+
+/** How often the page asks about the servers' shelves while they are filling. */
+const SHELF_POLL_MS = 1500;
+
+let shelfTimer: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * Asks the "3 servers" deployment how many setup runs its mesh has ready, and asks again while
+ * the shelves are filling (after start-up, and after a classification took a run).
+ */
+function watchShelf(): void {
+  clearTimeout(shelfTimer);
+  if (state.deployment !== 'servers') return renderShelf();
+  getServersState()
+    .then((s) => {
+      state.shelf = s;
+      renderShelf();
+      const filling = s.mesh !== 'up' || s.models.length === 0 || s.models.some((m) => m.ready < m.target);
+      if (filling) shelfTimer = setTimeout(watchShelf, SHELF_POLL_MS);
+    })
+    // A nicety: without it the page works as before.
+    .catch(() => {
+      state.shelf = undefined;
+      renderShelf();
+    });
+}
+
+/** The mesh's line under the deployments: runs made ahead per model, the chosen one in bold. */
+function renderShelf(): void {
+  const line = $('mesh-state');
+  const s = state.shelf;
+  line.hidden = state.deployment !== 'servers' || !s;
+  if (!s || line.hidden) return;
+  line.dataset.mesh = s.mesh;
+  if (s.mesh === 'down') {
+    line.textContent = 'The servers\' mesh is down: each session makes its own setup until they link up again.';
+    return;
+  }
+  const runs = MODELS.filter((m) => m.backends.includes('meteor')).flatMap((m) => {
+    const shelf = s.models.find((x) => x.model === m.id);
+    if (!shelf) return [];
+    const text = `${m.label} ${shelf.ready}/${shelf.target}`;
+    return [m.id === state.model ? el('b', undefined, text) : document.createTextNode(text)];
+  });
+  if (runs.length === 0) {
+    line.textContent = 'The servers are linking up to make METEOR setup runs ahead of demand…';
+    return;
+  }
+  line.replaceChildren(
+    document.createTextNode('METEOR setup runs made ahead by the servers\' mesh: '),
+    ...runs.flatMap((r, i) => (i === 0 ? [r] : [document.createTextNode(' · '), r])),
   );
 }
 
@@ -216,6 +274,7 @@ function refresh(): void {
   $<HTMLButtonElement>('clear').disabled = state.running;
   renderPreview();
   renderTabs();
+  renderShelf();
 }
 
 /** The drawing as the chosen model will get it, beside the pad. */
@@ -227,8 +286,20 @@ function renderPreview(): void {
   $('pad-preview-caption').textContent = `what ${modelInfo(state.model).label} gets: ${info.side}×${info.side}`;
 }
 
-function renderStages(reached: ClientStage | undefined, times: Partial<Record<ClientStage, number>> = {}, failed = false): void {
+function renderStages(reached: ClientStage | undefined, times: Partial<Record<ClientStage, number | string>> = {}, failed = false): void {
   stageList($('stages'), STAGES, reached, times, failed);
+}
+
+/**
+ * Whether the servers made the session's setup ahead of demand (all of them took it from their
+ * mesh's shelf), and what that cost them when they said (the most any one of them spent and
+ * sent): `{ cost }`, or `undefined` when the session made its own.
+ */
+function madeAhead(parties: readonly PartyFigures[] | undefined): { cost?: { ms: number; bytes: number } } | undefined {
+  if (!parties?.length || !parties.every((p) => p.stocked)) return undefined;
+  const made = parties.flatMap((p) => (p.madeAhead ? [p.madeAhead] : []));
+  if (made.length < parties.length) return {};
+  return { cost: { ms: Math.max(...made.map((m) => m.ms)), bytes: Math.max(...made.map((m) => m.bytes)) } };
 }
 
 async function run(): Promise<void> {
@@ -258,7 +329,13 @@ async function run(): Promise<void> {
     });
     const { timings } = r.result;
     const total = r.connectMs + timings.request + timings.setup + timings.online;
-    renderStages('done', { connecting: r.connectMs, request: timings.request, setup: timings.setup, online: timings.online, done: total });
+    const ahead = madeAhead(r.parties);
+    renderStages('done', { connecting: r.connectMs, request: timings.request, setup: ahead ? 'made ahead' : timings.setup, online: timings.online, done: total });
+    const setup = $('stages').querySelector<HTMLElement>('[data-stage="setup"]');
+    if (setup && ahead) {
+      setup.dataset.ahead = 'true';
+      setup.title = `Made ahead of demand by the servers' mesh; this session only sent the input mask (${ms(timings.setup)})`;
+    }
     showOutcome(digit, r);
     document.body.dataset.state = 'done';
   } catch (e) {
@@ -273,6 +350,8 @@ async function run(): Promise<void> {
     $('outcome').classList.remove('stale');
     state.running = false;
     refresh();
+    // The servers' mesh makes a run again for the one this classification took.
+    if (state.deployment === 'servers') watchShelf();
   }
 }
 
@@ -332,13 +411,25 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
     }),
   );
   const where = r.tabs ? 'tabs' : r.pageParty ? 'page-party' : 'servers';
-  $('out-explain').replaceChildren(...explanation(state.backend, where).map((p) => el('p', undefined, p)));
+  const ahead = madeAhead(r.parties);
+  $('out-explain').replaceChildren(...explanation(state.backend, where, !!ahead).map((p) => el('p', undefined, p)));
 
   const t = result.timings;
   table($('out-times'), ['', 'time'], [
     { name: 'Connecting', note: 'a session from the deployment, Noise handshakes', cells: [ms(r.connectMs)] },
     { name: 'Request', note: 'the servers check they got the same request', cells: [ms(t.request)] },
-    { name: 'Setup', note: 'weights shared, masks made: before your digit is used', cells: [ms(t.setup)] },
+    ahead
+      ? {
+          row: 'setup',
+          ahead: true,
+          name: 'Setup',
+          note:
+            `made ahead by the servers' mesh, before you clicked` +
+            (ahead.cost ? `: ${ms(ahead.cost.ms)}, up to ${bytes(ahead.cost.bytes)} sent per server` : '') +
+            `; this session only sent your input mask (${ms(t.setup)})`,
+          cells: ['made ahead'],
+        }
+      : { row: 'setup', name: 'Setup', note: 'weights shared, masks made: before your digit is used', cells: [ms(t.setup)] },
     { name: 'Online', note: 'your hidden digit in, pieces of the answer out', cells: [ms(t.online)] },
     { name: 'Total', note: 'from the click to the answer on this page', cells: [ms(r.connectMs + t.request + t.setup + t.online)] },
   ]);
@@ -346,7 +437,9 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
   const parties: (Row & { id: number })[] = (r.parties ?? []).map((p) => ({
     id: p.id,
     name: `Server P${p.id}`,
-    note: p.ok ? `${p.rounds ?? '?'} online rounds` : p.message,
+    note: !p.ok
+      ? p.message
+      : `${p.rounds ?? '?'} online rounds${p.stocked && p.madeAhead ? ` · setup made ahead: ${bytes(p.madeAhead.bytes)}` : ''}`,
     cells: [opt(p.setupBytes), opt(p.onlineBytes)],
   }));
   if (r.pageParty) {
@@ -397,6 +490,10 @@ function received(words: BigUint64Array, backend: Backend): string {
 const opt = (n: number | undefined) => (n === undefined ? '–' : bytes(n));
 
 interface Row {
+  /** Names the row (`data-row`), for tests. */
+  readonly row?: string;
+  /** The row's figures were made ahead of demand (`data-ahead`). */
+  readonly ahead?: boolean;
   readonly name: string;
   readonly note?: string;
   readonly cells: readonly string[];
@@ -413,14 +510,17 @@ function table(t: HTMLElement, head: readonly string[], rows: readonly Row[]): v
       ...rows.map((r) => {
         const name = el('th', undefined, r.name);
         if (r.note) name.append(el('small', undefined, r.note));
-        return el('tr', undefined, undefined, name, ...r.cells.map((c) => el('td', undefined, c)));
+        const tr = el('tr', undefined, undefined, name, ...r.cells.map((c) => el('td', undefined, c)));
+        if (r.row) tr.dataset.row = r.row;
+        if (r.ahead) tr.dataset.ahead = 'true';
+        return tr;
       }),
     ),
   );
 }
 
 /** Why no server learns the digit, for the protocol and deployment that ran. */
-function explanation(backend: Backend, where: 'servers' | 'page-party' | 'tabs'): string[] {
+function explanation(backend: Backend, where: 'servers' | 'page-party' | 'tabs', ahead = false): string[] {
   const common =
     'The links to the servers are encrypted end to end (Noise), so the relay in the middle sees only ciphertext. ' +
     'The answer comes back as pieces too, and only this tab adds them up. ' +
@@ -443,6 +543,13 @@ function explanation(backend: Backend, where: 'servers' | 'page-party' | 'tabs')
         'in three parts of which each server holds two; each sent this tab one part, so only this tab knows all of ψ. ' +
         'All three servers received the same m (the three pictures match), and without the third part of ψ it is uniformly random: ' +
         'it carries nothing about x.',
+      ...(ahead
+        ? [
+            'This time the servers had made that setup before you clicked, among themselves, over direct links between them (their mesh): ' +
+              'masks for one input of this model, which nothing about your digit went into. This session took them off the shelf, ' +
+              'so no other session can use them again, and its setup was only sending this tab its parts of ψ.',
+          ]
+        : []),
       ...asParty,
       common,
     ];
@@ -473,6 +580,8 @@ $('classify').addEventListener('click', () => void run());
 renderStages(undefined);
 refresh();
 document.body.dataset.state = 'loading';
+// Starts the "3 servers" deployment, whose mesh then makes setup runs before the first click.
+watchShelf();
 
 const sdk = init().then((info) => {
   $('runtime').textContent = info.module === 'simd' ? 'WebAssembly · SIMD' : 'WebAssembly (no SIMD)';

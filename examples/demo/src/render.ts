@@ -55,13 +55,14 @@ export function scoreBars(container: HTMLElement, scores: Float64Array, winner: 
 
 /**
  * Fills `list` with `stages` in order: those before `reached` done, `reached` active (or
- * failed; done when it is the last), the rest to do, each with its time when known.
+ * failed; done when it is the last), the rest to do, each with its time when known (or a word
+ * in its place).
  */
 export function stageList<S extends string>(
   list: HTMLElement,
   stages: readonly { id: S; label: string }[],
   reached: S | undefined,
-  times: Partial<Record<S, number>> = {},
+  times: Partial<Record<S, number | string>> = {},
   failed = false,
 ): void {
   const at = stages.findIndex((s) => s.id === reached);
@@ -70,7 +71,7 @@ export function stageList<S extends string>(
     ...stages.map((s, i) => {
       const status = i < at || (i === at && i === last) ? 'done' : i === at ? (failed ? 'failed' : 'active') : 'todo';
       const t = times[s.id];
-      const li = el('li', status, undefined, el('span', 'dot'), el('span', 'name', s.label), el('span', 'time', t === undefined ? '' : ms(t)));
+      const li = el('li', status, undefined, el('span', 'dot'), el('span', 'name', s.label), el('span', 'time', t === undefined ? '' : typeof t === 'string' ? t : ms(t)));
       li.dataset.stage = s.id;
       return li;
     }),
