@@ -42,6 +42,8 @@ pub(crate) struct LocalDeployment {
     dir: PathBuf,
     procs: Vec<Child>,
     events: mpsc::Receiver<(usize, Option<serde_json::Value>)>,
+    /// Events read while waiting for the parties to start, handed out first by `next_event`.
+    early: std::collections::VecDeque<(usize, serde_json::Value)>,
 }
 
 impl LocalDeployment {
@@ -83,6 +85,7 @@ impl LocalDeployment {
             dir,
             procs: Vec::new(),
             events: mpsc::channel().1,
+            early: Default::default(),
         };
         write_secret(&me.dir.join("deployment.key"), &me.key.to_hex(), false)?;
         let keys = (0..3).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
@@ -120,13 +123,14 @@ impl LocalDeployment {
         let mut waiting = [false; 3];
         while !waiting.iter().all(|&w| w) {
             let left = deadline.saturating_duration_since(Instant::now());
-            let Some((i, e)) = me.next_event(left)? else {
+            let Some((i, e)) = me.recv_event(left)? else {
                 return Err(format!(
                     "the server parties did not reach the relay within {} s",
                     STARTUP.as_secs()
                 ));
             };
             waiting[i] |= e["event"] == "waiting";
+            me.early.push_back((i, e));
         }
         Ok(me)
     }
@@ -195,6 +199,14 @@ impl LocalDeployment {
         &mut self,
         wait: Duration,
     ) -> Result<Option<(usize, serde_json::Value)>, String> {
+        match self.early.pop_front() {
+            Some(e) => Ok(Some(e)),
+            None => self.recv_event(wait),
+        }
+    }
+
+    /// The next event from a party's output (none of the early ones).
+    fn recv_event(&mut self, wait: Duration) -> Result<Option<(usize, serde_json::Value)>, String> {
         match self.events.recv_timeout(wait) {
             Ok((i, Some(e))) => Ok(Some((i, e))),
             Ok((i, None)) => {
