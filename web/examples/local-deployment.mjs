@@ -73,39 +73,52 @@ export function ringfenceBinary() {
 }
 
 /** Resolves with the first stdout line of `child`, or rejects after `ms`. */
-function firstLine(child, ms, what) {
+async function firstLine(child, ms, what) {
+  return (await firstLines(child, 1, ms, what))[0];
+}
+
+/** Resolves with the first `count` stdout lines of `child`, or rejects after `ms`. */
+function firstLines(child, count, ms, what) {
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child.stdout });
-    const timer = setTimeout(() => reject(new Error(`${what}: no output within ${ms} ms`)), ms);
-    rl.once('line', (line) => {
+    const lines = [];
+    const timer = setTimeout(() => reject(new Error(`${what}: ${lines.length} of ${count} lines within ${ms} ms`)), ms);
+    rl.on('line', (line) => {
+      if (lines.push(line) < count) return;
       clearTimeout(timer);
       rl.close();
-      resolve(line);
+      resolve(lines);
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${what} exited (${code}) before printing anything`));
+      reject(new Error(`${what} exited (${code}) after printing ${lines.length} of ${count} lines`));
     });
   });
 }
 
 /**
- * Starts `ringfence relay --listen 127.0.0.1:0 [args]`; returns `{ url, stop }`. Its log goes to
- * `log` (an array of stderr lines) for tests that look at it.
+ * Starts `ringfence relay --listen 127.0.0.1:0 [args]`; returns `{ url, webTransport, stop }`,
+ * `webTransport` being `{ url, certificateHash }` of its WebTransport front end when `args` ask
+ * for one (`--webtransport ADDR`), else `undefined`. Its log goes to `log` (an array of stderr
+ * lines) for tests that look at it.
  */
 export async function startRelay(args = [], log = []) {
   const child = spawn(ringfenceBinary(), ['relay', '--listen', '127.0.0.1:0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   createInterface({ input: child.stderr }).on('line', (l) => log.push(l));
-  const line = await firstLine(child, 20_000, 'ringfence relay');
+  const wanted = args.includes('--webtransport') ? 2 : 1;
+  const [line, wtLine] = await firstLines(child, wanted, 20_000, 'ringfence relay');
   const url = line.trim().split(' ').pop();
-  if (!url?.startsWith('ws://127.0.0.1:')) {
+  // `ringfence relay webtransport on https://ADDR (certificate sha-256 HEX)`
+  const wt = wtLine?.match(/ on (https:\/\/\S+) \(certificate sha-256 ([0-9a-f]{64})\)$/);
+  if (!url?.startsWith('ws://127.0.0.1:') || (wtLine !== undefined && !wt)) {
     child.kill();
-    throw new Error(`ringfence relay printed ${JSON.stringify(line)} (is the binary older than its sources?)`);
+    throw new Error(`ringfence relay printed ${JSON.stringify([line, wtLine])} (is the binary older than its sources?)`);
   }
   return {
     url,
+    webTransport: wt ? { url: wt[1], certificateHash: wt[2] } : undefined,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -35,6 +35,34 @@ function startWorker(message, transfer) {
   return { worker, reply };
 }
 
+/**
+ * `t` with its time counted (ms, in `times`): `waitMs` while at least one `recv` is pending (the
+ * party waits for its peers: their work, the relay, and decrypting what arrives), `sendMs` in
+ * `send` (encrypting and queueing a frame).
+ */
+function timedTransport(t) {
+  const times = { waitMs: 0, sendMs: 0 };
+  let pending = 0;
+  let since = 0;
+  return {
+    times,
+    send(to, frame) {
+      const t0 = performance.now();
+      t.send(to, frame);
+      times.sendMs += performance.now() - t0;
+    },
+    async recv(from) {
+      if (pending++ === 0) since = performance.now();
+      try {
+        return await t.recv(from);
+      } finally {
+        if (--pending === 0) times.waitMs += performance.now() - since;
+      }
+    },
+    close: () => t.close(),
+  };
+}
+
 window.rf = {
   async init(forceFallback) {
     const info = await init({ forceFallback });
@@ -173,15 +201,17 @@ window.rf = {
 
   /**
    * A private classification of `input` by a deployment's server parties (`o`: its client
-   * options, keys and session in hex, `webTransport` as given to `Client.connect`); returns the
-   * class, which of the relay's front ends the client used and why not WebTransport, the
-   * transport each progress event reports, and the connect and classification times.
+   * options, keys, session and the optional client `keypair` in hex, `webTransport` as given to
+   * `Client.connect`); returns the class, which of the relay's front ends the client used and
+   * why not WebTransport, the transport each progress event reports, the connect and
+   * classification times, the stage timings and the client's counters.
    */
   async classifyVia({ o, model, input }) {
     const events = [];
     const t0 = performance.now();
+    const keypair = o.keypair && { privateKey: unhex(o.keypair.privateKey), publicKey: unhex(o.keypair.publicKey) };
     const client = await Client.connect({
-      ...o, session: unhex(o.session), parties: o.parties.map(unhex), onProgress: (e) => events.push(e),
+      ...o, session: unhex(o.session), parties: o.parties.map(unhex), keypair, onProgress: (e) => events.push(e),
     });
     const connectMs = performance.now() - t0;
     try {
@@ -196,9 +226,74 @@ window.rf = {
         connectMs,
         classifyMs: performance.now() - t0 - connectMs,
         timings: r.timings,
+        stats: r.stats,
       };
     } finally {
       client.close();
+    }
+  },
+
+  /**
+   * Party `id` of a session through the relay at `url` (over WebTransport when `webTransport` is
+   * given), with Noise keys in hex (`publicKeys`: the three parties' and the client's), serves
+   * `models/NAME.onnx` to the client for one classification; returns which front end its links
+   * used, the connect time, the stage figures of `Party.serve`, and per stage the time spent
+   * waiting for the peers and sending (see `timedTransport`).
+   */
+  async relayServe({ url, webTransport, session, id, privateKey, publicKeys, model }) {
+    this.onnx ??= {};
+    this.onnx[model] ??= new Uint8Array(await (await fetch(`/models/${model}.onnx`)).arrayBuffer());
+    const sessionId = unhex(session);
+    const keys = publicKeys.map(unhex);
+    const t0 = performance.now();
+    const transport = await SecureRelayTransport.connect({
+      url, webTransport, sessionId, id, parties: 4, keypair: { privateKey: unhex(privateKey), publicKey: keys[id] }, publicKeys: keys, timeoutMs: 20_000,
+    });
+    const connectMs = performance.now() - t0;
+    const timed = timedTransport(transport);
+    const marks = {};
+    const onProgress = (e) => (marks[e.stage] ??= { ...timed.times });
+    try {
+      const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport: timed, parties: 4, onProgress });
+      const r = await party.serve({ models: { [model]: this.onnx[model] } });
+      party.finish();
+      log(`P${id} via ${transport.transport}: served ${model}: ${r.outcome}`);
+      if (r.outcome !== 'answered') throw new Error(`P${id} refused the request: ${r.reason}`);
+      const between = (a, b) => ({ waitMs: marks[b].waitMs - marks[a].waitMs, sendMs: marks[b].sendMs - marks[a].sendMs });
+      const times = { setup: between('setup', 'online'), online: between('online', 'done') };
+      return { transport: transport.transport, webTransportError: transport.webTransportError, connectMs, stages: r.stages, times };
+    } finally {
+      transport.close();
+    }
+  },
+
+  /**
+   * The cost of the Noise links in this page: three parties of a session through the relay at
+   * `url` (keys made here), P0 sends `frames` frames of `bytes` to P1, then, once they have
+   * arrived (a pause of `settleMs`), P1 receives them. Returns the ms spent in P0's `send`s
+   * (encrypting, queueing) and in P1's `recv`s (decrypting: frames are decrypted when received).
+   */
+  async noiseCost({ url, webTransport, frames, bytes, settleMs }) {
+    const keys = [0, 1, 2].map(() => generateNoiseKeypair());
+    const sessionId = randomSessionId();
+    const ts = await Promise.all(
+      [0, 1, 2].map((id) =>
+        SecureRelayTransport.connect({ url, webTransport, sessionId, id, keypair: keys[id], publicKeys: keys.map((k) => k.publicKey), timeoutMs: 20_000 }),
+      ),
+    );
+    try {
+      const frame = new Uint8Array(bytes).fill(7);
+      let t0 = performance.now();
+      for (let i = 0; i < frames; i++) ts[0].send(1, frame);
+      const sendMs = performance.now() - t0;
+      await new Promise((r) => setTimeout(r, settleMs));
+      t0 = performance.now();
+      for (let i = 0; i < frames; i++) await ts[1].recv(0);
+      const recvMs = performance.now() - t0;
+      log(`Noise over ${ts[0].transport}: ${frames} × ${bytes} B, send ${Math.round(sendMs)} ms, receive ${Math.round(recvMs)} ms`);
+      return { transport: ts[0].transport, sendMs, recvMs };
+    } finally {
+      ts.forEach((t) => t.close());
     }
   },
 
