@@ -322,7 +322,7 @@ fn fill_shelves(plan: &FixedPlan<Z64>, shelves: &[Arc<Shelf>; 3], runs: usize) -
             assert_eq!(mesh.epoch(), 0xabcd);
             let mut steps = Vec::new();
             loop {
-                let step = mesh.step(&mut m, &shelf).await?;
+                let step = mesh.step(&mut m, &shelf, true).await?;
                 let idle = step == Step::Idle;
                 steps.push(step);
                 if idle {

@@ -235,12 +235,15 @@ impl Mesh {
     /// One step: P0 picks the model furthest below its target on its own shelf and tells the
     /// others (1 round, 8 bytes); if there is one, all three make a run of it for a client and
     /// shelve it. Every party calls this in the same order; P0 returns [`Step::Idle`] at once
-    /// when all targets are met (its caller waits a little before the next step, which is the
-    /// others' keep-alive).
+    /// when all targets are met or when `may_make` is false (its caller waits a little before
+    /// the next step, which is the others' keep-alive). `may_make` is P0's to decide (the
+    /// others' is ignored): e.g. false while client sessions run, so that making runs does not
+    /// take CPU from their online phase.
     pub async fn step<T: Transport>(
         &mut self,
         m: &mut Meteor<T>,
         shelf: &Shelf,
+        may_make: bool,
     ) -> Result<Step, Error> {
         let me = m.me();
         let ctx = m.rep3_mut().ctx_mut();
@@ -248,7 +251,7 @@ impl Mesh {
         let choice = if me == MODEL_OWNER {
             let missing = |(t, _): &(Target, _)| t.runs.saturating_sub(shelf.ready(&t.model));
             let pick = (0..self.models.len())
-                .filter(|&i| missing(&self.models[i]) > 0)
+                .filter(|&i| may_make && missing(&self.models[i]) > 0)
                 .max_by_key(|&i| missing(&self.models[i]));
             let word = pick.map_or(0, |i| i as u64 + 1);
             for j in [PartyId(1), PartyId(2)] {

@@ -136,7 +136,10 @@ async fn epoch_inner(
     count(&m);
     loop {
         let t0 = Instant::now();
-        let step = state.step(&mut m, shelf).await.map_err(|e| e.to_string())?;
+        // No run is made while a client session runs here: it would take CPU from that
+        // session's online phase (P0 decides for all three).
+        let quiet = server.metrics.running() == 0;
+        let step = state.step(&mut m, shelf, quiet).await.map_err(|e| e.to_string())?;
         count(&m);
         match step {
             Step::Idle => {

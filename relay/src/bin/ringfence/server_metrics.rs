@@ -88,6 +88,11 @@ impl Metrics {
         Running(&self.running)
     }
 
+    /// Client sessions running now.
+    pub(crate) fn running(&self) -> u64 {
+        self.running.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn session_ended(&self, how: Ended) {
         self.sessions[how as usize].fetch_add(1, Ordering::Relaxed);
     }
