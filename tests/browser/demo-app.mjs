@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 /** Loads the app at `url` and waits until the SDK and the test digits are ready. */
 export async function openDemo(page, url) {
   await page.goto(url);
-  await page.waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state), null, { timeout: 15_000 });
+  // Generous: the first load has Vite compile the app, which takes long on a loaded machine.
+  await page.waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state), null, { timeout: 60_000 });
   await assertNoAlert(page);
 }
 

@@ -88,13 +88,18 @@ export class PartyTabs {
   whenAllOpen(ms: number): Promise<void> {
     if (this.allOpen) return Promise.resolve();
     return new Promise((resolve, reject) => {
+      // Ask again every second: a tab's announcement can be missed (e.g. sent while this tab
+      // was busy or before a window finished navigating), and a tab answers every roll-call.
+      const again = setInterval(() => this.#post({ t: 'roll-call' }), 1000);
       const check = () => {
         if (!this.allOpen) return;
         clearTimeout(timer);
+        clearInterval(again);
         this.#listeners.delete(check);
         resolve();
       };
       const timer = setTimeout(() => {
+        clearInterval(again);
         this.#listeners.delete(check);
         const missing = PARTIES.filter((p) => !this.#present.has(p)).map((p) => `P${p}`);
         reject(new TabsError(`${missing.join(', ')} did not open within ${ms / 1000} s: allow pop-ups for this page, or open them with the links under “Party tabs”`));

@@ -394,10 +394,12 @@ fn session_report(
 ) -> (Ended, &'static str, Vec<(&'static str, serde_json::Value)>) {
     let sid: String = inv.session.0[..4].iter().map(|b| format!("{b:02x}")).collect();
     let t0 = Instant::now();
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    // The protocol runs on this thread; the links' encryption and socket I/O on one worker
+    // beside it (as in `ringfence session-party`), so the two overlap.
+    let rt = match crate::runtime(1) {
         Ok(rt) => rt,
         Err(e) => {
-            let f = vec![("session", sid.into()), ("error", e.to_string().into())];
+            let f = vec![("session", sid.into()), ("error", e.into())];
             return (Ended::Failed, "session_failed", f);
         }
     };
