@@ -196,24 +196,14 @@ impl Mesh {
         epoch_seed: u32,
     ) -> Result<Self, Error> {
         let me = m.me();
-        let ctx = m.rep3_mut().ctx_mut();
-        ctx.round();
-        let epoch = if me == MODEL_OWNER {
-            let e = u64::from(epoch_seed.max(1));
-            for j in [PartyId(1), PartyId(2)] {
-                ctx.send(j, &[Z64(e)])?;
-            }
-            e
-        } else {
-            let e = ctx.recv::<Z64>(MODEL_OWNER, 1).await?[0].0;
-            if e == 0 || e > u64::from(u32::MAX) {
-                return Err(Error::PeerMisbehaved {
-                    peer: MODEL_OWNER,
-                    reason: FrameError::Malformed("mesh epoch is not a nonzero 32-bit value"),
-                });
-            }
-            e
-        };
+        let e = from_owner(m, (me == MODEL_OWNER).then(|| u64::from(epoch_seed.max(1)))).await?;
+        if e == 0 || e > u64::from(u32::MAX) {
+            return Err(Error::PeerMisbehaved {
+                peer: MODEL_OWNER,
+                reason: FrameError::Malformed("mesh epoch is not a nonzero 32-bit value"),
+            });
+        }
+        let epoch = e;
         shelf.clear();
         let mut models = Vec::new();
         for t in targets.iter().filter(|t| t.runs > 0) {
@@ -246,29 +236,21 @@ impl Mesh {
         may_make: bool,
     ) -> Result<Step, Error> {
         let me = m.me();
-        let ctx = m.rep3_mut().ctx_mut();
-        ctx.round();
-        let choice = if me == MODEL_OWNER {
+        let word = (me == MODEL_OWNER).then(|| {
             let missing = |(t, _): &(Target, _)| t.runs.saturating_sub(shelf.ready(&t.model));
-            let pick = (0..self.models.len())
+            (0..self.models.len())
                 .filter(|&i| may_make && missing(&self.models[i]) > 0)
-                .max_by_key(|&i| missing(&self.models[i]));
-            let word = pick.map_or(0, |i| i as u64 + 1);
-            for j in [PartyId(1), PartyId(2)] {
-                ctx.send(j, &[Z64(word)])?;
-            }
-            pick
-        } else {
-            let w = ctx.recv::<Z64>(MODEL_OWNER, 1).await?[0].0;
-            match usize::try_from(w) {
-                Ok(0) => None,
-                Ok(i) if i <= self.models.len() => Some(i - 1),
-                _ => {
-                    return Err(Error::PeerMisbehaved {
-                        peer: MODEL_OWNER,
-                        reason: FrameError::Malformed("mesh step names an unknown model"),
-                    })
-                }
+                .max_by_key(|&i| missing(&self.models[i]))
+                .map_or(0, |i| i as u64 + 1)
+        });
+        let choice = match usize::try_from(from_owner(m, word).await?) {
+            Ok(0) => None,
+            Ok(i) if i <= self.models.len() => Some(i - 1),
+            _ => {
+                return Err(Error::PeerMisbehaved {
+                    peer: MODEL_OWNER,
+                    reason: FrameError::Malformed("mesh step names an unknown model"),
+                })
             }
         };
         let Some(i) = choice else { return Ok(Step::Idle) };
@@ -288,5 +270,21 @@ impl Mesh {
         }
         let cost = m.rep3().ctx().stats() - before;
         Ok(Step::Made { model: target.model.clone(), ready: shelf.ready(&target.model), cost })
+    }
+}
+
+/// One word from P0 to P1 and P2 (1 round): P0 passes `Some(word)` and gets it back, the others
+/// pass `None` and get P0's.
+async fn from_owner<T: Transport>(m: &mut Meteor<T>, word: Option<u64>) -> Result<u64, Error> {
+    let ctx = m.rep3_mut().ctx_mut();
+    ctx.round();
+    match word {
+        Some(w) => {
+            for j in [PartyId(1), PartyId(2)] {
+                ctx.send(j, &[Z64(w)])?;
+            }
+            Ok(w)
+        }
+        None => Ok(ctx.recv::<Z64>(MODEL_OWNER, 1).await?[0].0),
     }
 }
