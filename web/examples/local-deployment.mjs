@@ -84,10 +84,11 @@ function firstLines(child, count, ms, what) {
     const lines = [];
     const timer = setTimeout(() => reject(new Error(`${what}: ${lines.length} of ${count} lines within ${ms} ms`)), ms);
     rl.on('line', (line) => {
-      if (lines.push(line) < count) return;
+      // Lines already read may still be emitted after close(): only the first `count` count.
+      if (lines.length >= count || lines.push(line) < count) return;
       clearTimeout(timer);
       rl.close();
-      resolve(lines);
+      resolve(lines.slice());
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
