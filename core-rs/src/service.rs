@@ -389,12 +389,12 @@ pub async fn serve<T: Transport>(
     let shelf = catalog.shelf.as_deref();
     let mut stocked = match (&verdict, shelf) {
         (Ok((r, _)), Some(shelf)) if me == MODEL_OWNER && stockable(r) => {
-            stock::take_for_session(shelf, &r.model)
+            shelf.take_oldest(&r.model)
         }
         _ => None,
     };
     let mut mine = words.clone();
-    mine.push(stock::ticket(stocked.as_ref()));
+    mine.push(Z64(stocked.as_ref().map_or(0, |r| r.id)));
     for &j in &others {
         ctx.send(j, &mine)?;
     }
@@ -418,7 +418,7 @@ pub async fn serve<T: Transport>(
             )
         })?;
         if let Ok((r, _)) = &verdict {
-            stocked = Some(stock::take_named(shelf, &r.model, ticket)?);
+            stocked = Some(shelf.take_named(&r.model, ticket)?);
         }
     }
     ctx.round();
@@ -426,7 +426,7 @@ pub async fn serve<T: Transport>(
         Ok(v) => v,
         Err(reason) => {
             if let (Some(run), Some(shelf), Ok(r)) = (stocked, shelf, Request::decode(&words)) {
-                stock::give_back(shelf, &r.model, run);
+                shelf.put_back(&r.model, run);
             }
             let mut msg =
                 vec![Z64(MAGIC << 32 | u64::from(VERSION) << 24 | 1), Z64(0), Z64(0), Z64(0)];

@@ -172,6 +172,20 @@ impl TcpTransport {
         }
     }
 
+    /// This compute party's `rep3` seeds: the pairwise seeds with its two neighbours (from the
+    /// links) and a fresh private seed from the OS.
+    ///
+    /// # Panics
+    /// If this party is not a compute party 0, 1 or 2 with links to the other two.
+    pub fn rep3_seeds(&self) -> Result<ringfence_core::rep3::Rep3Seeds, RelayError> {
+        let id = self.me.0;
+        Ok(ringfence_core::rep3::Rep3Seeds {
+            prev: self.seed_with(PartyId((id + 2) % 3)),
+            next: self.seed_with(PartyId((id + 1) % 3)),
+            own: crate::os_seed()?,
+        })
+    }
+
     /// Wire counters of the link to `peer` (zero for this party itself).
     pub fn wire_stats(&self, peer: PartyId) -> WireStats {
         let Some(l) = self.links.get(peer.index()).and_then(Option::as_ref) else {

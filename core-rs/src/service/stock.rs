@@ -95,20 +95,26 @@ impl Shelf {
     }
 
     /// The oldest run of `model` (P0's choice for a session).
-    fn take_oldest(&self, model: &str) -> Option<Stocked> {
+    pub(super) fn take_oldest(&self, model: &str) -> Option<Stocked> {
         self.lock().get_mut(model)?.pop_front()
     }
 
     /// The run `id` of `model` (what P1 and P2 take when P0 names it).
-    fn take(&self, model: &str, id: u64) -> Option<Stocked> {
+    pub(super) fn take_named(&self, model: &str, id: u64) -> Result<Stocked, Error> {
         let mut runs = self.lock();
-        let q = runs.get_mut(model)?;
-        let at = q.iter().position(|r| r.id == id)?;
-        q.remove(at)
+        let q = runs.get_mut(model);
+        let at = q.as_ref().and_then(|q| q.iter().position(|r| r.id == id));
+        match (q, at) {
+            (Some(q), Some(at)) => Ok(q.remove(at).expect("position is in the queue")),
+            _ => Err(Error::PreprocessingExhausted(format!(
+                "P0 named setup run #{id:x} of {model:?}, which this party does not hold (a \
+                 compute party restarted since it was made?)"
+            ))),
+        }
     }
 
     /// Puts back a run that P0 took for a session that was then refused (it was never used).
-    fn put_back(&self, model: &str, run: Stocked) {
+    pub(super) fn put_back(&self, model: &str, run: Stocked) {
         self.lock().entry(model.to_string()).or_default().push_front(run);
     }
 
@@ -116,30 +122,6 @@ impl Shelf {
     pub fn clear(&self) {
         self.lock().clear();
     }
-}
-
-/// P0's word to the others in the client session: the id of the run it took, or 0.
-pub(super) fn ticket(run: Option<&Stocked>) -> Z64 {
-    Z64(run.map_or(0, |r| r.id))
-}
-
-/// P0's side of a session: takes a run of `model` if one is ready.
-pub(super) fn take_for_session(shelf: &Shelf, model: &str) -> Option<Stocked> {
-    shelf.take_oldest(model)
-}
-
-/// P1's and P2's side: the run P0 named.
-pub(super) fn take_named(shelf: &Shelf, model: &str, id: u64) -> Result<Stocked, Error> {
-    shelf.take(model, id).ok_or_else(|| {
-        Error::PreprocessingExhausted(format!(
-            "P0 named setup run #{id:x} of {model:?}, which this party does not hold (a \
-             compute party restarted since it was made?)"
-        ))
-    })
-}
-
-pub(super) fn give_back(shelf: &Shelf, model: &str, run: Stocked) {
-    shelf.put_back(model, run);
 }
 
 /// How many runs of each model to keep ready.

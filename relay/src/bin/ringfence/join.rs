@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use clap::Args;
 use ringfence_core::net::{Ctx, PartyId};
-use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_relay::ws::{parse_session_hex, RelayLinkConfig};
-use ringfence_relay::{os_seed, PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
+use ringfence_relay::{PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
 
 /// Options of `ringfence party`.
 #[derive(Args, Clone)]
@@ -79,11 +79,7 @@ pub(crate) fn run(a: &JoinArgs) -> Result<(), String> {
     let mine: Vec<Z64> = a.values.iter().map(|&v| Z64::from_i64(v)).collect();
     let out = rt.block_on(async move {
         let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
-        let seeds = Rep3Seeds {
-            prev: t.seed_with(PartyId((a.id + 2) % 3)),
-            next: t.seed_with(PartyId((a.id + 1) % 3)),
-            own: os_seed().map_err(|e| e.to_string())?,
-        };
+        let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
         let ctx = Ctx::new(me, 3, session, t);
         let mut p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
         let out = program(&mut p, &mine, d).await.map_err(|e| e.to_string())?;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use futures_util::future::join_all;
 use ringfence_core::net::{Ctx, PartyId, SessionId};
-use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::service::{self, Request, CLIENT};
 use ringfence_relay::ws::{RelayLimits, RelayLinkConfig, RelayServer};
@@ -267,11 +267,7 @@ async fn product(cfg: RelayLinkConfig, x: &[Z64], y: &[Z64]) -> Result<Vec<Z64>,
     let (me, session) = (cfg.me, cfg.session);
     let e = |e: ringfence_core::Error| e.to_string();
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
-    let seeds = Rep3Seeds {
-        prev: t.seed_with(PartyId((me.0 + 2) % 3)),
-        next: t.seed_with(PartyId((me.0 + 1) % 3)),
-        own: os_seed().map_err(|e| e.to_string())?,
-    };
+    let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
     let mut p = Rep3::setup(Ctx::new(me, 3, session, t), seeds).await.map_err(e)?;
     let xs = p.input(PartyId(0), Some(x).filter(|_| me.0 == 0), x.len()).await.map_err(e)?;
     let ys = p.input(PartyId(1), Some(y).filter(|_| me.0 == 1), y.len()).await.map_err(e)?;

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ringfence_core::meteor::Meteor;
-use ringfence_core::net::{Ctx, PartyId, SessionId};
-use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::net::{Ctx, SessionId};
+use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
-use ringfence_relay::{os_seed, Security, TcpTransport, TransportConfig};
+use ringfence_relay::{Security, TcpTransport, TransportConfig};
 
 use super::server::Server;
 use crate::server_metrics::Phase;
@@ -54,7 +54,10 @@ pub(crate) fn run(server: Arc<Server>, mesh: MeshConfig, shelf: Arc<Shelf>) {
     loop {
         let started = Instant::now();
         let err = match crate::runtime(1) {
-            Ok(rt) => rt.block_on(epoch(&server, &mesh, &shelf)),
+            Ok(rt) => {
+                let Err(e) = rt.block_on(epoch(&server, &mesh, &shelf));
+                e
+            }
             Err(e) => e,
         };
         // A peer may have lost its runs (a restart): none of these can be named any more.
@@ -69,15 +72,8 @@ pub(crate) fn run(server: Arc<Server>, mesh: MeshConfig, shelf: Arc<Shelf>) {
     }
 }
 
-/// One mesh epoch: returns why it ended.
-async fn epoch(server: &Server, mesh: &MeshConfig, shelf: &Shelf) -> String {
-    match epoch_inner(server, mesh, shelf).await {
-        Ok(never) => match never {},
-        Err(e) => e,
-    }
-}
-
-async fn epoch_inner(
+/// One mesh epoch; it ends only by failing, with the reason.
+async fn epoch(
     server: &Server,
     mesh: &MeshConfig,
     shelf: &Shelf,
@@ -100,12 +96,7 @@ async fn epoch_inner(
     cfg.recv_timeout = server.timeout;
     cfg.connect_timeout = server.timeout;
     let t = TcpTransport::connect(cfg, listener).await.map_err(|e| e.to_string())?;
-    let id = me.0;
-    let seeds = Rep3Seeds {
-        prev: t.seed_with(PartyId((id + 2) % 3)),
-        next: t.seed_with(PartyId((id + 1) % 3)),
-        own: os_seed().map_err(|e| e.to_string())?,
-    };
+    let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
     let ctx = Ctx::new(me, 3, session, t);
     let mut m = Meteor::new(Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?);
     let epoch_seed = u32::from_le_bytes(crate::random_bytes::<4>()?);

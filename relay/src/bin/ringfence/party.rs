@@ -7,10 +7,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use ringfence_core::net::{Ctx, PartyId, SessionId};
-use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::rep3::Rep3;
 use ringfence_relay::ws::{parse_session_hex, RelayLinkConfig};
 use ringfence_relay::{
-    os_seed, PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport, TransportConfig,
+    PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport, TransportConfig,
 };
 
 use crate::msgs::{FromChild, ToChild};
@@ -128,11 +128,7 @@ where
             None => TcpTransport::connect(cfg, Some(listener)).await,
         };
         let t = t.map_err(|e| e.to_string())?;
-        let seeds = Rep3Seeds {
-            prev: t.seed_with(PartyId((id + 2) % 3)),
-            next: t.seed_with(PartyId((id + 1) % 3)),
-            own: os_seed().map_err(|e| e.to_string())?,
-        };
+        let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
         let ctx = Ctx::new(PartyId(id), usize::from(participants), session, t);
         let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
         let p = body(p).await?;

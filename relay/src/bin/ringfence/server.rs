@@ -50,11 +50,11 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use ringfence_core::net::{Ctx, PartyId, Stats};
 use ringfence_core::nn::{import_onnx, FixedPlan, StepShape, DEFAULT_FRAC_BITS};
-use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
 use ringfence_core::service::{self, Catalog, Outcome, Stage, CLIENT};
 use ringfence_relay::ws::{Invitation, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig};
-use ringfence_relay::{os_seed, PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
+use ringfence_relay::{PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
 use serde::Deserialize;
 
 use crate::mesh::MeshConfig;
@@ -469,12 +469,7 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     cfg.recv_timeout = s.timeout;
     cfg.connect_timeout = s.timeout;
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
-    let id = s.me.0;
-    let seeds = Rep3Seeds {
-        prev: t.seed_with(PartyId((id + 2) % 3)),
-        next: t.seed_with(PartyId((id + 1) % 3)),
-        own: os_seed().map_err(|e| e.to_string())?,
-    };
+    let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
     let ctx = Ctx::new(s.me, 4, inv.session, t);
     let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
     let mut request = None;
