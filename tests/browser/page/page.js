@@ -25,6 +25,26 @@ async function threeParties(net, label, f, extra = () => ({})) {
 }
 
 /** Starts the module worker that runs P2; resolves with its first message. */
+/**
+ * `t` whose `recv` gives up after `limit.ms` (read at each call), rejecting as a transport's own
+ * timeout does. A `recv` that gave up leaves the inner one pending: for the end of a test only.
+ */
+function patience(t, limit) {
+  return {
+    send: (to, frame) => t.send(to, frame),
+    recv: (from) =>
+      new Promise((resolve, reject) => {
+        const ms = limit.ms;
+        const timer = setTimeout(() => reject(Object.assign(new Error(`no frame within ${ms} ms`), { code: 'TIMEOUT', timeoutMs: ms })), ms);
+        t.recv(from).then(
+          (f) => (clearTimeout(timer), resolve(f)),
+          (e) => (clearTimeout(timer), reject(e)),
+        );
+      }),
+    close: () => t.close(),
+  };
+}
+
 function startWorker(message, transfer) {
   const worker = new Worker('/worker.js', { type: 'module' });
   const reply = new Promise((resolve, reject) => {
@@ -334,11 +354,15 @@ window.rf = {
     const sessionId = randomSessionId();
     const ports = MessagePortTransport.channels(3);
     const { worker, reply } = startWorker({ ports: ports[2], sessionId, label, joinOnly: true }, ports[2].filter(Boolean));
-    const ts = [0, 1].map((id) => new MessagePortTransport(ports[id], { timeoutMs }));
+    // Joining waits for the worker to load its module (seconds on a busy machine): the short
+    // patience under test applies from the multiplication on.
+    const limit = { ms: 30_000 };
+    const ts = [0, 1].map((id) => patience(new MessagePortTransport(ports[id]), limit));
     const parties = await Promise.all(
       [0, 1].map(async (id) => Party.join({ id, sessionId, seeds: await insecureTestSeeds(label, id), transport: ts[id] })),
     );
     const joined = await reply;
+    limit.ms = timeoutMs;
     worker.terminate();
     const t0 = performance.now();
     const err = await parties[1].mul(parties[1].random(10), parties[1].random(10)).then(() => null, describeError);
