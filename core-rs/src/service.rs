@@ -11,7 +11,8 @@
 //!                                                  (P0 adds the id of a stocked run, if any)
 //!  ◀─────────────────────────── ModelInfo (each)  input/output sizes, or a refusal   1 round
 //!  ··· setup: model weights shared by P0, masks, preprocessing (METEOR: the client
-//!      receives its input mask; with a run made ahead of demand, see [`stock`], only that) ···
+//!      receives its input mask); with a run made ahead of demand (see [`stock`]) only that
+//!      mask delivery, and nothing at all on rep3 ···
 //!  input shares / masked input ▶                                                       1 round
 //!  ··· online inference ···
 //!  ◀─────────────────────────── output shares                                          1 round
@@ -90,7 +91,7 @@ const INFO_WORDS: usize = 5;
 const MAX_REASON_WORDS: usize = 32;
 
 /// The protocol family a request runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
     /// Replicated 3-party sharing ([`crate::rep3`]): can reveal only the class.
@@ -275,9 +276,10 @@ impl Catalog {
         Self { models: Vec::new(), max_batch, shelf: None }
     }
 
-    /// Serves METEOR requests of one sample from setup runs made ahead of demand on `shelf`
-    /// when one is ready (see [`stock`]); all three parties must use one, filled by the same
-    /// mesh. Other requests, and any when the shelf is empty, run their setup in the session.
+    /// Serves requests of one sample from setup runs made ahead of demand on `shelf` when one
+    /// is ready for the model and backend (see [`stock`]); all three parties must use one,
+    /// filled by the same mesh. Other requests, and any when the shelf is empty, run their
+    /// setup in the session.
     pub fn with_shelf(mut self, shelf: std::sync::Arc<Shelf>) -> Self {
         self.shelf = Some(shelf);
         self
@@ -388,8 +390,8 @@ pub async fn serve<T: Transport>(
     let mut verdict = Request::decode(&words).and_then(|r| catalog.admit(&r).map(|a| (r, a)));
     let shelf = catalog.shelf.as_deref();
     let mut stocked = match (&verdict, shelf) {
-        (Ok((r, _)), Some(shelf)) if me == MODEL_OWNER && stockable(r) => {
-            shelf.take_oldest(&r.model)
+        (Ok((r, _)), Some(shelf)) if me == MODEL_OWNER && r.batch == 1 => {
+            shelf.take_oldest(&r.model, r.backend)
         }
         _ => None,
     };
@@ -418,7 +420,7 @@ pub async fn serve<T: Transport>(
             )
         })?;
         if let Ok((r, _)) = &verdict {
-            stocked = Some(shelf.take_named(&r.model, ticket)?);
+            stocked = Some(shelf.take_named(&r.model, r.backend, ticket)?);
         }
     }
     ctx.round();
@@ -426,7 +428,7 @@ pub async fn serve<T: Transport>(
         Ok(v) => v,
         Err(reason) => {
             if let (Some(run), Some(shelf), Ok(r)) = (stocked, shelf, Request::decode(&words)) {
-                shelf.put_back(&r.model, run);
+                shelf.put_back(&r.model, r.backend, run);
             }
             let mut msg =
                 vec![Z64(MAGIC << 32 | u64::from(VERSION) << 24 | 1), Z64(0), Z64(0), Z64(0)];
@@ -447,14 +449,16 @@ pub async fn serve<T: Transport>(
             served.name
         )));
     }
+    let from_stock = stocked.is_some();
+    let material = stocked.map(|run| run.material);
     match request.backend {
         Backend::Meteor => {
             use nn::meteor::{deliver_input_mask, infer, preprocess, share_model};
             let mut m = Meteor::new(p);
-            let from_stock = stocked.is_some();
-            let (model, mut prep) = match stocked {
-                Some(run) => (run.model, run.prep),
-                _ => {
+            let (model, mut prep) = match material {
+                Some(stock::Material::Meteor(model, prep)) => (model, prep),
+                Some(_) => return Err(wrong_material(request.backend)),
+                None => {
                     let model = share_model(&mut m, MODEL_OWNER, owner_plan, &served.shape).await?;
                     let prep = preprocess(&mut m, &model, batch, client).await?;
                     (std::sync::Arc::new(model), prep)
@@ -472,9 +476,19 @@ pub async fn serve<T: Transport>(
             Ok((p, Outcome::Answered))
         }
         Backend::Rep3 => {
-            let model = nn::share_model(&mut p, MODEL_OWNER, owner_plan, &served.shape).await?;
-            let prep = nn::preprocess(&mut p, &served.shape, batch, request.output).await?;
-            observe(&Stage::SetupDone { stocked: false }, p.ctx().stats());
+            let (model, prep) = match material {
+                Some(stock::Material::Rep3(model, prep)) => {
+                    (model, prep.for_output(request.output)?)
+                }
+                Some(_) => return Err(wrong_material(request.backend)),
+                None => {
+                    let model =
+                        nn::share_model(&mut p, MODEL_OWNER, owner_plan, &served.shape).await?;
+                    let prep = nn::preprocess(&mut p, &served.shape, batch, request.output).await?;
+                    (std::sync::Arc::new(model), prep)
+                }
+            };
+            observe(&Stage::SetupDone { stocked: from_stock }, p.ctx().stats());
             let x = p.input_from_client::<Z64>(client, batch * served.shape.input_len).await?;
             let y = nn::infer(&mut p, &model, x, prep).await?;
             p.reveal_to_client(client, y).await?;
@@ -485,9 +499,12 @@ pub async fn serve<T: Transport>(
     }
 }
 
-/// Whether a request can use a stocked run (METEOR, one sample: what the mesh makes).
-fn stockable(r: &Request) -> bool {
-    r.backend == Backend::Meteor && r.batch == 1
+/// A shelf queue held a run for another backend (the shelf keys runs by backend: a bug).
+fn wrong_material(backend: Backend) -> Error {
+    Error::ApiMisuse(format!(
+        "the stocked run taken for a {} session is not {0} material",
+        backend.name()
+    ))
 }
 
 fn used_up() -> Error {

@@ -24,7 +24,8 @@ use ringfence_core::Error;
 type Fut<'a, O> = Pin<Box<dyn Future<Output = O> + 'a>>;
 
 /// How a party's service ended and its stages in order, or its error.
-type PartyResult = Result<(Outcome, Vec<Stage>), Error>;
+/// A party's outcome, its stages in order and the counters at each.
+type PartyResult = Result<(Outcome, Vec<Stage>, Vec<Stats>), Error>;
 
 /// What a participant's run gives: a party's stages in order, or the client's result.
 enum Out {
@@ -81,13 +82,17 @@ where
         let me = PartyId(i as u8);
         let ctx = Ctx::new(me, 4, SessionId([3; 16]), net.transport(me));
         futs.push(Box::pin(async move {
-            let mut stages = Vec::new();
+            let (mut stages, mut stats) = (Vec::new(), Vec::new());
             let r = async {
                 let p = Rep3::setup(ctx, seeds).await?;
-                service::serve(p, CLIENT, &cat, |s: &Stage, _: Stats| stages.push(s.clone())).await
+                service::serve(p, CLIENT, &cat, |s: &Stage, c: Stats| {
+                    stages.push(s.clone());
+                    stats.push(c);
+                })
+                .await
             }
             .await;
-            Out::Party(r.map(|(_, outcome)| (outcome, stages)))
+            Out::Party(r.map(|(_, outcome)| (outcome, stages, stats)))
         }));
     }
     let ctx = Ctx::new(CLIENT, 4, SessionId([3; 16]), net.transport(CLIENT));
@@ -153,7 +158,7 @@ fn both_backends_classify_like_the_plaintext_plan() {
         let worst = scores.iter().zip(&plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(worst < 0.01, "{backend:?}: scores differ from the plaintext plan by {worst}");
         for p in parties {
-            let (outcome, stages) = p.unwrap();
+            let (outcome, stages, _) = p.unwrap();
             assert_eq!(outcome, Outcome::Answered);
             assert!(
                 matches!(&stages[0], Stage::Accepted { request } if request.backend == backend)
@@ -224,7 +229,7 @@ fn bad_requests_are_refused_by_all_parties_with_the_reason() {
         let reason = refused(out);
         assert!(reason.starts_with(want), "{req:?}: {reason}");
         for p in parties {
-            assert!(matches!(p, Ok((Outcome::Refused(r), _)) if r == reason), "{req:?}");
+            assert!(matches!(p, Ok((Outcome::Refused(r), ..)) if r == reason), "{req:?}");
         }
     }
 }
@@ -251,7 +256,7 @@ fn mismatched_requests<'a>(
 fn assert_all_refused_different_requests(parties: Vec<PartyResult>) {
     for p in parties {
         match p {
-            Ok((Outcome::Refused(reason), _)) => {
+            Ok((Outcome::Refused(reason), ..)) => {
                 assert!(reason.contains("different requests"), "{reason}")
             }
             other => panic!("expected a refusal, got {other:?}"),
@@ -271,13 +276,13 @@ fn a_client_cannot_send_the_parties_different_requests() {
 fn a_refused_request_leaves_the_stocked_runs_on_every_shelf() {
     let plan = logreg_plan();
     let shelves: [Arc<Shelf>; 3] = Default::default();
-    fill_shelves(&plan, &shelves, 1);
+    fill_shelves(&plan, &shelves, 1, &[Backend::Meteor]);
     let catalogs = [0, 1, 2].map(|i| catalog(i, &plan).with_shelf(shelves[i as usize].clone()));
     // P0 takes its run for the stockable request it got; the refusal puts it back.
     let (parties, _) = run_catalogs(3, catalogs, mismatched_requests());
     assert_all_refused_different_requests(parties);
     for sh in &shelves {
-        assert_eq!(sh.ready("logreg"), 1);
+        assert_eq!(sh.ready("logreg", Backend::Meteor), 1);
     }
 }
 
@@ -306,10 +311,16 @@ fn bad_input_fails_before_it_is_sent() {
 }
 
 /// The three parties' mesh on its own network: opens an epoch and makes runs until P0 has
-/// `runs` of "logreg" on its shelf. Returns each party's steps.
-fn fill_shelves(plan: &FixedPlan<Z64>, shelves: &[Arc<Shelf>; 3], runs: usize) -> Vec<Vec<Step>> {
+/// `runs` of "logreg" on its shelf for each backend in `backends`. Returns each party's steps.
+fn fill_shelves(
+    plan: &FixedPlan<Z64>,
+    shelves: &[Arc<Shelf>; 3],
+    runs: usize,
+    backends: &[Backend],
+) -> Vec<Vec<Step>> {
     let net = testing::Net::new(3);
-    let targets = [Target { model: "logreg".into(), runs }];
+    let targets: Vec<Target> =
+        backends.iter().map(|&backend| Target { model: "logreg".into(), backend, runs }).collect();
     let mut futs: Vec<Fut<'_, Result<Vec<Step>, Error>>> = Vec::new();
     for (i, seeds) in testing::rep3_seeds(11).into_iter().enumerate() {
         let me = PartyId(i as u8);
@@ -338,18 +349,18 @@ fn fill_shelves(plan: &FixedPlan<Z64>, shelves: &[Arc<Shelf>; 3], runs: usize) -
 fn runs_made_ahead_of_demand_serve_sessions_once_then_the_setup_runs_in_the_session() {
     let plan = logreg_plan();
     let shelves: [Arc<Shelf>; 3] = Default::default();
-    let steps = fill_shelves(&plan, &shelves, 2);
+    let steps = fill_shelves(&plan, &shelves, 2, &[Backend::Meteor]);
     for (i, s) in steps.iter().enumerate() {
         assert_eq!(s.len(), 3, "P{i}: two runs, then idle");
-        let Step::Made { model, ready, cost } = &s[1] else { panic!("P{i}: {s:?}") };
-        assert_eq!((model.as_str(), *ready), ("logreg", 2));
+        let Step::Made { model, backend, ready, cost } = &s[1] else { panic!("P{i}: {s:?}") };
+        assert_eq!((model.as_str(), *backend, *ready), ("logreg", Backend::Meteor, 2));
         assert!(cost.bytes_sent > 0, "making a run communicates");
     }
     for sh in &shelves {
-        assert_eq!(sh.counts(), vec![("logreg".to_string(), 2)]);
+        assert_eq!(sh.counts(), vec![("logreg".to_string(), Backend::Meteor, 2)]);
     }
     // Debug output names counts, never material.
-    assert_eq!(format!("{:?}", shelves[0]), r#"Shelf { ready: [("logreg", 2)] }"#);
+    assert_eq!(format!("{:?}", shelves[0]), r#"Shelf { ready: [("logreg", Meteor, 2)] }"#);
 
     let x = digits(1);
     let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
@@ -369,7 +380,7 @@ fn runs_made_ahead_of_demand_serve_sessions_once_then_the_setup_runs_in_the_sess
         assert_eq!(out.unwrap().classes, want);
         assert_eq!(setup_bytes(&parties), [true; 3], "a stocked run was used by all three");
         for sh in &shelves {
-            assert_eq!(sh.ready("logreg"), left, "single use: the run left every shelf");
+            assert_eq!(sh.ready("logreg", Backend::Meteor), left, "single use: left every shelf");
         }
     }
     // The shelf is empty: the next session makes its own setup, and still answers right.
@@ -377,8 +388,8 @@ fn runs_made_ahead_of_demand_serve_sessions_once_then_the_setup_runs_in_the_sess
     let (parties, out) = run_catalogs(3, stocked_catalogs(), classify(req, x.clone()));
     assert_eq!(out.unwrap().classes, want);
     assert_eq!(setup_bytes(&parties), [false; 3]);
-    // Batches other than one, and rep3, never take a stocked run.
-    let _ = fill_shelves(&plan, &shelves, 1);
+    // Batches other than one never take a stocked run, nor does rep3 take a METEOR one.
+    let _ = fill_shelves(&plan, &shelves, 1, &[Backend::Meteor]);
     for req in
         [Request::new("logreg", Backend::Meteor, 2), Request::new("logreg", Backend::Rep3, 1)]
     {
@@ -386,7 +397,42 @@ fn runs_made_ahead_of_demand_serve_sessions_once_then_the_setup_runs_in_the_sess
         let (parties, out) = run_catalogs(3, stocked_catalogs(), classify(req, input));
         out.unwrap();
         assert_eq!(setup_bytes(&parties), [false; 3]);
-        assert_eq!(shelves[0].ready("logreg"), 1);
+        assert_eq!(shelves[0].ready("logreg", Backend::Meteor), 1);
+    }
+}
+
+#[test]
+fn rep3_runs_made_ahead_serve_either_output_with_no_setup_traffic() {
+    let plan = logreg_plan();
+    let shelves: [Arc<Shelf>; 3] = Default::default();
+    fill_shelves(&plan, &shelves, 2, &[Backend::Rep3, Backend::Meteor]);
+    for sh in &shelves {
+        let want = [("logreg", Backend::Meteor, 2), ("logreg", Backend::Rep3, 2)];
+        assert_eq!(sh.counts(), want.map(|(m, b, n)| (m.to_string(), b, n)));
+    }
+    let x = digits(1);
+    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
+    let plain = plan.eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), 1).unwrap();
+    let want = argmax_rows(&plain.iter().map(|&v| fp.decode(v)).collect::<Vec<_>>(), 10);
+    for (output, left) in [(Output::Argmax, 1), (Output::Logits, 0)] {
+        let catalogs = [0, 1, 2].map(|i| catalog(i, &plan).with_shelf(shelves[i as usize].clone()));
+        let req = Request { output, ..Request::new("logreg", Backend::Rep3, 1) };
+        let (parties, out) = run_catalogs(3, catalogs, classify(req, x.clone()));
+        let out = out.unwrap();
+        assert_eq!(out.classes, want, "{output:?}");
+        assert_eq!(out.scores.is_some(), output == Output::Logits);
+        for (i, p) in parties.iter().enumerate() {
+            let (outcome, stages, stats) = p.as_ref().unwrap();
+            assert_eq!(*outcome, Outcome::Answered);
+            assert_eq!(stages[1], Stage::SetupDone { stocked: true }, "P{i}");
+            // Accepted → SetupDone: no weights shared, no preprocessing made in the session.
+            assert_eq!(stats[1].bytes_sent, stats[0].bytes_sent, "P{i}: setup traffic");
+            assert_eq!(stats[1].rounds, stats[0].rounds, "P{i}: setup rounds");
+        }
+        for sh in &shelves {
+            assert_eq!(sh.ready("logreg", Backend::Rep3), left, "single use");
+            assert_eq!(sh.ready("logreg", Backend::Meteor), 2, "METEOR's runs untouched");
+        }
     }
 }
 
@@ -394,7 +440,7 @@ fn runs_made_ahead_of_demand_serve_sessions_once_then_the_setup_runs_in_the_sess
 fn a_party_without_the_named_run_fails_the_session_clearly() {
     let plan = logreg_plan();
     let shelves: [Arc<Shelf>; 3] = Default::default();
-    fill_shelves(&plan, &shelves, 1);
+    fill_shelves(&plan, &shelves, 1, &[Backend::Meteor]);
     // P2 restarted: its shelf is new and empty.
     let mut catalogs = [0, 1, 2].map(|i| catalog(i, &plan).with_shelf(shelves[i as usize].clone()));
     catalogs[2] = catalog(2, &plan).with_shelf(Arc::new(Shelf::new()));

@@ -22,10 +22,10 @@ fn demo_classifies_privately_and_matches_the_plaintext_model() {
         for p in ["P0: setup", "P1: setup", "P2: setup"] {
             assert!(text.contains(p), "{text}");
         }
-        // METEOR's setup runs in the parties' mesh before the client arrives; rep3 makes its
-        // own in the session.
+        // The setup runs in the parties' mesh before the client arrives, on either backend.
         let ahead = text.matches("(run made ahead)").count();
-        assert_eq!(ahead, if backend == "meteor" { 3 } else { 0 }, "{text}");
+        assert_eq!(ahead, 3, "{text}");
+        assert!(text.contains("made ahead of demand by the parties among themselves"), "{text}");
     }
 }
 

@@ -152,8 +152,25 @@ impl Deployment {
 
     /// Waits (≤ 20 s) for party `i` to log `event`; returns it.
     fn expect(&self, i: usize, event: &str) -> serde_json::Value {
+        self.expect_where(i, event, |_| true)
+    }
+
+    /// Waits (≤ 20 s) for party `i` to log a `prepared` event for `backend`; returns it.
+    fn prepared(&self, i: usize, backend: &str) -> serde_json::Value {
+        self.expect_where(i, "prepared", |e| e["backend"] == backend)
+    }
+
+    /// Waits (≤ 20 s) for party `i` to log `event` with `fits`; returns it. Other events stay
+    /// pending, in order, for later calls.
+    fn expect_where(
+        &self,
+        i: usize,
+        event: &str,
+        fits: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let wanted = |j: usize, e: &serde_json::Value| j == i && e["event"] == event && fits(e);
         let mut pending = self.pending.borrow_mut();
-        if let Some(k) = pending.iter().position(|(j, e)| *j == i && e["event"] == event) {
+        if let Some(k) = pending.iter().position(|(j, e)| wanted(*j, e)) {
             return pending.remove(k).1;
         }
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -161,7 +178,7 @@ impl Deployment {
             let left = deadline.saturating_duration_since(Instant::now());
             let (j, e) =
                 self.events.recv_timeout(left).unwrap_or_else(|_| panic!("P{i}: no {event}"));
-            if j == i && e["event"] == event {
+            if wanted(j, &e) {
                 return e;
             }
             pending.push((j, e));
@@ -386,17 +403,19 @@ fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
     let mut d = Deployment::start_with("mesh", &mesh_section());
     let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
     let rt = runtime();
-    // Two runs of NN-A (the default) are made before any client asks.
+    // Two runs of NN-A per backend (the default) are made before any client asks.
     for i in 0..3 {
         assert_eq!(d.expect(i, "mesh_up")["party"], i);
-        for ready in [1, 2] {
-            let e = d.expect(i, "prepared");
-            assert_eq!(
-                (e["model"].as_str(), e["ready"].as_u64()),
-                (Some("nn-a"), Some(ready)),
-                "{e}"
-            );
-            assert!(e["bytes"].as_u64().unwrap() > 10_000, "{e}");
+        for backend in ["meteor", "rep3"] {
+            for ready in [1, 2] {
+                let e = d.prepared(i, backend);
+                assert_eq!(
+                    (e["model"].as_str(), e["ready"].as_u64(), e["target"].as_u64()),
+                    (Some("nn-a"), Some(ready), Some(2)),
+                    "{e}"
+                );
+                assert!(e["bytes"].as_u64().unwrap() > 10_000, "{e}");
+            }
         }
     }
     // A METEOR client takes one: the session's setup is only its input mask; the mesh refills.
@@ -407,13 +426,17 @@ fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
         assert_eq!(e["stocked"], true, "{e}");
         // The request comparison, the model's info, the mask (784 words) and the barrier.
         assert!(e["setup_bytes"].as_u64().unwrap() < 8_000, "{e}");
-        assert_refilled(d.expect(i, "prepared"));
+        assert_refilled(d.prepared(i, "meteor"));
     }
-    // rep3 requests make their own setup.
+    // So does a rep3 client: its session's setup is nothing beyond the request's comparison
+    // and the model's info (a few hundred bytes, no truncation pairs, no daBits, no weights).
     let got = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &set.samples(1, 1)));
     assert_eq!(got, Ok(set.expected(1, 1)[0]));
     for i in 0..3 {
-        assert_eq!(d.expect(i, "answered")["stocked"], false);
+        let e = d.expect(i, "answered");
+        assert_eq!(e["stocked"], true, "{e}");
+        assert!(e["setup_bytes"].as_u64().unwrap() < 1_000, "{e}");
+        assert_refilled(d.prepared(i, "rep3"));
     }
     // P2 restarts: the others see the mesh go down; a new epoch starts with empty shelves and
     // fills them again, and clients are served from it.
@@ -424,8 +447,10 @@ fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
     d.start_party(2);
     for i in 0..3 {
         d.expect(i, "mesh_up");
-        for ready in [1, 2] {
-            assert_eq!(d.expect(i, "prepared")["ready"], ready);
+        for backend in ["meteor", "rep3"] {
+            for ready in [1, 2] {
+                assert_eq!(d.prepared(i, backend)["ready"], ready);
+            }
         }
     }
     let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(2, 1)));
@@ -451,16 +476,18 @@ fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
         assert!(health.starts_with("HTTP/1.1 200 OK\r\n") && health.ends_with("\r\n\r\nok\n"));
         d.expect(i, "mesh_up");
         for _ in 0..2 {
-            d.expect(i, "prepared");
+            d.prepared(i, "meteor");
+            d.prepared(i, "rep3");
         }
         // Counters of an event are updated before it is logged.
         rt.block_on(assert_metrics(
             a,
             &[
                 "# TYPE ringfence_party_ready_runs gauge",
-                "ringfence_party_ready_runs{model=\"nn-a\"} 2",
-                "ringfence_party_ready_target{model=\"nn-a\"} 2",
-                "ringfence_party_prepared_total{model=\"nn-a\"} 2",
+                "ringfence_party_ready_runs{model=\"nn-a\",backend=\"meteor\"} 2",
+                "ringfence_party_ready_runs{model=\"nn-a\",backend=\"rep3\"} 2",
+                "ringfence_party_ready_target{model=\"nn-a\",backend=\"meteor\"} 2",
+                "ringfence_party_prepared_total{model=\"nn-a\",backend=\"meteor\"} 2",
                 "ringfence_party_mesh_up 1",
                 "ringfence_party_sessions_total{outcome=\"answered\"} 0",
                 "ringfence_party_sessions_running 0",
@@ -472,7 +499,7 @@ fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
     assert_eq!(got, Ok(set.expected(0, 1)[0]));
     for (i, &a) in addrs.iter().enumerate() {
         d.expect(i, "answered");
-        assert_refilled(d.expect(i, "prepared"));
+        assert_refilled(d.prepared(i, "meteor"));
         rt.block_on(assert_metrics(
             a,
             &[
@@ -481,8 +508,8 @@ fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
                 "ringfence_party_sessions_total{outcome=\"failed\"} 0",
                 "ringfence_party_sessions_running 0",
                 "ringfence_party_setup_stocked_total 1",
-                "ringfence_party_ready_runs{model=\"nn-a\"} 2",
-                "ringfence_party_prepared_total{model=\"nn-a\"} 3",
+                "ringfence_party_ready_runs{model=\"nn-a\",backend=\"meteor\"} 2",
+                "ringfence_party_prepared_total{model=\"nn-a\",backend=\"meteor\"} 3",
             ],
         ));
         let page = rt.block_on(http_get(a, "/metrics"));

@@ -60,15 +60,16 @@ async function until(pred, what) {
 /**
  * The local deployment's mesh, from its parties' `prepared` events: `idle()` resolves once no
  * shelf is being filled (every party's every model at its target, nothing made for a second);
- * `refills(since)` are the events of `MODEL` made at its target after event number `since`.
+ * `refills(since)` are the events of `MODEL`'s METEOR runs made at its target after event number
+ * `since`.
  */
 function watchMesh(d) {
-  const shelves = new Map(); // `${party} ${model}` -> the last prepared event
+  const shelves = new Map(); // `${party} ${model} ${backend}` -> the last prepared event
   let last = Date.now();
   const see = (e) => {
     if (e.event !== 'prepared') return;
     e.receivedAt ??= Date.now();
-    shelves.set(`${e.party} ${e.model}`, e);
+    shelves.set(`${e.party} ${e.model} ${e.backend}`, e);
     last = Date.now();
   };
   d.events.forEach(see);
@@ -76,7 +77,7 @@ function watchMesh(d) {
   const full = () => shelves.size > 0 && [...shelves.values()].every((e) => e.ready >= e.target);
   return {
     idle: () => until(() => full() && Date.now() - last > 1000, 'the mesh filling its shelves'),
-    refills: (since) => d.events.slice(since).filter((e) => e.event === 'prepared' && e.model === MODEL && e.ready >= e.target),
+    refills: (since) => d.events.slice(since).filter((e) => e.event === 'prepared' && e.model === MODEL && e.backend === 'meteor' && e.ready >= e.target),
   };
 }
 

@@ -53,12 +53,12 @@ export async function assertServerViews(page, side) {
 }
 
 /**
- * Waits until the "3 servers" deployment of the demo at `url` has a METEOR setup run of `model`
- * made ahead at all three servers (its parties' `prepared` events), so that the next
- * classification of `model` with METEOR takes it.
+ * Waits until the "3 servers" deployment of the demo at `url` has a setup run of `model` on
+ * `backend` made ahead at all three servers (its parties' `prepared` events), so that the next
+ * classification of `model` on `backend` takes it.
  */
-export async function waitPrepared(url, model) {
-  const res = await fetch(new URL(`api/servers?ready=${model}`, url));
+export async function waitPrepared(url, model, backend = 'meteor') {
+  const res = await fetch(new URL(`api/servers?ready=${model}&backend=${backend}`, url));
   const body = await res.json();
   assert.equal(res.status, 200, `no run of ${model} made ahead: ${JSON.stringify(body)}`);
   assert.equal(body.mesh, 'up', `the servers' mesh is up (${JSON.stringify(body)})`);

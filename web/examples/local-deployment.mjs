@@ -318,24 +318,28 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
  * The mesh's shelves, as the parties' events tell them (fed every event with `see(e)`):
  *
  * - `state()` gives `{ mesh, models }`: `mesh[i]` is party i's mesh, `{ up, epoch }` or
- *   `{ up: false, error }` (`undefined` before it said anything), and `models[name][i]` party
- *   i's latest `prepared` event of that model in the current epoch (`{ ready, target, seconds,
- *   bytes }`) or `undefined`. A session that takes a run shows only with the next `prepared`
- *   (the mesh makes a run again at once): between the two, `ready` is one too high.
- * - `waitPrepared(model, { timeoutMs, signal })` resolves with the three parties' latest
- *   `prepared` events of `model` once each of them says a run is ready (at once if they
- *   already do), so that a METEOR request for one sample made then takes a run made ahead
- *   (unless another session takes it first); rejects after `timeoutMs` (default 60 s), e.g.
- *   for a model the mesh does not make (a tree, or `ready = 0`), or when `signal` aborts.
+ *   `{ up: false, error }` (`undefined` before it said anything), and
+ *   `models[name][backend][i]` party i's latest `prepared` event of that model and backend
+ *   (`meteor`, `rep3`) in the current epoch (`{ ready, target, seconds, bytes }`) or
+ *   `undefined`. A session that takes a run shows only with the next `prepared` (the mesh
+ *   makes a run again at once): between the two, `ready` is one too high.
+ * - `waitPrepared(model, { backend, timeoutMs, signal })` resolves with the three parties'
+ *   latest `prepared` events of `model` on `backend` (default `meteor`) once each of them says
+ *   a run is ready (at once if they already do), so that a request for one sample made then
+ *   takes a run made ahead (unless another session takes it first); rejects after `timeoutMs`
+ *   (default 60 s), e.g. for runs the mesh does not make (`ready = 0`), or when `signal`
+ *   aborts.
  */
 export function shelfTracker() {
   const mesh = [undefined, undefined, undefined];
   const models = {};
   const waiters = new Set();
-  const latest = (model) => [0, 1, 2].map((i) => models[model]?.[i]);
-  const full = (model) => latest(model).every((e) => e?.ready > 0);
+  const latest = (model, backend) => [0, 1, 2].map((i) => models[model]?.[backend]?.[i]);
+  const full = (model, backend) => latest(model, backend).every((e) => e?.ready > 0);
   const empty = (party) => {
-    for (const m of Object.values(models)) if (m[party]) m[party] = { ...m[party], ready: 0 };
+    for (const m of Object.values(models)) {
+      for (const b of Object.values(m)) if (b[party]) b[party] = { ...b[party], ready: 0 };
+    }
   };
   return {
     see(e) {
@@ -349,7 +353,7 @@ export function shelfTracker() {
       } else if (e.event === 'prepared') {
         if (!mesh[e.party]?.up) mesh[e.party] = { up: true, epoch: mesh[e.party]?.epoch };
         const { ready, target, seconds, bytes } = e;
-        (models[e.model] ??= [])[e.party] = { ready, target, seconds, bytes };
+        ((models[e.model] ??= {})[e.backend] ??= [])[e.party] = { ready, target, seconds, bytes };
       } else {
         return;
       }
@@ -357,20 +361,22 @@ export function shelfTracker() {
     },
     state: () => ({
       mesh: mesh.map((m) => m && { ...m }),
-      models: Object.fromEntries(Object.keys(models).map((m) => [m, latest(m)])),
+      models: Object.fromEntries(
+        Object.entries(models).map(([m, bs]) => [m, Object.fromEntries(Object.keys(bs).map((b) => [b, latest(m, b)]))]),
+      ),
     }),
-    waitPrepared(model, { timeoutMs = 60_000, signal } = {}) {
+    waitPrepared(model, { backend = 'meteor', timeoutMs = 60_000, signal } = {}) {
       return new Promise((resolve, reject) => {
         const check = () => {
-          if (!full(model)) return;
+          if (!full(model, backend)) return;
           done();
-          resolve(latest(model));
+          resolve(latest(model, backend));
         };
         const fail = (e) => {
           done();
           reject(e);
         };
-        const timer = setTimeout(() => fail(new Error(`no run of ${model} made ahead at all three parties within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(() => fail(new Error(`no ${backend} run of ${model} made ahead at all three parties within ${timeoutMs} ms`)), timeoutMs);
         const aborted = () => fail(signal.reason);
         const done = () => {
           clearTimeout(timer);

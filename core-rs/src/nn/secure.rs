@@ -66,6 +66,22 @@ impl<R> NnPrep<R> {
     pub fn batch(&self) -> usize {
         self.batch
     }
+
+    /// The same material for a run that gives `output`. Material made for [`Output::Argmax`]
+    /// also serves [`Output::Logits`] (the argmax's daBits are then dropped unused, never kept
+    /// for another run); the other way round it lacks daBits and is refused.
+    pub fn for_output(mut self, output: Output) -> Result<Self, Error> {
+        match (self.output, output) {
+            (a, b) if a == b => Ok(self),
+            (Output::Argmax, Output::Logits) => {
+                self.output = output;
+                Ok(self)
+            }
+            (made, _) => Err(Error::ApiMisuse(format!(
+                "preprocessing made for {made:?} cannot give {output:?}"
+            ))),
+        }
+    }
 }
 
 /// Secret-shares the weights of `plan`, owned by compute party `owner` (which passes

@@ -1,5 +1,5 @@
-//! METEOR setup material made ahead of demand, so that a client's session runs only the
-//! online phase.
+//! Setup material made ahead of demand, so that a client's session runs only the online phase:
+//! METEOR's masks and mask products, and `rep3`'s truncation pairs and daBits.
 //!
 //! Setup material is input-independent: the three compute parties can make it among
 //! themselves before any client arrives, in a long-lived session of their own (the *mesh*),
@@ -10,10 +10,11 @@
 //! ```text
 //!  mesh (P0, P1, P2 only)                         client session (P0, P1, P2, client)
 //!  P0 ─ epoch ─▶ P1, P2; models shared once        request compared; P0 names a stocked
-//!  loop: P0 ─ which model ─▶ P1, P2  (1 round)       run (its id) in the same message
-//!        preprocess(model, batch 1) for a client   the client receives that run's input
-//!        P1, P2 shelve it, then barrier; P0          mask (its only setup round)
-//!        shelves it after the barrier              online inference, as without a stock
+//!  loop: P0 ─ which target ─▶ P1, P2 (1 round)      run (its id) in the same message
+//!        preprocess(model, batch 1) for a client   METEOR: the client receives that run's
+//!        P1, P2 shelve it, then barrier; P0          input mask (its only setup round);
+//!        shelves it after the barrier                rep3: no setup round at all
+//!                                                  online inference, as without a stock
 //! ```
 //!
 //! Single use: a run leaves every party's [`Shelf`] when a session takes it, whatever happens
@@ -25,10 +26,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::{Catalog, MODEL_OWNER};
+use super::{Backend, Catalog, MODEL_OWNER};
 use crate::meteor::Meteor;
 use crate::net::{FrameError, PartyId, Stats, Transport};
-use crate::nn::meteor::{preprocess, share_model, MeteorModel, MeteorPrep};
+use crate::nn::meteor::{MeteorModel, MeteorPrep};
+use crate::nn::{NnPrep, Output, SharedModel};
 use crate::ring::Z64;
 use crate::Error;
 
@@ -37,11 +39,22 @@ pub struct Stocked {
     /// Names this run at all three parties: the mesh epoch (high 32 bits), then a sequence
     /// number. Never 0.
     pub id: u64,
-    /// The model's weights, shared once per mesh epoch: every run of that epoch refers to them.
-    pub model: Arc<MeteorModel<Z64>>,
-    /// The masks and mask products, single use.
-    pub prep: MeteorPrep<Z64>,
+    /// The model's weights and the run's single-use material.
+    pub material: Material,
 }
+
+/// A stocked run's contents, per backend. The weights are shared once per mesh epoch: every
+/// run of that epoch refers to them.
+pub enum Material {
+    /// METEOR: the model's shares, the run's masks and mask products.
+    Meteor(Arc<MeteorModel<Z64>>, MeteorPrep<Z64>),
+    /// `rep3`: the model's shares, the run's truncation pairs and daBits (made for
+    /// [`Output::Argmax`], so that they serve either output: see [`NnPrep::for_output`]).
+    Rep3(Arc<SharedModel<Z64>>, NnPrep<Z64>),
+}
+
+/// Which runs a shelf queue holds: a model on a backend.
+type Kind = (String, Backend);
 
 impl core::fmt::Debug for Stocked {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -53,7 +66,7 @@ impl core::fmt::Debug for Stocked {
 /// fills it) and the sessions (which take from it), across threads.
 #[derive(Default)]
 pub struct Shelf {
-    runs: Mutex<HashMap<String, VecDeque<Stocked>>>,
+    runs: Mutex<HashMap<Kind, VecDeque<Stocked>>>,
 }
 
 impl core::fmt::Debug for Shelf {
@@ -68,54 +81,60 @@ impl Shelf {
         Self::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<Stocked>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Kind, VecDeque<Stocked>>> {
         // A panic elsewhere cannot leave the map half-updated: every change is one call.
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs ready for `model`.
-    pub fn ready(&self, model: &str) -> usize {
-        self.lock().get(model).map_or(0, VecDeque::len)
+    /// Runs ready for `model` on `backend`.
+    pub fn ready(&self, model: &str, backend: Backend) -> usize {
+        self.lock().get(&(model.to_string(), backend)).map_or(0, VecDeque::len)
     }
 
-    /// Runs ready, per model (models with none are left out).
-    pub fn counts(&self) -> Vec<(String, usize)> {
+    /// Runs ready, per model and backend (those with none are left out), sorted.
+    pub fn counts(&self) -> Vec<(String, Backend, usize)> {
         let mut c: Vec<_> = self
             .lock()
             .iter()
             .filter(|(_, q)| !q.is_empty())
-            .map(|(m, q)| (m.clone(), q.len()))
+            .map(|((m, b), q)| (m.clone(), *b, q.len()))
             .collect();
-        c.sort();
+        c.sort_by(|a, b| (&a.0, a.1.name()).cmp(&(&b.0, b.1.name())));
         c
     }
 
-    fn put(&self, model: &str, run: Stocked) {
-        self.lock().entry(model.to_string()).or_default().push_back(run);
+    fn put(&self, model: &str, backend: Backend, run: Stocked) {
+        self.lock().entry((model.to_string(), backend)).or_default().push_back(run);
     }
 
-    /// The oldest run of `model` (P0's choice for a session).
-    pub(super) fn take_oldest(&self, model: &str) -> Option<Stocked> {
-        self.lock().get_mut(model)?.pop_front()
+    /// The oldest run of `model` on `backend` (P0's choice for a session).
+    pub(super) fn take_oldest(&self, model: &str, backend: Backend) -> Option<Stocked> {
+        self.lock().get_mut(&(model.to_string(), backend))?.pop_front()
     }
 
-    /// The run `id` of `model` (what P1 and P2 take when P0 names it).
-    pub(super) fn take_named(&self, model: &str, id: u64) -> Result<Stocked, Error> {
+    /// The run `id` of `model` on `backend` (what P1 and P2 take when P0 names it).
+    pub(super) fn take_named(
+        &self,
+        model: &str,
+        backend: Backend,
+        id: u64,
+    ) -> Result<Stocked, Error> {
         let mut runs = self.lock();
-        let q = runs.get_mut(model);
+        let q = runs.get_mut(&(model.to_string(), backend));
         let at = q.as_ref().and_then(|q| q.iter().position(|r| r.id == id));
         match (q, at) {
             (Some(q), Some(at)) => Ok(q.remove(at).expect("position is in the queue")),
             _ => Err(Error::PreprocessingExhausted(format!(
-                "P0 named setup run #{id:x} of {model:?}, which this party does not hold (a \
-                 compute party restarted since it was made?)"
+                "P0 named {} setup run #{id:x} of {model:?}, which this party does not hold (a \
+                 compute party restarted since it was made?)",
+                backend.name()
             ))),
         }
     }
 
     /// Puts back a run that P0 took for a session that was then refused (it was never used).
-    pub(super) fn put_back(&self, model: &str, run: Stocked) {
-        self.lock().entry(model.to_string()).or_default().push_front(run);
+    pub(super) fn put_back(&self, model: &str, backend: Backend, run: Stocked) {
+        self.lock().entry((model.to_string(), backend)).or_default().push_front(run);
     }
 
     /// Drops every run (e.g. when the mesh that made them broke: a peer may have lost its).
@@ -124,11 +143,13 @@ impl Shelf {
     }
 }
 
-/// How many runs of each model to keep ready.
+/// How many runs of a model to keep ready on a backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// A model name the catalogue serves.
     pub model: String,
+    /// The backend the runs are for.
+    pub backend: Backend,
     /// Runs (batch 1) to keep ready.
     pub runs: usize,
 }
@@ -138,10 +159,13 @@ pub struct Target {
 pub enum Step {
     /// Nothing was needed (P0 sent a keep-alive).
     Idle,
-    /// One run of `model` was made and shelved; `ready` are now on this party's shelf.
+    /// One run of `model` on `backend` was made and shelved; `ready` are now on this party's
+    /// shelf.
     Made {
         /// The model.
         model: String,
+        /// The backend.
+        backend: Backend,
         /// Runs of it on this party's shelf now.
         ready: usize,
         /// What making it cost this party (bytes, rounds).
@@ -155,7 +179,13 @@ pub enum Step {
 pub struct Mesh {
     epoch: u64,
     seq: u64,
-    models: Vec<(Target, Arc<MeteorModel<Z64>>)>,
+    models: Vec<(Target, Weights)>,
+}
+
+/// A model's weights as shared in the mesh for one backend.
+enum Weights {
+    Meteor(Arc<MeteorModel<Z64>>),
+    Rep3(Arc<SharedModel<Z64>>),
 }
 
 impl core::fmt::Debug for Mesh {
@@ -168,8 +198,9 @@ impl core::fmt::Debug for Mesh {
 impl Mesh {
     /// Opens a mesh epoch: P0 draws the epoch and sends it (1 round), every party empties its
     /// shelf (runs of an older epoch may be missing elsewhere), and the models with a nonzero
-    /// target are shared once (1 round; the model owner P0 passes its weights through
-    /// `catalog`). Trees (not run by METEOR) and unknown names are refused.
+    /// target are shared once per backend (1 round each; the model owner P0 passes its
+    /// weights through `catalog`). Unknown names, and models a backend does not run, are
+    /// refused.
     pub async fn start<T: Transport>(
         m: &mut Meteor<T>,
         catalog: &Catalog,
@@ -193,8 +224,21 @@ impl Mesh {
                 Error::ApiMisuse(format!("mesh: {:?} is not a served model", t.model))
             })?;
             let plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
-            let model = share_model(m, MODEL_OWNER, plan, &served.shape).await?;
-            models.push((t.clone(), Arc::new(model)));
+            let weights = match t.backend {
+                Backend::Meteor => {
+                    use crate::nn::meteor::share_model;
+                    Weights::Meteor(Arc::new(
+                        share_model(m, MODEL_OWNER, plan, &served.shape).await?,
+                    ))
+                }
+                Backend::Rep3 => {
+                    let p = m.rep3_mut();
+                    Weights::Rep3(Arc::new(
+                        crate::nn::share_model(p, MODEL_OWNER, plan, &served.shape).await?,
+                    ))
+                }
+            };
+            models.push((t.clone(), weights));
         }
         Ok(Self { epoch, seq: 0, models })
     }
@@ -204,7 +248,7 @@ impl Mesh {
         self.epoch
     }
 
-    /// One step: P0 picks the model furthest below its target on its own shelf and tells the
+    /// One step: P0 picks the target furthest below its count on its own shelf and tells the
     /// others (1 round, 8 bytes); if there is one, all three make a run of it for a client and
     /// shelve it. Every party calls this in the same order; P0 returns [`Step::Idle`] at once
     /// when all targets are met or when `may_make` is false (its caller waits a little before
@@ -219,7 +263,8 @@ impl Mesh {
     ) -> Result<Step, Error> {
         let me = m.me();
         let word = (me == MODEL_OWNER).then(|| {
-            let missing = |(t, _): &(Target, _)| t.runs.saturating_sub(shelf.ready(&t.model));
+            let missing =
+                |(t, _): &(Target, _)| t.runs.saturating_sub(shelf.ready(&t.model, t.backend));
             (0..self.models.len())
                 .filter(|&i| may_make && missing(&self.models[i]) > 0)
                 .max_by_key(|&i| missing(&self.models[i]))
@@ -237,21 +282,33 @@ impl Mesh {
         };
         let Some(i) = choice else { return Ok(Step::Idle) };
         let before = m.rep3().ctx().stats();
-        let (target, model) = &self.models[i];
-        let prep = preprocess(m, model, 1, super::CLIENT).await?;
+        let (target, weights) = &self.models[i];
+        let material = match weights {
+            Weights::Meteor(model) => {
+                let prep = crate::nn::meteor::preprocess(m, model, 1, super::CLIENT).await?;
+                Material::Meteor(model.clone(), prep)
+            }
+            Weights::Rep3(model) => {
+                let p = m.rep3_mut();
+                let prep = crate::nn::preprocess(p, model.shape(), 1, Output::Argmax).await?;
+                Material::Rep3(model.clone(), prep)
+            }
+        };
         self.seq += 1;
-        let run = Stocked { id: self.epoch << 32 | self.seq, model: model.clone(), prep };
+        let run = Stocked { id: self.epoch << 32 | self.seq, material };
+        let (model, backend) = (&target.model, target.backend);
         // P1 and P2 shelve before the barrier and P0 after it: whatever P0 can hand to a
         // session, the others already hold.
         if me != MODEL_OWNER {
-            shelf.put(&target.model, run);
+            shelf.put(model, backend, run);
             m.rep3_mut().barrier().await?;
         } else {
             m.rep3_mut().barrier().await?;
-            shelf.put(&target.model, run);
+            shelf.put(model, backend, run);
         }
         let cost = m.rep3().ctx().stats() - before;
-        Ok(Step::Made { model: target.model.clone(), ready: shelf.ready(&target.model), cost })
+        let ready = shelf.ready(model, backend);
+        Ok(Step::Made { model: model.clone(), backend, ready, cost })
     }
 }
 

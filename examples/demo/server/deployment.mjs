@@ -59,7 +59,7 @@ async function serversSession(signal) {
     stop = d.onEvent((e) => {
       if (e.session !== session.slice(0, 8) || !['answered', 'refused', 'session_failed'].includes(e.event)) return;
       // What making a run of this model costs this party, when the mesh made its setup.
-      const made = e.stocked ? d.shelf().models[e.model]?.[e.party] : undefined;
+      const made = e.stocked ? d.shelf().models[e.model]?.[e.backend]?.[e.party] : undefined;
       ended.set(e.party, { ...e, made });
       if (ended.size === 3) done();
     });
@@ -86,25 +86,29 @@ async function tabsSession(signal) {
  * With `ready: MODEL`, first waits until a run of MODEL is ready at all three (60 s at most:
  * then rejects with status 504).
  */
-export async function serversState({ ready, signal } = {}) {
+export async function serversState({ ready, backend = 'meteor', signal } = {}) {
   if (ready !== undefined && !(typeof ready === 'string' && /^[a-z0-9-]+$/.test(ready))) {
     throw refusal(400, 'ready must be a model name');
   }
+  if (!['meteor', 'rep3'].includes(backend)) throw refusal(400, 'backend must be meteor or rep3');
   if (signal?.aborted) throw refusal(503, 'the demo server is shutting down');
   const d = await longRunning(signal);
   if (ready) {
-    await d.waitPrepared(ready, { timeoutMs: PREPARED_WAIT_MS, signal }).catch((e) => {
+    await d.waitPrepared(ready, { backend, timeoutMs: PREPARED_WAIT_MS, signal }).catch((e) => {
       throw signal?.aborted ? refusal(503, 'the demo server is shutting down') : refusal(504, e.message);
     });
   }
   const { mesh, models } = d.shelf();
   return {
     mesh: mesh.some((m) => m && !m.up) ? 'down' : mesh.every((m) => m?.up) ? 'up' : 'starting',
-    models: Object.entries(models).map(([model, parties]) => ({
-      model,
-      ready: Math.min(...parties.map((p) => p?.ready ?? 0)),
-      target: Math.max(...parties.map((p) => p?.target ?? 0)),
-    })),
+    models: Object.entries(models).flatMap(([model, backends]) =>
+      Object.entries(backends).map(([backend, parties]) => ({
+        model,
+        backend,
+        ready: Math.min(...parties.map((p) => p?.ready ?? 0)),
+        target: Math.max(...parties.map((p) => p?.target ?? 0)),
+      })),
+    ),
   };
 }
 

@@ -5,8 +5,9 @@
 //   POST /api/session   {model, clientPublicKey[, pageParty]}  → {relay, session, parties}
 //   POST /api/session   {model, tabs: true}                     → {relay, session, tokens}
 //   GET  /api/session/SESSION/report                 the parties' own figures once it ended (or null)
-//   GET  /api/servers[?ready=MODEL]                  the "3 servers" mesh: runs made ahead per model
-//                                                    (with ready=: once MODEL has one at the three)
+//   GET  /api/servers[?ready=MODEL[&backend=B]]      the "3 servers" mesh: runs made ahead per model
+//                                                    and backend (with ready=: once MODEL has one
+//                                                    on B, default meteor, at the three)
 //
 // The deployment behind /api/session is deployment.mjs's business alone.
 import { openSession, serversState } from './deployment.mjs';
@@ -87,7 +88,8 @@ async function route(req, { reports, track, signal }) {
   }
   if (req.method === 'GET' && url.pathname === '/servers') {
     const ready = url.searchParams.get('ready') ?? undefined;
-    return { body: await track(serversState({ ready, signal })) };
+    const backend = url.searchParams.get('backend') ?? undefined;
+    return { body: await track(serversState({ ready, backend, signal })) };
   }
   const m = /^\/session\/([0-9a-f]{32})\/report$/.exec(url.pathname);
   if (req.method === 'GET' && m) {

@@ -1,5 +1,5 @@
 // The demo server's API (server/plugin.mjs), typed.
-import type { SetName } from './catalog';
+import type { Backend, SetName } from './catalog';
 
 export interface Sample {
   readonly index: number;
@@ -55,12 +55,12 @@ export interface PartyFigures {
   readonly madeAhead?: { readonly ms: number; readonly bytes: number };
 }
 
-/** The "3 servers" deployment's mesh: setup runs made ahead of demand, per model. */
+/** The "3 servers" deployment's mesh: setup runs made ahead of demand, per model and backend. */
 export interface ServersState {
   /** `down`: sessions make their own setup until the servers link up again. */
   readonly mesh: 'up' | 'down' | 'starting';
   /** Runs ready at all three servers, and how many they keep ready. */
-  readonly models: readonly { readonly model: string; readonly ready: number; readonly target: number }[];
+  readonly models: readonly { readonly model: string; readonly backend: Backend; readonly ready: number; readonly target: number }[];
 }
 
 /** The demo server could not be reached or refused a request; the message says which. */

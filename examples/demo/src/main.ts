@@ -157,6 +157,11 @@ function watchShelf(): void {
     });
 }
 
+/** A backend's name in running text. */
+function backendLabel(b: Backend): string {
+  return BACKENDS.find((x) => x.id === b)?.label ?? b;
+}
+
 /** The mesh's line under the deployments: runs made ahead per model, the chosen one in bold. */
 function renderShelf(): void {
   const line = $('mesh-state');
@@ -168,18 +173,19 @@ function renderShelf(): void {
     line.textContent = 'The servers\' mesh is down: each session makes its own setup until they link up again.';
     return;
   }
-  const runs = MODELS.filter((m) => m.backends.includes('meteor')).flatMap((m) => {
-    const shelf = s.models.find((x) => x.model === m.id);
+  const backend = state.backend;
+  const runs = MODELS.filter((m) => m.backends.includes(backend)).flatMap((m) => {
+    const shelf = s.models.find((x) => x.model === m.id && x.backend === backend);
     if (!shelf) return [];
     const text = `${m.label} ${shelf.ready}/${shelf.target}`;
     return [m.id === state.model ? el('b', undefined, text) : document.createTextNode(text)];
   });
   if (runs.length === 0) {
-    line.textContent = 'The servers are linking up to make METEOR setup runs ahead of demand…';
+    line.textContent = `The servers are linking up to make ${backendLabel(backend)} setup runs ahead of demand…`;
     return;
   }
   line.replaceChildren(
-    document.createTextNode('METEOR setup runs made ahead by the servers\' mesh: '),
+    document.createTextNode(`${backendLabel(backend)} setup runs made ahead by the servers' mesh: `),
     ...runs.flatMap((r, i) => (i === 0 ? [r] : [document.createTextNode(' · '), r])),
   );
 }
@@ -334,7 +340,8 @@ async function run(): Promise<void> {
     const setup = $('stages').querySelector<HTMLElement>('[data-stage="setup"]');
     if (setup && ahead) {
       setup.dataset.ahead = 'true';
-      setup.title = `Made ahead of demand by the servers' mesh; this session only sent the input mask (${ms(timings.setup)})`;
+      const own = state.backend === 'meteor' ? `only sent the input mask (${ms(timings.setup)})` : 'had no setup of its own';
+      setup.title = `Made ahead of demand by the servers' mesh; this session ${own}`;
     }
     showOutcome(digit, r);
     document.body.dataset.state = 'done';
@@ -375,7 +382,7 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
   const check = $('out-check');
   check.className = 'caption';
   if (reference === undefined) {
-    check.textContent = `${m.label} on ${state.backend === 'meteor' ? 'METEOR' : 'rep3'}. Only this tab knows it.`;
+    check.textContent = `${m.label} on ${backendLabel(state.backend)}. Only this tab knows it.`;
   } else {
     const same = reference === cls;
     check.classList.add(same ? 'ok' : 'warn');
@@ -557,6 +564,13 @@ function explanation(backend: Backend, where: 'servers' | 'page-party' | 'tabs',
   return [
     'rep3: each pixel x was split into three random numbers x₀ + x₁ + x₂ = x (modulo 2⁶⁴). Each server received two of them, ' +
       'never all three (its picture shows the first of its two), and any two of the three are uniformly random: they carry nothing about x.',
+    ...(ahead
+      ? [
+          'This time the servers had made the setup before you clicked, among themselves, over direct links between them (their mesh): ' +
+            'the model\'s shares and the random values its layers consume, which nothing about your digit went into. This session took ' +
+            'them off the shelf, so no other session can use them again, and it had no setup of its own.',
+        ]
+      : []),
     ...asParty,
     common,
   ];

@@ -88,17 +88,19 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
         a.backend.name()
     );
     println!("  input    {what}");
-    if a.backend == Backend::Meteor {
-        // The parties' mesh makes METEOR setup material in the background as soon as they start;
-        // a client arriving once it is ready runs only the online phase.
-        let wait = Duration::from_millis(a.timeout_ms);
-        match d.wait_prepared(&name, wait)? {
-            Some(s) => println!(
-                "  setup    made ahead of demand by the parties among themselves ({:.0} ms, before any input)",
-                s * 1e3
-            ),
-            None => println!("  setup    nothing made ahead of demand; the session makes its own"),
-        }
+    // The parties' mesh makes setup material in the background as soon as they start; a
+    // client arriving once it is ready runs only the online phase.
+    let backend = match a.backend {
+        Backend::Meteor => service::Backend::Meteor,
+        Backend::Rep3 => service::Backend::Rep3,
+    };
+    let wait = Duration::from_millis(a.timeout_ms);
+    match d.wait_prepared(&name, backend, wait)? {
+        Some(s) => println!(
+            "  setup    made ahead of demand by the parties among themselves ({:.0} ms, before any input)",
+            s * 1e3
+        ),
+        None => println!("  setup    nothing made ahead of demand; the session makes its own"),
     }
     let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
     let mut public_keys = d.public_keys.clone();
@@ -111,10 +113,6 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     cfg.token = Some(d.client_token(sid));
     cfg.recv_timeout = Duration::from_millis(a.timeout_ms);
     cfg.connect_timeout = Duration::from_millis(a.timeout_ms);
-    let backend = match a.backend {
-        Backend::Meteor => service::Backend::Meteor,
-        Backend::Rep3 => service::Backend::Rep3,
-    };
     let request = Request::new(&name, backend, 1);
     let (got, timeline) = rt.block_on(classify(cfg, request, &sample.pixels, started))?;
     // Each party logs its figures for the session once it has closed it.

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use ringfence_core::net::{PartyId, SessionId};
+use ringfence_core::service::Backend;
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
 use ringfence_relay::wt::{WtCertificate, WtServer};
@@ -219,12 +220,13 @@ impl LocalDeployment {
 }
 
 impl LocalDeployment {
-    /// Waits until every party has a run of `model` made ahead of demand (the mesh's
-    /// `prepared` events); returns how long that took, or `None` if `model` gets none (rep3,
-    /// trees) within `wait`.
+    /// Waits until every party has a run of `model` on `backend` made ahead of demand (the
+    /// mesh's `prepared` events); returns how long that took, or `None` if none comes within
+    /// `wait` (e.g. METEOR and a tree ensemble).
     pub(crate) fn wait_prepared(
         &mut self,
         model: &str,
+        backend: Backend,
         wait: Duration,
     ) -> Result<Option<f64>, String> {
         let t0 = Instant::now();
@@ -232,7 +234,13 @@ impl LocalDeployment {
         while !ready.iter().all(|&r| r) {
             let left = (t0 + wait).saturating_duration_since(Instant::now());
             match self.next_event(left)? {
-                Some((i, e)) if e["event"] == "prepared" && e["model"] == model => ready[i] = true,
+                Some((i, e))
+                    if e["event"] == "prepared"
+                        && e["model"] == model
+                        && e["backend"] == backend.name() =>
+                {
+                    ready[i] = true
+                }
                 Some(_) => {}
                 None => return Ok(None),
             }

@@ -1,5 +1,5 @@
 //! The server parties' mesh: direct, Noise-encrypted TCP links among the three server parties
-//! of a deployment, over which they make METEOR setup material ahead of demand
+//! of a deployment, over which they make setup material (METEOR and rep3) ahead of demand
 //! ([`ringfence_core::service::stock`]) so that a client's session runs only its online phase.
 //!
 //! Each party listens on its own `[mesh] peers` address; P0 dials P1 and P2, P1 dials P2
@@ -26,7 +26,7 @@ use crate::server_metrics::Phase;
 pub(crate) struct MeshConfig {
     /// The three parties' mesh addresses, by party index; this party listens on its own.
     pub(crate) peers: Vec<SocketAddr>,
-    /// Runs to keep ready per model.
+    /// Runs to keep ready per model and backend.
     pub(crate) targets: Vec<Target>,
 }
 
@@ -108,7 +108,7 @@ async fn epoch(
         .targets
         .iter()
         .filter(|t| t.runs > 0)
-        .map(|t| format!("{} ×{}", t.model, t.runs))
+        .map(|t| format!("{} ({}) ×{}", t.model, t.backend.name(), t.runs))
         .collect();
     server.event_as(
         "mesh_up",
@@ -138,18 +138,24 @@ async fn epoch(
                     tokio::time::sleep(IDLE).await;
                 }
             }
-            Step::Made { model, ready, cost } => {
-                let target = mesh.targets.iter().find(|t| t.model == model).map_or(0, |t| t.runs);
-                server.metrics.prepared(&model);
+            Step::Made { model, backend, ready, cost } => {
+                let target = mesh
+                    .targets
+                    .iter()
+                    .find(|t| t.model == model && t.backend == backend)
+                    .map_or(0, |t| t.runs);
+                server.metrics.prepared(&model, backend);
                 let seconds = t0.elapsed().as_secs_f64();
                 let text = format!(
-                    "prepared {model}: {ready}/{target} runs ready ({seconds:.2} s, {})",
+                    "prepared {model} ({}): {ready}/{target} runs ready ({seconds:.2} s, {})",
+                    backend.name(),
                     crate::bench::bytes(cost.bytes_sent as f64)
                 );
                 server.event_as(
                     "prepared",
                     &[
                         ("model", model.into()),
+                        ("backend", backend.name().into()),
                         ("ready", ready.into()),
                         ("target", target.into()),
                         ("seconds", seconds.into()),

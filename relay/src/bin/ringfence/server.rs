@@ -28,14 +28,16 @@
 //! name = "lenet"
 //! path = "../models/lenet.onnx"
 //! ready = 2                          # METEOR runs (batch 1) made ahead of demand (with [mesh])
+//! ready_rep3 = 2                     # rep3 runs (truncation pairs, daBits), likewise
 //! ```
 //!
 //! With `[mesh]`, the three servers link up directly (TCP, Noise with their identity keys) and
-//! make METEOR setup material in the background, `ready` runs per model ([`super::mesh`]); a
-//! client's METEOR request for one sample then takes a ready run, and its session runs only
-//! the online phase. Each run made is logged (`prepared`, with the model, runs ready and the
-//! target, seconds and bytes) — the console's progress display (`prepared nn-a: 1/2 runs ready
-//! (0.16 s, 136.33 kB)` in text logs).
+//! make setup material in the background ([`super::mesh`]): `ready` METEOR runs and
+//! `ready_rep3` rep3 runs per model. A client's request for one sample then takes a ready run
+//! of its backend, and its session runs only the online phase. Each run made is logged
+//! (`prepared`, with the model, backend, runs ready and the target, seconds and bytes) — the
+//! console's progress display (`prepared nn-a (meteor): 1/2 runs ready (0.16 s, 136.33 kB)` in
+//! text logs).
 //!
 //! With `metrics`, the party serves `GET /healthz` (`ok`) and `GET /metrics` (Prometheus text:
 //! sessions by outcome and running, runs ready and made per model, the mesh's state, bytes sent
@@ -52,7 +54,7 @@ use ringfence_core::net::{Ctx, PartyId, Stats};
 use ringfence_core::nn::{import_onnx, FixedPlan, StepShape, DEFAULT_FRAC_BITS};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
-use ringfence_core::service::{self, Catalog, Outcome, Stage, CLIENT};
+use ringfence_core::service::{self, Backend, Catalog, Outcome, Stage, CLIENT};
 use ringfence_relay::ws::{Invitation, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig};
 use ringfence_relay::{PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
 use serde::Deserialize;
@@ -123,8 +125,11 @@ mod defaults {
 struct ModelEntry {
     name: String,
     path: PathBuf,
-    /// Default: 2 with a mesh, for models METEOR runs (not tree ensembles).
+    /// METEOR runs to keep ready. Default: 2 with a mesh, for models METEOR runs (not tree
+    /// ensembles).
     ready: Option<usize>,
+    /// rep3 runs to keep ready. Default: 2 with a mesh.
+    ready_rep3: Option<usize>,
 }
 
 /// A loaded, checked configuration.
@@ -239,7 +244,14 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
             None if trees || c.mesh.is_none() => 0,
             None => defaults::READY,
         };
-        targets.push(Target { model: m.name.clone(), runs: ready });
+        let ready_rep3 = match m.ready_rep3 {
+            Some(n) => n,
+            None if c.mesh.is_none() => 0,
+            None => defaults::READY,
+        };
+        for (backend, runs) in [(Backend::Meteor, ready), (Backend::Rep3, ready_rep3)] {
+            targets.push(Target { model: m.name.clone(), backend, runs });
+        }
         catalog.add(&m.name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
         models.push(m.name.clone());
     }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ringfence_core::service::stock::{Shelf, Target};
+use ringfence_core::service::Backend;
 use ringfence_relay::metrics::{Kind, TextFormat};
 
 /// How a client session ended, as counted.
@@ -46,6 +47,7 @@ pub(crate) struct Metrics {
 #[derive(Debug)]
 struct ModelCounters {
     name: String,
+    backend: Backend,
     /// Runs to keep ready (0 without a mesh).
     target: usize,
     prepared: AtomicU64,
@@ -67,6 +69,7 @@ impl Metrics {
             .iter()
             .map(|t| ModelCounters {
                 name: t.model.clone(),
+                backend: t.backend,
                 target: if shelf.is_some() { t.runs } else { 0 },
                 prepared: AtomicU64::new(0),
             })
@@ -106,9 +109,9 @@ impl Metrics {
         self.bytes[phase as usize].fetch_add(bytes, Ordering::Relaxed);
     }
 
-    /// The mesh made a run of `model`.
-    pub(crate) fn prepared(&self, model: &str) {
-        if let Some(m) = self.models.iter().find(|m| m.name == model) {
+    /// The mesh made a run of `model` on `backend`.
+    pub(crate) fn prepared(&self, model: &str, backend: Backend) {
+        if let Some(m) = self.models.iter().find(|m| m.name == model && m.backend == backend) {
             m.prepared.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -143,30 +146,34 @@ impl Metrics {
             "Client sessions whose setup was a run made ahead of demand by the mesh.",
             get(&self.stocked),
         );
-        let ready = |m: &ModelCounters| self.shelf.as_ref().map_or(0, |s| s.ready(&m.name));
+        let ready =
+            |m: &ModelCounters| self.shelf.as_ref().map_or(0, |s| s.ready(&m.name, m.backend));
+        fn labels(m: &ModelCounters) -> [(&'static str, &str); 2] {
+            [("model", m.name.as_str()), ("backend", m.backend.name())]
+        }
         t.family(
             "ringfence_party_ready_runs",
             Kind::Gauge,
-            "Runs made ahead of demand and ready for a client session, per model.",
+            "Runs made ahead of demand and ready for a client session, per model and backend.",
         );
         for m in &self.models {
-            t.sample(&[("model", &m.name)], ready(m) as u64);
+            t.sample(&labels(m), ready(m) as u64);
         }
         t.family(
             "ringfence_party_ready_target",
             Kind::Gauge,
-            "Runs the mesh keeps ready, per model (0 without a mesh).",
+            "Runs the mesh keeps ready, per model and backend (0 without a mesh).",
         );
         for m in &self.models {
-            t.sample(&[("model", &m.name)], m.target as u64);
+            t.sample(&labels(m), m.target as u64);
         }
         t.family(
             "ringfence_party_prepared_total",
             Kind::Counter,
-            "Runs made ahead of demand by the mesh, per model.",
+            "Runs made ahead of demand by the mesh, per model and backend.",
         );
         for m in &self.models {
-            t.sample(&[("model", &m.name)], get(&m.prepared));
+            t.sample(&labels(m), get(&m.prepared));
         }
         t.single(
             "ringfence_party_mesh_up",
@@ -196,8 +203,9 @@ mod tests {
     #[test]
     fn the_page_has_every_series_with_model_names_escaped() {
         let targets = [
-            Target { model: "nn-a".into(), runs: 2 },
-            Target { model: "odd \"name\"\\\n".into(), runs: 0 },
+            Target { model: "nn-a".into(), backend: Backend::Meteor, runs: 2 },
+            Target { model: "nn-a".into(), backend: Backend::Rep3, runs: 1 },
+            Target { model: "odd \"name\"\\\n".into(), backend: Backend::Meteor, runs: 0 },
         ];
         let m = Metrics::new(&targets, Some(Arc::new(Shelf::new())));
         {
@@ -206,8 +214,8 @@ mod tests {
             m.setup_stocked();
             m.sent(Phase::Online, 40);
             m.sent(Phase::Online, 2);
-            m.prepared("nn-a");
-            m.prepared("unknown");
+            m.prepared("nn-a", Backend::Meteor);
+            m.prepared("unknown", Backend::Meteor);
             m.set_mesh_up(true);
             let page = m.render();
             assert!(page.lines().any(|l| l == "ringfence_party_sessions_running 1"), "{page}");
@@ -221,10 +229,12 @@ mod tests {
             "ringfence_party_sessions_running 0",
             "ringfence_party_setup_stocked_total 1",
             "# TYPE ringfence_party_ready_runs gauge",
-            "ringfence_party_ready_runs{model=\"nn-a\"} 0",
-            "ringfence_party_ready_runs{model=\"odd \\\"name\\\"\\\\\\n\"} 0",
-            "ringfence_party_ready_target{model=\"nn-a\"} 2",
-            "ringfence_party_prepared_total{model=\"nn-a\"} 1",
+            "ringfence_party_ready_runs{model=\"nn-a\",backend=\"meteor\"} 0",
+            "ringfence_party_ready_runs{model=\"odd \\\"name\\\"\\\\\\n\",backend=\"meteor\"} 0",
+            "ringfence_party_ready_target{model=\"nn-a\",backend=\"meteor\"} 2",
+            "ringfence_party_ready_target{model=\"nn-a\",backend=\"rep3\"} 1",
+            "ringfence_party_prepared_total{model=\"nn-a\",backend=\"meteor\"} 1",
+            "ringfence_party_prepared_total{model=\"nn-a\",backend=\"rep3\"} 0",
             "ringfence_party_mesh_up 1",
             "ringfence_party_bytes_sent_total{phase=\"online\"} 42",
             "ringfence_party_bytes_sent_total{phase=\"mesh\"} 0",
@@ -233,6 +243,8 @@ mod tests {
         }
         // Without a mesh nothing is kept ready, whatever `ready` says.
         let page = Metrics::new(&targets, None).render();
-        assert!(page.lines().any(|l| l == "ringfence_party_ready_target{model=\"nn-a\"} 0"));
+        assert!(page
+            .lines()
+            .any(|l| l == "ringfence_party_ready_target{model=\"nn-a\",backend=\"meteor\"} 0"));
     }
 }
