@@ -533,4 +533,16 @@ fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
         assert!(err.contains(&*bad.display().to_string()) && err.contains(why), "{err}");
         assert!(err.contains("metrics") && err.contains(addr), "{err}");
     }
+    // Runs kept ready without a mesh to make them: refused at start-up, not silently ignored.
+    let no_mesh: String = good
+        .lines()
+        .filter(|l| !l.starts_with("[mesh]") && !l.starts_with("peers ="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let bad = d.dir.join("bad.toml");
+    std::fs::write(&bad, format!("{no_mesh}ready_rep3 = 1\n")).unwrap();
+    let out = Command::new(EXE).args(["party", "--config"]).arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("\"nn-a\"") && err.contains("need a [mesh] section"), "{err}");
 }

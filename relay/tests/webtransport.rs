@@ -168,6 +168,17 @@ async fn forwards_both_ways_between_webtransport_and_websocket_parties() {
 }
 
 #[tokio::test]
+async fn max_connections_counts_both_front_ends_together() {
+    let mut limits = RelayLimits::default();
+    limits.max_connections = 2;
+    let r = relay(limits, Trusted::default()).await;
+    let _p0 = join(&r.ws, &S, 0).await.unwrap();
+    let _p1 = join_wt(&r, &S, 1).await.unwrap();
+    assert!(join_wt(&r, &S, 2).await.is_err(), "a third connection over WebTransport is refused");
+    assert!(join(&r.ws, &S, 2).await.is_err(), "a third over WebSocket too");
+}
+
+#[tokio::test]
 async fn refusals_carry_the_websocket_relays_status_and_reason() {
     let r = relay(RelayLimits::default(), Trusted::default()).await;
     let _p0 = join(&r.ws, &S, 0).await.unwrap();

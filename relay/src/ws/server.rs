@@ -23,8 +23,8 @@ use crate::token::Trusted;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct RelayLimits {
-    /// TCP connections at once (admitted or still in their WebSocket handshake); more are
-    /// closed at once.
+    /// Connections at once, WebSocket (admitted or still in their handshake) and
+    /// WebTransport together; more are closed at once.
     pub max_connections: usize,
     /// Sessions open at once; more are refused with HTTP 503.
     pub max_sessions: usize,
@@ -179,7 +179,6 @@ impl RelayServer {
     ) -> Result<(), RelayError> {
         let reaper = tokio::spawn(reap(self.registry.clone()));
         let _abort = AbortOnDrop(reaper);
-        let slots = Arc::new(Semaphore::new(self.registry.limits().max_connections));
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
@@ -192,7 +191,7 @@ impl RelayServer {
                 Err(e) if is_transient(&e) => continue,
                 Err(e) => return Err(RelayError::io("accepting a connection", e)),
             };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
+            let Some(slot) = self.registry.connection_slot() else {
                 log(format_args!("{addr}: refused (too many connections)"));
                 continue; // dropping `tcp` closes it
             };

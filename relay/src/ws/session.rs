@@ -54,6 +54,8 @@ pub(crate) struct Registry {
     lobbies: Mutex<HashMap<String, Lobby>>,
     epoch: Instant,
     next_waiter: AtomicU64,
+    /// `max_connections` for all front ends together (WebSocket and WebTransport).
+    connections: Arc<Semaphore>,
 }
 
 /// Invitations queued toward one waiting server party.
@@ -147,13 +149,20 @@ impl Registry {
     pub(crate) fn new(limits: RelayLimits, trusted: Trusted) -> Self {
         Self {
             counters: Counters::default(),
-            limits,
             trusted,
             sessions: Mutex::new(HashMap::new()),
             lobbies: Mutex::new(HashMap::new()),
             epoch: Instant::now(),
             next_waiter: AtomicU64::new(0),
+            connections: Arc::new(Semaphore::new(limits.max_connections)),
+            limits,
         }
+    }
+
+    /// A connection slot, if fewer than `max_connections` are open over every front end;
+    /// held while the connection lives.
+    pub(crate) fn connection_slot(&self) -> Option<OwnedSemaphorePermit> {
+        self.connections.clone().try_acquire_owned().ok()
     }
 
     /// Checks `token` for `party` of `session` (`None`: a lobby) when this relay requires

@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
 use tokio::time::timeout;
 use wtransport::endpoint::endpoint_side::Server;
 use wtransport::endpoint::IncomingSession;
@@ -123,10 +122,9 @@ impl WtServer {
 
     /// Serves sessions until the future is dropped.
     pub async fn run(self) -> Result<(), RelayError> {
-        let slots = Arc::new(Semaphore::new(self.registry.limits().max_connections));
         loop {
             let incoming = self.endpoint.accept().await;
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
+            let Some(slot) = self.registry.connection_slot() else {
                 let addr = incoming.remote_address();
                 log(format_args!("{addr}: refused (too many WebTransport connections)"));
                 incoming.refuse();

@@ -233,6 +233,13 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
             .validate()
             .map_err(|e| at(e.to_string()))?;
         let trees = plan.shape().steps.iter().any(|s| matches!(s, StepShape::Trees(_)));
+        if c.mesh.is_none() && (m.ready.is_some() || m.ready_rep3.is_some()) {
+            return Err(at(format!(
+                "model {:?}: ready and ready_rep3 need a [mesh] section (the three servers make \
+                 the runs among themselves over its links)",
+                m.name
+            )));
+        }
         let ready = match m.ready {
             Some(n) if n > 0 && trees => {
                 return Err(at(format!(
