@@ -22,7 +22,7 @@ pub(crate) struct RelayArgs {
     /// Address to listen on, e.g. 127.0.0.1:9000 (port 0 picks a free port).
     #[arg(long)]
     listen: SocketAddr,
-    /// TCP connections at once.
+    /// Connections at once, WebSocket and WebTransport together.
     #[arg(long, default_value_t = RelayLimits::default().max_connections)]
     max_connections: usize,
     /// Sessions open at once.
