@@ -220,8 +220,8 @@ impl LocalDeployment {
 
 impl LocalDeployment {
     /// Waits until every party has a run of `model` made ahead of demand (the mesh's
-    /// `prepared` events); returns how long that took, or `None` if `model` gets none (rep3,
-    /// trees) within `wait`.
+    /// `prepared` events); returns how long that took, or `None` if `model` gets none within
+    /// `wait`.
     pub(crate) fn wait_prepared(
         &mut self,
         model: &str,

@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use ringfence_core::net::{Ctx, PartyId, Stats};
-use ringfence_core::nn::{import_onnx, FixedPlan, StepShape, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::{import_onnx, FixedPlan, DEFAULT_FRAC_BITS};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
 use ringfence_core::service::{self, Catalog, Outcome, Stage, CLIENT};
@@ -123,7 +123,7 @@ mod defaults {
 struct ModelEntry {
     name: String,
     path: PathBuf,
-    /// Default: 2 with a mesh, for models METEOR runs (not tree ensembles).
+    /// Default: 2 with a mesh.
     ready: Option<usize>,
 }
 
@@ -227,16 +227,9 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         service::Request::new(&m.name, service::Backend::Rep3, 1)
             .validate()
             .map_err(|e| at(e.to_string()))?;
-        let trees = plan.shape().steps.iter().any(|s| matches!(s, StepShape::Trees(_)));
         let ready = match m.ready {
-            Some(n) if n > 0 && trees => {
-                return Err(at(format!(
-                    "model {:?}: ready = {n}, but METEOR does not run tree ensembles (set 0)",
-                    m.name
-                )))
-            }
             Some(n) => n,
-            None if trees || c.mesh.is_none() => 0,
+            None if c.mesh.is_none() => 0,
             None => defaults::READY,
         };
         targets.push(Target { model: m.name.clone(), runs: ready });
