@@ -311,11 +311,6 @@ impl Catalog {
                 req.batch, self.max_batch
             ));
         }
-        if req.backend == Backend::Meteor
-            && m.shape.steps.iter().any(|s| matches!(s, nn::StepShape::Trees(_)))
-        {
-            return Err("meteor does not run tree ensembles; use rep3".into());
-        }
         if req.backend == Backend::Meteor && req.output == Output::Argmax {
             return Err("meteor reveals the scores (it has no argmax protocol); ask for the \
                         scores or use rep3"

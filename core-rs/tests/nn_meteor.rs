@@ -263,10 +263,10 @@ fn client_input_and_output_with_nn_a_on_meteor() {
     }
 }
 
-/// The linear SVM is a dense layer: it runs on METEOR (8 B per score); tree ensembles are
-/// refused by name, before any round.
+/// The linear SVM is a dense layer: it runs on METEOR (8 B per score). (Tree ensembles:
+/// `tests/nn_trees.rs`.)
 #[test]
-fn svm_runs_on_meteor_and_trees_are_refused_by_name() {
+fn svm_runs_on_meteor() {
     let model = import_onnx(SVM).unwrap();
     let plan = FixedPlan::<Z64>::new(&model, DEFAULT_FRAC_BITS).unwrap();
     let x: Vec<f64> = DIGITS8.iter().map(|&p| f64::from(p)).collect();
@@ -281,24 +281,4 @@ fn svm_runs_on_meteor_and_trees_are_refused_by_name() {
     let a = agreement(&secure, &ort);
     eprintln!("svm: METEOR label on {n} digits agrees with onnxruntime on {a}");
     assert!(a >= 0.995);
-
-    let tree = FixedPlan::<Z64>::new(&import_onnx(TREE).unwrap(), DEFAULT_FRAC_BITS).unwrap();
-    let shape = tree.shape();
-    let outs = testing::run_rep3(3, |p| {
-        let shape = shape.clone();
-        let tree = &tree;
-        async move {
-            let mut p = Meteor::new(p);
-            let me = p.me();
-            let before = p.rep3().ctx().stats().rounds;
-            let e = share_model(&mut p, PartyId(0), (me.0 == 0).then_some(tree), &shape)
-                .await
-                .unwrap_err();
-            Ok((e.to_string(), p.rep3().ctx().stats().rounds - before))
-        }
-    });
-    for (e, rounds) in outs {
-        assert!(e.contains("unsupported in meteor: TreeEnsembleClassifier"), "{e}");
-        assert_eq!(rounds, 0);
-    }
 }

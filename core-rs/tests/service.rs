@@ -454,3 +454,38 @@ fn a_party_without_the_named_run_fails_the_session_clearly() {
         other => panic!("P2: {other:?}"),
     }
 }
+
+/// The decision tree on METEOR through the service: admitted, answered with the plaintext
+/// plan's scores exactly (tree comparisons and sums are exact), with the session's own setup
+/// and with a run the mesh made ahead. (The helpers serve any plan under the name "logreg".)
+#[test]
+fn the_decision_tree_runs_on_meteor_in_a_session_and_from_a_run_made_ahead() {
+    let plan =
+        FixedPlan::<Z64>::new(&import_onnx(common::TREE).unwrap(), DEFAULT_FRAC_BITS).unwrap();
+    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
+    let x = digits(3);
+    let plain: Vec<f64> = plan
+        .eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), 3)
+        .unwrap()
+        .iter()
+        .map(|&v| fp.decode(v))
+        .collect();
+    let (parties, out) = run(&plan, classify(Request::new("logreg", Backend::Meteor, 3), x));
+    let out = out.unwrap();
+    assert_eq!(out.scores.as_deref(), Some(&plain[..]));
+    assert_eq!(out.classes, argmax_rows(&plain, 10));
+    assert!(parties.iter().all(|p| matches!(p, Ok((Outcome::Answered, ..)))), "{parties:?}");
+
+    let shelves: [Arc<Shelf>; 3] = Default::default();
+    fill_shelves(&plan, &shelves, 1, &[Backend::Meteor]);
+    let x = digits(1);
+    let catalogs = [0, 1, 2].map(|i| catalog(i, &plan).with_shelf(shelves[i as usize].clone()));
+    let (parties, out) =
+        run_catalogs(3, catalogs, classify(Request::new("logreg", Backend::Meteor, 1), x));
+    assert_eq!(out.unwrap().scores.as_deref(), Some(&plain[..10]));
+    for p in parties {
+        let stages = p.unwrap().1;
+        assert_eq!(stages[1], Stage::SetupDone { stocked: true }, "the run made ahead was used");
+    }
+    assert!(shelves.iter().all(|s| s.ready("logreg", Backend::Meteor) == 0));
+}

@@ -105,6 +105,7 @@ browserTest('demo: three party tabs classify shipped digits over WebRTC with onn
 
   // Again, in the same windows: rep3 gives each party a share of its own.
   await page.click('#models [data-value="tree"]');
+  await page.click('#backends [data-value="rep3"]');
   const j = 3;
   await page.click(`#strip [data-index="${j}"]`);
   assert.equal(await classify(page, { timeout: 60_000 }), referenceSample('tree', j).expected, "the tree's class, as onnxruntime gives it");

@@ -16,12 +16,16 @@
 //!    1×1 convolution, likewise), ReLU = [`Meteor::relu`] (95 bytes, 7 rounds), max pooling =
 //!    [`Meteor::maxpool`], sum pooling local (0 bytes), a public scale (an average pool with
 //!    no linear layer after it) one reveal with the truncation folded in (8 bytes, 1 round).
-//!    Tree ensembles are refused ("unsupported in meteor: TreeEnsembleClassifier"). The scores stay masked; [`Meteor::reveal_to`] gives them to the
+//!    A tree ensemble is one batched MSB run for all node comparisons, one multiplexer reveal
+//!    per level for the reach indicators and one product for the leaf weights (95 bytes per
+//!    node and 8 per class, `6 + levels + 1` rounds; its setup takes a few rounds per level;
+//!    see [`super::trees`]). The scores stay masked; [`Meteor::reveal_to`] gives them to the
 //!    receiver, who takes the argmax in the clear (METEOR has no argmax protocol; the receiver
 //!    learns the scores).
 //!
-//! [`online_cost`] is the paper's cost model for a shape (extract §7.7); the tests assert that
-//! a run sends exactly that.
+//! [`online_cost`] is the paper's cost model for a shape (extract §7.7; for tree ensembles,
+//! which the paper does not cover, the formula of [`super::trees`]); the tests assert that a
+//! run sends exactly that.
 
 use std::borrow::Cow;
 
@@ -29,6 +33,7 @@ use super::plan::{
     grouped_gather, inverse, tile, window_columns, FixedPlan, Output, PlanShape, StepShape,
     WeightedStep,
 };
+use super::trees::{self, TreePrep};
 use crate::meteor::{
     msb_online_cost, InputMask, MVec, MatMulPrep, Meteor, PoolPrep, PoolSchedule, ReluPrep,
 };
@@ -65,6 +70,7 @@ enum StepPrep<R> {
     Local,
     /// A public factor: the truncation pairs its reveal uses.
     Scale(TruncPairs<R>),
+    Trees(Box<TreePrep<R>>),
 }
 
 /// Setup material for one run of a model on one batch: single use, consumed by [`infer`].
@@ -117,8 +123,8 @@ pub fn online_cost(shape: &PlanShape, bits: usize, batch: usize) -> (u64, u64) {
                 let levels = u64::from(usize::BITS - (g.window_len() - 1).leading_zeros());
                 (relu.0 * (w - 1) * g.out_len() as u64, relu.1 * levels)
             }
-            // Not run by METEOR (its `share_model` refuses tree ensembles).
-            StepShape::SumPool(_) | StepShape::Trees(_) => (0, 0),
+            StepShape::Trees(t) => trees::meteor_online_cost(t, bits),
+            StepShape::SumPool(_) => (0, 0),
             StepShape::Scale { len, .. } => (word * *len as u64, 1),
         };
         bytes += b * batch as u64;
@@ -135,9 +141,6 @@ pub async fn share_model<T: Transport, R: IntRing>(
     plan: Option<&FixedPlan<R>>,
     shape: &PlanShape,
 ) -> Result<MeteorModel<R>, Error> {
-    if shape.steps.iter().any(|s| matches!(s, StepShape::Trees(_))) {
-        return Err(Error::ApiMisuse("unsupported in meteor: TreeEnsembleClassifier".into()));
-    }
     let lens = shape.weight_lens();
     let values = plan.map(|p| p.weights_flat(shape)).transpose()?;
     let mask = p.input_mask::<R>(owner, lens.iter().sum());
@@ -180,6 +183,7 @@ pub async fn preprocess<T: Transport, R: IntRing>(
         Pool(PoolSchedule),
         Local,
         Scale(TruncPairs<R>),
+        Trees(Box<TreePrep<R>>),
     }
     // Linear layers: input masks, weight masks (block-diagonal for grouped convolutions), and
     // (dims, truncation pairs).
@@ -235,10 +239,12 @@ pub async fn preprocess<T: Transport, R: IntRing>(
                 relu_out.push(out.clone());
                 out
             }
-            WeightedStep::Trees { .. } => {
-                return Err(Error::ApiMisuse(
-                    "unsupported in meteor: TreeEnsembleClassifier".into(),
-                ))
+            WeightedStep::Trees { shape: ts, t, w, base } => {
+                let masks = (t.mask(), w.mask(), base.mask());
+                let tp = trees::meteor_setup(p, ts, masks, &h, batch).await?;
+                let out = tp.out_mask().clone();
+                pending.push(Pending::Trees(Box::new(tp)));
+                out
             }
             WeightedStep::MaxPool(g) => {
                 let schedule = PoolSchedule::new(&g.windows(batch))?;
@@ -281,6 +287,7 @@ pub async fn preprocess<T: Transport, R: IntRing>(
             }
             Pending::Local => StepPrep::Local,
             Pending::Scale(tp) => StepPrep::Scale(tp),
+            Pending::Trees(tp) => StepPrep::Trees(tp),
         });
     }
     Ok(MeteorPrep { batch, input: Some(input), steps })
@@ -343,6 +350,9 @@ pub async fn infer<T: Transport, R: IntRing>(
             (WeightedStep::Scale { divisor, .. }, StepPrep::Scale(tp)) => {
                 let c = inverse::<R>(FixedPoint::new(model.shape.frac_bits), *divisor)?;
                 scale_fixed(p, &h, c, tp).await?
+            }
+            (WeightedStep::Trees { shape: ts, t, w, base }, StepPrep::Trees(tp)) => {
+                trees::eval_meteor(p, ts, (t, w, base), &h, *tp).await?
             }
             _ => return Err(Error::ApiMisuse("infer: preparation made for another model".into())),
         };

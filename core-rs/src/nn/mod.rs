@@ -16,7 +16,7 @@
 //!   error); [`FixedPlan::eval_plain`] is the plaintext fixed-point reference.
 //! * [`secure`] runs the plan on `rep3` with explicit, single-use preprocessing; [`meteor`]
 //!   runs it on METEOR's masked sharing with a separate, function-dependent setup phase.
-//! * [`trees`] evaluates tree ensembles obliviously (rep3 only); [`zoo`] builds the paper's
+//! * [`trees`] evaluates tree ensembles obliviously (both backends); [`zoo`] builds the paper's
 //!   CIFAR-10 networks (AlexNet, VGG16) with random weights in memory.
 
 pub mod geom;

@@ -50,16 +50,11 @@ pub(crate) fn run(cmd: &ModelCmd) -> Result<(), String> {
         shape.frac_bits,
         2f64.powi(-(shape.frac_bits as i32))
     );
-    let trees = shape.steps.iter().any(|s| matches!(s, nn::StepShape::Trees(_)));
-    if trees {
-        println!("  meteor  not supported (TreeEnsembleClassifier runs on rep3 only)");
-    } else {
-        let (bytes_online, rounds) = nn::meteor::online_cost(&shape, 64, a.batch);
-        println!(
-        "  meteor  online {bytes_online} B per party, {rounds} rounds (batch {}, paper's cost model; input sharing and output reveal not included)",
-            a.batch
-        );
-    }
+    let (bytes_online, rounds) = nn::meteor::online_cost(&shape, 64, a.batch);
+    println!(
+        "  meteor  online {bytes_online} B per party, {rounds} rounds (batch {}, cost model; input sharing and output reveal not included)",
+        a.batch
+    );
     for (name, out) in [("scores", Output::Logits), ("class", Output::Argmax)] {
         let needs = shape.needs(a.batch, out);
         println!(

@@ -222,7 +222,7 @@ impl LocalDeployment {
 impl LocalDeployment {
     /// Waits until every party has a run of `model` on `backend` made ahead of demand (the
     /// mesh's `prepared` events); returns how long that took, or `None` if none comes within
-    /// `wait` (e.g. METEOR and a tree ensemble).
+    /// `wait`.
     pub(crate) fn wait_prepared(
         &mut self,
         model: &str,

@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use ringfence_core::net::{Ctx, PartyId, Stats};
-use ringfence_core::nn::{import_onnx, FixedPlan, StepShape, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::{import_onnx, FixedPlan, DEFAULT_FRAC_BITS};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
 use ringfence_core::service::{self, Backend, Catalog, Outcome, Stage, CLIENT};
@@ -125,8 +125,7 @@ mod defaults {
 struct ModelEntry {
     name: String,
     path: PathBuf,
-    /// METEOR runs to keep ready. Default: 2 with a mesh, for models METEOR runs (not tree
-    /// ensembles).
+    /// METEOR runs to keep ready. Default: 2 with a mesh.
     ready: Option<usize>,
     /// rep3 runs to keep ready. Default: 2 with a mesh.
     ready_rep3: Option<usize>,
@@ -232,7 +231,6 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         service::Request::new(&m.name, service::Backend::Rep3, 1)
             .validate()
             .map_err(|e| at(e.to_string()))?;
-        let trees = plan.shape().steps.iter().any(|s| matches!(s, StepShape::Trees(_)));
         if c.mesh.is_none() && (m.ready.is_some() || m.ready_rep3.is_some()) {
             return Err(at(format!(
                 "model {:?}: ready and ready_rep3 need a [mesh] section (the three servers make \
@@ -241,14 +239,8 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
             )));
         }
         let ready = match m.ready {
-            Some(n) if n > 0 && trees => {
-                return Err(at(format!(
-                    "model {:?}: ready = {n}, but METEOR does not run tree ensembles (set 0)",
-                    m.name
-                )))
-            }
             Some(n) => n,
-            None if trees || c.mesh.is_none() => 0,
+            None if c.mesh.is_none() => 0,
             None => defaults::READY,
         };
         let ready_rep3 = match m.ready_rep3 {
