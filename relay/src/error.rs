@@ -39,6 +39,14 @@ pub enum RelayError {
         /// Why the last rejected connection attempt was refused, if any.
         last_rejected: Option<String>,
     },
+    /// A peer's WebRTC signalling was malformed, out of order, or did not finish in time.
+    #[error("WebRTC signalling with {peer} failed: {reason}")]
+    Signalling {
+        /// The peer at the other end.
+        peer: PartyId,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 fn last_rejection(r: &Option<String>) -> String {
@@ -64,6 +72,11 @@ impl RelayError {
     /// Wraps an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io { context: context.into(), source }
+    }
+
+    /// A signalling failure with `peer`.
+    pub(crate) fn signalling(peer: PartyId, reason: impl Into<String>) -> Self {
+        Self::Signalling { peer, reason: reason.into() }
     }
 
     /// A handshake failure with `peer`.

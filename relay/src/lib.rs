@@ -59,6 +59,7 @@ mod link;
 pub mod metrics;
 pub mod netem;
 pub mod record;
+pub mod rtc;
 pub mod token;
 pub mod transport;
 pub mod ws;

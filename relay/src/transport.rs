@@ -15,6 +15,7 @@ use crate::config::TransportConfig;
 use crate::error::RelayError;
 use crate::handshake::{self, Handshaken};
 use crate::link::Link;
+use crate::rtc::LinkKind;
 use crate::ws::Mux;
 
 /// Retry interval while a peer's listener is not up yet.
@@ -44,6 +45,11 @@ pub struct TcpTransport {
     name: &'static str,
     /// The relay connection carrying the links, if they go through a relay.
     relay: Option<Mux>,
+    /// Where each peer's frames go (see [`TcpTransport::connect_webrtc`]).
+    via: Vec<LinkKind>,
+    /// Relay links replaced by a DataChannel: kept open until `close`, so the peer sees them
+    /// end with the session, as on every other link.
+    parked: Vec<Link>,
 }
 
 impl core::fmt::Debug for TcpTransport {
@@ -147,7 +153,34 @@ impl TcpTransport {
         name: &'static str,
         relay: Option<Mux>,
     ) -> Self {
-        Self { me, links, recv_timeout, name, relay }
+        let via = vec![LinkKind::Relay; links.len()];
+        Self { me, links, recv_timeout, name, relay, via, parked: Vec::new() }
+    }
+
+    /// How long `recv` waits for a frame.
+    pub fn recv_timeout(&self) -> Duration {
+        self.recv_timeout
+    }
+
+    /// How frames travel to `peer`: `Relay` (the relay or direct TCP link) unless
+    /// [`TcpTransport::connect_webrtc`] moved them to a DataChannel.
+    pub fn via(&self, peer: PartyId) -> LinkKind {
+        self.via.get(peer.index()).copied().unwrap_or(LinkKind::Relay)
+    }
+
+    /// The established links, by peer id (`None`: this party).
+    pub(crate) fn links_mut(&mut self) -> &mut [Option<Link>] {
+        &mut self.links
+    }
+
+    /// Replaces `peer`'s link by the one `make` builds from its seed (a DataChannel); the old
+    /// link is parked until `close`.
+    pub(crate) fn use_link(&mut self, peer: PartyId, make: impl FnOnce(Seed) -> Link) {
+        let Some(slot) = self.links.get_mut(peer.index()) else { return };
+        let Some(old) = slot.take() else { return };
+        *slot = Some(make(old.seed.clone()));
+        self.parked.push(old);
+        self.via[peer.index()] = LinkKind::Webrtc;
     }
 
     /// This party's id.
@@ -225,7 +258,7 @@ impl TcpTransport {
     /// flushes, in the background, as long as the runtime keeps running.
     pub async fn close(mut self) -> Result<(), RelayError> {
         let mut writers = Vec::new();
-        for l in self.links.iter_mut().flatten() {
+        for l in self.links.iter_mut().flatten().chain(self.parked.iter_mut()) {
             l.tx = None;
             if let Some(w) = l.writer.take() {
                 writers.push((l.peer, w));
@@ -238,14 +271,14 @@ impl TcpTransport {
                 return Err(RelayError::io(format!("flushing queued frames to {peer}"), e));
             }
         }
-        for l in self.links.iter().flatten() {
+        for l in self.links.iter().flatten().chain(&self.parked) {
             if let TransportError::Io(m) = l.writer_failure() {
                 return Err(RelayError::io(m, std::io::Error::other("link writer failed")));
             }
         }
         // The link writers are done and dropped their relay senders: the relay writer sends
         // what is left and closes the WebSocket.
-        self.links.iter_mut().flatten().for_each(|l| l.writer = None);
+        self.links.iter_mut().flatten().chain(&mut self.parked).for_each(|l| l.writer = None);
         match self.relay.as_mut() {
             Some(mux) => mux.finish(deadline).await,
             None => Ok(()),

@@ -13,13 +13,19 @@
 //                             plain `ringfence relay`: the whole setup in the session.
 //   browser-wasm, in-session  the same relay and two `session-party` processes as P0 and P1;
 //                             P2 is a page (the SDK's `Party.serve`, the wasm module `init()`
-//                             picks: SIMD) in a browser context of its own.
+//                             picks: SIMD) in a browser context of its own. With `--links
+//                             relay,webrtc`, once more with P2 on `RtcTransport` and the natives
+//                             on `--webrtc`: P2's pairs with them on direct DataChannels (the
+//                             client's links and P0–P1 as they are). WebRTC runs only inside a
+//                             private network namespace: the script then runs itself in one
+//                             (netns.mjs; the natives bind UDP on its veth address 10.200.0.2).
 //
 // The client's page has a context of its own too. Before every run (of any configuration) the
 // local deployment's mesh is idle (its shelves full), so its refills never overlap a
 // measurement.
 //
 //   RINGFENCE_BIN=target/release/ringfence node tests/browser/bench-parties.mjs [--runs 10]
+//     [--transports websocket,webtransport] [--links relay,webrtc]
 //
 // stdout: one JSON line per configuration, the fields of `ringfence bench --json` (medians over
 // the runs: `seconds`/`online_seconds` and `setup_seconds` are the slowest party's own stage
@@ -33,20 +39,38 @@
 // (encrypting, decrypting). stderr: progress and one line per run. Not a test.
 import { generateNoiseKeypair, init, randomSessionId } from 'ringfence';
 import { modelPath, serveModel, startLocalDeployment, startRelay } from '../../web/examples/local-deployment.mjs';
+import { fileURLToPath } from 'node:url';
 import { alternate, arg, classifyInPage, hex, median, say, startBrowser } from './bench-lib.mjs';
+import { assertInNetns, netnsRefusal, spawnInNetns } from './netns.mjs';
 
 const runs = Number(arg('runs', 10));
 const transports = arg('transports', 'websocket,webtransport').split(',');
+const links = arg('links', 'relay').split(',');
+/** The native parties' only UDP address for WebRTC: the namespace's own veth end. */
+const NATIVE_UDP = '10.200.0.2';
+if (links.includes('webrtc')) {
+  if (!process.env.RINGFENCE_PARENT_NETNS) {
+    // ICE gathers every interface it sees: run in a private network namespace.
+    const why = netnsRefusal();
+    if (why !== undefined) throw new Error(`--links webrtc runs only inside a private network namespace: \`unshare -n\` is not permitted here (${why})`);
+    const child = spawnInNetns([fileURLToPath(import.meta.url), ...process.argv.slice(2)], 'inherit');
+    process.exit(await new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1))));
+  }
+  assertInNetns(import.meta.url);
+}
 const MODEL = 'lenet';
 /** How long the mesh may take to refill its shelves, and a session's processes to exit. */
 const PATIENCE_MS = 60_000;
 
 const configs = [
-  { runtime: 'native', setup: 'ahead-of-demand' },
-  { runtime: 'native', setup: 'in-session' },
-  { runtime: 'browser-wasm', setup: 'in-session' },
-].flatMap((c) => transports.map((transport) => ({ ...c, transport })));
-const label = (c) => `${c.runtime}, ${c.setup}, ${c.transport}`;
+  { runtime: 'native', setup: 'ahead-of-demand', links: 'relay' },
+  { runtime: 'native', setup: 'in-session', links: 'relay' },
+  ...links.map((l) => ({ runtime: 'browser-wasm', setup: 'in-session', links: l })),
+]
+  .flatMap((c) => transports.map((transport) => ({ ...c, transport })))
+  // RtcTransport's relay links are WebSocket ones.
+  .filter((c) => c.links === 'relay' || c.transport === 'websocket');
+const label = (c) => `${c.runtime}, ${c.setup}, ${c.transport}${c.links === 'webrtc' ? ', P2 pairs on WebRTC' : ''}`;
 
 /** Resolves once `pred()` holds (checked every 50 ms), or rejects after PATIENCE_MS. */
 async function until(pred, what) {
@@ -141,8 +165,10 @@ async function sessionRun(c, k) {
   const keypair = generateNoiseKeypair();
   const sessionId = randomSessionId();
   const inPage = c.runtime === 'browser-wasm';
+  const rtc = c.links === 'webrtc';
   const natives = serveModel({
     relayUrl: relay.url, model: modelPath(MODEL), sessionId, keypairs, clientPublicKey: keypair.publicKey, ids: inPage ? [0, 1] : [0, 1, 2],
+    args: rtc ? [`--webrtc=${NATIVE_UDP}`] : [],
   });
   try {
     const served = inPage
@@ -154,6 +180,7 @@ async function sessionRun(c, k) {
           privateKey: hex(keypairs[2].privateKey),
           publicKeys: [...keypairs.map((kp) => hex(kp.publicKey)), hex(keypair.publicKey)],
           model: MODEL,
+          rtc,
         })
       : undefined;
     served?.catch(() => {}); // awaited below, after the client's answer
@@ -161,6 +188,8 @@ async function sessionRun(c, k) {
     const r = await classifyInPage(clientPage, { o, webTransport: relay.webTransport, transport: c.transport, model: MODEL, k });
     const page = await served;
     if (page && page.transport !== c.transport) throw new Error(`P2 asked for ${c.transport}, got ${page.transport}: ${page.webTransportError}`);
+    // A run whose pairs fell back is no WebRTC figure.
+    if (rtc && page.links.via.some((v) => v !== 'webrtc')) throw new Error(`P2's pairs: ${page.links.via} (${page.links.fallbackReason})`);
     const outcomes = await natives.done;
     const parties = outcomes.map((out) => {
       if (!out.ok || !out.report) throw new Error(`P${out.id}: ${out.message}\n${out.stderr}`);
@@ -244,6 +273,8 @@ function summary(c, rs) {
     // Every run's class was checked against onnxruntime's (a mismatch ends the benchmark).
     accuracy_agreement: 1, network: 'loopback',
     runtime: c.runtime, setup: c.setup, link_security: 'noise-aesgcm', statistic: 'median',
+    // P2's links to P0 and P1: through the relay, or WebRTC DataChannels (DTLS, not Noise).
+    p2_links: c.links,
     parties_runtime: rs[0].parties.map((p) => p.runtime),
     client_setup_seconds: med((r) => r.client_setup_seconds),
     client_online_seconds: med((r) => r.client_online_seconds),

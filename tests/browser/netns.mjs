@@ -32,19 +32,13 @@ const INTERFACES = ['lo', 'v0', 'v1'];
  */
 export function netnsTest(name, inner, { timeout }) {
   test(name, { timeout }, async (t) => {
-    const probe = spawnSync('unshare', ['-n', 'true'], { encoding: 'utf8' });
-    if (probe.error || probe.status !== 0) {
-      const why = probe.error?.message ?? (probe.stderr.trim() || `exit status ${probe.status}`);
+    const why = netnsRefusal();
+    if (why !== undefined) {
       t.skip(`\`unshare -n\` is not permitted here (${why}): this test runs only inside a private network namespace`);
       return;
     }
     // A test file of its own there (node:test refuses to nest runners: its context variable goes).
-    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    const child = spawn(
-      'unshare',
-      ['-n', '--', 'sh', '-c', `${NETWORK} && exec "$@"`, 'netns', process.execPath, '--test-reporter=spec', fileURLToPath(inner)],
-      { env: { ...env, RINGFENCE_PARENT_NETNS: readlinkSync('/proc/self/ns/net') }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawnInNetns(['--test-reporter=spec', fileURLToPath(inner)], ['ignore', 'pipe', 'pipe']);
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -55,6 +49,25 @@ export function netnsTest(name, inner, { timeout }) {
     }
     assert.ok(/^ℹ pass [1-9]/m.test(output), `no test passed inside the namespace:\n${output}`);
     assert.equal(status, 0, `the tests inside the namespace failed:\n${output}`);
+  });
+}
+
+/** Why `unshare -n` is not permitted here, or `undefined` when it is. */
+export function netnsRefusal() {
+  const probe = spawnSync('unshare', ['-n', 'true'], { encoding: 'utf8' });
+  if (!probe.error && probe.status === 0) return undefined;
+  return probe.error?.message ?? (probe.stderr.trim() || `exit status ${probe.status}`);
+}
+
+/**
+ * Runs `node ARGS` in a fresh namespace of {@link NETWORK} (where {@link assertInNetns} holds);
+ * returns the child process.
+ */
+export function spawnInNetns(args, stdio) {
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+  return spawn('unshare', ['-n', '--', 'sh', '-c', `${NETWORK} && exec "$@"`, 'netns', process.execPath, ...args], {
+    env: { ...env, RINGFENCE_PARENT_NETNS: readlinkSync('/proc/self/ns/net') },
+    stdio,
   });
 }
 

@@ -139,12 +139,13 @@ export async function startRelay(args = [], log = []) {
  * figures, then `done` or `error`. A party exits when its stdin closes, so `stop()` ends them.
  *
  * `keypairs` holds all three parties' keypairs (the parties not started here run elsewhere with
- * theirs: e.g. an SDK party in this process).
+ * theirs: e.g. an SDK party in this process). `args` are more options of every party, e.g.
+ * `['--webrtc=10.0.0.2']` (then the parties report where each pair's frames went: `links`).
  *
  * Returns `{ done, stop }`: `done` resolves, once all started parties exited, with each one's
- * outcome `{ id, ok, message, report, stderr }`.
+ * outcome `{ id, ok, message, report, links, stderr }`.
  */
-export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicKey, ids = [0, 1, 2], timeoutMs = 20_000 }) {
+export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicKey, ids = [0, 1, 2], timeoutMs = 20_000, args = [] }) {
   const publicKeys = [...keypairs.map((k) => toHex(k.publicKey)), toHex(clientPublicKey)];
   // Linked through the relay, the parties never dial these: the line protocol asks for them
   // anyway, so the parties not started here get a placeholder.
@@ -153,12 +154,12 @@ export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicK
   const children = ids.map((id) => {
     const child = spawn(
       ringfenceBinary(),
-      ['session-party', '--id', String(id), '--model', model, '--relay', relayUrl, '--timeout-ms', String(timeoutMs)],
+      ['session-party', '--id', String(id), '--model', model, '--relay', relayUrl, '--timeout-ms', String(timeoutMs), ...args],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     const send = (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`);
     send({ type: 'setup', private_key: toHex(keypairs[id].privateKey), public_keys: publicKeys, session: toHex(sessionId), participants: 4 });
-    const outcome = { id, ok: false, message: 'exited without a word', report: undefined, stderr: '' };
+    const outcome = { id, ok: false, message: 'exited without a word', report: undefined, links: undefined, stderr: '' };
     child.stderr.on('data', (d) => (outcome.stderr += d));
     child.stdin.on('error', () => {}); // the party may exit before reading everything
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -171,6 +172,8 @@ export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicK
         }
       } else if (msg.type === 'served') {
         outcome.report = msg;
+      } else if (msg.type === 'links') {
+        outcome.links = msg.links;
       } else if (msg.type === 'done') {
         Object.assign(outcome, { ok: true, message: 'done' });
       } else if (msg.type === 'error') {

@@ -153,8 +153,9 @@ const random32 = () => globalThis.crypto.getRandomValues(new Uint8Array(32));
  * transport.close();
  * ```
  *
- * All three compute parties must connect with `RtcTransport` (the signalling runs before any
- * frame); native parties and {@link SecureRelayTransport} do not speak it.
+ * All three compute parties must speak its signalling (it runs before any frame): browsers
+ * with `RtcTransport`, native parties with `--webrtc` (`ringfence session-party`,
+ * `interop-party`); {@link SecureRelayTransport} does not.
  */
 export class RtcTransport implements Transport {
   /** The keys for {@link Party.join}: `prev`/`next` from the Noise handshakes, `own` fresh. */

@@ -125,13 +125,18 @@ window.rf = {
     return this.keys.map((k) => ({ privateKey: hex(k.privateKey), publicKey: hex(k.publicKey) }));
   },
 
-  /** P0 of a session through the relay at `url` (the `ringfence party` check program). */
-  async mixedParty({ url, session, inputs, d }) {
+  /**
+   * P0 of a session through the relay at `url` (the `ringfence party` check program); with
+   * `rtc`, over RtcTransport (the native parties run `--webrtc`), and the result says where each
+   * pair's frames went (`links`).
+   */
+  async mixedParty({ url, session, inputs, d, rtc }) {
     const sessionId = unhex(session);
-    const transport = await SecureRelayTransport.connect({
-      url, sessionId, id: 0, keypair: this.keys[0], publicKeys: this.keys.map((k) => k.publicKey), timeoutMs: 20_000,
-    });
-    log(`relay ${url}: Noise links to the two native parties established`);
+    const options = { url, sessionId, id: 0, keypair: this.keys[0], publicKeys: this.keys.map((k) => k.publicKey), timeoutMs: 20_000 };
+    const transport = rtc
+      ? await RtcTransport.connect({ ...options, timeoutMs: 60_000, rtcTimeoutMs: 30_000, onWarning: log })
+      : await SecureRelayTransport.connect(options);
+    log(`relay ${url}: Noise links to the two native parties established${rtc ? `; WebRTC: P1 ${transport.via(1)}, P2 ${transport.via(2)}` : ''}`);
     const party = await Party.join({ id: 0, sessionId, seeds: transport.seeds, transport });
     const n = d * d;
     const x = [];
@@ -146,9 +151,10 @@ window.rf = {
       lt: Array.from(await party.revealBits(lt)),
       matmul: strings(await party.reveal(mm)),
     };
+    const links = rtc && { via: [transport.via(1), transport.via(2)], fallbackReason: transport.fallbackReason ?? null, stats: transport.stats() };
     transport.close();
     log(`mixed session with native parties: ${n} mul/lt, ${d}×${d} matmul: done`);
-    return out;
+    return links ? { ...out, links } : out;
   },
 
   /** P0 through the relay while no other party ever joins; returns the error. */
@@ -258,17 +264,20 @@ window.rf = {
    * given), with Noise keys in hex (`publicKeys`: the three parties' and the client's), serves
    * `models/NAME.onnx` to the client for one classification; returns which front end its links
    * used, the connect time, the stage figures of `Party.serve`, and per stage the time spent
-   * waiting for the peers and sending (see `timedTransport`).
+   * waiting for the peers and sending (see `timedTransport`). With `rtc`, over RtcTransport (its
+   * peers run `--webrtc`): the result also says where each pair's frames went (`links`).
    */
-  async relayServe({ url, webTransport, session, id, privateKey, publicKeys, model }) {
+  async relayServe({ url, webTransport, session, id, privateKey, publicKeys, model, rtc }) {
     this.onnx ??= {};
     this.onnx[model] ??= new Uint8Array(await (await fetch(`/models/${model}.onnx`)).arrayBuffer());
     const sessionId = unhex(session);
     const keys = publicKeys.map(unhex);
     const t0 = performance.now();
-    const transport = await SecureRelayTransport.connect({
-      url, webTransport, sessionId, id, parties: 4, keypair: { privateKey: unhex(privateKey), publicKey: keys[id] }, publicKeys: keys, timeoutMs: 20_000,
-    });
+    const options = { url, webTransport, sessionId, id, parties: 4, keypair: { privateKey: unhex(privateKey), publicKey: keys[id] }, publicKeys: keys, timeoutMs: 20_000 };
+    const transport = rtc
+      ? await RtcTransport.connect({ ...options, timeoutMs: 60_000, rtcTimeoutMs: 30_000, onWarning: log })
+      : await SecureRelayTransport.connect(options);
+    const peers = [0, 1, 2].filter((j) => j !== id);
     const connectMs = performance.now() - t0;
     const timed = timedTransport(transport);
     const marks = {};
@@ -281,7 +290,10 @@ window.rf = {
       if (r.outcome !== 'answered') throw new Error(`P${id} refused the request: ${r.reason}`);
       const between = (a, b) => ({ waitMs: marks[b].waitMs - marks[a].waitMs, sendMs: marks[b].sendMs - marks[a].sendMs });
       const times = { setup: between('setup', 'online'), online: between('online', 'done') };
-      return { transport: transport.transport, webTransportError: transport.webTransportError, connectMs, stages: r.stages, times };
+      const links = rtc && { via: peers.map((j) => transport.via(j)), fallbackReason: transport.fallbackReason ?? null, stats: transport.stats() };
+      // RtcTransport's relay links are always WebSocket ones.
+      const front = rtc ? 'websocket' : transport.transport;
+      return { transport: front, webTransportError: transport.webTransportError, connectMs, stages: r.stages, times, ...(links ? { links } : {}) };
     } finally {
       transport.close();
     }

@@ -6,7 +6,8 @@
 //! The program: every party P_i inputs its vector `x_i` (all of length n = d²), then
 //! `x0·x1` (mul), `x0 < x1` (lt) and the d×d matrix product `x0·x2` (matmul) are computed and
 //! revealed to all; the party prints them as one JSON line on stdout:
-//! `{"mul":["-15",...],"lt":[1,0,...],"matmul":[...]}` (64-bit values as decimal strings).
+//! `{"mul":["-15",...],"lt":[1,0,...],"matmul":[...]}` (64-bit values as decimal strings), with
+//! `"links":[{"peer":0,"via":"webrtc"},...]` after `--webrtc`.
 
 use std::time::Duration;
 
@@ -45,6 +46,8 @@ pub(crate) struct JoinArgs {
     /// How long to wait for a peer's message (and for all peers to join).
     #[arg(long, default_value_t = 30_000)]
     timeout_ms: u64,
+    #[command(flatten)]
+    webrtc: crate::webrtc::WebrtcArgs,
 }
 
 #[derive(serde::Deserialize)]
@@ -77,12 +80,17 @@ pub(crate) fn run(a: &JoinArgs) -> Result<(), String> {
     cfg.connect_timeout = Duration::from_millis(a.timeout_ms);
     let rt = crate::runtime(1)?;
     let mine: Vec<Z64> = a.values.iter().map(|&v| Z64::from_i64(v)).collect();
+    let webrtc = a.webrtc.clone();
     let out = rt.block_on(async move {
-        let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+        let mut t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+        let links = webrtc.connect(&mut t).await?;
         let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
         let ctx = Ctx::new(me, 3, session, t);
         let mut p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
-        let out = program(&mut p, &mine, d).await.map_err(|e| e.to_string())?;
+        let mut out = program(&mut p, &mine, d).await.map_err(|e| e.to_string())?;
+        if let Some(links) = links {
+            out["links"] = serde_json::to_value(links).map_err(|e| e.to_string())?;
+        }
         p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())?;
         Ok::<_, String>(out)
     })?;
@@ -95,7 +103,7 @@ async fn program(
     p: &mut Rep3<TcpTransport>,
     mine: &[Z64],
     d: usize,
-) -> Result<String, ringfence_core::Error> {
+) -> Result<serde_json::Value, ringfence_core::Error> {
     let me = p.me();
     let n = d * d;
     let mut x = Vec::new();
@@ -110,7 +118,7 @@ async fn program(
     let mm = p.reveal(mm).await?;
     let strings = |v: &[Z64]| v.iter().map(|z| z.to_i64().to_string()).collect::<Vec<_>>();
     let lt: Vec<u8> = lt.into_iter().map(u8::from).collect();
-    Ok(serde_json::json!({ "mul": strings(&mul), "lt": lt, "matmul": strings(&mm) }).to_string())
+    Ok(serde_json::json!({ "mul": strings(&mul), "lt": lt, "matmul": strings(&mm) }))
 }
 
 fn noise_from_stdin(id: u8) -> Result<Security, String> {

@@ -24,6 +24,7 @@ mod server_metrics;
 mod session_party;
 mod testset;
 mod token;
+mod webrtc;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -94,6 +95,8 @@ struct CommonArgs {
     /// instead of direct TCP; the links stay end-to-end Noise (or plain with --plain).
     #[arg(long, value_name = "URL")]
     relay: Option<String>,
+    #[command(flatten)]
+    webrtc: webrtc::WebrtcArgs,
 }
 
 #[derive(Args, Clone)]
@@ -228,7 +231,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Cmd::BenchParty(a) | Cmd::SessionParty(a) = &cli.cmd {
-        party::set_relay(a.common.relay.clone());
+        party::set_relay(a.common.relay.clone(), a.common.webrtc.clone());
     }
     match cli.cmd {
         Cmd::Bench(a) => exit(bench_parent(&a)),
@@ -322,6 +325,13 @@ fn common_args(c: &CommonArgs) -> Vec<String> {
     if let Some(url) = &c.relay {
         v.extend(["--relay".into(), url.clone()]);
     }
+    if let Some(bind) = &c.webrtc.webrtc {
+        v.push(format!("--webrtc={bind}"));
+        v.extend(["--webrtc-timeout-ms".into(), c.webrtc.webrtc_timeout_ms.to_string()]);
+        if c.webrtc.webrtc_between_natives {
+            v.push("--webrtc-between-natives".into());
+        }
+    }
     v
 }
 
@@ -376,6 +386,8 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     while done < 3 {
         match kids.next(patience(&a.common))? {
             (_, FromChild::Done) => done += 1,
+            // Said on the party's stderr too.
+            (_, FromChild::Links { .. }) => {}
             (i, FromChild::Op(r)) => {
                 let k = ops.iter().position(|o| *o == r.op).ok_or_else(|| {
                     format!("P{i} reported an op that was not asked for: {}", r.op)

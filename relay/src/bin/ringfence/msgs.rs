@@ -5,7 +5,7 @@
 //! parent → child   Setup { private_key, public_keys, session }   (the key travels on a pipe only)
 //! child  → parent  Port { port }                                  (after binding 127.0.0.1:0)
 //! parent → child   Peers { addrs }
-//! child  → parent  Op {..} | Served {..} ... then Done, or Error { message }
+//! child  → parent  Links {..}? then Op {..} | Served {..} ... then Done, or Error { message }
 //! ```
 //!
 //! A child exits when its stdin closes, so children never outlive their parent.
@@ -38,6 +38,8 @@ pub(crate) enum FromChild {
     Op(OpReport),
     /// A session party's figures of the classification it served.
     Served(ServedReport),
+    /// Where each pair's frames go after the WebRTC signalling (`--webrtc`).
+    Links { links: Vec<crate::webrtc::LinkReport> },
     /// The party finished.
     Done,
     /// The party failed.

@@ -14,14 +14,18 @@ use ringfence_relay::{
 };
 
 use crate::msgs::{FromChild, ToChild};
+use crate::webrtc::WebrtcArgs;
 
 /// The relay this party process links through (`--relay`), set once from its command line
 /// before [`run`]; `None` means direct TCP.
 static RELAY: OnceLock<Option<String>> = OnceLock::new();
+/// Its WebRTC options (`--webrtc`), set with the relay.
+static WEBRTC: OnceLock<WebrtcArgs> = OnceLock::new();
 
-/// Sets the relay for this process's party (first call wins).
-pub(crate) fn set_relay(url: Option<String>) {
+/// Sets the relay and WebRTC options for this process's party (first call wins).
+pub(crate) fn set_relay(url: Option<String>, webrtc: WebrtcArgs) {
     let _ = RELAY.set(url);
+    let _ = WEBRTC.set(webrtc);
 }
 
 /// A connected rep3 session.
@@ -107,8 +111,13 @@ where
         eprintln!("ringfence P{id}: parent went away, exiting");
         std::process::exit(3);
     });
-    if participants != 3 && RELAY.get().cloned().flatten().is_none() {
+    let relay = RELAY.get().cloned().flatten();
+    if participants != 3 && relay.is_none() {
         return Err(format!("{participants} participants: a client joins through a relay only"));
+    }
+    let webrtc = WEBRTC.get().cloned().unwrap_or_default();
+    if webrtc.webrtc.is_some() && (relay.is_none() || plain) {
+        return Err("--webrtc needs --relay and Noise links (not --plain)".into());
     }
     let mut cfg = TransportConfig::new(PartyId(id), addrs, security, session);
     cfg.recv_timeout = Duration::from_millis(timeout_ms);
@@ -118,7 +127,7 @@ where
     rt.block_on(async move {
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
         let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-        let t = match RELAY.get().cloned().flatten() {
+        let t = match relay {
             Some(url) => {
                 let n = participants;
                 let mut r = RelayLinkConfig::new(url, cfg.me, n, cfg.security, session);
@@ -127,7 +136,10 @@ where
             }
             None => TcpTransport::connect(cfg, Some(listener)).await,
         };
-        let t = t.map_err(|e| e.to_string())?;
+        let mut t = t.map_err(|e| e.to_string())?;
+        if let Some(links) = webrtc.connect(&mut t).await? {
+            report(&FromChild::Links { links });
+        }
         let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
         let ctx = Ctx::new(PartyId(id), usize::from(participants), session, t);
         let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
