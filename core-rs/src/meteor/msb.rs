@@ -305,13 +305,17 @@ impl<T: Transport> Meteor<T> {
         let lifted = self.p.bit_to_arith(&packed, dab).await?;
         // Bit-major: row i of s is s_i = bit i − 1 of ψ_x (lifted row i − 1), row 0 is s_0 = 0,
         // so λ·s_0 = 0 needs no product either.
-        let zero = Rep3Vec::public(self.me(), &vec![F67::ZERO; n]);
-        let s_hi = lifted.slice(0..(l - 1) * n);
-        let s = Rep3Vec::concat(&[&zero, &s_hi]);
-        let lam = lifted.slice((l - 1) * n..l * n);
-        let lam_tiled = Rep3Vec::concat(&vec![&lam; l - 1]);
-        let lam_s_hi = self.p.mul(&lam_tiled, &s_hi).await?;
-        let lam_s = Rep3Vec::concat(&[&zero, &lam_s_hi]);
+        let hi = (l - 1) * n;
+        let lam = lifted.slice(hi..l * n);
+        let rows: Vec<_> = (0..l - 1)
+            .map(|t| {
+                let r = t * n..(t + 1) * n;
+                ([&lam.a[..], &lam.b[..]], [&lifted.a[r.clone()], &lifted.b[r]])
+            })
+            .collect();
+        let lam_s_hi = self.p.mul_concat(&rows).await?;
+        let lam_s = Rep3Vec::zero_row_then(n, &lam_s_hi, 0..hi);
+        let s = Rep3Vec::zero_row_then(n, &lifted, 0..hi);
 
         // Masks of the e-values and of every tree level's outputs, then all subset products.
         let psi_e = self.mask::<F67>(n * l);

@@ -194,7 +194,7 @@ impl<T: Transport> Meteor<T> {
             let hi = 2 * lo;
             // (job, subset) pairs made this round, from two halves made before.
             let mut made = Vec::new();
-            let (mut xs, mut ys) = (Vec::new(), Vec::new());
+            let mut pairs = Vec::new();
             for (j, (subsets, _)) in building.iter().enumerate() {
                 for t in 1..subsets.len() {
                     let p = t.count_ones() as usize;
@@ -203,15 +203,14 @@ impl<T: Transport> Meteor<T> {
                         let (Some(x), Some(y)) = (&subsets[l], &subsets[t ^ l]) else {
                             return Err(Error::ApiMisuse("N-MULT setup: a half is missing".into()));
                         };
-                        xs.push(x);
-                        ys.push(y);
+                        pairs.push(([&x.a[..], &x.b[..]], [&y.a[..], &y.b[..]]));
                         made.push((j, t));
                     }
                 }
             }
             if !made.is_empty() {
-                let lens: Vec<usize> = xs.iter().map(|x| x.len()).collect();
-                let z = self.p.mul(&Rep3Vec::concat(&xs), &Rep3Vec::concat(&ys)).await?;
+                let lens: Vec<usize> = pairs.iter().map(|(x, _)| x[0].len()).collect();
+                let z = self.p.mul_concat(&pairs).await?;
                 for ((j, t), part) in made.into_iter().zip(z.split(&lens)) {
                     building[j].0[t] = Some(part);
                 }

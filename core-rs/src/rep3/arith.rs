@@ -9,6 +9,10 @@ use crate::net::{PartyId, Transport};
 use crate::ring::{kernels, Ring};
 use crate::Error;
 
+/// Both components of a party's shares of a vector, as slices (e.g. one row of a longer
+/// [`Rep3Vec`]).
+pub(crate) type ShareSlices<'a, R> = [&'a [R]; 2];
+
 impl<T: Transport> Rep3<T> {
     /// Secret-shares `n` values owned by compute party `owner` = P_j, who passes `Some(values)`;
     /// the others pass `None`. Components: `x_j = s` from the key P_j shares with P_{j-1},
@@ -128,6 +132,28 @@ impl<T: Transport> Rep3<T> {
         self.reshare(z).await
     }
 
+    /// The products `x·y` of several pairs of equal-length share slices `([x_a, x_b], [y_a,
+    /// y_b])`, concatenated: the same sharing as [`Rep3::mul`] of the concatenated operands,
+    /// written straight into the one vector that is reshared (1 round, 1 element per product
+    /// per party).
+    pub(crate) async fn mul_concat<R: Ring>(
+        &mut self,
+        pairs: &[(ShareSlices<'_, R>, ShareSlices<'_, R>)],
+    ) -> Result<Rep3Vec<R>, Error> {
+        let mut z = Vec::with_capacity(pairs.iter().map(|(x, _)| x[0].len()).sum());
+        for ([xa, xb], [ya, yb]) in pairs {
+            let n = xa.len();
+            if xb.len() != n || ya.len() != n || yb.len() != n {
+                return Err(Error::ApiMisuse(format!(
+                    "mul: operands have {n} and {} elements",
+                    ya.len()
+                )));
+            }
+            kernels::cross_mul_into(xa, xb, ya, yb, &mut z);
+        }
+        self.reshare(z).await
+    }
+
     /// Row-wise dot products: `x` and `y` hold `rows` vectors of length `len` each (row-major);
     /// returns `rows` shared dot products at the cost of `rows` multiplications.
     pub async fn dot<R: Ring>(
@@ -185,5 +211,32 @@ impl<T: Transport> Rep3<T> {
         let mut z = kernels::matmul(&a.a, &bsum, m, k, n);
         kernels::matmul_acc(&a.b, &b.a, &mut z, m, k, n);
         Ok(z)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ring::{Ring, F67};
+    use crate::testing;
+
+    /// Pairs of rows multiplied into one vector open to the products of the rows, in order,
+    /// including a pair whose left operand is shared with another (as the MSB setup's λ is).
+    #[test]
+    fn mul_concat_multiplies_each_pair_in_order() {
+        let outs = testing::run_rep3(11, |mut p| async move {
+            let (x, y) = (p.random::<F67>(300), p.random::<F67>(400));
+            let z = p
+                .mul_concat(&[
+                    ([&x.a[..], &x.b[..]], [&y.a[..300], &y.b[..300]]),
+                    ([&x.a[..100], &x.b[..100]], [&y.a[300..], &y.b[300..]]),
+                ])
+                .await?;
+            Ok((p.reveal(x).await?, p.reveal(y).await?, p.reveal(z).await?))
+        });
+        let (x, y, z) = &outs[0];
+        let want: Vec<F67> =
+            (0..300).map(|i| x[i] * y[i]).chain((0..100).map(|i| x[i] * y[300 + i])).collect();
+        assert_eq!(z, &want);
+        assert!(z.iter().any(|v| *v != F67::ZERO), "random operands give non-zero products");
     }
 }

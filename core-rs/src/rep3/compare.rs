@@ -351,11 +351,16 @@ impl<T: Transport> Rep3<T> {
             (0, true) | (2, false) => R::ONE,
             _ => R::ZERO,
         };
+        // Only the elements whose bit is set change: visit those, lowest set bit first.
         let flip = |x: &mut [R], one: R| {
-            for (j, x) in x.iter_mut().enumerate().take(b.n) {
-                let c = (open[j / 64].0 >> (j % 64)) & 1 == 1;
-                let flipped = one - *x;
-                *x = if c { flipped } else { *x };
+            for (w, xs) in open.iter().zip(x[..b.n].chunks_mut(64)) {
+                let mut c = w.0;
+                while c != 0 {
+                    if let Some(x) = xs.get_mut(c.trailing_zeros() as usize) {
+                        *x = one - *x;
+                    }
+                    c &= c - 1;
+                }
             }
         };
         let DaBits { arith: Rep3Vec { mut a, b: mut bb, .. }, .. } = r;

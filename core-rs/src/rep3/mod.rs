@@ -233,6 +233,17 @@ impl<R: Ring> Rep3Vec<R> {
         Self::from_parts(self.me, pick(&self.a), pick(&self.b))
     }
 
+    /// `n` zeros (a public zero row) followed by elements `range` of `src`, in one copy.
+    pub(crate) fn zero_row_then(n: usize, src: &Self, range: core::ops::Range<usize>) -> Self {
+        let pick = |v: &[R]| {
+            let mut out = Vec::with_capacity(n + range.len());
+            out.resize(n, R::ZERO);
+            out.extend_from_slice(&v[range.clone()]);
+            out
+        };
+        Self::from_parts(src.me, pick(&src.a), pick(&src.b))
+    }
+
     /// Concatenates vectors (e.g. to batch several operations into one round).
     pub fn concat(parts: &[&Self]) -> Self {
         let me = parts.first().map_or(PartyId(0), |p| p.me);

@@ -58,7 +58,10 @@ impl Sub for F67 {
     type Output = Self;
     #[inline(always)]
     fn sub(self, r: Self) -> Self {
-        self + (-r)
+        // One conditional subtraction instead of a negation and an addition (< 134, no
+        // overflow).
+        let d = self.0 + (Self::Q - r.0);
+        Self(if d >= Self::Q { d - Self::Q } else { d })
     }
 }
 impl Neg for F67 {
@@ -108,9 +111,9 @@ impl Ring for F67 {
     }
 
     fn decode(src: &[u8], dst: &mut Vec<Self>) {
-        // Callers check `first_invalid` first; reducing here keeps the type's invariant even
-        // if one does not.
-        dst.extend(src.iter().map(|&b| Self(b % Self::Q)));
+        // Callers check `first_invalid` first; clamping here keeps the type's invariant even
+        // if one does not (one lane-wise minimum, where a reduction costs a division).
+        dst.extend(src.iter().map(|&b| Self(b.min(Self::Q - 1))));
     }
 
     fn dot(a: &[Self], b: &[Self]) -> Self {
@@ -169,13 +172,7 @@ impl Ring for F67 {
             let need = left.div_ceil(4).min(SAMPLE_WORDS);
             let block = &mut words[..need];
             prg.fill_bytes(bytemuck::cast_slice_mut(block));
-            let mut rejected = false;
-            for (w, d) in block.iter().zip(digits.iter_mut()) {
-                let (ok, v) = sample_word(*w);
-                rejected |= !ok;
-                *d = v;
-            }
-            if !rejected {
+            if !sample_block(block, &mut digits[..need]) {
                 let got = bytemuck::cast_slice::<[Self; 4], Self>(&digits[..need]);
                 let k = got.len().min(left);
                 out[filled..filled + k].copy_from_slice(&got[..k]);
@@ -343,6 +340,29 @@ const SAMPLE_RANGE: u64 = 67 * 67 * 67 * 67;
 
 /// `2^32 mod 67^4`: words whose product's low half falls below this are rejected.
 const SAMPLE_REJECT_BELOW: u32 = ((1u64 << 32) % SAMPLE_RANGE) as u32;
+
+/// The digits of every word of `words` into `digits` (same length); true when a word was
+/// rejected. Branch-free, so it runs in vector lanes (with AVX2 where the CPU has it).
+#[inline]
+fn sample_block(words: &[u32], digits: &mut [[F67; 4]]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if super::kernels::x86::has_avx2() {
+        return super::kernels::x86::sample_block(words, digits);
+    }
+    sample_block_portable(words, digits)
+}
+
+/// The body of [`sample_block`] (also compiled with AVX2 by the x86-64 backend).
+#[inline(always)]
+pub(crate) fn sample_block_portable(words: &[u32], digits: &mut [[F67; 4]]) -> bool {
+    let mut rejected = false;
+    for (w, d) in words.iter().zip(digits.iter_mut()) {
+        let (ok, v) = sample_word(*w);
+        rejected |= !ok;
+        *d = v;
+    }
+    rejected
+}
 
 /// One keystream word (as read from little-endian bytes) → (accepted, four elements).
 #[inline(always)]

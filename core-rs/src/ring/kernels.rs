@@ -137,27 +137,37 @@ fn matmul_acc_portable<R: Ring>(a: &[R], b: &[R], out: &mut [R], m: usize, k: us
 /// `xa[i]·(ya[i] + yb[i]) + xb[i]·ya[i]` for all `i`: the local product of replicated sharing
 /// (party P_i's additive component of x·y from its pairs `(x_i, x_{i+1})`, `(y_i, y_{i+1})`).
 pub fn cross_mul<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R]) -> Vec<R> {
-    let n = xa.len();
-    assert!(xb.len() == n && ya.len() == n && yb.len() == n, "cross_mul: lengths differ");
-    let mut out = Vec::with_capacity(n);
-    #[cfg(target_arch = "x86_64")]
-    if x86::has_avx2() {
-        x86::cross_mul(xa, xb, ya, yb, &mut out);
-        return out;
-    }
-    cross_mul_portable(xa, xb, ya, yb, &mut out);
+    let mut out = Vec::with_capacity(xa.len());
+    cross_mul_into(xa, xb, ya, yb, &mut out);
     out
 }
 
-/// Appends the products to `out` (collecting, so the output is written once, never zeroed).
+/// [`cross_mul`] appending to `out`: several products written into one vector without
+/// concatenating their operands first.
+pub(crate) fn cross_mul_into<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut Vec<R>) {
+    let n = xa.len();
+    assert!(xb.len() == n && ya.len() == n && yb.len() == n, "cross_mul: lengths differ");
+    out.reserve(n);
+    #[cfg(target_arch = "x86_64")]
+    if x86::has_avx2() {
+        x86::cross_mul(xa, xb, ya, yb, out);
+        return;
+    }
+    cross_mul_portable(xa, xb, ya, yb, out);
+}
+
+/// Appends the products to `out`. A plain loop over a zero-extended tail rather than
+/// `extend`: `extend` runs through `Iterator::fold`, which is not inlined into the AVX2 copy
+/// and so ran without AVX2 (and without vector lanes for F_67's reduction).
 #[inline(always)]
 fn cross_mul_portable<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut Vec<R>) {
-    out.extend(
-        xa.iter()
-            .zip(xb)
-            .zip(ya.iter().zip(yb))
-            .map(|((xa, xb), (ya, yb))| *xa * (*ya + *yb) + *xb * *ya),
-    );
+    let start = out.len();
+    out.resize(start + xa.len(), R::ZERO);
+    for (o, ((xa, xb), (ya, yb))) in
+        out[start..].iter_mut().zip(xa.iter().zip(xb).zip(ya.iter().zip(yb)))
+    {
+        *o = *xa * (*ya + *yb) + *xb * *ya;
+    }
 }
 
 /// The x86-64 backend: portable kernels recompiled with AVX2, behind run-time detection. This
@@ -216,6 +226,11 @@ pub(crate) mod x86 {
         acc: &mut crate::meteor::msb::ESums,
         out: [&mut [F67]; 2]
     ));
+
+    avx2_copy_fn!(sample_block => crate::ring::field::sample_block_portable, (
+        words: &[u32],
+        digits: &mut [[F67; 4]]
+    ) -> bool);
 
     avx2_copy!(matmul_acc => matmul_acc_portable(
         a: &[R], b: &[R], out: &mut [R], m: usize, k: usize, n: usize
