@@ -253,41 +253,30 @@ pub(crate) trait Shares: Sized + Clone {
     fn gather(&self, idx: &[usize]) -> Self;
 }
 
-impl<R: Ring> Shares for Rep3Vec<R> {
-    fn len(&self) -> usize {
-        Self::len(self)
-    }
-    fn sub(&self, o: &Self) -> Result<Self, Error> {
-        Self::sub(self, o)
-    }
-    fn concat(parts: &[&Self]) -> Self {
-        Self::concat(parts)
-    }
-    fn slice(&self, r: Range<usize>) -> Self {
-        Self::slice(self, r)
-    }
-    fn gather(&self, idx: &[usize]) -> Self {
-        Self::gather(self, idx)
-    }
+/// Both share vectors have these operations as inherent methods of the same signatures; the
+/// trait only forwards to them.
+macro_rules! forward_shares {
+    ($($ty:ident),*) => {$(
+        impl<R: Ring> Shares for $ty<R> {
+            fn len(&self) -> usize {
+                Self::len(self)
+            }
+            fn sub(&self, o: &Self) -> Result<Self, Error> {
+                Self::sub(self, o)
+            }
+            fn concat(parts: &[&Self]) -> Self {
+                Self::concat(parts)
+            }
+            fn slice(&self, r: Range<usize>) -> Self {
+                Self::slice(self, r)
+            }
+            fn gather(&self, idx: &[usize]) -> Self {
+                Self::gather(self, idx)
+            }
+        }
+    )*};
 }
-
-impl<R: Ring> Shares for MVec<R> {
-    fn len(&self) -> usize {
-        Self::len(self)
-    }
-    fn sub(&self, o: &Self) -> Result<Self, Error> {
-        Self::sub(self, o)
-    }
-    fn concat(parts: &[&Self]) -> Self {
-        Self::concat(parts)
-    }
-    fn slice(&self, r: Range<usize>) -> Self {
-        Self::slice(self, r)
-    }
-    fn gather(&self, idx: &[usize]) -> Self {
-        Self::gather(self, idx)
-    }
-}
+forward_shares!(Rep3Vec, MVec);
 
 /// The internal nodes level by level (`levels[d]`: the nodes of depth d in index order).
 /// Comparisons are laid out in this order, node-major (`batch` entries per node), so each
