@@ -5,10 +5,9 @@
 // UDP only on 10.200.0.2, the namespace's own veth address. Where each pair's frames went is
 // what the transports themselves report (the page's `via`, the natives' `links`).
 import assert from 'node:assert/strict';
-import { after, before } from 'node:test';
-import { Client, generateNoiseKeypair, init } from 'ringfence';
+import { Client, generateNoiseKeypair } from 'ringfence';
 import { modelPath, referenceSample, serveModel } from '../../web/examples/local-deployment.mjs';
-import { checkPlaintext, hex, runParty, startRelay } from '../../web/test/ws-relay.mjs';
+import { checkPlaintext, hex, runParty, relayForTests } from '../../web/test/ws-relay.mjs';
 import { pageTest, setupBrowser } from './harness.mjs';
 import { assertInNetns } from './netns.mjs';
 
@@ -22,13 +21,7 @@ const NATIVE_UDP = '10.200.0.2';
 const MIN = -(1n << 63n);
 const MAX = (1n << 63n) - 1n;
 
-let relay;
-const relayLog = [];
-before(async () => {
-  await init();
-  relay = await startRelay([], relayLog);
-});
-after(() => relay?.stop());
+const relay = relayForTests();
 
 /**
  * P0 in the page (RtcTransport), P1 and P2 native `interop-party` processes with `webrtc[i]`
@@ -57,7 +50,7 @@ async function checkProgram(page, webrtc) {
   const browser = page.evaluate((args) => window.rf.mixedParty(args), { url: relay.url, session, inputs: inputs[0], d, rtc: true });
   const settled = await Promise.allSettled([browser, ...natives]);
   const failed = settled.filter((r) => r.status === 'rejected').map((r) => r.reason?.stack ?? String(r.reason));
-  assert.equal(failed.length, 0, `${failed.join('\n')}\nrelay log:\n${relayLog.join('\n')}`);
+  assert.equal(failed.length, 0, `${failed.join('\n')}\nrelay log:\n${relay.log.join('\n')}`);
   const [{ links: pageLinks, ...b }, { links: l1, ...n1 }, { links: l2, ...n2 }] = settled.map((r) => r.value);
   const expected = checkPlaintext(inputs, d);
   assert.deepEqual(b, expected, 'the browser party agrees with plaintext');

@@ -4,18 +4,11 @@
 // core's PRG streams are the same code on both targets: any divergence would break the
 // results.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { Party, WebSocketTransport, init, insecureTestSeeds, randomSessionId } from 'ringfence';
-import { checkPlaintext, checkProgram, hex, runParty, startRelay } from './ws-relay.mjs';
+import { test } from 'node:test';
+import { Party, WebSocketTransport, insecureTestSeeds, randomSessionId } from 'ringfence';
+import { checkPlaintext, checkProgram, hex, runParty, relayForTests } from './ws-relay.mjs';
 
-let relay;
-const relayLog = [];
-
-before(async () => {
-  await init();
-  relay = await startRelay([], relayLog);
-});
-after(() => relay?.stop());
+const relay = relayForTests();
 
 test('one wasm party and two native parties agree with each other and with plaintext', async () => {
   const d = 4;
@@ -41,7 +34,7 @@ test('one wasm party and two native parties agree with each other and with plain
   })();
   const settled = await Promise.allSettled([wasm, ...native]);
   const failed = settled.filter((r) => r.status === 'rejected').map((r, i) => `#${i}: ${r.reason?.stack ?? r.reason}`);
-  assert.equal(failed.length, 0, `${failed.join('\n')}\nrelay log:\n${relayLog.join('\n')}`);
+  assert.equal(failed.length, 0, `${failed.join('\n')}\nrelay log:\n${relay.log.join('\n')}`);
   const [w, n1, n2] = settled.map((r) => r.value);
   assert.deepEqual(n1, w, 'native P1 and wasm P0 agree');
   assert.deepEqual(n2, w, 'native P2 and wasm P0 agree');

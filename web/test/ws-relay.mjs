@@ -6,10 +6,27 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer, connect as tcpConnect } from 'node:net';
-import { RingfenceError } from 'ringfence';
-import { ringfenceBinary } from '../examples/local-deployment.mjs';
+import { after, before } from 'node:test';
+import { RingfenceError, init } from 'ringfence';
+import { ringfenceBinary, startRelay } from '../examples/local-deployment.mjs';
 
 export { ringfenceBinary, serveModel, startRelay } from '../examples/local-deployment.mjs';
+
+/**
+ * A relay for the calling test file: started (after `init()`) before its tests, stopped after
+ * them. `url` is set once the tests run; `log` collects the relay's lines.
+ */
+export function relayForTests() {
+  const relay = { url: undefined, log: [] };
+  let running;
+  before(async () => {
+    await init();
+    running = await startRelay([], relay.log);
+    relay.url = running.url;
+  });
+  after(() => running?.stop());
+  return relay;
+}
 
 /** Awaits `p`, which must reject with a RingfenceError of `code`; returns the error. */
 export async function rejectsWith(p, code) {

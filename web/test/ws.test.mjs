@@ -2,19 +2,12 @@
 // parties in this process compute together, checked against BigInt plaintext; link endings
 // and refusals are CLOSED errors, never hangs.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { Party, RingfenceError, WebSocketTransport, init, insecureTestSeeds, randomSessionId } from 'ringfence';
-import { checkPlaintext, checkProgram, startRelay } from './ws-relay.mjs';
+import { test } from 'node:test';
+import { Party, RingfenceError, WebSocketTransport, insecureTestSeeds, randomSessionId } from 'ringfence';
+import { checkPlaintext, checkProgram, relayForTests } from './ws-relay.mjs';
 
 const SECURITY = 'danger-insecure-test-seeds';
-let relay;
-const relayLog = [];
-
-before(async () => {
-  await init();
-  relay = await startRelay([], relayLog);
-});
-after(() => relay?.stop());
+const relay = relayForTests();
 
 const connect = (sessionId, id, extra = {}) =>
   WebSocketTransport.connect({ url: relay.url, sessionId, id, security: SECURITY, timeoutMs: 5_000, ...extra });
@@ -40,7 +33,7 @@ test('three wasm parties compute mul, lt and matmul through the relay', async ()
   assert.deepEqual(results[2], results[0]);
   assert.deepEqual(results[0], checkPlaintext(inputs, d));
   // The relay logs joins and departures, never payloads.
-  assert.ok(relayLog.some((l) => /P2 connected/.test(l)), relayLog.join('\n'));
+  assert.ok(relay.log.some((l) => /P2 connected/.test(l)), relay.log.join('\n'));
 });
 
 test('a party that leaves ends its links with CLOSED; a silent one times out', async () => {
