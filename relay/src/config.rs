@@ -51,11 +51,6 @@ impl TransportConfig {
         }
     }
 
-    /// This party's side of every handshake.
-    pub(crate) fn ends(&self) -> ringfence_link::LinkEnds<'_> {
-        ringfence_link::LinkEnds { me: self.me, session: self.session, security: &self.security }
-    }
-
     /// The number of parties.
     pub fn parties(&self) -> usize {
         self.addrs.len()

@@ -52,7 +52,9 @@
 //! ```
 
 pub mod config;
+pub mod direct;
 pub mod error;
+mod establish;
 mod handshake;
 pub mod keys;
 mod link;

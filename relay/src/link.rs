@@ -41,6 +41,24 @@ pub(crate) struct Counters {
     pub(crate) progress: Notify,
 }
 
+/// Why [`Link::recv_until`] has no frame.
+pub(crate) enum Missed {
+    /// The link ended (with its error, if not cleanly).
+    Ended(Option<TransportError>),
+    /// The deadline passed.
+    Late,
+}
+
+impl std::fmt::Display for Missed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Ended(Some(e)) => write!(f, "the link ended: {e}"),
+            Self::Ended(None) => write!(f, "the link ended"),
+            Self::Late => write!(f, "no answer in time"),
+        }
+    }
+}
+
 /// The party's end of a running link.
 pub(crate) struct Link {
     pub(crate) peer: PartyId,
@@ -106,6 +124,19 @@ impl Link {
                 Ok(())
             }
             _ => Err(self.writer_failure()),
+        }
+    }
+
+    /// The next frame from the peer, waiting until `deadline`.
+    pub(crate) async fn recv_until(
+        &mut self,
+        deadline: tokio::time::Instant,
+    ) -> Result<Vec<u8>, Missed> {
+        match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+            Ok(Some(Ok(bytes))) => Ok(bytes),
+            Ok(Some(Err(e))) => Err(Missed::Ended(Some(e))),
+            Ok(None) => Err(Missed::Ended(None)),
+            Err(_) => Err(Missed::Late),
         }
     }
 

@@ -7,19 +7,51 @@ use std::time::Duration;
 use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
 use ringfence_core::net::{PartyId, Transport, TransportError};
 use ringfence_core::prg::Seed;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinSet;
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
 use tokio::time::Instant;
 
 use crate::config::TransportConfig;
+use crate::direct::Router;
 use crate::error::RelayError;
-use crate::handshake::{self, Handshaken};
+use crate::establish::{Acceptor, OwnedEnds, Plan};
 use crate::link::Link;
-use crate::rtc::LinkKind;
 use crate::ws::Mux;
 
-/// Retry interval while a peer's listener is not up yet.
-const DIAL_RETRY: Duration = Duration::from_millis(25);
+/// How frames travel to a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkKind {
+    /// A WebRTC DataChannel ([`TcpTransport::connect_webrtc`]).
+    Webrtc,
+    /// The Noise link through the relay.
+    Relay,
+    /// A direct TCP connection ([`TcpTransport::connect`], [`TcpTransport::connect_direct`]).
+    Direct,
+}
+
+impl LinkKind {
+    /// `"webrtc"`, `"relay"` or `"direct"` (the SDK names the first two so too).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Webrtc => "webrtc",
+            Self::Relay => "relay",
+            Self::Direct => "direct",
+        }
+    }
+}
+
+/// Where one pair's frames go after [`TcpTransport::connect_webrtc`] or
+/// [`TcpTransport::connect_direct`], and why not on the link sought.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairReport {
+    /// The other party.
+    pub peer: PartyId,
+    /// The link its frames use.
+    pub via: LinkKind,
+    /// Why the pair kept the relay (`None` when it moved).
+    pub why: Option<String>,
+}
 
 /// Wire counters of one link.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -62,11 +94,6 @@ impl core::fmt::Debug for TcpTransport {
     }
 }
 
-enum Outcome {
-    Dialed(Result<Handshaken<TcpStream>, RelayError>),
-    Accepted(Result<Handshaken<TcpStream>, RelayError>),
-}
-
 impl TcpTransport {
     /// Connects to every peer: dials the parties with higher ids, accepts the lower ones on
     /// `listener` (required unless this is party 0), authenticates every link, and starts the
@@ -78,70 +105,64 @@ impl TcpTransport {
         cfg: TransportConfig,
         listener: Option<TcpListener>,
     ) -> Result<Self, RelayError> {
+        Self::connect_from(cfg, listener.map(Acceptor::Listener), false).await
+    }
+
+    /// [`TcpTransport::connect`] through [`Router`]s: this party accepts the lower ids on its
+    /// router (which serves other sessions on the same port too; required unless this is party
+    /// 0) and dials the higher ids at theirs, naming the session before the handshake.
+    pub async fn connect_routed(
+        cfg: TransportConfig,
+        router: Option<&Router>,
+    ) -> Result<Self, RelayError> {
+        let acceptor = router.map(|r| Acceptor::Routed(r.expect(cfg.session)));
+        Self::connect_from(cfg, acceptor, true).await
+    }
+
+    async fn connect_from(
+        cfg: TransportConfig,
+        acceptor: Option<Acceptor>,
+        routed: bool,
+    ) -> Result<Self, RelayError> {
         cfg.validate()?;
-        let cfg = Arc::new(cfg);
         let (me, n) = (cfg.me, cfg.parties());
-        let deadline = Instant::now() + cfg.connect_timeout;
-        let listener = match listener {
-            Some(l) => Some(l),
-            None if me.index() == 0 => None,
+        let mut acceptor = match acceptor {
+            Some(a) => a,
+            None if me.index() == 0 => Acceptor::Nobody,
             None => return Err(RelayError::Config(format!("{me} needs a listener"))),
         };
-        let mut tasks = JoinSet::new();
-        for j in me.index() + 1..n {
-            let cfg = cfg.clone();
-            // j < n ≤ 255, checked by validate.
-            let peer = PartyId(j as u8);
-            tasks.spawn(async move { Outcome::Dialed(dial(&cfg, peer, deadline).await) });
-        }
-        let mut done: Vec<Option<Handshaken<TcpStream>>> = (0..n).map(|_| None).collect();
-        let mut missing = n - 1;
-        let mut last_rejected = None;
-        while missing > 0 {
-            let lower_missing = done[..me.index()].iter().any(Option::is_none);
-            tokio::select! {
-                acc = accept(listener.as_ref()), if lower_missing => {
-                    let stream = acc?;
-                    let cfg = cfg.clone();
-                    tasks.spawn(async move {
-                        Outcome::Accepted(handshake::accept(cfg.ends(), stream).await)
-                    });
-                }
-                Some(joined) = tasks.join_next() => {
-                    let outcome = joined.map_err(|e| {
-                        RelayError::Config(format!("handshake task failed: {e}"))
-                    })?;
-                    let h = match outcome {
-                        Outcome::Dialed(r) => r?,
-                        Outcome::Accepted(Ok(h)) => h,
-                        Outcome::Accepted(Err(e)) => {
-                            last_rejected = Some(e.to_string());
-                            continue;
-                        }
-                    };
-                    let slot = &mut done[h.link.peer.index()];
-                    if slot.is_some() {
-                        last_rejected = Some(format!("{} connected twice", h.link.peer));
-                        continue;
-                    }
-                    *slot = Some(h);
-                    missing -= 1;
-                }
-                () = tokio::time::sleep_until(deadline) => {
-                    let missing: Vec<String> = (0..n)
-                        .filter(|&j| j != me.index() && done[j].is_none())
-                        .map(|j| format!("P{j}"))
-                        .collect();
-                    return Err(RelayError::ConnectTimeout {
-                        missing: missing.join(", "),
-                        ms: cfg.connect_timeout.as_millis() as u64,
-                        last_rejected,
-                    });
-                }
-            }
-        }
+        let plan = Plan {
+            ends: Arc::new(OwnedEnds::of(&cfg)),
+            addrs: cfg.addrs.clone(),
+            routed,
+            deadline: Instant::now() + cfg.connect_timeout,
+            fail_fast: true,
+        };
+        let dial: Vec<PartyId> = (me.index() + 1..n).map(|j| PartyId(j as u8)).collect();
+        let accept: Vec<PartyId> = (0..me.index()).map(|j| PartyId(j as u8)).collect();
+        let (done, last_rejected) = plan.establish(&dial, &accept, &mut acceptor).await;
         let max_frame = MAX_PAYLOAD + HEADER_LEN;
-        let links = done.into_iter().map(|h| h.map(|h| Link::spawn(h, max_frame))).collect();
+        let mut links = Vec::with_capacity(n);
+        let mut missing = Vec::new();
+        for (j, slot) in done.into_iter().enumerate() {
+            links.push(match slot {
+                Some(Ok(h)) => Some(Link::spawn(h, max_frame)),
+                Some(Err(e)) => return Err(e),
+                None => {
+                    if j != me.index() {
+                        missing.push(format!("P{j}"));
+                    }
+                    None
+                }
+            });
+        }
+        if !missing.is_empty() {
+            return Err(RelayError::ConnectTimeout {
+                missing: missing.join(", "),
+                ms: cfg.connect_timeout.as_millis() as u64,
+                last_rejected,
+            });
+        }
         Ok(Self::from_links(me, links, cfg.recv_timeout, cfg.security.name(), None))
     }
 
@@ -153,7 +174,8 @@ impl TcpTransport {
         name: &'static str,
         relay: Option<Mux>,
     ) -> Self {
-        let via = vec![LinkKind::Relay; links.len()];
+        let kind = if relay.is_some() { LinkKind::Relay } else { LinkKind::Direct };
+        let via = vec![kind; links.len()];
         Self { me, links, recv_timeout, name, relay, via, parked: Vec::new() }
     }
 
@@ -162,8 +184,7 @@ impl TcpTransport {
         self.recv_timeout
     }
 
-    /// How frames travel to `peer`: `Relay` (the relay or direct TCP link) unless
-    /// [`TcpTransport::connect_webrtc`] moved them to a DataChannel.
+    /// How frames travel to `peer`.
     pub fn via(&self, peer: PartyId) -> LinkKind {
         self.via.get(peer.index()).copied().unwrap_or(LinkKind::Relay)
     }
@@ -173,14 +194,19 @@ impl TcpTransport {
         &mut self.links
     }
 
-    /// Replaces `peer`'s link by the one `make` builds from its seed (a DataChannel); the old
+    /// Replaces `peer`'s link by the `kind` of link that `make` builds from its seed; the old
     /// link is parked until `close`.
-    pub(crate) fn use_link(&mut self, peer: PartyId, make: impl FnOnce(Seed) -> Link) {
+    pub(crate) fn use_link(
+        &mut self,
+        peer: PartyId,
+        kind: LinkKind,
+        make: impl FnOnce(Seed) -> Link,
+    ) {
         let Some(slot) = self.links.get_mut(peer.index()) else { return };
         let Some(old) = slot.take() else { return };
         *slot = Some(make(old.seed.clone()));
         self.parked.push(old);
-        self.via[peer.index()] = LinkKind::Webrtc;
+        self.via[peer.index()] = kind;
     }
 
     /// This party's id.
@@ -313,40 +339,5 @@ impl Transport for TcpTransport {
         };
         link.failed = Some(err.clone());
         Err(err)
-    }
-}
-
-async fn accept(listener: Option<&TcpListener>) -> Result<TcpStream, RelayError> {
-    let Some(l) = listener else {
-        return std::future::pending().await;
-    };
-    let (stream, _) = l.accept().await.map_err(|e| RelayError::io("accepting a peer", e))?;
-    stream.set_nodelay(true).map_err(|e| RelayError::io("setting TCP_NODELAY", e))?;
-    Ok(stream)
-}
-
-async fn dial(
-    cfg: &TransportConfig,
-    peer: PartyId,
-    deadline: Instant,
-) -> Result<Handshaken<TcpStream>, RelayError> {
-    let addr = cfg.addrs[peer.index()];
-    let stream = loop {
-        match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
-            Ok(Ok(s)) => break s,
-            Ok(Err(e)) if Instant::now() + DIAL_RETRY >= deadline => {
-                return Err(RelayError::io(format!("dialling {peer} at {addr}"), e))
-            }
-            Ok(Err(_)) => tokio::time::sleep(DIAL_RETRY).await,
-            Err(_) => {
-                let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
-                return Err(RelayError::io(format!("dialling {peer} at {addr}"), e));
-            }
-        }
-    };
-    stream.set_nodelay(true).map_err(|e| RelayError::io("setting TCP_NODELAY", e))?;
-    match tokio::time::timeout_at(deadline, handshake::dial(cfg.ends(), peer, stream)).await {
-        Ok(r) => r,
-        Err(_) => Err(RelayError::handshake(peer, "no answer before the connect deadline")),
     }
 }

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ringfence_core::net::{Ctx, SessionId};
+use ringfence_core::net::{Ctx, PartyId, SessionId};
 use ringfence_core::service::{self, Backend, Request, CLIENT};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, PublicKey, Security, StaticKeypair, TcpTransport};
@@ -49,6 +49,8 @@ struct Deployment {
     dir: PathBuf,
     relay: Child,
     url: String,
+    /// The relay's `/metrics` address.
+    relay_metrics: SocketAddr,
     parties: Vec<Option<Child>>,
     public_keys: Vec<PublicKey>,
     events: mpsc::Receiver<(usize, serde_json::Value)>,
@@ -64,6 +66,11 @@ impl Deployment {
 
     /// A deployment whose parties' configurations get `extra` before their `[[model]]`.
     fn start_with(tag: &str, extra: &str) -> Self {
+        Self::start_each(tag, |_| extra.to_string())
+    }
+
+    /// A deployment whose party `i`'s configuration gets `extra(i)` before its `[[model]]`.
+    fn start_each(tag: &str, extra: impl Fn(usize) -> String) -> Self {
         let dir =
             std::env::temp_dir().join(format!("ringfence-deploy-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -71,16 +78,26 @@ impl Deployment {
         let p = |f: &str| dir.join(f).display().to_string();
         let deploy_pub = public_key_in(&cli(&["token", "key", "--out", &p("deploy.key")]));
         let mut relay = Command::new(EXE)
-            .args(["relay", "--listen", "127.0.0.1:0", "--deployment"])
+            .args(["relay", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--deployment"])
             .arg(format!("acme={deploy_pub}"))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(relay.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_string();
-        assert!(url.starts_with("ws://127.0.0.1:"), "{line}");
+        let mut out = BufReader::new(relay.stdout.take().unwrap());
+        let mut last_word = || {
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            line.trim().rsplit(' ').next().unwrap().to_string()
+        };
+        let url = last_word();
+        assert!(url.starts_with("ws://127.0.0.1:"), "{url}");
+        let metrics = last_word();
+        let relay_metrics = metrics
+            .strip_prefix("http://")
+            .and_then(|m| m.strip_suffix("/metrics"))
+            .and_then(|m| m.parse().ok())
+            .unwrap_or_else(|| panic!("{metrics}"));
         let keys: Vec<String> = (0..3)
             .map(|i| public_key_in(&cli(&["keygen", "--out", &p(&format!("p{i}.key"))])))
             .collect();
@@ -103,7 +120,8 @@ impl Deployment {
             let cfg = format!(
                 "party = {i}\ndeployment = \"acme\"\nrelay = \"{url}\"\nkey_file = \"p{i}.key\"\n\
                  token_file = \"p{i}.token\"\npublic_keys = {keys:?}\ntimeout_ms = {PARTY_TIMEOUT_MS}\n\
-                 {extra}\n[[model]]\nname = \"nn-a\"\npath = \"{}\"\n",
+                 {}\n[[model]]\nname = \"nn-a\"\npath = \"{}\"\n",
+                extra(i),
                 models.join("nn-a.onnx").display()
             );
             std::fs::write(p(&format!("p{i}.toml")), cfg).unwrap();
@@ -114,6 +132,7 @@ impl Deployment {
             dir,
             relay,
             url,
+            relay_metrics,
             parties: Vec::new(),
             public_keys,
             events,
@@ -248,16 +267,40 @@ async fn classify(
     backend: Backend,
     input: &[f64],
 ) -> Result<usize, String> {
+    classify_counted(cfg, model, backend, input).await.map(|(class, _)| class)
+}
+
+/// [`classify`], with the bytes the client's links sent and received on the wire.
+async fn classify_counted(
+    cfg: RelayLinkConfig,
+    model: &str,
+    backend: Backend,
+    input: &[f64],
+) -> Result<(usize, u64), String> {
     let session = cfg.session;
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
     let mut c = service::Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
     let info = c.request(&Request::new(model, backend, 1)).await.map_err(|e| e.to_string())?;
     let ready = c.setup(&info).await.map_err(|e| e.to_string())?;
     let out = c.run(ready, input).await.map_err(|e| e.to_string())?;
+    let mut wire = 0;
     if let Some(ctx) = c.into_ctx() {
-        ctx.into_transport().close().await.map_err(|e| e.to_string())?;
+        let t = ctx.into_transport();
+        t.flushed().await.map_err(|e| e.to_string())?;
+        wire = (0..3u8)
+            .map(|j| t.wire_stats(PartyId(j)))
+            .map(|w| w.bytes_sent + w.bytes_received)
+            .sum();
+        t.close().await.map_err(|e| e.to_string())?;
     }
-    Ok(out.classes[0])
+    Ok((out.classes[0], wire))
+}
+
+/// The relay's `ringfence_relay_bytes_total`.
+async fn relay_bytes(addr: SocketAddr) -> u64 {
+    let m = http_get(addr, "/metrics").await;
+    let v = m.lines().find_map(|l| l.strip_prefix("ringfence_relay_bytes_total "));
+    v.and_then(|v| v.trim().parse().ok()).unwrap_or_else(|| panic!("{m}"))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -419,15 +462,31 @@ fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
         }
     }
     // A METEOR client takes one: the session's setup is only its input mask; the mesh refills.
-    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(0, 1)));
-    assert_eq!(got, Ok(set.expected(0, 1)[0]));
+    // The servers' frames to each other go over direct links: the relay carries the client's.
+    let relayed = rt.block_on(relay_bytes(d.relay_metrics));
+    let got =
+        rt.block_on(classify_counted(d.client(), "nn-a", Backend::Meteor, &set.samples(0, 1)));
+    let (class, client_wire) = got.unwrap();
+    assert_eq!(class, set.expected(0, 1)[0]);
+    let relayed = rt.block_on(relay_bytes(d.relay_metrics)) - relayed;
+    let mut among_servers = 0;
     for i in 0..3 {
         let e = d.expect(i, "answered");
         assert_eq!(e["stocked"], true, "{e}");
+        let others: Vec<String> =
+            (0..3).filter(|&j| j != i).map(|j| format!("P{j} direct")).collect();
+        assert_eq!(e["links"], others.join(", "), "{e}");
+        among_servers += e["online_bytes"].as_u64().unwrap();
         // The request comparison, the model's info, the mask (784 words) and the barrier.
         assert!(e["setup_bytes"].as_u64().unwrap() < 8_000, "{e}");
         assert_refilled(d.prepared(i, "meteor"));
     }
+    // Relayed: the client's wire bytes (each relayed once, plus an address byte per message),
+    // the servers' two relay handshakes per pair and their short direct-link exchange. The
+    // servers' online bytes to each other alone are several times that slack.
+    let slack = 3 * 2_000;
+    assert!(relayed <= client_wire + slack, "relayed {relayed} B, client {client_wire} B");
+    assert!(among_servers > client_wire / 2 + 4 * slack, "{among_servers} vs {client_wire}");
     // So does a rep3 client: its session's setup is nothing beyond the request's comparison
     // and the model's info (a few hundred bytes, no truncation pairs, no daBits, no weights).
     let got = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &set.samples(1, 1)));
@@ -545,4 +604,32 @@ fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("\"nn-a\"") && err.contains("need a [mesh] section"), "{err}");
+}
+
+#[test]
+fn a_pair_of_servers_that_cannot_link_directly_keeps_the_relay_and_says_why() {
+    // P2 serves sessions through the relay only; the mesh (setup ahead of demand) still forms.
+    let mesh = mesh_section();
+    let d = Deployment::start_each("direct", |i| {
+        if i == 2 {
+            format!("{mesh}\ndirect_sessions = false")
+        } else {
+            mesh.clone()
+        }
+    });
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    for i in 0..3 {
+        d.expect(i, "mesh_up");
+    }
+    for (k, backend) in [Backend::Rep3, Backend::Meteor].into_iter().enumerate() {
+        let got = rt.block_on(classify(d.client(), "nn-a", backend, &set.samples(k, 1)));
+        assert_eq!(got, Ok(set.expected(k, 1)[0]), "{backend:?}");
+        let links: Vec<String> =
+            (0..3).map(|i| d.expect(i, "answered")["links"].as_str().unwrap().into()).collect();
+        assert_eq!(links[0], "P1 direct, P2 relay (it takes no direct links)");
+        assert_eq!(links[1], "P0 direct, P2 relay (it takes no direct links)");
+        let none = "this party takes no direct links";
+        assert_eq!(links[2], format!("P0 relay ({none}), P1 relay ({none})"));
+    }
 }

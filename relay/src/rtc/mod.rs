@@ -22,34 +22,13 @@ mod signal;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use ringfence_core::net::PartyId;
-use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::error::RelayError;
+pub use crate::transport::{LinkKind, PairReport};
 use crate::TcpTransport;
 use pair::Outcome;
 use signal::Signalling;
-
-/// How frames travel to a peer: a direct DataChannel, or the Noise link through the relay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LinkKind {
-    /// A WebRTC DataChannel.
-    Webrtc,
-    /// The link through the relay (or direct TCP).
-    Relay,
-}
-
-impl LinkKind {
-    /// `"webrtc"` or `"relay"`, as the SDK names them.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Webrtc => "webrtc",
-            Self::Relay => "relay",
-        }
-    }
-}
 
 /// The WebRTC side of a native compute party.
 #[derive(Clone, Debug)]
@@ -77,17 +56,6 @@ impl Default for RtcOptions {
             between_natives: false,
         }
     }
-}
-
-/// Where one pair's frames go after the signalling, and why not WebRTC.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PairReport {
-    /// The other compute party.
-    pub peer: PartyId,
-    /// The link its frames use.
-    pub via: LinkKind,
-    /// Why the pair kept the relay (`None` on WebRTC).
-    pub why: Option<String>,
 }
 
 impl TcpTransport {
@@ -124,7 +92,7 @@ impl TcpTransport {
         for (peer, out) in outcomes {
             reports.push(match out {
                 Outcome::Webrtc(rtc) => {
-                    self.use_link(peer, |seed| rtc.into_link(seed));
+                    self.use_link(peer, LinkKind::Webrtc, |seed| rtc.into_link(seed));
                     PairReport { peer, via: LinkKind::Webrtc, why: None }
                 }
                 Outcome::Relay(why) => PairReport { peer, via: LinkKind::Relay, why: Some(why) },

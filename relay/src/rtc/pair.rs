@@ -105,7 +105,9 @@ pub(crate) async fn answer(
             }
             Signal::Use { via, why } => {
                 let why = match (via, &rtc) {
-                    (LinkKind::Relay, _) => Some(relay_why(why, "the peer kept the relay")),
+                    (LinkKind::Relay | LinkKind::Direct, _) => {
+                        Some(relay_why(why, "the peer kept the relay"))
+                    }
                     (LinkKind::Webrtc, Some(p)) => p.open_within(o.open_timeout_ms).await.err(),
                     (LinkKind::Webrtc, None) => Some("no channel on this side".into()),
                 };

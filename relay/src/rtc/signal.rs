@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::LinkKind;
 use crate::error::RelayError;
-use crate::link::Link;
+use crate::link::{Link, Missed};
 
 /// One signalling message.
 #[derive(Debug, Serialize, Deserialize)]
@@ -115,21 +115,14 @@ impl<'a> Signalling<'a> {
 
     /// The peer's next message (waiting until the pair's deadline). Cancel-safe.
     pub(crate) async fn next(&mut self) -> Result<Signal, RelayError> {
-        let peer = self.peer;
-        match tokio::time::timeout_at(self.deadline, self.link.rx.recv()).await {
-            Ok(Some(Ok(bytes))) => parse(&bytes, peer),
-            Ok(Some(Err(e))) => Err(RelayError::signalling(
-                peer,
-                format!("the link ended during the WebRTC signalling: {e}"),
-            )),
-            Ok(None) => Err(RelayError::signalling(
-                peer,
-                "the link ended during the WebRTC signalling".to_string(),
-            )),
-            Err(_) => Err(RelayError::signalling(
-                peer,
-                "it did not finish the WebRTC signalling in time".to_string(),
-            )),
-        }
+        let why = match self.link.recv_until(self.deadline).await {
+            Ok(bytes) => return parse(&bytes, self.peer),
+            Err(Missed::Ended(Some(e))) => {
+                format!("the link ended during the WebRTC signalling: {e}")
+            }
+            Err(Missed::Ended(None)) => "the link ended during the WebRTC signalling".into(),
+            Err(Missed::Late) => "it did not finish the WebRTC signalling in time".into(),
+        };
+        Err(RelayError::signalling(self.peer, why))
     }
 }

@@ -79,14 +79,6 @@ async fn epoch(
     shelf: &Shelf,
 ) -> Result<std::convert::Infallible, String> {
     let me = server.me;
-    let listener = if me.index() > 0 {
-        let l = tokio::net::TcpListener::bind(mesh.peers[me.index()])
-            .await
-            .map_err(|e| format!("listening on {}: {e}", mesh.peers[me.index()]))?;
-        Some(l)
-    } else {
-        None
-    };
     let security = Security::Noise {
         keypair: server.keypair.clone(),
         public_keys: server.public_keys.clone(),
@@ -95,7 +87,9 @@ async fn epoch(
     let mut cfg = TransportConfig::new(me, mesh.peers.clone(), security, session);
     cfg.recv_timeout = server.timeout;
     cfg.connect_timeout = server.timeout;
-    let t = TcpTransport::connect(cfg, listener).await.map_err(|e| e.to_string())?;
+    let t = TcpTransport::connect_routed(cfg, server.router.as_ref())
+        .await
+        .map_err(|e| e.to_string())?;
     let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
     let ctx = Ctx::new(me, 3, session, t);
     let mut m = Meteor::new(Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?);

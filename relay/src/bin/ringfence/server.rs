@@ -23,6 +23,7 @@
 //!
 //! [mesh]                             # optional: direct links among the three server parties
 //! peers = ["10.0.0.1:7100", "10.0.0.2:7100", "10.0.0.3:7100"]  # by party index
+//! direct_sessions = true             # sessions' server-to-server frames go direct too (default)
 //!
 //! [[model]]
 //! name = "lenet"
@@ -31,8 +32,10 @@
 //! ready_rep3 = 2                     # rep3 runs (truncation pairs, daBits), likewise
 //! ```
 //!
-//! With `[mesh]`, the three servers link up directly (TCP, Noise with their identity keys) and
-//! make setup material in the background ([`super::mesh`]): `ready` METEOR runs and
+//! With `[mesh]`, each session's frames among the servers leave the relay for direct links
+//! ([`TcpTransport::connect_direct`]; a pair that cannot link keeps the relay, and the
+//! `answered` event's `links` says so), and the three servers link up directly (TCP, Noise with
+//! their identity keys) to make setup material in the background ([`super::mesh`]): `ready` METEOR runs and
 //! `ready_rep3` rep3 runs per model. A client's request for one sample then takes a ready run
 //! of its backend, and its session runs only the online phase. Each run made is logged
 //! (`prepared`, with the model, backend, runs ready and the target, seconds and bytes) — the
@@ -55,6 +58,8 @@ use ringfence_core::nn::{import_onnx, FixedPlan, DEFAULT_FRAC_BITS};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
 use ringfence_core::service::{self, Backend, Catalog, Outcome, Stage, CLIENT};
+use ringfence_relay::direct::{DirectLinks, Router};
+use ringfence_relay::rtc::PairReport;
 use ringfence_relay::ws::{Invitation, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig};
 use ringfence_relay::{PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
 use serde::Deserialize;
@@ -105,6 +110,9 @@ struct ConfigFile {
 #[serde(deny_unknown_fields)]
 struct MeshEntry {
     peers: Vec<String>,
+    /// Client sessions' traffic among the servers goes over direct links too (else the relay).
+    #[serde(default = "defaults::direct_sessions")]
+    direct_sessions: bool,
 }
 
 mod defaults {
@@ -116,6 +124,9 @@ mod defaults {
     }
     pub(super) fn timeout_ms() -> u64 {
         30_000
+    }
+    pub(super) fn direct_sessions() -> bool {
+        true
     }
     pub(super) const READY: usize = 2;
 }
@@ -146,6 +157,11 @@ pub(crate) struct Server {
     log: LogFormat,
     /// The mesh and the shelf it fills (the catalogue serves from the same shelf).
     mesh: Option<(MeshConfig, Arc<Shelf>)>,
+    /// The servers' direct addresses (`[mesh] peers`) when client sessions link directly.
+    direct_sessions: Vec<SocketAddr>,
+    /// Where this party accepts direct links (mesh and sessions) from lower ids: bound at
+    /// start-up on its `[mesh]` address (not on party 0, which only dials).
+    pub(crate) router: Option<Router>,
     /// Where to serve `/healthz` and `/metrics`.
     metrics_addr: Option<SocketAddr>,
     /// Counted by the sessions and the mesh (whether `metrics` serves them or not).
@@ -254,6 +270,7 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         catalog.add(&m.name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
         models.push(m.name.clone());
     }
+    let mut direct_sessions = Vec::new();
     let mesh = match &c.mesh {
         None => None,
         Some(mesh) => {
@@ -270,6 +287,9 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
                 .collect::<Result<Vec<std::net::SocketAddr>, _>>()?;
             let shelf = Arc::new(Shelf::new());
             catalog = catalog.with_shelf(shelf.clone());
+            if mesh.direct_sessions {
+                direct_sessions = peers.clone();
+            }
             Some((MeshConfig { peers, targets: targets.clone() }, shelf))
         }
     };
@@ -287,6 +307,8 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         models,
         log: a.log,
         mesh,
+        direct_sessions,
+        router: None,
         metrics_addr,
         metrics,
     })
@@ -294,8 +316,18 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
 
 /// Runs the server until it is killed (or its configuration is bad).
 pub(crate) fn run(a: &ServerArgs) -> Result<(), String> {
-    let server = Arc::new(load(a)?);
+    let mut server = load(a)?;
     let rt = crate::runtime(2)?;
+    if let Some((mesh, _)) = &server.mesh {
+        let me = server.me.index();
+        if me > 0 {
+            let r = rt
+                .block_on(Router::bind(mesh.peers[me]))
+                .map_err(|e| format!("{}: [mesh]: {e}", a.config.display()))?;
+            server.router = Some(r);
+        }
+    }
+    let server = Arc::new(server);
     if let Some(addr) = server.metrics_addr {
         let l = rt
             .block_on(tokio::net::TcpListener::bind(addr))
@@ -432,6 +464,7 @@ fn session_report(
         ("backend", r.backend.into()),
         ("batch", r.batch.into()),
         ("seconds", t0.elapsed().as_secs_f64().into()),
+        ("links", links_field(&r.links)),
     ];
     match r.outcome {
         Outcome::Answered => {
@@ -454,6 +487,21 @@ fn session_report(
     }
 }
 
+/// How long a session's servers try to link directly before a pair keeps the relay.
+const DIRECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `"P1 direct, P2 relay (why)"`: where the frames to each other server went.
+fn links_field(links: &[PairReport]) -> serde_json::Value {
+    let said: Vec<String> = links
+        .iter()
+        .map(|l| match &l.why {
+            Some(why) => format!("{} {} ({why})", l.peer, l.via.as_str()),
+            None => format!("{} {}", l.peer, l.via.as_str()),
+        })
+        .collect();
+    said.join(", ").into()
+}
+
 /// What one served session did.
 struct Served {
     model: String,
@@ -466,6 +514,8 @@ struct Served {
     stocked: bool,
     /// Bytes sent up to the end of setup (or of the session, if it ended before) and after.
     sent: (u64, u64),
+    /// Where the frames to the other two servers went.
+    links: Vec<PairReport>,
 }
 
 async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
@@ -475,11 +525,20 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     let mut keys = s.public_keys.clone();
     keys.push(inv.client_key);
     let security = Security::Noise { keypair: s.keypair.clone(), public_keys: keys };
-    let mut cfg = RelayLinkConfig::new(s.relay.clone(), s.me, 4, security, inv.session);
+    let mut cfg = RelayLinkConfig::new(s.relay.clone(), s.me, 4, security.clone(), inv.session);
     cfg.token = s.token.clone();
     cfg.recv_timeout = s.timeout;
     cfg.connect_timeout = s.timeout;
-    let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+    let mut t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+    // Every server takes part, with or without direct addresses, so that the three agree.
+    let direct = DirectLinks {
+        addrs: &s.direct_sessions,
+        router: s.router.as_ref().filter(|_| !s.direct_sessions.is_empty()),
+        security: &security,
+        session: inv.session,
+        timeout: s.timeout.min(DIRECT_TIMEOUT),
+    };
+    let links = t.connect_direct(&direct).await.map_err(|e| e.to_string())?;
     let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
     let ctx = Ctx::new(s.me, 4, inv.session, t);
     let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
@@ -517,7 +576,7 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
         Some(r) => (r.model.clone(), format!("{:?}", r.backend).to_lowercase(), r.batch),
         None => (String::new(), String::new(), 0),
     };
-    Ok(Served { model, backend, batch, outcome, setup, online, stocked, sent })
+    Ok(Served { model, backend, batch, outcome, setup, online, stocked, sent, links })
 }
 
 impl Server {

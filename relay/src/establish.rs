@@ -1,0 +1,197 @@
+//! Establishing direct TCP links: dial some peers, accept others, run the handshake on each,
+//! until every link is up or a deadline passes. [`TcpTransport::connect`] (every link direct)
+//! and [`TcpTransport::connect_direct`] (server pairs moved off the relay) both run this loop.
+//!
+//! [`TcpTransport::connect`]: crate::TcpTransport::connect
+//! [`TcpTransport::connect_direct`]: crate::TcpTransport::connect_direct
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringfence_core::net::{PartyId, SessionId};
+use ringfence_link::{LinkEnds, Security};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::config::TransportConfig;
+use crate::direct::{preamble, Incoming};
+use crate::error::RelayError;
+use crate::handshake::{self, Handshaken};
+
+/// Retry interval while a peer's listener is not up yet.
+const DIAL_RETRY: Duration = Duration::from_millis(25);
+
+/// This party's side of every handshake, owned so that handshake tasks can hold it.
+pub(crate) struct OwnedEnds {
+    pub(crate) me: PartyId,
+    pub(crate) session: SessionId,
+    pub(crate) security: Security,
+}
+
+impl OwnedEnds {
+    pub(crate) fn of(cfg: &TransportConfig) -> Self {
+        Self { me: cfg.me, session: cfg.session, security: cfg.security.clone() }
+    }
+
+    fn ends(&self) -> LinkEnds<'_> {
+        LinkEnds { me: self.me, session: self.session, security: &self.security }
+    }
+}
+
+/// Where the connections of lower-id peers arrive.
+pub(crate) enum Acceptor {
+    /// Nobody dials this party (party 0).
+    Nobody,
+    /// A listener of this transport's own.
+    Listener(TcpListener),
+    /// The connections a [`Router`](crate::direct::Router) routed to this session.
+    Routed(Incoming),
+}
+
+impl Acceptor {
+    async fn next(&mut self) -> Result<TcpStream, RelayError> {
+        let stream = match self {
+            Self::Nobody => std::future::pending().await,
+            Self::Listener(l) => {
+                l.accept().await.map_err(|e| RelayError::io("accepting a peer", e))?.0
+            }
+            Self::Routed(r) => r.next().await?,
+        };
+        stream.set_nodelay(true).map_err(|e| RelayError::io("setting TCP_NODELAY", e))?;
+        Ok(stream)
+    }
+}
+
+/// The links to establish, and how.
+pub(crate) struct Plan {
+    pub(crate) ends: Arc<OwnedEnds>,
+    /// Where each peer listens, by id (read for the dialled peers only).
+    pub(crate) addrs: Vec<SocketAddr>,
+    /// Name the session before the handshake (the peers accept on [`Router`]s).
+    ///
+    /// [`Router`]: crate::direct::Router
+    pub(crate) routed: bool,
+    pub(crate) deadline: Instant,
+    /// Stop at the first failed dial (else every peer gets its own result).
+    pub(crate) fail_fast: bool,
+}
+
+enum Outcome {
+    Dialed(PartyId, Result<Handshaken<TcpStream>, RelayError>),
+    Accepted(Result<Handshaken<TcpStream>, RelayError>),
+}
+
+/// Per peer id: `None` (not attempted, or not up by the deadline), or the outcome.
+pub(crate) type Slots = Vec<Option<Result<Handshaken<TcpStream>, RelayError>>>;
+
+impl Plan {
+    /// Dials `dial`, accepts `accept` on `acceptor`, and returns each peer's link or failure
+    /// once all are settled or the deadline passes, with the reason of the last connection
+    /// refused on the acceptor. Accepted connections from anyone but `accept` (or a second one
+    /// from the same peer) are refused and waited past.
+    pub(crate) async fn establish(
+        &self,
+        dial: &[PartyId],
+        accept: &[PartyId],
+        acceptor: &mut Acceptor,
+    ) -> (Slots, Option<String>) {
+        let mut done: Slots = (0..self.addrs.len()).map(|_| None).collect();
+        let mut tasks = JoinSet::new();
+        for &peer in dial {
+            let Some(&addr) = self.addrs.get(peer.index()) else {
+                let e = RelayError::Config(format!("no address for {peer}"));
+                done[peer.index()] = Some(Err(e));
+                continue;
+            };
+            let (ends, routed, deadline) = (self.ends.clone(), self.routed, self.deadline);
+            tasks.spawn(async move {
+                Outcome::Dialed(peer, dial_peer(&ends, peer, addr, routed, deadline).await)
+            });
+        }
+        let mut last_rejected = None;
+        let settled = |done: &Slots| dial.iter().chain(accept).all(|p| done[p.index()].is_some());
+        while !settled(&done) {
+            let accepting = accept.iter().any(|p| done[p.index()].is_none());
+            tokio::select! {
+                acc = acceptor.next(), if accepting => match acc {
+                    Ok(stream) => {
+                        let ends = self.ends.clone();
+                        tasks.spawn(async move {
+                            Outcome::Accepted(handshake::accept(ends.ends(), stream).await)
+                        });
+                    }
+                    Err(e) => {
+                        // The acceptor is gone (a failed listener): no lower peer can arrive.
+                        let why = e.to_string();
+                        for p in accept {
+                            done[p.index()].get_or_insert_with(|| {
+                                Err(RelayError::io("accepting a peer", std::io::Error::other(why.clone())))
+                            });
+                        }
+                    }
+                },
+                Some(joined) = tasks.join_next() => match joined {
+                    Ok(Outcome::Dialed(peer, r)) => {
+                        let failed = r.is_err();
+                        done[peer.index()] = Some(r);
+                        if failed && self.fail_fast {
+                            break;
+                        }
+                    }
+                    Ok(Outcome::Accepted(Ok(h))) => {
+                        let peer = h.link.peer;
+                        if !accept.contains(&peer) {
+                            last_rejected = Some(format!("{peer} is not expected to connect here"));
+                        } else if done[peer.index()].is_some() {
+                            last_rejected = Some(format!("{peer} connected twice"));
+                        } else {
+                            done[peer.index()] = Some(Ok(h));
+                        }
+                    }
+                    Ok(Outcome::Accepted(Err(e))) => last_rejected = Some(e.to_string()),
+                    Err(e) => last_rejected = Some(format!("handshake task failed: {e}")),
+                },
+                () = tokio::time::sleep_until(self.deadline) => break,
+            }
+        }
+        (done, last_rejected)
+    }
+}
+
+async fn dial_peer(
+    ends: &OwnedEnds,
+    peer: PartyId,
+    addr: SocketAddr,
+    routed: bool,
+    deadline: Instant,
+) -> Result<Handshaken<TcpStream>, RelayError> {
+    let timed_out = || {
+        let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
+        RelayError::io(format!("dialling {peer} at {addr}"), e)
+    };
+    let mut stream = loop {
+        match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => break s,
+            Ok(Err(e)) if Instant::now() + DIAL_RETRY >= deadline => {
+                return Err(RelayError::io(format!("dialling {peer} at {addr}"), e))
+            }
+            Ok(Err(_)) => tokio::time::sleep(DIAL_RETRY).await,
+            Err(_) => return Err(timed_out()),
+        }
+    };
+    stream.set_nodelay(true).map_err(|e| RelayError::io("setting TCP_NODELAY", e))?;
+    if routed {
+        let p = preamble(ends.session);
+        match tokio::time::timeout_at(deadline, stream.write_all(&p)).await {
+            Ok(r) => r.map_err(|e| RelayError::io(format!("naming the session to {peer}"), e))?,
+            Err(_) => return Err(timed_out()),
+        }
+    }
+    match tokio::time::timeout_at(deadline, handshake::dial(ends.ends(), peer, stream)).await {
+        Ok(r) => r,
+        Err(_) => Err(RelayError::handshake(peer, "no answer before the connect deadline")),
+    }
+}
