@@ -352,8 +352,10 @@ fn runs_made_ahead_of_demand_serve_sessions_once_then_the_setup_runs_in_the_sess
     let steps = fill_shelves(&plan, &shelves, 2, &[Backend::Meteor]);
     for (i, s) in steps.iter().enumerate() {
         assert_eq!(s.len(), 3, "P{i}: two runs, then idle");
-        let Step::Made { model, backend, ready, cost } = &s[1] else { panic!("P{i}: {s:?}") };
-        assert_eq!((model.as_str(), *backend, *ready), ("logreg", Backend::Meteor, 2));
+        let Step::Made { model, backend, ready, target, cost } = &s[1] else {
+            panic!("P{i}: {s:?}")
+        };
+        assert_eq!((model.as_str(), *backend, *ready, *target), ("logreg", Backend::Meteor, 2, 2));
         assert!(cost.bytes_sent > 0, "making a run communicates");
     }
     for sh in &shelves {

@@ -4,7 +4,8 @@
 //! links are mutually authenticated and encrypted with Noise (keys, handshake and records come
 //! from the sans-IO crate `ringfence-link`), the WebSocket relay and its native client
 //! ([`ws`]: the same Noise links, end to end through the relay) with its WebTransport front end
-//! ([`wt`], for browsers), the health and metrics endpoints of the relay and the server
+//! ([`wt`], for browsers), direct links among server parties that meet through the relay
+//! ([`direct`]: one routed port per server), DataChannels to browsers ([`rtc`]), the health and metrics endpoints of the relay and the server
 //! parties ([`metrics`]), and the `ringfence` binary (`bench`, `demo`, `relay`, `party`).
 //!
 //! ```text

@@ -168,6 +168,8 @@ pub enum Step {
         backend: Backend,
         /// Runs of it on this party's shelf now.
         ready: usize,
+        /// Runs of it the mesh keeps ready (its [`Target::runs`]).
+        target: usize,
         /// What making it cost this party (bytes, rounds).
         cost: Stats,
     },
@@ -308,7 +310,7 @@ impl Mesh {
         }
         let cost = m.rep3().ctx().stats() - before;
         let ready = shelf.ready(model, backend);
-        Ok(Step::Made { model: model.clone(), backend, ready, cost })
+        Ok(Step::Made { model: model.clone(), backend, ready, target: target.runs, cost })
     }
 }
 

@@ -132,12 +132,7 @@ async fn epoch(
                     tokio::time::sleep(IDLE).await;
                 }
             }
-            Step::Made { model, backend, ready, cost } => {
-                let target = mesh
-                    .targets
-                    .iter()
-                    .find(|t| t.model == model && t.backend == backend)
-                    .map_or(0, |t| t.runs);
+            Step::Made { model, backend, ready, target, cost } => {
                 server.metrics.prepared(&model, backend);
                 let seconds = t0.elapsed().as_secs_f64();
                 let text = format!(
