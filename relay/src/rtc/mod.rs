@@ -6,7 +6,7 @@
 //! can neither read nor swap the DTLS fingerprints in the SDP. The lower id of a pair offers
 //! one ordered, reliable, negotiated DataChannel (id 0, label `ringfence`); a pair whose channel
 //! does not open in time keeps its relay link, and both ends always agree (`use`/`ok`, see
-//! [`signal`]). The WebRTC side is str0m (sans-IO): the party binds UDP only on the addresses
+//! `signal.rs`). The WebRTC side is str0m (sans-IO): the party binds UDP only on the addresses
 //! it is given ([`RtcOptions::bind`]) and offers exactly those as host candidates; it gathers
 //! nothing else (no other interface, no STUN or TURN).
 //!
