@@ -75,7 +75,8 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     println!("  starting a relay and three server parties (ringfence party) on 127.0.0.1 ...");
     let started = Instant::now();
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
-    let mut d = LocalDeployment::start(&rt, listen, None, &[(name.clone(), model.clone())], 1)?;
+    let mut d =
+        LocalDeployment::start(&rt, listen, None, &[(name.clone(), model.clone())], 1, true)?;
     println!(
         "  relay    {} (embedded; admits signed tokens only; forwards Noise frames it cannot read)",
         d.relay

@@ -49,6 +49,10 @@ pub(crate) struct LoadArgs {
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// With --clients: the servers' frames to each other go through the relay too (by default
+    /// they take direct links), to compare the two.
+    #[arg(long)]
+    relay_only: bool,
 }
 
 /// Runs the load test; `Err` if any answer is wrong or any session failed.
@@ -118,7 +122,8 @@ fn clients(
     let set = TestSet::for_model(&model)?;
     eprintln!("ringfence load: starting a local deployment serving {name} ...");
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
-    let d = LocalDeployment::start(rt, listen, None, &[(name.clone(), model.clone())], n)?;
+    let models = [(name.clone(), model.clone())];
+    let d = LocalDeployment::start(rt, listen, None, &models, n, !a.relay_only)?;
     let backend = match a.backend {
         Backend::Meteor => service::Backend::Meteor,
         Backend::Rep3 => service::Backend::Rep3,
@@ -164,6 +169,7 @@ fn clients(
     f["clients"] = n.into();
     f["model"] = name.into();
     f["backend"] = a.backend.name().into();
+    f["server_links"] = if a.relay_only { "relay" } else { "direct" }.into();
     f["correct"] = n.into();
     f["party_peak_rss_bytes"] = d.peak_rss().into_iter().collect::<Vec<_>>().into();
     Ok(f)

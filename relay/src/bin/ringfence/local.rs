@@ -49,14 +49,16 @@ pub(crate) struct LocalDeployment {
 
 impl LocalDeployment {
     /// Starts the relay on `listen` (on `rt`; WebTransport too on `webtransport`) and the three
-    /// parties serving `models` (name, ONNX file), each up to `max_sessions` sessions at once;
-    /// returns once all three wait in the lobby.
+    /// parties serving `models` (name, ONNX file), each up to `max_sessions` sessions at once,
+    /// their sessions' frames among them on direct links (or all through the relay without
+    /// `direct_sessions`); returns once all three wait in the lobby.
     pub(crate) fn start(
         rt: &tokio::runtime::Runtime,
         listen: std::net::SocketAddr,
         webtransport: Option<std::net::SocketAddr>,
         models: &[(String, PathBuf)],
         max_sessions: usize,
+        direct_sessions: bool,
     ) -> Result<Self, String> {
         let key = DeploymentKey::generate().map_err(|e| e.to_string())?;
         let mut trusted = Trusted::default();
@@ -97,7 +99,7 @@ impl LocalDeployment {
         me.events = events;
         let mesh = free_ports(3)?;
         for (i, k) in keys.iter().enumerate() {
-            let config = me.write_party(i, k, models, max_sessions, &mesh)?;
+            let config = me.write_party(i, k, models, max_sessions, &mesh, direct_sessions)?;
             let mut child = Command::new(&exe)
                 .args(["party", "--log", "json", "--config"])
                 .arg(&config)
@@ -144,6 +146,7 @@ impl LocalDeployment {
         models: &[(String, PathBuf)],
         max_sessions: usize,
         mesh: &[std::net::SocketAddr],
+        direct_sessions: bool,
     ) -> Result<PathBuf, String> {
         write_secret(&self.dir.join(format!("p{i}.key")), &k.private.to_hex(), false)?;
         let token = Token {
@@ -162,7 +165,10 @@ impl LocalDeployment {
             keys.join(", ")
         );
         let peers: Vec<String> = mesh.iter().map(|a| format!("{:?}", a.to_string())).collect();
-        cfg.push_str(&format!("\n[mesh]\npeers = [{}]\n", peers.join(", ")));
+        cfg.push_str(&format!(
+            "\n[mesh]\npeers = [{}]\ndirect_sessions = {direct_sessions}\n",
+            peers.join(", ")
+        ));
         for (name, path) in models {
             let path =
                 std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -320,7 +326,7 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
         models.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
     );
     let wt = (!a.no_webtransport).then_some(a.webtransport);
-    let mut d = LocalDeployment::start(&rt, a.listen, wt, &models, 16)?;
+    let mut d = LocalDeployment::start(&rt, a.listen, wt, &models, 16, true)?;
     let (webtransport, cert_sha256) = d.webtransport.clone().unzip();
     let ready = serde_json::json!({
         "relay": d.relay,
