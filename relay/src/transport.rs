@@ -53,6 +53,17 @@ pub struct PairReport {
     pub why: Option<String>,
 }
 
+impl std::fmt::Display for PairReport {
+    /// `P1 direct`, or `P2 relay (why)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.peer, self.via.as_str())?;
+        match &self.why {
+            Some(why) => write!(f, " ({why})"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Wire counters of one link.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WireStats {

@@ -492,13 +492,7 @@ const DIRECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `"P1 direct, P2 relay (why)"`: where the frames to each other server went.
 fn links_field(links: &[PairReport]) -> serde_json::Value {
-    let said: Vec<String> = links
-        .iter()
-        .map(|l| match &l.why {
-            Some(why) => format!("{} {} ({why})", l.peer, l.via.as_str()),
-            None => format!("{} {}", l.peer, l.via.as_str()),
-        })
-        .collect();
+    let said: Vec<String> = links.iter().map(PairReport::to_string).collect();
     said.join(", ").into()
 }
 

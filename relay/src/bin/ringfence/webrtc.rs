@@ -63,16 +63,10 @@ impl WebrtcArgs {
     ) -> Result<Option<Vec<LinkReport>>, String> {
         let Some(o) = self.options()? else { return Ok(None) };
         let reports = t.connect_webrtc(&o).await.map_err(|e| e.to_string())?;
+        let said: Vec<String> = reports.iter().map(ToString::to_string).collect();
         let links: Vec<LinkReport> = reports
             .into_iter()
             .map(|r| LinkReport { peer: r.peer.0, via: r.via, why: r.why })
-            .collect();
-        let said: Vec<String> = links
-            .iter()
-            .map(|l| match &l.why {
-                Some(why) => format!("P{} {} ({why})", l.peer, l.via.as_str()),
-                None => format!("P{} {}", l.peer, l.via.as_str()),
-            })
             .collect();
         eprintln!(
             "ringfence P{}: links after the WebRTC signalling: {}",
