@@ -115,6 +115,9 @@ impl Plan {
         let settled = |done: &Slots| dial.iter().chain(accept).all(|p| done[p.index()].is_some());
         while !settled(&done) {
             let accepting = accept.iter().any(|p| done[p.index()].is_none());
+            // A dial ends by itself at the deadline, with its own reason: wait for it rather
+            // than racing it (the deadline alone only ends the wait for peers to dial in).
+            let dialling = dial.iter().any(|p| done[p.index()].is_none());
             tokio::select! {
                 acc = acceptor.next(), if accepting => match acc {
                     Ok(stream) => {
@@ -154,7 +157,7 @@ impl Plan {
                     Ok(Outcome::Accepted(Err(e))) => last_rejected = Some(e.to_string()),
                     Err(e) => last_rejected = Some(format!("handshake task failed: {e}")),
                 },
-                () = tokio::time::sleep_until(self.deadline) => break,
+                () = tokio::time::sleep_until(self.deadline), if !dialling || tasks.is_empty() => break,
             }
         }
         (done, last_rejected)
