@@ -77,14 +77,14 @@ impl MBits {
 /// and the online loops run down the `n` values of a row.
 pub struct MsbPrep<R> {
     psi_x: Rep3Vec<R>,
-    /// Bits of `s = 2ψ_x` in F_67, `ℓ × n` (row 0 is `s_0 = 0`).
+    /// Bits 1..ℓ of `s = 2ψ_x` in F_67, `(ℓ − 1) × n` (row i − 1 is `s_i`; `s_0 = 0` is not
+    /// stored).
     s: Rep3Vec<F67>,
     lam: Rep3Vec<F67>,
-    /// `λ·s_i`, `ℓ × n`.
+    /// `λ·s_i` for i = 1..ℓ, `(ℓ − 1) × n` like `s`.
     lam_s: Rep3Vec<F67>,
-    /// Masks of the revealed `e_i`, `ℓ × n`.
-    psi_e: Rep3Vec<F67>,
-    /// One N-MULT per tree level; level t has `groups_t × n` products.
+    /// One N-MULT per tree level; level t has `groups_t × n` products. The first level's
+    /// inputs are the masks of the revealed `e_i` ([`MsbPrep::psi_e_row`]).
     tree: Vec<NMultPrep<F67>>,
     zeta: MVec<F67>,
     times_zeta: NMultPrep<F67>,
@@ -221,6 +221,18 @@ impl<R: IntRing> MsbPrep<R> {
         &self.out
     }
 
+    /// Row i of the e-values' masks, both components: input `i mod fan` of the first tree
+    /// level, row `⌊i / fan⌋` (its group).
+    fn psi_e_row(&self, i: usize) -> Result<[&[F67]; 2], Error> {
+        let n = self.len();
+        let first =
+            self.tree.first().ok_or_else(|| Error::ApiMisuse("MSB: no product tree".into()))?;
+        let fan = first.inputs();
+        let [a, b] = first.input(i % fan);
+        let r = (i / fan) * n..(i / fan + 1) * n;
+        Ok([&a[r.clone()], &b[r]])
+    }
+
     fn slice(&self, r: core::ops::Range<usize>) -> Self {
         let n = self.len();
         Self {
@@ -228,7 +240,6 @@ impl<R: IntRing> MsbPrep<R> {
             s: self.s.cols(n, r.clone()),
             lam: self.lam.slice(r.clone()),
             lam_s: self.lam_s.cols(n, r.clone()),
-            psi_e: self.psi_e.cols(n, r.clone()),
             tree: self.tree.iter().map(|t| t.cols(n, r.clone())).collect(),
             zeta: self.zeta.slice(r.clone()),
             times_zeta: self.times_zeta.slice(r.clone()),
@@ -302,60 +313,51 @@ impl<T: Transport> Meteor<T> {
         parts.push(lam_bits.clone());
         let packed = SharedBits::concat(&parts.iter().collect::<Vec<_>>());
         let dab = self.p.dabits::<F67>(packed.len()).await?;
-        let lifted = self.p.bit_to_arith(&packed, dab).await?;
-        // Bit-major: row i of s is s_i = bit i − 1 of ψ_x (lifted row i − 1), row 0 is s_0 = 0,
-        // so λ·s_0 = 0 needs no product either.
-        let hi = (l - 1) * n;
-        let lam = lifted.slice(hi..l * n);
+        // Bit-major: row t of the lifted bits is s_(t+1) = bit t of ψ_x, then λ. s_0 = 0 (and
+        // so λ·s_0) is not stored: the online loop reads it as a zero row.
+        let mut s = self.p.bit_to_arith(&packed, dab).await?;
+        let lam = s.split_off((l - 1) * n);
         let rows: Vec<_> = (0..l - 1)
             .map(|t| {
                 let r = t * n..(t + 1) * n;
-                ([&lam.a[..], &lam.b[..]], [&lifted.a[r.clone()], &lifted.b[r]])
+                ([&lam.a[..], &lam.b[..]], [&s.a[r.clone()], &s.b[r]])
             })
             .collect();
-        let lam_s_hi = self.p.mul_concat(&rows).await?;
-        let lam_s = Rep3Vec::zero_row_then(n, &lam_s_hi, 0..hi);
-        let s = Rep3Vec::zero_row_then(n, &lifted, 0..hi);
+        let lam_s = self.p.mul_concat(&rows).await?;
 
-        // Masks of the e-values and of every tree level's outputs, then all subset products.
-        let psi_e = self.mask::<F67>(n * l);
+        // Masks of every tree level's inputs and outputs, then all subset products. The e-values'
+        // masks are drawn as the first level's inputs (input j of group g masks e_(fan·g + j),
+        // see [`MsbPrep::psi_e_row`]); a later level's inputs are rows of the level below's
+        // output mask.
         let levels = tree_levels(l);
         let mut level_inputs: Vec<Vec<Rep3Vec<F67>>> = Vec::with_capacity(levels.len());
-        let mut level_outs = Vec::with_capacity(levels.len());
-        let mut cur = psi_e.clone();
+        let mut level_outs: Vec<Rep3Vec<F67>> = Vec::with_capacity(levels.len());
         for &(size, fan) in &levels {
             let groups = size / fan;
-            level_inputs.push(
-                (0..fan).map(|j| cur.rows(n, (0..groups).map(move |g| fan * g + j))).collect(),
-            );
-            let out = self.mask::<F67>(n * groups);
-            cur = out.clone();
-            level_outs.push(out);
+            let inputs = match level_outs.last() {
+                None => (0..fan).map(|_| self.mask::<F67>(n * groups)).collect(),
+                Some(below) => {
+                    (0..fan).map(|j| below.rows(n, (0..groups).map(move |g| fan * g + j))).collect()
+                }
+            };
+            level_inputs.push(inputs);
+            level_outs.push(self.mask::<F67>(n * groups));
         }
+        let top = level_outs
+            .last()
+            .cloned()
+            .ok_or_else(|| Error::ApiMisuse(format!("MSB of {l}-bit values: no product tree")))?;
         let zeta = self.nonzero_random_f67(n).await?;
         let psi_zeta = self.mask::<F67>(n);
         let psi_d = self.mask::<F67>(n);
-        let mut jobs: Vec<(Vec<&Rep3Vec<F67>>, Rep3Vec<F67>)> = level_inputs
-            .iter()
-            .zip(level_outs)
-            .map(|(ins, out)| (ins.iter().collect(), out))
-            .collect();
-        jobs.push((vec![&cur, &psi_zeta], psi_d));
-        let mut preps = self.nmult_setup_many(jobs).await?;
+        let mut jobs: Vec<(Vec<Rep3Vec<F67>>, Rep3Vec<F67>)> =
+            level_inputs.into_iter().zip(level_outs).collect();
+        jobs.push((vec![top, psi_zeta.clone()], psi_d));
+        let mut preps = self.nmult_setup_owned(jobs).await?;
         let times_zeta = preps.pop().ok_or_else(|| Error::ApiMisuse("no ζ product".into()))?;
         let zeta = self.remask(zeta, psi_zeta).await?;
         let out = SharedBits::from_words(n, planes.plane(l - 1)).xor(&lam_bits)?;
-        Ok(MsbPrep {
-            psi_x: psi_x.clone(),
-            s,
-            lam,
-            lam_s,
-            psi_e,
-            tree: preps,
-            zeta,
-            times_zeta,
-            out,
-        })
+        Ok(MsbPrep { psi_x: psi_x.clone(), s, lam, lam_s, tree: preps, zeta, times_zeta, out })
     }
 
     /// `n` shared uniformly random non-zero elements of F_67: draw ζ and r, open ζ·r (which
@@ -397,21 +399,33 @@ impl<T: Transport> Meteor<T> {
         // Running sums over the more significant bits, per value: Σ w_k's shares and #{b_k = 1}.
         let mut acc = ESums { sa: vec![0; n], sb: vec![0; n], ones: vec![0; n], bits: vec![0; n] };
         let (la, lb) = (&prep.lam.a[..], &prep.lam.b[..]);
+        let zeros = vec![F67::ZERO; n];
         for i in (0..l).rev() {
             let row = i * n..(i + 1) * n;
+            // Rows of s and λ·s start at bit 1; bit 0 of s = 2ψ_x is 0.
+            let (s, lam_s) = match i.checked_sub(1) {
+                Some(t) => {
+                    let r = t * n..i * n;
+                    (
+                        [&prep.s.a[r.clone()], &prep.s.b[r.clone()]],
+                        [&prep.lam_s.a[r.clone()], &prep.lam_s.b[r]],
+                    )
+                }
+                None => ([&zeros[..], &zeros[..]], [&zeros[..], &zeros[..]]),
+            };
             let args = ERowArgs {
                 slot: comp0_slot(me),
                 bt: &bt,
                 i,
-                s: [&prep.s.a[row.clone()], &prep.s.b[row.clone()]],
+                s,
                 lam: [la, lb],
-                lam_s: [&prep.lam_s.a[row.clone()], &prep.lam_s.b[row.clone()]],
-                psi_e: [&prep.psi_e.a[row.clone()], &prep.psi_e.b[row.clone()]],
+                lam_s,
+                psi_e: prep.psi_e_row(i)?,
             };
             e_row(args, &mut acc, [&mut ea[row.clone()], &mut eb[row]]);
         }
         let mut cur = self.p.reveal(Rep3Vec::from_parts(me, ea, eb)).await?;
-        let mut last_out = prep.psi_e;
+        let mut last_out = Rep3Vec::from_parts(me, Vec::new(), Vec::new());
         for (level, (size, fan)) in prep.tree.into_iter().zip(tree_levels(l)) {
             let groups = size / fan;
             let (mut a, mut b) = (vec![F67::ZERO; groups * n], vec![F67::ZERO; groups * n]);

@@ -15,6 +15,8 @@
 //! `⟨ψ_Xψ_W⟩` from setup: one element per output online, whatever the inner dimension, at the
 //! price of four or five local products per party instead of rep3's two.
 
+use std::sync::Arc;
+
 use super::{check_mask, comp0_slot, MVec, Meteor};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
@@ -29,8 +31,49 @@ pub struct NMultPrep<R> {
     /// bitmask T ≥ 1, so `terms[(1 << j) − 1]` is input mask j. `ψ_∅` is the public constant 1:
     /// its term, the public product `Π m_j`, joins component 0. One vector per subset lets the
     /// online sum run down all values at once ([`Ring::subset_sum`]).
-    terms: Vec<Rep3Vec<R>>,
+    terms: Vec<Term<R>>,
     out: Rep3Vec<R>,
+}
+
+/// One subset product's shares: a range of a vector shared with the other products made in
+/// the same batched multiplication, so that splitting the batch copies nothing.
+struct Term<R> {
+    all: Arc<Rep3Vec<R>>,
+    range: core::ops::Range<usize>,
+}
+
+impl<R: Ring> Term<R> {
+    fn whole(v: Rep3Vec<R>) -> Self {
+        Self { range: 0..v.len(), all: Arc::new(v) }
+    }
+
+    fn parts(&self) -> [&[R]; 2] {
+        [&self.all.a[self.range.clone()], &self.all.b[self.range.clone()]]
+    }
+
+    /// Elements `r`, sharing this term's vector (no copy).
+    fn view(&self, r: core::ops::Range<usize>) -> Self {
+        let start = self.range.start;
+        Self { all: self.all.clone(), range: start + r.start..start + r.end }
+    }
+
+    /// Elements `r` in a vector of their own: a split-off piece does not keep the whole batch
+    /// alive after the batched preparation is gone.
+    fn slice(&self, r: core::ops::Range<usize>) -> Self {
+        let [a, b] = self.parts();
+        let (a, b) = (a[r.clone()].to_vec(), b[r].to_vec());
+        Self::whole(Rep3Vec::from_parts(self.all.holder(), a, b))
+    }
+
+    fn cols(&self, cols: usize, r: core::ops::Range<usize>) -> Self {
+        let [a, b] = self.parts();
+        Self::whole(Rep3Vec::cols_of(self.all.holder(), [a, b], cols, r))
+    }
+
+    fn is(&self, x: &Rep3Vec<R>) -> bool {
+        let [a, b] = self.parts();
+        x.holder() == self.all.holder() && x.a == a && x.b == b
+    }
 }
 
 impl<R> core::fmt::Debug for NMultPrep<R> {
@@ -62,22 +105,31 @@ impl<R: Ring> NMultPrep<R> {
 
     /// Elements `range` (for splitting a batched setup).
     pub(crate) fn slice(&self, range: core::ops::Range<usize>) -> Self {
-        self.map(|v| v.slice(range.clone()))
+        Self {
+            inputs: self.inputs,
+            terms: self.terms.iter().map(|t| t.slice(range.clone())).collect(),
+            out: self.out.slice(range),
+        }
     }
 
     /// Columns `range` of every row, for preparations laid out as rows of `cols` values
     /// (see [`Rep3Vec::cols`]).
     pub(crate) fn cols(&self, cols: usize, range: core::ops::Range<usize>) -> Self {
-        self.map(|v| v.cols(cols, range.clone()))
+        Self {
+            inputs: self.inputs,
+            terms: self.terms.iter().map(|t| t.cols(cols, range.clone())).collect(),
+            out: self.out.cols(cols, range),
+        }
     }
 
-    fn map(&self, f: impl Fn(&Rep3Vec<R>) -> Rep3Vec<R>) -> Self {
-        Self { inputs: self.inputs, terms: self.terms.iter().map(&f).collect(), out: f(&self.out) }
+    /// Both components of input mask `j` (`ψ_{j}`, the subset of one).
+    pub(crate) fn input(&self, j: usize) -> [&[R]; 2] {
+        self.terms[(1 << j) - 1].parts()
     }
 
     /// Checks that `x` carries input mask `j`.
     fn check_input(&self, j: usize, x: &Rep3Vec<R>) -> Result<(), Error> {
-        if *x == self.terms[(1 << j) - 1] {
+        if self.terms[(1 << j) - 1].is(x) {
             Ok(())
         } else {
             Err(Error::ApiMisuse(format!(
@@ -104,8 +156,8 @@ impl<R: Ring> NMultPrep<R> {
             )));
         }
         let r = at..at + len;
-        let ta: Vec<&[R]> = self.terms.iter().map(|t| &t.a[r.clone()]).collect();
-        let tb: Vec<&[R]> = self.terms.iter().map(|t| &t.b[r.clone()]).collect();
+        let ta: Vec<&[R]> = self.terms.iter().map(|t| &t.parts()[0][r.clone()]).collect();
+        let tb: Vec<&[R]> = self.terms.iter().map(|t| &t.parts()[1][r.clone()]).collect();
         let public = comp0_slot(me).map(|first| if first { 0 } else { 1 });
         R::subset_sum(m, [&ta, &tb], [&self.out.a[r.clone()], &self.out.b[r]], public, out);
         Ok(())
@@ -167,6 +219,19 @@ impl<T: Transport> Meteor<T> {
         &mut self,
         jobs: Vec<(Vec<&Rep3Vec<R>>, Rep3Vec<R>)>,
     ) -> Result<Vec<NMultPrep<R>>, Error> {
+        let owned = jobs
+            .into_iter()
+            .map(|(inputs, out)| (inputs.into_iter().cloned().collect(), out))
+            .collect();
+        self.nmult_setup_owned(owned).await
+    }
+
+    /// [`Meteor::nmult_setup_many`] taking the input masks by value: the preparations keep
+    /// them (as their one-element subsets) without a copy.
+    pub(crate) async fn nmult_setup_owned<R: Ring>(
+        &mut self,
+        jobs: Vec<(Vec<Rep3Vec<R>>, Rep3Vec<R>)>,
+    ) -> Result<Vec<NMultPrep<R>>, Error> {
         let mut building = Vec::with_capacity(jobs.len());
         let mut max_n = 0;
         for (inputs, out) in jobs {
@@ -182,9 +247,9 @@ impl<T: Transport> Meteor<T> {
                 )));
             }
             // Index T: ψ_T once made (None for ∅, the public 1, and subsets still to make).
-            let mut subsets: Vec<Option<Rep3Vec<R>>> = vec![None; 1 << n];
+            let mut subsets: Vec<Option<Term<R>>> = (0..1 << n).map(|_| None).collect();
             for (j, x) in inputs.into_iter().enumerate() {
-                subsets[1 << j] = Some(x.clone());
+                subsets[1 << j] = Some(Term::whole(x));
             }
             max_n = max_n.max(n);
             building.push((subsets, out));
@@ -203,16 +268,18 @@ impl<T: Transport> Meteor<T> {
                         let (Some(x), Some(y)) = (&subsets[l], &subsets[t ^ l]) else {
                             return Err(Error::ApiMisuse("N-MULT setup: a half is missing".into()));
                         };
-                        pairs.push(([&x.a[..], &x.b[..]], [&y.a[..], &y.b[..]]));
+                        pairs.push((x.parts(), y.parts()));
                         made.push((j, t));
                     }
                 }
             }
             if !made.is_empty() {
                 let lens: Vec<usize> = pairs.iter().map(|(x, _)| x[0].len()).collect();
-                let z = self.p.mul_concat(&pairs).await?;
-                for ((j, t), part) in made.into_iter().zip(z.split(&lens)) {
-                    building[j].0[t] = Some(part);
+                let z = Term::whole(self.p.mul_concat(&pairs).await?);
+                let mut at = 0;
+                for ((j, t), len) in made.into_iter().zip(lens) {
+                    building[j].0[t] = Some(z.view(at..at + len));
+                    at += len;
                 }
             }
             lo = hi;

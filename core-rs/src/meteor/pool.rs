@@ -35,44 +35,43 @@ impl PoolSchedule {
         if windows.iter().any(Vec::is_empty) {
             return Err(Error::ApiMisuse("max pooling over an empty window".into()));
         }
-        let mut lists: Vec<Vec<usize>> = windows.to_vec();
+        // The lists of the current level, flat (one allocation per level, not per window):
+        // list w is `flat[start_w .. start_w + lens[w]]`.
+        let mut flat: Vec<usize> = windows.concat();
+        let mut lens: Vec<usize> = windows.iter().map(Vec::len).collect();
         let mut levels = Vec::new();
-        while lists.iter().any(|l| l.len() > 1) {
+        while lens.iter().any(|&l| l > 1) {
             let (mut lhs, mut rhs) = (Vec::new(), Vec::new());
-            // Entries of the next lists: Ok(winner t) or Err(carried index).
-            let mut tagged: Vec<Vec<Result<usize, usize>>> = Vec::with_capacity(lists.len());
-            for l in &lists {
-                let mut nl = Vec::with_capacity(l.len().div_ceil(2));
-                for pair in l.chunks(2) {
+            // Entries of the next lists, in order: Ok(winner t) or Err(carried index).
+            let mut tagged: Vec<Result<usize, usize>> = Vec::with_capacity(flat.len());
+            let mut at = 0;
+            for l in &mut lens {
+                for pair in flat[at..at + *l].chunks(2) {
                     if let [a, b] = pair {
-                        nl.push(Ok(lhs.len()));
+                        tagged.push(Ok(lhs.len()));
                         lhs.push(*a);
                         rhs.push(*b);
                     } else {
-                        nl.push(Err(pair[0]));
+                        tagged.push(Err(pair[0]));
                     }
                 }
-                tagged.push(nl);
+                at += *l;
+                *l = l.div_ceil(2);
             }
             let winners = lhs.len();
-            let mut next = Vec::new();
-            lists = tagged
+            let next = tagged
                 .into_iter()
-                .map(|nl| {
-                    nl.into_iter()
-                        .map(|t| {
-                            next.push(match t {
-                                Ok(w) => w,
-                                Err(c) => winners + c,
-                            });
-                            next.len() - 1
-                        })
-                        .collect()
+                .map(|t| match t {
+                    Ok(w) => w,
+                    Err(c) => winners + c,
                 })
-                .collect();
+                .collect::<Vec<_>>();
+            // Entry k of the next lists (in list order) is element k of the next vector.
+            flat = (0..next.len()).collect();
             levels.push(Level { lhs, rhs, next });
         }
-        Ok(Self { levels, result: lists.into_iter().map(|l| l[0]).collect() })
+        // Every list now holds one entry: where its window's maximum is.
+        Ok(Self { levels, result: flat })
     }
 
     /// Number of comparisons (ReLUs) per run, level by level.
@@ -169,5 +168,39 @@ impl<T: Transport> Meteor<T> {
             cur = MVec::concat(&[&winners, &cur]).gather(&lv.next);
         }
         Ok(cur.gather(&schedule.result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the tournament on plain values (`max` for each comparison, then
+    /// `concat(winners, current).gather(next)`, as the protocol does on shares) and checks that
+    /// every window's maximum comes out, with w − 1 comparisons per window.
+    #[test]
+    fn schedule_finds_each_windows_maximum() {
+        let values: Vec<u64> = (0..40u64).map(|i| (i * 7919 + 13) % 101).collect();
+        let windows: Vec<Vec<usize>> = (1..=9)
+            .chain([4, 4, 1, 16, 2])
+            .enumerate()
+            .map(|(w, len)| (0..len).map(|k| (w * 5 + k * 3) % values.len()).collect())
+            .collect();
+        let s = PoolSchedule::new(&windows).unwrap();
+        let want: usize = windows.iter().map(|w| w.len() - 1).sum();
+        assert_eq!(s.comparisons().iter().sum::<usize>(), want);
+        assert_eq!(s.outputs(), windows.len());
+        let mut cur = values.clone();
+        for l in &s.levels {
+            let mut both: Vec<u64> =
+                l.lhs.iter().zip(&l.rhs).map(|(&a, &b)| cur[a].max(cur[b])).collect();
+            both.extend_from_slice(&cur);
+            cur = l.next.iter().map(|&i| both[i]).collect();
+        }
+        for (w, &at) in windows.iter().zip(&s.result) {
+            let max = w.iter().map(|&i| values[i]).max().unwrap();
+            assert_eq!(cur[at], max, "window {w:?}");
+        }
+        assert!(PoolSchedule::new(&[vec![0], vec![]]).is_err());
     }
 }

@@ -208,8 +208,18 @@ impl<R: Ring> Rep3Vec<R> {
     /// Columns `range` of every row of a vector laid out as rows of `cols` elements
     /// (row-major), rows kept in order.
     pub(crate) fn cols(&self, cols: usize, range: core::ops::Range<usize>) -> Self {
+        Self::cols_of(self.me, [&self.a, &self.b], cols, range)
+    }
+
+    /// [`Rep3Vec::cols`] of the shares `parts` held by `me` (e.g. a range of a larger vector).
+    pub(crate) fn cols_of(
+        me: PartyId,
+        parts: [&[R]; 2],
+        cols: usize,
+        range: core::ops::Range<usize>,
+    ) -> Self {
         if cols == 0 {
-            return Self::from_parts(self.me, Vec::new(), Vec::new());
+            return Self::from_parts(me, Vec::new(), Vec::new());
         }
         let pick = |v: &[R]| -> Vec<R> {
             let mut out = Vec::with_capacity(v.len() / cols.max(1) * range.len());
@@ -218,7 +228,7 @@ impl<R: Ring> Rep3Vec<R> {
             }
             out
         };
-        Self::from_parts(self.me, pick(&self.a), pick(&self.b))
+        Self::from_parts(me, pick(parts[0]), pick(parts[1]))
     }
 
     /// Rows `rows` (in that order) of a vector laid out as rows of `cols` elements.
@@ -233,15 +243,9 @@ impl<R: Ring> Rep3Vec<R> {
         Self::from_parts(self.me, pick(&self.a), pick(&self.b))
     }
 
-    /// `n` zeros (a public zero row) followed by elements `range` of `src`, in one copy.
-    pub(crate) fn zero_row_then(n: usize, src: &Self, range: core::ops::Range<usize>) -> Self {
-        let pick = |v: &[R]| {
-            let mut out = Vec::with_capacity(n + range.len());
-            out.resize(n, R::ZERO);
-            out.extend_from_slice(&v[range.clone()]);
-            out
-        };
-        Self::from_parts(src.me, pick(&src.a), pick(&src.b))
+    /// Moves elements `at..` into a new vector (only they are copied); `self` keeps `..at`.
+    pub(crate) fn split_off(&mut self, at: usize) -> Self {
+        Self::from_parts(self.me, self.a.split_off(at), self.b.split_off(at))
     }
 
     /// Concatenates vectors (e.g. to batch several operations into one round).

@@ -161,34 +161,49 @@ impl Ring for F67 {
     ///
     /// Words are drawn in blocks of what is still needed (at most [`SAMPLE_WORDS`]); a block
     /// without a rejected word (all but ~15% of full blocks) is converted in one branch-free
-    /// pass that runs in vector lanes, the rare other block word by word. The last accepted
-    /// word's unused digits are dropped.
+    /// pass that runs in vector lanes, the rare other block word by word. A block whose digits
+    /// all fit is converted straight into `out` (no staging copy); only a block whose last
+    /// word is cut goes through a buffer. The last accepted word's unused digits are dropped.
     fn fill_random(prg: &mut Prg, out: &mut [Self]) {
         let mut words = [0u32; SAMPLE_WORDS];
-        let mut digits = [[Self::ZERO; 4]; SAMPLE_WORDS];
+        let mut spare = [[Self::ZERO; 4]; SAMPLE_WORDS];
         let mut filled = 0;
         while filled < out.len() {
             let left = out.len() - filled;
             let need = left.div_ceil(4).min(SAMPLE_WORDS);
             let block = &mut words[..need];
             prg.fill_bytes(bytemuck::cast_slice_mut(block));
-            if !sample_block(block, &mut digits[..need]) {
-                let got = bytemuck::cast_slice::<[Self; 4], Self>(&digits[..need]);
-                let k = got.len().min(left);
-                out[filled..filled + k].copy_from_slice(&got[..k]);
-                filled += k;
+            let fits = 4 * need <= left;
+            let digits: &mut [[Self; 4]] = if fits {
+                bytemuck::cast_slice_mut(&mut out[filled..filled + 4 * need])
             } else {
-                for (w, d) in block.iter().zip(&digits) {
-                    if sample_word(*w).0 {
-                        match out.get_mut(filled..filled + 4) {
-                            // A fixed-size copy (the common case) compiles to one store.
-                            Some(dst) => dst.copy_from_slice(d),
-                            None => {
-                                let k = out.len() - filled;
-                                out[filled..].copy_from_slice(&d[..k]);
-                            }
-                        }
-                        filled = (filled + 4).min(out.len());
+                &mut spare[..need]
+            };
+            if !sample_block(block, digits) {
+                let k = (4 * need).min(left);
+                if !fits {
+                    let got = bytemuck::cast_slice::<[Self; 4], Self>(&spare[..need]);
+                    out[filled..filled + k].copy_from_slice(&got[..k]);
+                }
+                filled += k;
+            } else if fits {
+                // Compacted in place: an accepted word's digits move to the fill position,
+                // which never passes the word's own slot, so no digit is overwritten before
+                // it is moved.
+                let start = filled;
+                for (j, w) in block.iter().enumerate() {
+                    if accepted(*w) {
+                        let from = start + 4 * j;
+                        out.copy_within(from..from + 4, filled);
+                        filled += 4;
+                    }
+                }
+            } else {
+                for (w, d) in block.iter().zip(&spare) {
+                    if accepted(*w) {
+                        let k = (out.len() - filled).min(4);
+                        out[filled..filled + k].copy_from_slice(&d[..k]);
+                        filled += k;
                     }
                 }
             }
@@ -364,6 +379,14 @@ pub(crate) fn sample_block_portable(words: &[u32], digits: &mut [[F67; 4]]) -> b
     rejected
 }
 
+/// Whether a keystream word (as read from little-endian bytes) is accepted: `r_4 = w·67^4 mod
+/// 2^32` (the last remainder of [`sample_word`], in one multiplication) is not below the
+/// threshold.
+#[inline(always)]
+fn accepted(w: u32) -> bool {
+    u32::from_le(w).wrapping_mul(SAMPLE_RANGE as u32) >= SAMPLE_REJECT_BELOW
+}
+
 /// One keystream word (as read from little-endian bytes) → (accepted, four elements).
 #[inline(always)]
 fn sample_word(w: u32) -> (bool, [F67; 4]) {
@@ -454,8 +477,7 @@ mod tests {
     fn sampler_rejects_exactly_the_biased_words() {
         // w·67^4 mod 2^32 for w = 0 is 0 < threshold: rejected.
         assert!(!sample_word(0u32.to_le()).0);
-        let mut accepted = 0u64;
-        let mut rejected = 0u64;
+        let (mut kept, mut rejected) = (0u64, 0u64);
         // Over a full period of the low half's pattern the rejected count is 2^32 mod 67^4
         // words in total; check a sample of consecutive words against the definition.
         for w in (0u32..2_000_000).chain(u32::MAX - 2_000_000..=u32::MAX) {
@@ -463,34 +485,80 @@ mod tests {
             let want = (x as u32) >= SAMPLE_REJECT_BELOW;
             let (ok, d) = sample_word(w.to_le());
             assert_eq!(ok, want, "word {w}");
+            assert_eq!(accepted(w.to_le()), want, "one-multiplication test of word {w}");
             let v = (x >> 32) as u32;
             let back = d.iter().fold(0u32, |acc, x| acc * 67 + u32::from(x.0));
             assert_eq!(back, v, "digits of word {w}");
             if ok {
-                accepted += 1
+                kept += 1
             } else {
                 rejected += 1
             }
         }
-        assert!(rejected > 0 && accepted > rejected);
+        assert!(rejected > 0 && kept > rejected);
     }
 
-    /// Uniformity sanity check on a fixed seed: every value occurs and the chi-square statistic
-    /// of the counts (66 degrees of freedom) stays below 110 (p ≈ 0.0005 for a uniform source).
+    /// Exact uniformity: every value `v ∈ [0, R)`, `R = 67^4`, has exactly ⌊2^32 / R⌋ = 213
+    /// accepted words, all of which decode to `v` (the words with `⌊w·R / 2^32⌋ = v` are the
+    /// integers of `[⌈v·2^32 / R⌉, ⌈(v+1)·2^32 / R⌉)`). Checked on the ends of the range, on
+    /// the values of the words whose low half sits at the threshold (where an off-by-one would
+    /// show), and on a spread of values in between.
+    #[test]
+    fn sampler_accepts_equally_many_words_per_value() {
+        let r = u128::from(SAMPLE_RANGE);
+        let first_word = |v: u128| ((v << 32).div_ceil(r)) as u64;
+        // R is odd, so w ↦ w·R mod 2^32 is a bijection: the word with low half x is x·R⁻¹.
+        let mut inv = SAMPLE_RANGE as u32;
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u32.wrapping_sub((SAMPLE_RANGE as u32).wrapping_mul(inv)));
+        }
+        assert_eq!(inv.wrapping_mul(SAMPLE_RANGE as u32), 1);
+        let t = SAMPLE_REJECT_BELOW;
+        let edge = [0, 1, t - 2, t - 1, t, t + 1, u32::MAX]
+            .map(|x| (u128::from(x.wrapping_mul(inv)) * r) >> 32);
+        let spread = (0..20_000u128).map(|i| i * 1_000_003 % r);
+        for v in (0..500u128).chain(r - 500..r).chain(edge).chain(spread) {
+            let mut hits = 0;
+            for w in first_word(v)..first_word(v + 1) {
+                let (ok, d) = sample_word((w as u32).to_le());
+                let value = d.iter().fold(0u128, |acc, x| acc * 67 + u128::from(x.0));
+                assert_eq!(value, v, "word {w} lies in the interval of {v}");
+                hits += usize::from(ok);
+            }
+            assert_eq!(hits, 213, "accepted words for value {v}");
+        }
+    }
+
+    /// Uniformity on a fixed seed: every value occurs and the chi-square statistic of the
+    /// counts (66 degrees of freedom) stays below 110 (p ≈ 0.0005 for a uniform source), over
+    /// all elements and over each digit position of a word (a biased digit would show there:
+    /// a length that is a multiple of 4 keeps positions aligned). The test can fail: bytes
+    /// reduced mod 67 (0..=54 with probability 4/256 each, 55..=66 with 3/256) do.
     #[test]
     fn sampler_counts_pass_a_chi_square_test() {
+        let chi2 = |v: &mut dyn Iterator<Item = F67>| -> (f64, [u64; 67]) {
+            let mut counts = [0u64; 67];
+            for x in v {
+                counts[x.value() as usize] += 1;
+            }
+            let expect = counts.iter().sum::<u64>() as f64 / 67.0;
+            (counts.iter().map(|&c| (c as f64 - expect).powi(2) / expect).sum(), counts)
+        };
         let mut prg = Prg::new(&Seed::from_bytes([3; 32]), 11, 1);
-        let n = 67 * 3000;
+        let n = 67 * 3000 * 4;
         let mut v = vec![F67::ZERO; n];
         F67::fill_random(&mut prg, &mut v);
-        let mut counts = [0u64; 67];
-        for x in &v {
-            counts[x.value() as usize] += 1;
-        }
+        let (all, counts) = chi2(&mut v.iter().copied());
         assert!(counts.iter().all(|&c| c > 0), "every element occurs: {counts:?}");
-        let expect = (n / 67) as f64;
-        let chi2: f64 = counts.iter().map(|&c| (c as f64 - expect).powi(2) / expect).sum();
-        assert!(chi2 < 110.0, "chi-square {chi2} over 66 degrees of freedom: {counts:?}");
+        assert!(all < 110.0, "chi-square {all} over 66 degrees of freedom: {counts:?}");
+        for k in 0..4 {
+            let (x, counts) = chi2(&mut v.iter().skip(k).step_by(4).copied());
+            assert!(x < 110.0, "digit {k} of a word: chi-square {x}: {counts:?}");
+        }
+        let mut bytes = vec![0u8; n];
+        Prg::new(&Seed::from_bytes([3; 32]), 11, 2).fill_bytes(&mut bytes);
+        let (biased, _) = chi2(&mut bytes.iter().map(|&b| F67(b % 67)));
+        assert!(biased > 110.0, "a biased source passes: chi-square {biased}");
     }
 
     #[test]

@@ -156,17 +156,23 @@ pub(crate) fn cross_mul_into<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], ou
     cross_mul_portable(xa, xb, ya, yb, out);
 }
 
-/// Appends the products to `out`. A plain loop over a zero-extended tail rather than
-/// `extend`: `extend` runs through `Iterator::fold`, which is not inlined into the AVX2 copy
-/// and so ran without AVX2 (and without vector lanes for F_67's reduction).
+/// Appends the products to `out`, a block at a time through a stack buffer: a plain loop
+/// rather than `extend` (which runs through `Iterator::fold`, not inlined into the AVX2 copy,
+/// so without AVX2 and without vector lanes for F_67's reduction), and no zero-fill of the
+/// output before it is written (a whole extra pass over a large vector).
 #[inline(always)]
 fn cross_mul_portable<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut Vec<R>) {
-    let start = out.len();
-    out.resize(start + xa.len(), R::ZERO);
-    for (o, ((xa, xb), (ya, yb))) in
-        out[start..].iter_mut().zip(xa.iter().zip(xb).zip(ya.iter().zip(yb)))
-    {
-        *o = *xa * (*ya + *yb) + *xb * *ya;
+    const BLOCK: usize = 256;
+    let mut buf = [R::ZERO; BLOCK];
+    let blocks = xa.chunks(BLOCK).zip(xb.chunks(BLOCK)).zip(ya.chunks(BLOCK).zip(yb.chunks(BLOCK)));
+    for ((xa, xb), (ya, yb)) in blocks {
+        let got = &mut buf[..xa.len()];
+        for (o, ((xa, xb), (ya, yb))) in
+            got.iter_mut().zip(xa.iter().zip(xb).zip(ya.iter().zip(yb)))
+        {
+            *o = *xa * (*ya + *yb) + *xb * *ya;
+        }
+        out.extend_from_slice(got);
     }
 }
 
