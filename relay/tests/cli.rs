@@ -1,5 +1,5 @@
 //! The `ringfence` binary end to end: the demo's private classification checks itself, `bench --json` prints the
-//! documented keys, and a party process exits when its parent goes away.
+//! documented keys and sums a batch run in sub-batches, and a party process exits when its parent goes away.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -76,13 +76,7 @@ fn bench_json_has_the_documented_keys() {
 #[test]
 fn bench_model_runs_secure_inference_with_setup_reported() {
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/nn-a.onnx");
-    let out = Command::new(EXE)
-        .args(["bench", "--json", "--model", model, "--batch", "2", "--repeat", "1"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let line = bench_line(&["--model", model, "--batch", "2", "--repeat", "1"]);
     assert_eq!(line["op"], "infer");
     assert_eq!(line["n"], 2);
     assert!(line["setup_seconds"].as_f64().is_some_and(|s| s > 0.0), "{line}");
@@ -94,6 +88,63 @@ fn bench_model_runs_secure_inference_with_setup_reported() {
     let out = Command::new(EXE).args(["bench", "--model", "no/such/model.onnx"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/model.onnx"));
+}
+
+/// The one JSON line of `ringfence bench --json ARGS` (a single operation or model).
+fn bench_line(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(EXE).args(["bench", "--json"]).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(text.trim()).unwrap()
+}
+
+#[test]
+fn bench_sub_batches_report_the_sums_over_the_whole_batch() {
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/logreg.onnx");
+    let f = |line: &serde_json::Value, key: &str| {
+        line[key].as_f64().unwrap_or_else(|| panic!("no {key} in {line}"))
+    };
+    for backend in ["meteor", "rep3"] {
+        let run = ["--model", model, "--backend", backend, "--repeat", "1", "--batch"];
+        let whole = bench_line(&[&run[..], &["2"]].concat());
+        let split = bench_line(&[&run[..], &["4", "--sub-batch", "2"]].concat());
+        assert_eq!(split["n"], 4, "{split}");
+        assert_eq!(split["batch"], 4, "{split}");
+        assert_eq!(split["sub_batch"], 2, "{split}");
+        assert!(whole.get("sub_batch").is_none(), "{whole}");
+        // Both sub-batches are test samples 0..4, each classified as onnxruntime does.
+        assert_eq!(split["accuracy_agreement"], 1.0, "{split}");
+        // Two passes of a batch of 2: the online figures are exactly twice one pass's.
+        for key in ["online_bytes_per_party", "payload_bytes_per_party", "rounds"] {
+            assert_eq!(f(&split, key), 2.0 * f(&whole, key), "{backend} {key}: {split}");
+        }
+        assert!(f(&whole, "rounds") >= 3.0, "{whole}");
+        // Each pass makes its own setup (a little data-dependent in size on METEOR).
+        let ratio = f(&split, "setup_bytes_per_party") / f(&whole, "setup_bytes_per_party");
+        assert!((1.99..=2.01).contains(&ratio), "{backend} setup ratio {ratio}: {split}");
+    }
+    let text = Command::new(EXE)
+        .args(["bench", "--model", model, "--batch", "4", "--sub-batch", "2", "--repeat", "1"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&text.stdout);
+    assert!(text.status.success(), "{table}");
+    assert!(table.contains("infer   4 (2 × 2)"), "{table}");
+    assert!(table.contains("in 2 sub-batches of 2"), "{table}");
+    // Progress per sub-batch on stderr: the warm-up is one sub-batch, a timed run all of them.
+    let progress = String::from_utf8_lossy(&text.stderr);
+    assert!(progress.contains("warm-up: sub-batch 1 of 1 done"), "{progress}");
+    assert!(progress.contains("run 1: sub-batch 2 of 2 done"), "{progress}");
+    // Sub-batches of unequal or no size are refused before any party starts.
+    for (sub, why) in [("3", "--sub-batch 3 does not divide --batch 4"), ("0", "at least one")] {
+        let out = Command::new(EXE)
+            .args(["bench", "--model", model, "--batch", "4", "--sub-batch", sub])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains(why), "{err}");
+    }
 }
 
 #[test]

@@ -5,6 +5,10 @@
 //! apart as "setup"), flush their links and pass a barrier; the run is timed from the barrier
 //! to the party's own completion. The parent reports the slowest party's mean time and the
 //! parties' mean bytes.
+//!
+//! An inference run with `--sub-batch` is several such passes on the same links, one per
+//! sub-batch of consecutive samples, each its own setup then online; the run's figures are
+//! the passes' sums, and the warm-up is one pass.
 
 use std::time::Instant;
 
@@ -132,8 +136,28 @@ pub(crate) struct Sizes {
     pub(crate) matmul_dim: usize,
     /// Samples per inference run.
     pub(crate) batch: usize,
+    /// Samples per setup + online pass of an inference run (`--sub-batch`); `None`: the whole
+    /// batch in one pass.
+    pub(crate) sub_batch: Option<usize>,
     /// The protocol family of inference runs.
     pub(crate) backend: Backend,
+}
+
+impl Sizes {
+    /// How an inference run covers its batch: `(passes, samples per pass)`, each pass making
+    /// its own setup, then running online on the next samples.
+    pub(crate) fn passes(&self) -> Result<(usize, usize), String> {
+        let batch = self.batch.max(1);
+        match self.sub_batch {
+            None => Ok((1, batch)),
+            Some(0) => Err("--sub-batch 0: a sub-batch needs at least one sample".into()),
+            Some(sub) if !batch.is_multiple_of(sub) => Err(format!(
+                "--sub-batch {sub} does not divide --batch {batch}: every sub-batch has the same \
+                 size, so pick a divisor of {batch}"
+            )),
+            Some(sub) => Ok((batch / sub, sub)),
+        }
+    }
 }
 
 /// A model to benchmark: its name, the imported graph, and its test set when it has one.
@@ -247,11 +271,15 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
 }
 
 /// What an inference benchmark needs at every party: the plan, its shape and (at the input
-/// owner P1) the encoded samples and the reference classes, when the model has a test set.
+/// owner P1) the encoded samples of the whole batch and the reference classes, when the model
+/// has a test set.
 struct InferInputs<R> {
     plan: ringfence_core::nn::FixedPlan<R>,
     shape: ringfence_core::nn::PlanShape,
     batch: usize,
+    /// Setup + online passes per timed run, and samples per pass (`--sub-batch`).
+    passes: usize,
+    sub: usize,
     encoded: Option<Vec<R>>,
     expected: Option<Vec<usize>>,
 }
@@ -265,6 +293,7 @@ impl<R: IntRing> InferInputs<R> {
         let plan = FixedPlan::<R>::new(&mb.model, DEFAULT_FRAC_BITS).map_err(|e| e.to_string())?;
         let shape = plan.shape();
         let batch = sizes.batch.max(1);
+        let (passes, sub) = sizes.passes()?;
         let len = batch * shape.input_len;
         // The first `batch` test samples when the model has a test set (agreement with the
         // reference runtime is then reported), else deterministic pixel-like values in [0, 1).
@@ -275,12 +304,24 @@ impl<R: IntRing> InferInputs<R> {
         let mine = me == INPUT_OWNER;
         let encoded =
             mine.then(|| plan.encode_input(&pixels)).transpose().map_err(|e| e.to_string())?;
-        Ok(Self { plan, shape, batch, encoded, expected: expected.filter(|_| mine) })
+        Ok(Self { plan, shape, batch, passes, sub, encoded, expected: expected.filter(|_| mine) })
     }
 
-    /// The fraction of `classes` equal to the reference runtime's (at the input owner).
+    /// Values of one pass's input.
+    fn pass_len(&self) -> usize {
+        self.sub * self.shape.input_len
+    }
+
+    /// The encoded samples of pass `k` (at the input owner): the `k`-th sub-batch of the batch.
+    fn pass_input(&self, k: usize) -> Option<&[R]> {
+        let len = self.pass_len();
+        self.encoded.as_deref().map(|e| &e[k * len..(k + 1) * len])
+    }
+
+    /// The fraction of `classes` equal to the reference runtime's (at the input owner), once
+    /// they cover the whole batch.
     fn agreement(&self, classes: &[usize]) -> Option<f64> {
-        let want = self.expected.as_ref()?;
+        let want = self.expected.as_ref().filter(|w| w.len() == classes.len())?;
         let same = classes.iter().zip(want).filter(|(a, b)| a == b).count();
         Some(same as f64 / want.len().max(1) as f64)
     }
@@ -290,10 +331,38 @@ impl<R: IntRing> InferInputs<R> {
         m.shape = Some(format!("{} batch {}", mb.name, self.batch));
         m
     }
+
+    /// The warm-up and the `repeat` timed runs: each timed run is `passes` calls of
+    /// `pass(k, warm, meter)` (pass `k`'s setup, then its online phase on sub-batch `k`, which
+    /// returns the input owner's classes); the warm-up is pass 0 only: the same code and sizes as
+    /// every pass, without doubling a long benchmark.
+    async fn runs(
+        &self,
+        m: &mut Meter,
+        repeat: usize,
+        mut pass: impl AsyncFnMut(usize, bool, &mut Meter) -> Result<Option<Vec<usize>>, String>,
+    ) -> Result<(), String> {
+        for run in 0..=repeat {
+            let warm = run == 0;
+            let mut classes = Vec::new();
+            let passes = if warm { 1 } else { self.passes };
+            for k in 0..passes {
+                classes.extend(pass(k, warm, m).await?.into_iter().flatten());
+                if self.passes > 1 {
+                    report(&FromChild::Pass { run, pass: k + 1, passes });
+                }
+            }
+            if let Some(a) = self.agreement(&classes) {
+                m.agreement = Some(a);
+            }
+        }
+        Ok(())
+    }
 }
 
-/// Secure inference on rep3: the weights are shared once (not timed), then each run makes its
-/// setup (timed as setup), shares `batch` samples from P1, infers and opens the argmax to P1.
+/// Secure inference on rep3: the weights are shared once (not timed), then each run (each pass
+/// of a run split in sub-batches) makes its setup (timed as setup), shares its samples from P1,
+/// infers and opens the argmax to P1.
 async fn bench_infer<R: IntRing>(
     p: &mut Session,
     mb: &ModelBench,
@@ -307,28 +376,25 @@ async fn bench_infer<R: IntRing>(
         .await
         .map_err(e)?;
     let mut m = io.meter(mb);
-    for run in 0..=sizes.repeat {
-        let warm = run == 0;
+    io.runs(&mut m, sizes.repeat, async |k, warm, m: &mut Meter| {
         m.setup_start(p);
-        let prep = preprocess::<_, R>(p, &io.shape, io.batch, Output::Argmax).await.map_err(e)?;
+        let prep = preprocess::<_, R>(p, &io.shape, io.sub, Output::Argmax).await.map_err(e)?;
         m.setup_end(p, warm);
         m.start(p).await?;
-        let len = io.batch * io.shape.input_len;
-        let x = p.input(INPUT_OWNER, io.encoded.as_deref(), len).await.map_err(e)?;
+        let x = p.input(INPUT_OWNER, io.pass_input(k), io.pass_len()).await.map_err(e)?;
         let y = infer(p, &shared, x, prep).await.map_err(e)?;
         let classes = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
         m.stop(p, warm).await?;
-        if let Some(c) = classes {
-            let c: Vec<usize> = c.iter().map(|v| v.to_i64() as usize).collect();
-            m.agreement = io.agreement(&c);
-        }
-    }
+        Ok(classes.map(|c| c.iter().map(|v| v.to_i64() as usize).collect()))
+    })
+    .await?;
     Ok(m.finish(sizes.repeat))
 }
 
-/// Secure inference on METEOR: weights shared once (not timed); each run's setup (input and
-/// layer masks, mask products, ReLU material) is timed as setup; online is P1 sharing the
-/// samples, the layers, and the scores revealed to P1 (who takes the argmax in the clear).
+/// Secure inference on METEOR: weights shared once (not timed); each run's (or pass's) setup
+/// (input and layer masks, mask products, ReLU material) is timed as setup; online is P1
+/// sharing the samples, the layers, and the scores revealed to P1 (who takes the argmax in the
+/// clear).
 async fn bench_infer_meteor<R: IntRing>(
     p: Session,
     mb: &ModelBench,
@@ -345,23 +411,21 @@ async fn bench_infer_meteor<R: IntRing>(
             .await
             .map_err(e)?;
     let mut m = io.meter(mb);
-    for run in 0..=sizes.repeat {
-        let warm = run == 0;
+    io.runs(&mut m, sizes.repeat, async |k, warm, m: &mut Meter| {
         m.setup_start(p.rep3());
-        let mut prep = preprocess(&mut p, &shared, io.batch, INPUT_OWNER).await.map_err(e)?;
+        let mut prep = preprocess(&mut p, &shared, io.sub, INPUT_OWNER).await.map_err(e)?;
         m.setup_end(p.rep3(), warm);
         m.start(p.rep3_mut()).await?;
         let mask = prep.take_input_mask().map_err(e)?;
-        let x = p.share(INPUT_OWNER, io.encoded.as_deref(), mask).await.map_err(e)?;
+        let x = p.share(INPUT_OWNER, io.pass_input(k), mask).await.map_err(e)?;
         let y = infer(&mut p, &shared, x, prep).await.map_err(e)?;
         let scores = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
         // The receiver's argmax, part of the online time.
         let classes = scores.map(|s| ringfence_core::nn::argmax_rows(&s, io.shape.output_len()));
         m.stop(p.rep3_mut(), warm).await?;
-        if let Some(c) = classes {
-            m.agreement = io.agreement(&c);
-        }
-    }
+        Ok(classes)
+    })
+    .await?;
     Ok((p.into_rep3(), m.finish(sizes.repeat)))
 }
 
@@ -477,6 +541,10 @@ pub(crate) struct Summary {
     model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     batch: Option<usize>,
+    /// `--sub-batch`: the batch ran as `batch / sub_batch` passes of this many samples, each
+    /// its own setup then online; times, bytes and rounds are their sums.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sub_batch: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     online_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -502,6 +570,12 @@ impl Summary {
     pub(crate) fn on_network(mut self, network: &str, delay: Option<f64>) -> Self {
         self.network = network.into();
         self.latency_floor_seconds = delay.map(|t| t * self.rounds);
+        self
+    }
+
+    /// Records that an inference batch ran in sub-batches of `sub` samples (`--sub-batch`).
+    pub(crate) fn in_sub_batches(mut self, sub: Option<usize>) -> Self {
+        self.sub_batch = sub.filter(|_| self.batch.is_some());
         self
     }
 }
@@ -541,6 +615,7 @@ pub(crate) fn summarize(
             first.shape.as_deref().and_then(|s| s.split(' ').next()).unwrap_or("").to_string()
         }),
         batch: infer.then_some(first.n),
+        sub_batch: None,
         online_seconds: infer.then_some(seconds),
         online_bytes_per_party: infer.then(|| mean(|r| r.frame_bytes)),
         payload_bytes_per_party: mean(|r| r.payload_bytes),
@@ -584,10 +659,14 @@ pub(crate) fn print_row(s: &Summary) {
         (Some(t), Some(b)) => format!("{}, {}", secs(t), bytes(b)),
         _ => "-".into(),
     };
+    let n = match s.sub_batch {
+        Some(sub) => format!("{} ({} × {sub})", s.n, s.n / sub.max(1)),
+        None => s.n.to_string(),
+    };
     println!(
         "{:<7} {:>9} {:>13.4e} {:>10} {:>12} {:>9.2} {:>12} {:>7} {:>18}",
         s.op,
-        s.n,
+        n,
         s.ops_per_s,
         secs(s.seconds),
         bytes(s.bytes_per_party),
@@ -597,7 +676,13 @@ pub(crate) fn print_row(s: &Summary) {
         setup
     );
     if let Some(shape) = &s.shape {
-        if s.op == "infer" {
+        if let Some(sub) = s.sub_batch {
+            println!(
+                "        ({shape} in {} sub-batches of {sub}, each its own setup then online; \
+                 n counts samples, time is online, setup beside it, both summed)",
+                s.n / sub.max(1)
+            );
+        } else if s.op == "infer" {
             println!("        ({shape}; n counts samples, time is online, setup beside it)");
         } else {
             println!("        ({shape} = m x k x n; n counts outputs)");
@@ -634,5 +719,47 @@ pub(crate) fn bytes(b: f64) -> String {
         format!("{:.2} kB", b / 1e3)
     } else {
         format!("{b:.0} B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ringfence_core::ring::Z64;
+
+    use super::*;
+
+    fn sizes(batch: usize, sub_batch: Option<usize>) -> Sizes {
+        Sizes { n: 1, repeat: 1, matmul_dim: 1, batch, sub_batch, backend: Backend::Rep3 }
+    }
+
+    #[test]
+    fn a_batch_splits_only_into_equal_nonempty_sub_batches() {
+        assert_eq!(sizes(128, None).passes(), Ok((1, 128)));
+        assert_eq!(sizes(128, Some(16)).passes(), Ok((8, 16)));
+        assert_eq!(sizes(128, Some(128)).passes(), Ok((1, 128)));
+        let err = sizes(128, Some(24)).passes().unwrap_err();
+        assert!(err.contains("--sub-batch 24 does not divide --batch 128"), "{err}");
+        assert!(sizes(128, Some(0)).passes().unwrap_err().contains("at least one sample"));
+    }
+
+    #[test]
+    fn each_sub_batch_takes_the_next_test_samples() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/nn-a.onnx");
+        let mb = load_model(std::path::Path::new(path)).unwrap();
+        let tests = mb.tests.as_ref().expect("nn-a has a test set");
+        let io = InferInputs::<Z64>::new(INPUT_OWNER, &mb, sizes(6, Some(2))).unwrap();
+        assert_eq!((io.passes, io.sub), (3, 2));
+        for k in 0..3 {
+            let want = io.plan.encode_input(&tests.samples(2 * k, 2)).unwrap();
+            assert_eq!(io.pass_input(k), Some(&want[..]), "sub-batch {k}");
+        }
+        assert_ne!(io.pass_input(0), io.pass_input(1));
+        // Agreement is over the whole batch: one sub-batch's classes are not enough.
+        let want = tests.expected(0, 6);
+        assert_eq!(io.agreement(&want[..2]), None);
+        assert_eq!(io.agreement(&want), Some(1.0));
+        // Only the input owner holds samples.
+        let other = InferInputs::<Z64>::new(MODEL_OWNER, &mb, sizes(6, Some(2))).unwrap();
+        assert_eq!(other.pass_input(1), None);
     }
 }

@@ -153,6 +153,14 @@ struct Workload {
     /// Samples per inference run (with --model).
     #[arg(long, default_value_t = 1)]
     batch: usize,
+    /// Run each --batch as consecutive sub-batches of this many samples on the same links, for
+    /// batches whose setup does not fit in memory at once: each sub-batch makes its own setup
+    /// (no mask is reused), then runs online on the next samples of the test set; setup and
+    /// online stay sequential. The figures are sums over the sub-batches (time, bytes, rounds),
+    /// agreement is over the whole batch, and the warm-up run is one sub-batch. Must divide
+    /// --batch.
+    #[arg(long, value_name = "SAMPLES", requires = "model")]
+    sub_batch: Option<usize>,
     /// Protocol family for --model: rep3 (the argmax is computed securely) or meteor (the
     /// scores go to P1, as in the METEOR paper).
     #[arg(long, value_enum, default_value = "rep3")]
@@ -160,6 +168,18 @@ struct Workload {
 }
 
 impl Workload {
+    /// The sizes a party runs with.
+    fn sizes(&self) -> bench::Sizes {
+        bench::Sizes {
+            n: self.n,
+            repeat: self.repeat,
+            matmul_dim: self.matmul_dim,
+            batch: self.batch,
+            sub_batch: self.sub_batch,
+            backend: self.backend,
+        }
+    }
+
     /// The operations actually run: `infer` alone when a model is given.
     fn ops(&self) -> Vec<Op> {
         if self.model.is_some() {
@@ -186,6 +206,9 @@ impl Workload {
             "--batch".into(),
             self.batch.to_string(),
         ];
+        if let Some(sub) = self.sub_batch {
+            args.extend(["--sub-batch".into(), sub.to_string()]);
+        }
         if let Some(path) = &self.model {
             let abs = bench::resolve_model(path)?;
             args.extend(["--model".into(), abs.display().to_string()]);
@@ -238,13 +261,7 @@ fn main() -> ExitCode {
         Cmd::Demo(a) => exit(demo::parent(&a)),
         Cmd::BenchParty(a) => {
             let w = &a.work;
-            let sizes = bench::Sizes {
-                n: w.n,
-                repeat: w.repeat,
-                matmul_dim: w.matmul_dim,
-                batch: w.batch,
-                backend: w.backend,
-            };
+            let sizes = w.sizes();
             let model = match w.model.as_deref().map(bench::load_model).transpose() {
                 Ok(m) => m,
                 Err(e) => {
@@ -345,6 +362,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let w = &a.work;
     if let Some(path) = &w.model {
         // Fail here, with the reason, rather than in three children.
+        w.sizes().passes()?;
         bench::load_model(&bench::resolve_model(path)?)?;
     } else if w.backend != bench::Backend::Rep3 {
         return Err("--backend meteor benchmarks models (--model NAME); the operation \
@@ -388,6 +406,11 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
             (_, FromChild::Done) => done += 1,
             // Said on the party's stderr too.
             (_, FromChild::Links { .. }) => {}
+            (0, FromChild::Pass { run, pass, passes }) => {
+                let run = if run == 0 { "warm-up".into() } else { format!("run {run}") };
+                eprintln!("ringfence: {run}: sub-batch {pass} of {passes} done");
+            }
+            (_, FromChild::Pass { .. }) => {}
             (i, FromChild::Op(r)) => {
                 let k = ops.iter().position(|o| *o == r.op).ok_or_else(|| {
                     format!("P{i} reported an op that was not asked for: {}", r.op)
@@ -396,7 +419,8 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 if per_op[k].len() == 3 {
                     let s =
                         bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend)
-                            .on_network(&network, shape.map(|s| s.delay.as_secs_f64()));
+                            .on_network(&network, shape.map(|s| s.delay.as_secs_f64()))
+                            .in_sub_batches(w.sub_batch);
                     if a.json {
                         println!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
                     } else {

@@ -5,7 +5,7 @@
 //! parent → child   Setup { private_key, public_keys, session }   (the key travels on a pipe only)
 //! child  → parent  Port { port }                                  (after binding 127.0.0.1:0)
 //! parent → child   Peers { addrs }
-//! child  → parent  Links {..}? then Op {..} | Served {..} ... then Done, or Error { message }
+//! child  → parent  Links {..}? then Pass {..} | Op {..} | Served {..} ... then Done, or Error { message }
 //! ```
 //!
 //! A child exits when its stdin closes, so children never outlive their parent.
@@ -36,6 +36,9 @@ pub(crate) enum FromChild {
     Port { port: u16 },
     /// Figures of one benchmarked operation at this party.
     Op(OpReport),
+    /// A benchmark run in sub-batches finished pass `pass` of `passes` of run `run` (0: the
+    /// warm-up): progress, and a sign of life during runs longer than the parent's patience.
+    Pass { run: usize, pass: usize, passes: usize },
     /// A session party's figures of the classification it served.
     Served(ServedReport),
     /// Where each pair's frames go after the WebRTC signalling (`--webrtc`).
