@@ -16,7 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant as StdInstant;
+use std::time::{Duration, Instant as StdInstant};
 
 use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
 use ringfence_core::net::{PartyId, TransportError};
@@ -32,11 +32,29 @@ use tokio::task::JoinHandle;
 
 use crate::link::{Counters, Link, RECV_QUEUE};
 
-/// Largest message sent: every WebRTC implementation accepts 64 KiB (larger ones need the
-/// peer's `max-message-size`), and SCTP fragments it anyway.
-const CHUNK: usize = 64 << 10;
+/// Largest message sent: well below the 64 KiB every WebRTC implementation accepts, so the
+/// window (below) fills in fine steps; SCTP fragments messages into datagrams anyway.
+const CHUNK: usize = 16 << 10;
 /// What the SCTP send buffer may hold; chunks wait in the driver beyond it.
 const SCTP_BUFFER: usize = 4 << 20;
+/// The least the driver lets the channel hold (queued in SCTP or in flight), and all it lets it
+/// hold until the path's round-trip time is known: enough for a loopback or LAN path.
+///
+/// Why a window below [`SCTP_BUFFER`]: sctp-proto 0.10 walks its whole in-flight queue (a hash
+/// lookup per chunk) several times whenever it is polled, i.e. for every datagram in or out,
+/// so a datagram's CPU cost grows with the data in flight. Where nothing else bounds the window
+/// (loopback without losses), 1 MiB in flight made a transfer several times slower than 128 KiB.
+const MIN_WINDOW: usize = 128 << 10;
+/// The rate (bytes/s) the window is sized for once the round-trip time is known: the window is
+/// `WINDOW_RATE × smallest RTT`, between [`MIN_WINDOW`] and [`SCTP_BUFFER`], so a WAN path
+/// still gets the window its round trip needs.
+const WINDOW_RATE: f64 = 32e6;
+/// How often str0m reports the ICE round-trip time (with its other statistics).
+const STATS_INTERVAL: Duration = Duration::from_millis(500);
+/// The UDP receive buffer asked of the kernel (it caps it at `net.core.rmem_max`). The default
+/// (~208 KiB) overflows under one window of the peer's datagrams: every lost datagram costs
+/// SCTP a retransmission, and a lost tail its 1 s minimum retransmission timeout.
+const SOCKET_BUFFER: usize = 4 << 20;
 /// The largest frame accepted from a peer (the core's largest frame).
 const MAX_FRAME: usize = MAX_PAYLOAD + HEADER_LEN;
 /// The label and stream id of the channel, as the SDK negotiates it.
@@ -255,6 +273,10 @@ struct Driver {
     pending: Option<SdpPendingOffer>,
     open: bool,
     outbox: VecDeque<Outgoing>,
+    /// What the channel may hold before the driver waits for acks (see [`MIN_WINDOW`]).
+    window: usize,
+    /// The smallest ICE round-trip time reported (queueing during a transfer only adds to it).
+    min_rtt: Option<Duration>,
     /// The frame being reassembled and how much of it arrived.
     partial: Option<(Vec<u8>, usize)>,
     /// Frames (or the link's end) waiting for room in the party's queue.
@@ -270,13 +292,17 @@ impl Driver {
         if bind.is_empty() {
             return Err("WebRTC is turned off on this party (no --webrtc address)".into());
         }
-        let mut rtc =
-            Rtc::builder().set_sctp_max_buffered_amount(SCTP_BUFFER).build(StdInstant::now());
+        let mut rtc = Rtc::builder()
+            .set_sctp_max_buffered_amount(SCTP_BUFFER)
+            .set_stats_interval(Some(STATS_INTERVAL))
+            .build(StdInstant::now());
         let mut sockets = Vec::new();
         for ip in bind {
             let s =
                 UdpSocket::bind((*ip, 0)).await.map_err(|e| format!("binding UDP on {ip}: {e}"))?;
             let addr = s.local_addr().map_err(|e| format!("UDP on {ip}: {e}"))?;
+            // Best effort: a smaller buffer only costs retransmissions.
+            let _ = socket2::SockRef::from(&s).set_recv_buffer_size(SOCKET_BUFFER);
             let c = Candidate::host(addr, "udp").map_err(|e| format!("candidate {addr}: {e}"))?;
             rtc.add_local_candidate(c);
             sockets.push(Bound { socket: s, local: addr, readable: true });
@@ -289,6 +315,8 @@ impl Driver {
             pending: None,
             open: false,
             outbox: VecDeque::new(),
+            window: MIN_WINDOW,
+            min_rtt: None,
             partial: None,
             inbox: VecDeque::new(),
             ended: None,
@@ -439,6 +467,14 @@ impl Driver {
                 self.receive(&d.data)?;
             }
             Event::ChannelClose(id) if Some(id) == self.cid => self.end(),
+            Event::PeerStats(p) => {
+                let rtt = p.selected_candidate_pair.and_then(|c| c.current_round_trip_time);
+                if let Some(rtt) = rtt.filter(|r| self.min_rtt.is_none_or(|m| *r < m)) {
+                    self.min_rtt = Some(rtt);
+                    let bdp = (WINDOW_RATE * rtt.as_secs_f64()) as usize;
+                    self.window = bdp.clamp(MIN_WINDOW, SCTP_BUFFER);
+                }
+            }
             Event::Closed => self.end(),
             // Once the peer closed the channel, its connection may go: nothing more is due.
             Event::IceConnectionStateChange(IceConnectionState::Disconnected)
@@ -508,12 +544,16 @@ impl Driver {
         Ok(())
     }
 
-    /// Hands queued chunks to the channel while its buffer has room.
+    /// Hands queued chunks to the channel while it holds less than the window.
     fn flush(&mut self) -> Result<(), String> {
         let Some(cid) = self.cid.filter(|_| self.open && self.ended.is_none()) else {
             return Ok(());
         };
         while let Some(o) = self.outbox.front_mut() {
+            let Some(mut channel) = self.rtc.channel(cid) else { return Ok(()) };
+            if channel.buffered_amount() + CHUNK > self.window {
+                return Ok(()); // acks make room
+            }
             let wire_len = o.frame.len() + 4;
             let end = (o.sent + CHUNK).min(wire_len);
             let chunk: std::borrow::Cow<'_, [u8]> = if o.sent == 0 {
@@ -524,7 +564,6 @@ impl Driver {
             } else {
                 (&o.frame[o.sent - 4..end - 4]).into()
             };
-            let Some(mut channel) = self.rtc.channel(cid) else { return Ok(()) };
             if !channel.write(true, &chunk).map_err(s)? {
                 return Ok(()); // the SCTP buffer is full: acks make room
             }
