@@ -69,7 +69,8 @@ pub(crate) struct Link {
     pub(crate) seed: Seed,
     pub(crate) counters: Arc<Counters>,
     pub(crate) writer: Option<JoinHandle<()>>,
-    pub(crate) reader: JoinHandle<()>,
+    /// None when the writer task reads too (a WebRTC link's driver).
+    pub(crate) reader: Option<JoinHandle<()>>,
     pub(crate) writer_error: Arc<Mutex<Option<String>>>,
     /// The first failure seen by `recv`; later calls repeat it.
     pub(crate) failed: Option<TransportError>,
@@ -109,7 +110,7 @@ impl Link {
             seed,
             counters,
             writer: Some(writer),
-            reader,
+            reader: Some(reader),
             writer_error,
             failed: None,
         }
@@ -167,7 +168,7 @@ impl Drop for Link {
     fn drop(&mut self) {
         // The writer keeps running until it has flushed every queued frame, then shuts the
         // socket's write side; the reader has no one left to deliver to.
-        self.reader.abort();
+        self.reader.as_ref().inspect(|r| r.abort());
     }
 }
 

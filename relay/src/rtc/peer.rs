@@ -5,16 +5,18 @@
 //! frame`, cut into messages of at most [`CHUNK`] bytes; the receiver finds the frame ends from
 //! the lengths.
 //!
-//! str0m is sans-IO: the driver feeds it datagrams and timeouts, drains its output after every
-//! mutation (its contract), sends the datagrams, and moves frames between the party's queues
-//! and the channel. Incoming frames wait in the driver until the party's bounded queue has
-//! room, so a party that is not reading yet never stops the connection's timers and acks.
+//! str0m is sans-IO: the driver reads the UDP sockets itself, feeds str0m datagrams and
+//! timeouts, drains its output after every mutation (its contract), sends the datagrams, and
+//! moves frames between the party's queues and the channel. Incoming frames wait in the driver
+//! until the party's bounded queue has room, so a party that is not reading yet never stops the
+//! connection's timers and acks.
 
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Instant as StdInstant;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant as StdInstant};
 
 use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
 use ringfence_core::net::{PartyId, TransportError};
@@ -23,17 +25,36 @@ use str0m::change::{SdpAnswer, SdpOffer, SdpPendingOffer};
 use str0m::channel::{ChannelConfig, ChannelId, Reliability};
 use str0m::net::{Protocol, Receive};
 use str0m::{Candidate, Event, IceConnectionState, Input, Output, Rtc};
+use tokio::io::ReadBuf;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 use crate::link::{Counters, Link, RECV_QUEUE};
 
-/// Largest message sent: every WebRTC implementation accepts 64 KiB (larger ones need the
-/// peer's `max-message-size`), and SCTP fragments it anyway.
-const CHUNK: usize = 64 << 10;
+/// Largest message sent: well below the 64 KiB every WebRTC implementation accepts, so the
+/// window (below) fills in fine steps; SCTP fragments messages into datagrams anyway.
+const CHUNK: usize = 16 << 10;
 /// What the SCTP send buffer may hold; chunks wait in the driver beyond it.
 const SCTP_BUFFER: usize = 4 << 20;
+/// The least the driver lets the channel hold (queued in SCTP or in flight), and all it lets it
+/// hold until the path's round-trip time is known: enough for a loopback or LAN path.
+///
+/// Why a window below [`SCTP_BUFFER`]: sctp-proto 0.10 walks its whole in-flight queue (a hash
+/// lookup per chunk) several times whenever it is polled, i.e. for every datagram in or out,
+/// so a datagram's CPU cost grows with the data in flight. Where nothing else bounds the window
+/// (loopback without losses), 1 MiB in flight made a transfer several times slower than 128 KiB.
+const MIN_WINDOW: usize = 128 << 10;
+/// The rate (bytes/s) the window is sized for once the round-trip time is known: the window is
+/// `WINDOW_RATE × smallest RTT`, between [`MIN_WINDOW`] and [`SCTP_BUFFER`], so a WAN path
+/// still gets the window its round trip needs.
+const WINDOW_RATE: f64 = 32e6;
+/// How often str0m reports the ICE round-trip time (with its other statistics).
+const STATS_INTERVAL: Duration = Duration::from_millis(500);
+/// The UDP receive buffer asked of the kernel (it caps it at `net.core.rmem_max`). The default
+/// (~208 KiB) overflows under one window of the peer's datagrams: every lost datagram costs
+/// SCTP a retransmission, and a lost tail its 1 s minimum retransmission timeout.
+const SOCKET_BUFFER: usize = 4 << 20;
 /// The largest frame accepted from a peer (the core's largest frame).
 const MAX_FRAME: usize = MAX_PAYLOAD + HEADER_LEN;
 /// The label and stream id of the channel, as the SDK negotiates it.
@@ -41,8 +62,6 @@ const LABEL: &str = "ringfence";
 const STREAM_ID: u16 = 0;
 /// Largest UDP datagram read.
 const DATAGRAM: usize = 2048;
-/// Datagrams read ahead of the driver (then the socket's own buffer fills).
-const UDP_QUEUE: usize = 1024;
 
 /// Where the channel stands, as the signalling sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,16 +82,12 @@ enum Cmd {
     Candidate(String),
 }
 
-/// Aborts the peer's tasks unless they became a [`Link`].
-struct Tasks {
-    driver: Option<JoinHandle<()>>,
-    reader: Option<JoinHandle<()>>,
-}
+/// Aborts the peer's driver unless it became a [`Link`].
+struct Task(Option<JoinHandle<()>>);
 
-impl Drop for Tasks {
+impl Drop for Task {
     fn drop(&mut self) {
-        self.driver.take().inspect(JoinHandle::abort);
-        self.reader.take().inspect(JoinHandle::abort);
+        self.0.take().inspect(JoinHandle::abort);
     }
 }
 
@@ -86,7 +101,7 @@ pub(crate) struct Peer {
     delivered: mpsc::Receiver<Result<Vec<u8>, TransportError>>,
     counters: Arc<Counters>,
     writer_error: Arc<Mutex<Option<String>>>,
-    tasks: Tasks,
+    driver: Task,
 }
 
 impl Peer {
@@ -122,18 +137,10 @@ impl Peer {
         let (state_tx, state) = watch::channel(State::Connecting);
         let (frames, frame_rx) = mpsc::unbounded_channel();
         let (deliver_tx, delivered) = mpsc::channel(RECV_QUEUE);
-        let (udp_tx, udp_rx) = mpsc::channel(UDP_QUEUE);
-        let mut readers = JoinSet::new();
-        for s in &d.sockets {
-            readers.spawn(read_udp(s.clone(), udp_tx.clone()));
-        }
-        let reader = tokio::spawn(async move { while readers.join_next().await.is_some() {} });
         let (counters, writer_error) = (d.counters.clone(), d.writer_error.clone());
         let peer = d.peer;
         let driver =
-            tokio::spawn(
-                async move { d.run(udp_rx, cmd_rx, frame_rx, deliver_tx, state_tx).await },
-            );
+            tokio::spawn(async move { d.run(cmd_rx, frame_rx, deliver_tx, state_tx).await });
         Self {
             peer,
             cmds,
@@ -142,7 +149,7 @@ impl Peer {
             delivered,
             counters,
             writer_error,
-            tasks: Tasks { driver: Some(driver), reader: Some(reader) },
+            driver: Task(Some(driver)),
         }
     }
 
@@ -183,8 +190,7 @@ impl Peer {
 
     /// The pair's frame link over the channel, with the pair's seed from its Noise link.
     pub(crate) fn into_link(mut self, seed: Seed) -> Link {
-        let driver = self.tasks.driver.take();
-        let reader = self.tasks.reader.take().unwrap_or_else(|| tokio::spawn(async {}));
+        let driver = self.driver.0.take();
         let Self { peer, frames, delivered, counters, writer_error, .. } = self;
         Link {
             peer,
@@ -194,7 +200,7 @@ impl Peer {
             seed,
             counters,
             writer: driver,
-            reader,
+            reader: None,
             writer_error,
             failed: None,
         }
@@ -216,15 +222,40 @@ fn channel_config() -> ChannelConfig {
     }
 }
 
-/// Forwards the datagrams of `socket` to the driver.
-async fn read_udp(socket: Arc<UdpSocket>, tx: mpsc::Sender<(SocketAddr, SocketAddr, Vec<u8>)>) {
-    let Ok(local) = socket.local_addr() else { return };
-    let mut buf = vec![0u8; DATAGRAM];
-    while let Ok((n, from)) = socket.recv_from(&mut buf).await {
-        if tx.send((local, from, buf[..n].to_vec())).await.is_err() {
-            return;
+/// One bound UDP socket. Its address is kept: str0m names the socket of every datagram by it,
+/// and asking the kernel each time costs a system call per datagram.
+struct Bound {
+    socket: UdpSocket,
+    local: SocketAddr,
+    /// Cleared when a read fails: the socket is not read again (the other sockets may still
+    /// carry the connection).
+    readable: bool,
+}
+
+/// A datagram read into the driver's buffer: which socket, from whom, how many bytes.
+struct Datagram {
+    socket: usize,
+    from: SocketAddr,
+    len: usize,
+}
+
+/// Reads the next datagram from any socket still readable into `buf` (pending while none is).
+fn poll_datagram(
+    sockets: &[Bound],
+    buf: &mut [u8],
+    cx: &mut Context<'_>,
+) -> Poll<Result<Datagram, (usize, std::io::Error)>> {
+    for (i, b) in sockets.iter().enumerate().filter(|(_, b)| b.readable) {
+        let mut rb = ReadBuf::new(buf);
+        match b.socket.poll_recv_from(cx, &mut rb) {
+            Poll::Ready(Ok(from)) => {
+                return Poll::Ready(Ok(Datagram { socket: i, from, len: rb.filled().len() }))
+            }
+            Poll::Ready(Err(e)) => return Poll::Ready(Err((i, e))),
+            Poll::Pending => {}
         }
     }
+    Poll::Pending
 }
 
 /// A frame being sent: its bytes and how much of its wire form (`len ‖ frame`) is out.
@@ -237,11 +268,15 @@ struct Outgoing {
 struct Driver {
     peer: PartyId,
     rtc: Rtc,
-    sockets: Vec<Arc<UdpSocket>>,
+    sockets: Vec<Bound>,
     cid: Option<ChannelId>,
     pending: Option<SdpPendingOffer>,
     open: bool,
     outbox: VecDeque<Outgoing>,
+    /// What the channel may hold before the driver waits for acks (see [`MIN_WINDOW`]).
+    window: usize,
+    /// The smallest ICE round-trip time reported (queueing during a transfer only adds to it).
+    min_rtt: Option<Duration>,
     /// The frame being reassembled and how much of it arrived.
     partial: Option<(Vec<u8>, usize)>,
     /// Frames (or the link's end) waiting for room in the party's queue.
@@ -257,16 +292,20 @@ impl Driver {
         if bind.is_empty() {
             return Err("WebRTC is turned off on this party (no --webrtc address)".into());
         }
-        let mut rtc =
-            Rtc::builder().set_sctp_max_buffered_amount(SCTP_BUFFER).build(StdInstant::now());
+        let mut rtc = Rtc::builder()
+            .set_sctp_max_buffered_amount(SCTP_BUFFER)
+            .set_stats_interval(Some(STATS_INTERVAL))
+            .build(StdInstant::now());
         let mut sockets = Vec::new();
         for ip in bind {
             let s =
                 UdpSocket::bind((*ip, 0)).await.map_err(|e| format!("binding UDP on {ip}: {e}"))?;
             let addr = s.local_addr().map_err(|e| format!("UDP on {ip}: {e}"))?;
+            // Best effort: a smaller buffer only costs retransmissions.
+            let _ = socket2::SockRef::from(&s).set_recv_buffer_size(SOCKET_BUFFER);
             let c = Candidate::host(addr, "udp").map_err(|e| format!("candidate {addr}: {e}"))?;
             rtc.add_local_candidate(c);
-            sockets.push(Arc::new(s));
+            sockets.push(Bound { socket: s, local: addr, readable: true });
         }
         let mut d = Self {
             peer,
@@ -276,6 +315,8 @@ impl Driver {
             pending: None,
             open: false,
             outbox: VecDeque::new(),
+            window: MIN_WINDOW,
+            min_rtt: None,
             partial: None,
             inbox: VecDeque::new(),
             ended: None,
@@ -288,13 +329,13 @@ impl Driver {
 
     async fn run(
         &mut self,
-        mut udp: mpsc::Receiver<(SocketAddr, SocketAddr, Vec<u8>)>,
         mut cmds: mpsc::UnboundedReceiver<Cmd>,
         mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
         deliver: mpsc::Sender<Result<Vec<u8>, TransportError>>,
         state: watch::Sender<State>,
     ) {
         let (mut cmds_open, mut frames_open) = (true, true);
+        let mut buf = vec![0u8; DATAGRAM];
         let result: Result<(), String> = async {
             loop {
                 let timeout = self.drain()?;
@@ -317,14 +358,24 @@ impl Driver {
                     return Ok(());
                 }
                 let timeout = tokio::time::Instant::from_std(timeout);
+                let sockets = &self.sockets;
                 tokio::select! {
-                    Some((local, from, bytes)) = udp.recv() => {
-                        // A datagram that is not STUN, DTLS or RTP is not for this peer.
-                        if let Ok(r) = Receive::new(Protocol::Udp, from, local, &bytes) {
-                            let now = StdInstant::now();
-                            self.rtc.handle_input(Input::Receive(now, r)).map_err(s)?;
+                    d = std::future::poll_fn(|cx| poll_datagram(sockets, &mut buf, cx)) => match d {
+                        Ok(d) => {
+                            let local = self.sockets[d.socket].local;
+                            // A datagram that is not STUN, DTLS or RTP is not for this peer.
+                            if let Ok(r) = Receive::new(Protocol::Udp, d.from, local, &buf[..d.len]) {
+                                let now = StdInstant::now();
+                                self.rtc.handle_input(Input::Receive(now, r)).map_err(s)?;
+                            }
                         }
-                    }
+                        Err((i, e)) => {
+                            self.sockets[i].readable = false;
+                            if self.sockets.iter().all(|b| !b.readable) {
+                                return Err(format!("reading UDP on {}: {e}", self.sockets[i].local));
+                            }
+                        }
+                    },
                     cmd = cmds.recv(), if cmds_open => match cmd {
                         Some(c) => self.command(c)?,
                         None => cmds_open = false,
@@ -395,11 +446,9 @@ impl Driver {
             match self.rtc.poll_output().map_err(s)? {
                 Output::Timeout(t) => return Ok(t),
                 Output::Transmit(t) => {
-                    if let Some(sock) =
-                        self.sockets.iter().find(|k| k.local_addr().ok() == Some(t.source))
-                    {
+                    if let Some(b) = self.sockets.iter().find(|b| b.local == t.source) {
                         // UDP: a datagram the kernel cannot take now is lost, and retransmitted.
-                        let _ = sock.try_send_to(&t.contents, t.destination);
+                        let _ = b.socket.try_send_to(&t.contents, t.destination);
                     }
                 }
                 Output::Event(e) => self.event(e)?,
@@ -418,6 +467,14 @@ impl Driver {
                 self.receive(&d.data)?;
             }
             Event::ChannelClose(id) if Some(id) == self.cid => self.end(),
+            Event::PeerStats(p) => {
+                let rtt = p.selected_candidate_pair.and_then(|c| c.current_round_trip_time);
+                if let Some(rtt) = rtt.filter(|r| self.min_rtt.is_none_or(|m| *r < m)) {
+                    self.min_rtt = Some(rtt);
+                    let bdp = (WINDOW_RATE * rtt.as_secs_f64()) as usize;
+                    self.window = bdp.clamp(MIN_WINDOW, SCTP_BUFFER);
+                }
+            }
             Event::Closed => self.end(),
             // Once the peer closed the channel, its connection may go: nothing more is due.
             Event::IceConnectionStateChange(IceConnectionState::Disconnected)
@@ -487,12 +544,16 @@ impl Driver {
         Ok(())
     }
 
-    /// Hands queued chunks to the channel while its buffer has room.
+    /// Hands queued chunks to the channel while it holds less than the window.
     fn flush(&mut self) -> Result<(), String> {
         let Some(cid) = self.cid.filter(|_| self.open && self.ended.is_none()) else {
             return Ok(());
         };
         while let Some(o) = self.outbox.front_mut() {
+            let Some(mut channel) = self.rtc.channel(cid) else { return Ok(()) };
+            if channel.buffered_amount() + CHUNK > self.window {
+                return Ok(()); // acks make room
+            }
             let wire_len = o.frame.len() + 4;
             let end = (o.sent + CHUNK).min(wire_len);
             let chunk: std::borrow::Cow<'_, [u8]> = if o.sent == 0 {
@@ -503,7 +564,6 @@ impl Driver {
             } else {
                 (&o.frame[o.sent - 4..end - 4]).into()
             };
-            let Some(mut channel) = self.rtc.channel(cid) else { return Ok(()) };
             if !channel.write(true, &chunk).map_err(s)? {
                 return Ok(()); // the SCTP buffer is full: acks make room
             }

@@ -364,7 +364,7 @@ fn raw_link(
         seed,
         counters,
         writer: Some(writer),
-        reader,
+        reader: Some(reader),
         writer_error,
         failed: None,
     }
