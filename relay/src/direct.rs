@@ -28,6 +28,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::join_all;
 use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_link::Security;
@@ -302,9 +303,33 @@ impl TcpTransport {
             routed: true,
             deadline: Instant::now() + d.timeout,
             fail_fast: false,
+            patient: false,
         };
         let mut acceptor = incoming.map_or(Acceptor::Nobody, Acceptor::Routed);
-        let (mut done, last_rejected) = plan.establish(&dial, &accept, &mut acceptor).await;
+        // While accepting, listen for the dialers' results: one that failed (a refused dial, a
+        // handshake error) says so at once, and its pair need not wait out the timeout.
+        let (gave_up_tx, mut gave_up) = mpsc::unbounded_channel();
+        let dialers: Vec<(PartyId, &mut Link)> = self
+            .links_mut()
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, l)| Some((PartyId(i as u8), l.as_mut()?)))
+            .filter(|(p, _)| accept.contains(p))
+            .collect();
+        let listen = join_all(dialers.into_iter().map(|(p, link)| {
+            let tx = gave_up_tx.clone();
+            async move {
+                let m = recv_exchange(p, link, deadline).await;
+                if let Ok(Exchange::Done { why: Some(why) }) = &m {
+                    let _ = tx.send((p, why.clone()));
+                }
+                (p, m)
+            }
+        }));
+        drop(gave_up_tx);
+        let ((mut done, last_rejected), heard) =
+            tokio::join!(plan.establish(&dial, &accept, &mut acceptor, Some(&mut gave_up)), listen);
+        let mut heard: HashMap<PartyId, _> = heard.into_iter().collect();
         let tried: Vec<PartyId> = dial.iter().chain(&accept).copied().collect();
         let mut mine = Vec::new();
         for &p in &tried {
@@ -325,7 +350,11 @@ impl TcpTransport {
         }
         let max_frame = MAX_PAYLOAD + HEADER_LEN;
         for (&p, why) in tried.iter().zip(mine) {
-            let theirs = match self.exchange_recv(p, deadline).await? {
+            let theirs = match heard.remove(&p) {
+                Some(m) => m?,
+                None => self.exchange_recv(p, deadline).await?,
+            };
+            let theirs = match theirs {
                 Exchange::Done { why } => why,
                 Exchange::Can { .. } => return Err(out_of_turn(p)),
             };
@@ -366,20 +395,30 @@ impl TcpTransport {
         deadline: Instant,
     ) -> Result<Exchange, RelayError> {
         let link = self.links_mut()[p.index()].as_mut().ok_or_else(|| no_link(p))?;
-        let bytes = link.recv_until(deadline).await.map_err(|e| {
-            RelayError::handshake(p, format!("while agreeing on a direct link: {e}"))
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| {
-            RelayError::handshake(
-                p,
-                format!(
-                    "it sent something other than the direct-link exchange ({} bytes: {e}); \
-                     every server party of a session must be a `ringfence party` of this version",
-                    bytes.len()
-                ),
-            )
-        })
+        recv_exchange(p, link, deadline).await
     }
+}
+
+/// The next message of the exchange from `p` on its relay link.
+async fn recv_exchange(
+    p: PartyId,
+    link: &mut Link,
+    deadline: Instant,
+) -> Result<Exchange, RelayError> {
+    let bytes = link
+        .recv_until(deadline)
+        .await
+        .map_err(|e| RelayError::handshake(p, format!("while agreeing on a direct link: {e}")))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        RelayError::handshake(
+            p,
+            format!(
+                "it sent something other than the direct-link exchange ({} bytes: {e}); \
+                     every server party of a session must be a `ringfence party` of this version",
+                bytes.len()
+            ),
+        )
+    })
 }
 
 fn no_link(p: PartyId) -> RelayError {

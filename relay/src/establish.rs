@@ -13,6 +13,7 @@ use ringfence_core::net::{PartyId, SessionId};
 use ringfence_link::{LinkEnds, Security};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -77,6 +78,9 @@ pub(crate) struct Plan {
     pub(crate) deadline: Instant,
     /// Stop at the first failed dial (else every peer gets its own result).
     pub(crate) fail_fast: bool,
+    /// Retry a refused dial until the deadline: the peer may not be listening yet. Without it a
+    /// refused dial fails at once (a router is bound before its party joins any session).
+    pub(crate) patient: bool,
 }
 
 enum Outcome {
@@ -87,16 +91,22 @@ enum Outcome {
 /// Per peer id: `None` (not attempted, or not up by the deadline), or the outcome.
 pub(crate) type Slots = Vec<Option<Result<Handshaken<TcpStream>, RelayError>>>;
 
+/// Peers that were to dial this party and said they gave up, with their reason: their slots
+/// settle at once instead of waiting for the deadline.
+pub(crate) type GaveUp = mpsc::UnboundedReceiver<(PartyId, String)>;
+
 impl Plan {
     /// Dials `dial`, accepts `accept` on `acceptor`, and returns each peer's link or failure
     /// once all are settled or the deadline passes, with the reason of the last connection
     /// refused on the acceptor. Accepted connections from anyone but `accept` (or a second one
-    /// from the same peer) are refused and waited past.
+    /// from the same peer) are refused and waited past; a peer named on `gave_up` is not
+    /// waited for.
     pub(crate) async fn establish(
         &self,
         dial: &[PartyId],
         accept: &[PartyId],
         acceptor: &mut Acceptor,
+        mut gave_up: Option<&mut GaveUp>,
     ) -> (Slots, Option<String>) {
         let mut done: Slots = (0..self.addrs.len()).map(|_| None).collect();
         let mut tasks = JoinSet::new();
@@ -106,10 +116,13 @@ impl Plan {
                 done[peer.index()] = Some(Err(e));
                 continue;
             };
-            let (ends, routed, deadline) = (self.ends.clone(), self.routed, self.deadline);
-            tasks.spawn(async move {
-                Outcome::Dialed(peer, dial_peer(&ends, peer, addr, routed, deadline).await)
-            });
+            let (ends, how) = (
+                self.ends.clone(),
+                Dial { routed: self.routed, patient: self.patient, deadline: self.deadline },
+            );
+            tasks.spawn(
+                async move { Outcome::Dialed(peer, dial_peer(&ends, peer, addr, how).await) },
+            );
         }
         let mut last_rejected = None;
         let settled = |done: &Slots| dial.iter().chain(accept).all(|p| done[p.index()].is_some());
@@ -157,6 +170,16 @@ impl Plan {
                     Ok(Outcome::Accepted(Err(e))) => last_rejected = Some(e.to_string()),
                     Err(e) => last_rejected = Some(format!("handshake task failed: {e}")),
                 },
+                Some((peer, why)) = async {
+                    match gave_up.as_deref_mut() {
+                        Some(g) => g.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if accept.contains(&peer) {
+                        done[peer.index()].get_or_insert_with(|| Err(RelayError::handshake(peer, why)));
+                    }
+                }
                 () = tokio::time::sleep_until(self.deadline), if !dialling || tasks.is_empty() => break,
             }
         }
@@ -164,12 +187,19 @@ impl Plan {
     }
 }
 
+/// How [`dial_peer`] dials (see [`Plan`]).
+#[derive(Clone, Copy)]
+struct Dial {
+    routed: bool,
+    patient: bool,
+    deadline: Instant,
+}
+
 async fn dial_peer(
     ends: &OwnedEnds,
     peer: PartyId,
     addr: SocketAddr,
-    routed: bool,
-    deadline: Instant,
+    Dial { routed, patient, deadline }: Dial,
 ) -> Result<Handshaken<TcpStream>, RelayError> {
     let timed_out = || {
         let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
@@ -178,7 +208,7 @@ async fn dial_peer(
     let mut stream = loop {
         match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => break s,
-            Ok(Err(e)) if Instant::now() + DIAL_RETRY >= deadline => {
+            Ok(Err(e)) if !patient || Instant::now() + DIAL_RETRY >= deadline => {
                 return Err(RelayError::io(format!("dialling {peer} at {addr}"), e))
             }
             Ok(Err(_)) => tokio::time::sleep(DIAL_RETRY).await,

@@ -148,10 +148,11 @@ impl TcpTransport {
             routed,
             deadline: Instant::now() + cfg.connect_timeout,
             fail_fast: true,
+            patient: true,
         };
         let dial: Vec<PartyId> = (me.index() + 1..n).map(|j| PartyId(j as u8)).collect();
         let accept: Vec<PartyId> = (0..me.index()).map(|j| PartyId(j as u8)).collect();
-        let (done, last_rejected) = plan.establish(&dial, &accept, &mut acceptor).await;
+        let (done, last_rejected) = plan.establish(&dial, &accept, &mut acceptor, None).await;
         let max_frame = MAX_PAYLOAD + HEADER_LEN;
         let mut links = Vec::with_capacity(n);
         let mut missing = Vec::new();
