@@ -5,9 +5,15 @@
 //!
 //! ```text
 //! dialer → acceptor   hello = "RFNC1" ‖ mode ‖ dialer id ‖ acceptor id ‖ session (24 bytes)
-//! Noise KK            → e, es, ss   ← e, ee, se      (messages: u16 BE length ‖ body)
+//! Noise KK            → e, es, ss, [aead]   ← e, ee, se, [aead]   (messages: u16 BE length ‖ body)
 //! plain (insecure)    → nonce_d (32)   ← nonce_a (32)
 //! ```
+//!
+//! Each Noise message carries its sender's record preference as a one-byte payload (0 AES-GCM,
+//! 1 ChaCha20-Poly1305, see [`Aead::preferred`]), encrypted and bound into the handshake hash.
+//! The records use ChaCha20-Poly1305 when either end prefers it (a WebAssembly end has no AES
+//! instructions: its software AES is several times slower), keyed by the Noise split, and
+//! Noise's own AES-GCM transport otherwise (native ↔ native links keep AES-NI).
 //!
 //! The hello is bound into the Noise prologue, and the acceptor takes the static key it expects
 //! from the id the dialer claims: a dialer that lies about its id, holds another key, or talks to
@@ -50,14 +56,15 @@ use ringfence_core::prg::Seed;
 use sha2::{Digest, Sha256};
 
 use crate::keys::PublicKey;
-use crate::record::Cipher;
+use crate::record::{Aead, Cipher};
 use crate::rng::builder;
 use crate::{LinkError, Security};
 
 const MAGIC: &[u8; 5] = b"RFNC1";
 /// Bytes of the dialer's hello.
 pub const HELLO_LEN: usize = MAGIC.len() + 3 + 16;
-/// Handshake messages of `KK` with empty payloads are 48 bytes; anything far larger is garbage.
+/// Handshake messages of `KK` with our one-byte payloads are 49 bytes; anything far larger is
+/// garbage.
 const MAX_HANDSHAKE_MSG: usize = 1024;
 const NONCE_LEN: usize = 32;
 
@@ -87,6 +94,8 @@ pub struct Established {
     pub seed_bytes: [u8; 32],
     /// Bytes this end produced during the handshake.
     pub bytes_sent: u64,
+    /// The records' AEAD, as both ends agreed (`None` for insecure plain links).
+    pub aead: Option<Aead>,
 }
 
 /// What the machine waits for next.
@@ -115,6 +124,8 @@ pub struct Handshake {
     entropy: [u8; 32],
     /// Plain mode: (dialer nonce, acceptor nonce) once known.
     nonces: ([u8; NONCE_LEN], [u8; NONCE_LEN]),
+    /// This end's record preference, and the peer's once its Noise message is read.
+    aead: (Aead, Option<Aead>),
 }
 
 impl core::fmt::Debug for Handshake {
@@ -131,7 +142,16 @@ impl Handshake {
     /// The dialer's side toward `peer`; its first output (hello and message 1) is ready at
     /// once. `entropy` (32 fresh random bytes) keys the ephemeral key or the nonce.
     pub fn dial(ends: LinkEnds<'_>, peer: PartyId, entropy: &[u8; 32]) -> Result<Self, LinkError> {
-        let mut h = Self::new(ends, true, entropy)?;
+        Self::dial_preferring(ends, peer, entropy, Aead::preferred())
+    }
+
+    fn dial_preferring(
+        ends: LinkEnds<'_>,
+        peer: PartyId,
+        entropy: &[u8; 32],
+        aead: Aead,
+    ) -> Result<Self, LinkError> {
+        let mut h = Self::new(ends, true, entropy, aead)?;
         let hello = hello(ends.security.mode_byte(), ends.me, peer, ends.session);
         h.peer = Some(peer);
         h.prologue = prologue(&hello);
@@ -140,7 +160,7 @@ impl Handshake {
             Security::Noise { keypair, public_keys } => {
                 let expected = public_keys[peer.index()];
                 let mut hs = noise_state(keypair, &expected, &h.prologue, true, entropy)?;
-                write_msg(&mut h.out, |buf| hs.write_message(&[], buf))
+                write_msg(&mut h.out, |buf| hs.write_message(&[aead.to_byte()], buf))
                     .map_err(|e| LinkError::handshake(peer, format!("writing message 1: {e}")))?;
                 h.noise = Some((hs, expected));
                 h.step = Step::Len;
@@ -158,10 +178,15 @@ impl Handshake {
     /// The acceptor's side; the peer is whoever the hello names, provided the handshake
     /// proves it.
     pub fn accept(ends: LinkEnds<'_>, entropy: &[u8; 32]) -> Result<Self, LinkError> {
-        Self::new(ends, false, entropy)
+        Self::new(ends, false, entropy, Aead::preferred())
     }
 
-    fn new(ends: LinkEnds<'_>, initiator: bool, entropy: &[u8; 32]) -> Result<Self, LinkError> {
+    fn new(
+        ends: LinkEnds<'_>,
+        initiator: bool,
+        entropy: &[u8; 32],
+        aead: Aead,
+    ) -> Result<Self, LinkError> {
         if let Security::DangerInsecureTestSeeds { .. } = ends.security {
             return Err(LinkError::Config(
                 "DangerInsecureTestSeeds links have no handshake (relay only)".into(),
@@ -181,6 +206,7 @@ impl Handshake {
             prologue: Vec::new(),
             entropy: *entropy,
             nonces: ([0; NONCE_LEN], [0; NONCE_LEN]),
+            aead: (aead, None),
         })
     }
 
@@ -278,15 +304,31 @@ impl Handshake {
             return Err(self.fail("no Noise state"));
         };
         let which = if self.initiator { "message 2" } else { "message 1" };
-        hs.read_message(msg, &mut [0u8; MAX_HANDSHAKE_MSG]).map_err(|e| {
+        let mut payload = [0u8; MAX_HANDSHAKE_MSG];
+        let n = hs.read_message(msg, &mut payload).map_err(|e| {
             LinkError::handshake(
                 peer,
                 format!("{which} rejected ({e}): the peer does not hold {peer}'s key"),
             )
         })?;
+        let theirs = match payload[..n] {
+            [b] => Aead::from_byte(b),
+            _ => None,
+        };
+        let Some(theirs) = theirs else {
+            return Err(LinkError::handshake(
+                peer,
+                format!(
+                    "{which} names no known record cipher ({n}-byte payload): a ringfence link \
+                     of another version?"
+                ),
+            ));
+        };
+        self.aead.1 = Some(theirs);
         if !self.initiator {
             let before = self.out.len();
-            write_msg(&mut self.out, |buf| hs.write_message(&[], buf))
+            let mine = self.aead.0.to_byte();
+            write_msg(&mut self.out, |buf| hs.write_message(&[mine], buf))
                 .map_err(|e| LinkError::handshake(peer, format!("writing message 2: {e}")))?;
             self.sent += (self.out.len() - before) as u64;
         }
@@ -322,7 +364,7 @@ impl Handshake {
             return Err(LinkError::handshake(peer, "handshake incomplete"));
         }
         let bytes_sent = self.sent;
-        let Some((hs, expected)) = self.noise else {
+        let Some((mut hs, expected)) = self.noise else {
             let mut h = Sha256::new();
             h.update(b"ringfence INSECURE plain pairwise seed v1");
             h.update(&self.prologue);
@@ -331,7 +373,7 @@ impl Handshake {
             let seed_bytes: [u8; 32] = h.finalize().into();
             let seed = Seed::from_bytes(seed_bytes);
             let (send, recv) = (Cipher::DangerPlain, Cipher::DangerPlain);
-            return Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent });
+            return Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent, aead: None });
         };
         if hs.get_remote_static() != Some(&expected.0[..]) {
             return Err(LinkError::handshake(peer, "remote static key is not the expected one"));
@@ -341,18 +383,27 @@ impl Handshake {
         h.update(hs.get_handshake_hash());
         let seed_bytes: [u8; 32] = h.finalize().into();
         let seed = Seed::from_bytes(seed_bytes);
-        let state = Arc::new(
-            hs.into_stateless_transport_mode()
-                .map_err(|e| LinkError::handshake(peer, format!("handshake incomplete: {e}")))?,
-        );
-        Ok(Established {
-            peer,
-            send: Cipher::Noise { state: state.clone(), nonce: 0 },
-            recv: Cipher::Noise { state, nonce: 0 },
-            seed,
-            seed_bytes,
-            bytes_sent,
-        })
+        let (mine, theirs) = self.aead;
+        let theirs = theirs.ok_or_else(|| LinkError::handshake(peer, "handshake incomplete"))?;
+        let aead = Aead::agree(mine, theirs);
+        let (send, recv) = match aead {
+            Aead::AesGcm => {
+                let state = Arc::new(hs.into_stateless_transport_mode().map_err(|e| {
+                    LinkError::handshake(peer, format!("handshake incomplete: {e}"))
+                })?);
+                (
+                    Cipher::Noise { state: state.clone(), nonce: 0 },
+                    Cipher::Noise { state, nonce: 0 },
+                )
+            }
+            Aead::ChaChaPoly => {
+                // Noise's split: the initiator sends under the first key.
+                let (k1, k2) = hs.dangerously_get_raw_split();
+                let (send, recv) = if self.initiator { (k1, k2) } else { (k2, k1) };
+                (Cipher::chacha(&send), Cipher::chacha(&recv))
+            }
+        };
+        Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent, aead: Some(aead) })
     }
 }
 
@@ -404,4 +455,101 @@ fn write_msg(
     out.extend_from_slice(&(n as u16).to_be_bytes());
     out.extend_from_slice(&buf[..n]);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{FrameDecoder, FrameEncoder, RecordError};
+    use crate::StaticKeypair;
+
+    fn security(keys: &[StaticKeypair], i: usize) -> Security {
+        Security::Noise {
+            keypair: keys[i].clone(),
+            public_keys: keys.iter().map(|k| k.public).collect(),
+        }
+    }
+
+    /// Runs a P0 → P1 handshake with the given record preferences.
+    fn link(dialer: Aead, acceptor: Aead) -> (Established, Established) {
+        let keys = [
+            StaticKeypair::from_entropy(&[1; 32]).unwrap(),
+            StaticKeypair::from_entropy(&[2; 32]).unwrap(),
+        ];
+        let (s0, s1) = (security(&keys, 0), security(&keys, 1));
+        let session = SessionId([9; 16]);
+        let ends = |me: u8, security| LinkEnds { me: PartyId(me), session, security };
+        let mut d = Handshake::dial_preferring(ends(0, &s0), PartyId(1), &[5; 32], dialer).unwrap();
+        let mut a = Handshake::new(ends(1, &s1), false, &[6; 32], acceptor).unwrap();
+        while !(d.is_done() && a.is_done()) {
+            a.handle_input(&d.take_output()).unwrap();
+            d.handle_input(&a.take_output()).unwrap();
+        }
+        (d.finish().unwrap(), a.finish().unwrap())
+    }
+
+    /// Two frames sealed by `from` open at `to`, and the plaintext is not on the wire.
+    fn check_records(from: Cipher, to: Cipher) {
+        let frame: Vec<u8> = (0..100_000u32).map(|i| (i * 31) as u8).collect();
+        let mut enc = FrameEncoder::new(from);
+        let mut wire = Vec::new();
+        for f in [&frame[..], &frame[..10]] {
+            assert!(enc.encode(f, &mut None, &mut wire, usize::MAX).unwrap());
+        }
+        assert!(!wire.windows(64).any(|w| w == &frame[1000..1064]));
+        let mut dec = FrameDecoder::new(to, 1 << 20);
+        dec.input(wire.len()).extend_from_slice(&wire);
+        assert_eq!(dec.poll_frame().unwrap().unwrap(), frame);
+        assert_eq!(dec.poll_frame().unwrap().unwrap(), &frame[..10]);
+    }
+
+    #[test]
+    fn records_use_chacha_when_either_end_prefers_it() {
+        use Aead::{AesGcm, ChaChaPoly};
+        for (dialer, acceptor, want) in [
+            (AesGcm, AesGcm, AesGcm),
+            (ChaChaPoly, AesGcm, ChaChaPoly),
+            (AesGcm, ChaChaPoly, ChaChaPoly),
+            (ChaChaPoly, ChaChaPoly, ChaChaPoly),
+        ] {
+            let (d, a) = link(dialer, acceptor);
+            assert_eq!((d.aead, a.aead), (Some(want), Some(want)), "{dialer:?} → {acceptor:?}");
+            assert_eq!(d.seed_bytes, a.seed_bytes);
+            check_records(d.send, a.recv);
+            check_records(a.send, d.recv);
+        }
+    }
+
+    #[test]
+    fn a_tampered_chacha_record_is_refused() {
+        let (d, a) = link(Aead::ChaChaPoly, Aead::AesGcm);
+        let mut enc = FrameEncoder::new(d.send);
+        let mut wire = Vec::new();
+        assert!(enc.encode(b"a frame of shares", &mut None, &mut wire, usize::MAX).unwrap());
+        let last = wire.len() - 1;
+        wire[last] ^= 0x80;
+        let mut dec = FrameDecoder::new(a.recv, 1 << 20);
+        dec.input(wire.len()).extend_from_slice(&wire);
+        assert_eq!(dec.poll_frame(), Err(RecordError::Decrypt));
+    }
+
+    #[test]
+    fn an_unknown_record_preference_fails_the_handshake() {
+        let keys = [
+            StaticKeypair::from_entropy(&[1; 32]).unwrap(),
+            StaticKeypair::from_entropy(&[2; 32]).unwrap(),
+        ];
+        let (s0, s1) = (security(&keys, 0), security(&keys, 1));
+        let session = SessionId([9; 16]);
+        // A dialer whose message 1 carries a payload byte no version knows.
+        let hello = hello(s0.mode_byte(), PartyId(0), PartyId(1), session);
+        let mut hs =
+            noise_state(&keys[0], &keys[1].public, &prologue(&hello), true, &[5; 32]).unwrap();
+        let mut wire = hello.to_vec();
+        write_msg(&mut wire, |buf| hs.write_message(&[7], buf)).unwrap();
+        let ends = LinkEnds { me: PartyId(1), session, security: &s1 };
+        let mut a = Handshake::accept(ends, &[6; 32]).unwrap();
+        let e = a.handle_input(&wire).unwrap_err();
+        assert!(e.to_string().contains("no known record cipher"), "{e}");
+    }
 }

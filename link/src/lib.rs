@@ -7,7 +7,8 @@
 //! - [`keys`]: x25519 static identity keys (private keys never print);
 //! - [`Handshake`]: the link handshake as a state machine — a hello naming session and party
 //!   ids, then Noise `KK_25519_AESGCM_SHA256` with that hello as prologue — ending in record
-//!   ciphers and a pairwise PRG seed derived from the handshake hash;
+//!   ciphers (AES-256-GCM, or ChaCha20-Poly1305 when an end has no AES instructions, e.g.
+//!   WebAssembly: [`Aead`]) and a pairwise PRG seed derived from the handshake hash;
 //! - [`record`]: frames cut into Noise records on a byte stream, and reassembled.
 //!
 //! Nothing here does I/O or reads a clock or the OS random source: randomness (ephemeral keys,
@@ -27,8 +28,9 @@ use sha2::{Digest, Sha256};
 
 pub use handshake::{Established, Handshake, LinkEnds};
 pub use keys::{PrivateKey, PublicKey, StaticKeypair};
+pub use record::Aead;
 
-/// The Noise protocol of every link.
+/// The Noise protocol of every link's handshake (its records: see [`Aead`]).
 pub const NOISE_PROTOCOL: &str = "Noise_KK_25519_AESGCM_SHA256";
 
 /// Parsed [`NOISE_PROTOCOL`].

@@ -16,6 +16,8 @@
 
 use std::sync::Arc;
 
+use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+use chacha20poly1305::{ChaCha20Poly1305, Nonce, Tag};
 use snow::StatelessTransportState;
 
 /// Largest Noise message (the record body).
@@ -50,6 +52,70 @@ pub enum RecordError {
     Seal(String),
 }
 
+/// The AEAD that protects a link's records, agreed during its handshake: ChaCha20-Poly1305 when
+/// either end prefers it, else AES-256-GCM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aead {
+    /// AES-256-GCM (Noise's `AESGCM`): fastest where the CPU has AES instructions.
+    AesGcm,
+    /// ChaCha20-Poly1305 (Noise's `ChaChaPoly`): several times faster than a constant-time
+    /// software AES, e.g. in WebAssembly.
+    ChaChaPoly,
+}
+
+impl Aead {
+    /// What this build prefers: ChaCha20-Poly1305 where AES has no hardware support here
+    /// (WebAssembly, which exposes no AES instructions; an x86-64 CPU without AES-NI), else
+    /// AES-256-GCM.
+    pub fn preferred() -> Self {
+        #[cfg(target_arch = "wasm32")]
+        let hardware_aes = false;
+        #[cfg(target_arch = "x86_64")]
+        let hardware_aes = std::arch::is_x86_feature_detected!("aes")
+            && std::arch::is_x86_feature_detected!("pclmulqdq");
+        #[cfg(not(any(target_arch = "wasm32", target_arch = "x86_64")))]
+        let hardware_aes = true;
+        if hardware_aes {
+            Self::AesGcm
+        } else {
+            Self::ChaChaPoly
+        }
+    }
+
+    /// The link's AEAD given both ends' preferences: one end without fast AES decides.
+    pub fn agree(mine: Self, theirs: Self) -> Self {
+        if mine == Self::ChaChaPoly || theirs == Self::ChaChaPoly {
+            Self::ChaChaPoly
+        } else {
+            Self::AesGcm
+        }
+    }
+
+    /// The preference's byte in a handshake payload.
+    pub(crate) fn to_byte(self) -> u8 {
+        match self {
+            Self::AesGcm => 0,
+            Self::ChaChaPoly => 1,
+        }
+    }
+
+    pub(crate) fn from_byte(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(Self::AesGcm),
+            1 => Some(Self::ChaChaPoly),
+            _ => None,
+        }
+    }
+
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AesGcm => "aes-256-gcm",
+            Self::ChaChaPoly => "chacha20-poly1305",
+        }
+    }
+}
+
 /// The record protection of one direction of a link.
 pub enum Cipher {
     /// A Noise transport state shared by both directions of a link, with this direction's next
@@ -60,15 +126,29 @@ pub enum Cipher {
         /// Next nonce of this direction.
         nonce: u64,
     },
+    /// ChaCha20-Poly1305 under this direction's key from the Noise handshake's split, with
+    /// Noise's `ChaChaPoly` nonces (32 zero bits ‖ the 64-bit counter, little-endian) and no
+    /// associated data.
+    ChaCha {
+        /// This direction's key schedule.
+        aead: Box<ChaCha20Poly1305>,
+        /// Next nonce of this direction.
+        nonce: u64,
+    },
     /// **Insecure** plaintext records, for benchmarking only.
     DangerPlain,
 }
 
 impl Cipher {
+    /// ChaCha20-Poly1305 records under `key` (one direction of a Noise split).
+    pub(crate) fn chacha(key: &[u8; 32]) -> Self {
+        Self::ChaCha { aead: Box::new(ChaCha20Poly1305::new(key.into())), nonce: 0 }
+    }
+
     /// Bytes the body adds over the plaintext.
     fn overhead(&self) -> usize {
         match self {
-            Self::Noise { .. } => TAG_LEN,
+            Self::Noise { .. } | Self::ChaCha { .. } => TAG_LEN,
             Self::DangerPlain => 0,
         }
     }
@@ -88,6 +168,15 @@ impl Cipher {
                     .map_err(|e| RecordError::Seal(e.to_string()))?;
                 *nonce += 1;
                 out.truncate(start + n);
+            }
+            Self::ChaCha { aead, nonce } => {
+                let n = chacha_nonce(nonce)
+                    .ok_or_else(|| RecordError::Seal("nonces exhausted".into()))?;
+                out.extend_from_slice(plaintext);
+                let tag = aead
+                    .encrypt_in_place_detached(&n, &[], &mut out[start..])
+                    .map_err(|e| RecordError::Seal(e.to_string()))?;
+                out.extend_from_slice(&tag);
             }
             Self::DangerPlain => out.extend_from_slice(plaintext),
         }
@@ -109,12 +198,38 @@ impl Cipher {
                 *nonce += 1;
                 Ok(n)
             }
+            Self::ChaCha { aead, nonce } => {
+                let Some(len) = body.len().checked_sub(TAG_LEN) else {
+                    return Err(RecordError::Malformed(format!(
+                        "record of {} bytes is shorter than its tag",
+                        body.len()
+                    )));
+                };
+                let n = chacha_nonce(nonce).ok_or(RecordError::Decrypt)?;
+                let (text, tag) = body.split_at(len);
+                out[..len].copy_from_slice(text);
+                aead.decrypt_in_place_detached(&n, &[], &mut out[..len], Tag::from_slice(tag))
+                    .map_err(|_| RecordError::Decrypt)?;
+                Ok(len)
+            }
             Self::DangerPlain => {
                 out[..body.len()].copy_from_slice(body);
                 Ok(body.len())
             }
         }
     }
+}
+
+/// The nonce for counter `n` (then advanced), as Noise's `ChaChaPoly` encodes it; `None` once
+/// the counter is exhausted (Noise reserves 2^64 − 1).
+fn chacha_nonce(n: &mut u64) -> Option<Nonce> {
+    if *n == u64::MAX {
+        return None;
+    }
+    let mut bytes = [0u8; 12];
+    bytes[4..].copy_from_slice(&n.to_le_bytes());
+    *n += 1;
+    Some(bytes.into())
 }
 
 /// Cuts frames into records.

@@ -235,7 +235,7 @@ async function noiseCost(transport) {
   const send = median(rs.map((r) => r.sendMs)) / 1000;
   const recv = median(rs.map((r) => r.recvMs)) / 1000;
   return {
-    probe: 'noise-aesgcm', runtime: 'browser-wasm', transport, mib, repeat: rs.length, statistic: 'median',
+    probe: `noise ${rs[0].cipher}`, runtime: 'browser-wasm', transport, mib, repeat: rs.length, statistic: 'median',
     send_seconds: send, recv_seconds: recv, send_mib_per_s: mib / send, recv_mib_per_s: mib / recv,
   };
 }

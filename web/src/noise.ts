@@ -67,6 +67,7 @@ interface NoiseGlue {
 /** @internal */
 interface WasmNoiseLinks {
   seedWith(peer: number): Uint8Array;
+  cipherWith(peer: number): string;
   send(to: number, frame: Uint8Array): void;
   recv(from: number): Promise<Uint8Array>;
   free(): void;
@@ -151,6 +152,11 @@ export class NoiseRelayLinks implements Transport {
     return this.#links.seedWith(peer);
   }
 
+  /** The AEAD of the link with `peer` (see {@link SecureRelayTransport.cipherWith}). */
+  cipherWith(peer: number): string {
+    return this.#links.cipherWith(peer);
+  }
+
   send(to: number, frame: Uint8Array): void {
     if (this.#closed) throw closedError();
     this.#links.send(to, frame);
@@ -217,6 +223,20 @@ export class SecureRelayTransport implements Transport {
   /** The pairwise key shared with `peer` (secret). */
   seedWith(peer: number): Uint8Array {
     return this.#links.seedWith(peer);
+  }
+
+  /**
+   * The AEAD protecting the records of the link with `peer`, as both ends agreed in the
+   * handshake: `'chacha20-poly1305'` whenever one end is WebAssembly (it has no AES
+   * instructions, so its AES-GCM would be several times slower), `'aes-256-gcm'` between two
+   * native parties.
+   *
+   * @example
+   * const t = await SecureRelayTransport.connect(options);
+   * console.log(t.cipherWith(0)); // 'chacha20-poly1305'
+   */
+  cipherWith(peer: number): string {
+    return this.#links.cipherWith(peer);
   }
 
   send(to: number, frame: Uint8Array): void {

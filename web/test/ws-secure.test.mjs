@@ -50,6 +50,8 @@ test('the relay sees only ciphertext on secure links, and the plaintext on insec
   const ts = await Promise.all([0, 1, 2].map((id) => secure(t.url, sessionId, id, kps)));
   for (const [i, j] of [[0, 1], [0, 2], [1, 2]]) assert.deepEqual(ts[i].seedWith(j), ts[j].seedWith(i), `seed ${i}-${j}`);
   assert.notDeepEqual(ts[0].seedWith(1), ts[0].seedWith(2));
+  // WebAssembly ends (no AES instructions) agree on ChaCha20-Poly1305 records.
+  for (const [i, j] of [[0, 1], [0, 2], [1, 2]]) assert.equal(ts[i].cipherWith(j), 'chacha20-poly1305', `cipher ${i}-${j}`);
   await exchange(ts);
   assert.ok(t.seen().length > 600_000, `the tap saw the traffic (${t.seen().length} bytes)`);
   assert.equal(t.seen().indexOf(MARKER), -1, 'plaintext crossed the relay');

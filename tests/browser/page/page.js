@@ -323,7 +323,7 @@ window.rf = {
       for (let i = 0; i < frames; i++) await ts[1].recv(0);
       const recvMs = performance.now() - t0;
       log(`Noise over ${ts[0].transport}: ${frames} × ${bytes} B, send ${Math.round(sendMs)} ms, receive ${Math.round(recvMs)} ms`);
-      return { transport: ts[0].transport, sendMs, recvMs };
+      return { transport: ts[0].transport, cipher: ts[0].cipherWith(1), sendMs, recvMs };
     } finally {
       ts.forEach((t) => t.close());
     }

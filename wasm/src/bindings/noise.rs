@@ -63,6 +63,7 @@ struct Peer {
     enc: FrameEncoder,
     dec: FrameDecoder,
     seed: [u8; 32],
+    cipher: &'static str,
 }
 
 /// A fresh x25519 static keypair from 32 bytes of fresh entropy:
@@ -127,6 +128,13 @@ impl NoiseLinks {
         let p = self.peer(&peer)?;
         let seed = p.borrow().seed;
         Ok(Uint8Array::from(&seed[..]))
+    }
+
+    /// The AEAD of the link with `peer`'s records, as both ends agreed: `"chacha20-poly1305"`
+    /// from WebAssembly (no AES instructions here), `"aes-256-gcm"` between native ends.
+    #[wasm_bindgen(js_name = cipherWith)]
+    pub fn cipher_with(&self, peer: JsValue) -> Result<String, JsValue> {
+        Ok(self.peer(&peer)?.borrow().cipher.to_string())
     }
 
     /// Encrypts `frame` for `to` and queues it on the byte link (never waits).
@@ -265,6 +273,7 @@ async fn establish(
             enc: FrameEncoder::new(l.send),
             dec,
             seed: l.seed_bytes,
+            cipher: l.aead.map_or("plain", |a| a.name()),
         })));
     }
     Ok(peers)
