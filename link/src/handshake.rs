@@ -43,14 +43,12 @@
 //! # Ok::<(), ringfence_link::LinkError>(())
 //! ```
 
-use std::sync::Arc;
-
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_core::prg::Seed;
 use sha2::{Digest, Sha256};
 
 use crate::keys::PublicKey;
-use crate::record::Cipher;
+use crate::record::{Cipher, RecordKey};
 use crate::rng::builder;
 use crate::{LinkError, Security};
 
@@ -333,6 +331,7 @@ impl Handshake {
             let (send, recv) = (Cipher::DangerPlain, Cipher::DangerPlain);
             return Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent });
         };
+        let mut hs = hs;
         if hs.get_remote_static() != Some(&expected.0[..]) {
             return Err(LinkError::handshake(peer, "remote static key is not the expected one"));
         }
@@ -341,14 +340,23 @@ impl Handshake {
         h.update(hs.get_handshake_hash());
         let seed_bytes: [u8; 32] = h.finalize().into();
         let seed = Seed::from_bytes(seed_bytes);
-        let state = Arc::new(
-            hs.into_stateless_transport_mode()
-                .map_err(|e| LinkError::handshake(peer, format!("handshake incomplete: {e}")))?,
-        );
+        if !hs.is_handshake_finished() {
+            return Err(LinkError::handshake(peer, "Noise handshake incomplete"));
+        }
+        // The split's first key protects initiator → responder (Noise §5.2), as in snow's
+        // transport state; the records then are exactly its transport messages.
+        let (to_responder, to_initiator) = hs.dangerously_get_raw_split();
+        let (send, recv) = if hs.is_initiator() {
+            (to_responder, to_initiator)
+        } else {
+            (to_initiator, to_responder)
+        };
+        let key =
+            |k: &[u8; 32]| RecordKey::new(k).map_err(|e| LinkError::handshake(peer, e.to_string()));
         Ok(Established {
             peer,
-            send: Cipher::Noise { state: state.clone(), nonce: 0 },
-            recv: Cipher::Noise { state, nonce: 0 },
+            send: Cipher::Noise { key: key(&send)?, nonce: 0 },
+            recv: Cipher::Noise { key: key(&recv)?, nonce: 0 },
             seed,
             seed_bytes,
             bytes_sent,
