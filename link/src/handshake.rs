@@ -12,8 +12,8 @@
 //! Each Noise message carries its sender's record preference as a one-byte payload (0 AES-GCM,
 //! 1 ChaCha20-Poly1305, see [`Aead::preferred`]), encrypted and bound into the handshake hash.
 //! The records use ChaCha20-Poly1305 when either end prefers it (a WebAssembly end has no AES
-//! instructions: its software AES is several times slower), keyed by the Noise split, and
-//! Noise's own AES-GCM transport otherwise (native ↔ native links keep AES-NI).
+//! instructions: its software AES is several times slower), AES-256-GCM otherwise (native ↔
+//! native links keep AES-NI); both keyed by the Noise split.
 //!
 //! The hello is bound into the Noise prologue, and the acceptor takes the static key it expects
 //! from the id the dialer claims: a dialer that lies about its id, holds another key, or talks to
@@ -49,14 +49,12 @@
 //! # Ok::<(), ringfence_link::LinkError>(())
 //! ```
 
-use std::sync::Arc;
-
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_core::prg::Seed;
 use sha2::{Digest, Sha256};
 
 use crate::keys::PublicKey;
-use crate::record::{Aead, Cipher};
+use crate::record::{Aead, Cipher, RecordKey};
 use crate::rng::builder;
 use crate::{LinkError, Security};
 
@@ -364,7 +362,7 @@ impl Handshake {
             return Err(LinkError::handshake(peer, "handshake incomplete"));
         }
         let bytes_sent = self.sent;
-        let Some((mut hs, expected)) = self.noise else {
+        let Some((hs, expected)) = self.noise else {
             let mut h = Sha256::new();
             h.update(b"ringfence INSECURE plain pairwise seed v1");
             h.update(&self.prologue);
@@ -375,6 +373,7 @@ impl Handshake {
             let (send, recv) = (Cipher::DangerPlain, Cipher::DangerPlain);
             return Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent, aead: None });
         };
+        let mut hs = hs;
         if hs.get_remote_static() != Some(&expected.0[..]) {
             return Err(LinkError::handshake(peer, "remote static key is not the expected one"));
         }
@@ -383,27 +382,32 @@ impl Handshake {
         h.update(hs.get_handshake_hash());
         let seed_bytes: [u8; 32] = h.finalize().into();
         let seed = Seed::from_bytes(seed_bytes);
+        if !hs.is_handshake_finished() {
+            return Err(LinkError::handshake(peer, "Noise handshake incomplete"));
+        }
+        // The split's first key protects initiator → responder (Noise §5.2), as in snow's
+        // transport state; the records then are exactly its transport messages.
+        let (to_responder, to_initiator) = hs.dangerously_get_raw_split();
+        let (send, recv) = if hs.is_initiator() {
+            (to_responder, to_initiator)
+        } else {
+            (to_initiator, to_responder)
+        };
         let (mine, theirs) = self.aead;
         let theirs = theirs.ok_or_else(|| LinkError::handshake(peer, "handshake incomplete"))?;
         let aead = Aead::agree(mine, theirs);
-        let (send, recv) = match aead {
-            Aead::AesGcm => {
-                let state = Arc::new(hs.into_stateless_transport_mode().map_err(|e| {
-                    LinkError::handshake(peer, format!("handshake incomplete: {e}"))
-                })?);
-                (
-                    Cipher::Noise { state: state.clone(), nonce: 0 },
-                    Cipher::Noise { state, nonce: 0 },
-                )
-            }
-            Aead::ChaChaPoly => {
-                // Noise's split: the initiator sends under the first key.
-                let (k1, k2) = hs.dangerously_get_raw_split();
-                let (send, recv) = if self.initiator { (k1, k2) } else { (k2, k1) };
-                (Cipher::chacha(&send), Cipher::chacha(&recv))
-            }
+        let key = |k: &[u8; 32]| {
+            RecordKey::new(aead, k).map_err(|e| LinkError::handshake(peer, e.to_string()))
         };
-        Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent, aead: Some(aead) })
+        Ok(Established {
+            peer,
+            send: Cipher::Noise { key: key(&send)?, nonce: 0 },
+            recv: Cipher::Noise { key: key(&recv)?, nonce: 0 },
+            seed,
+            seed_bytes,
+            bytes_sent,
+            aead: Some(aead),
+        })
     }
 }
 

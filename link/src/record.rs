@@ -14,11 +14,12 @@
 //! read from the peer is checked: a malformed record or a failed decryption is a
 //! [`RecordError`], never a panic, and a frame is capped at `max_frame` bytes.
 
-use std::sync::Arc;
-
+#[cfg(not(feature = "ring-accelerated"))]
+use aes_gcm::Aes256Gcm;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
-use chacha20poly1305::{ChaCha20Poly1305, Nonce, Tag};
-use snow::StatelessTransportState;
+use chacha20poly1305::ChaCha20Poly1305;
+#[cfg(feature = "ring-accelerated")]
+use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM};
 
 /// Largest Noise message (the record body).
 pub const MAX_RECORD: usize = 65535;
@@ -116,22 +117,125 @@ impl Aead {
     }
 }
 
+/// One direction's record key from the Noise handshake's split, with no associated data and
+/// Noise's nonces (`0^32 ‖ n`: big-endian for AES-GCM, little-endian for ChaChaPoly), so that
+/// an AES-GCM record body is exactly the Noise transport message of its plaintext.
+///
+/// The record layer runs the AEAD itself rather than through snow's transport state: snow's
+/// `write_message` takes the plaintext and a separate output, which costs a zero-fill and a copy
+/// of every byte on top of the copy into the record; here the plaintext is appended to the
+/// record once and sealed where it lies (opened likewise in the input buffer).
+// Boxed: the expanded key schedules are hundreds of bytes, `Cipher::DangerPlain` none.
+pub enum RecordKey {
+    /// AES-256-GCM: ring natively (AES-NI/VAES), RustCrypto in wasm.
+    #[cfg(feature = "ring-accelerated")]
+    Aes(Box<LessSafeKey>),
+    /// AES-256-GCM: ring natively (AES-NI/VAES), RustCrypto in wasm.
+    #[cfg(not(feature = "ring-accelerated"))]
+    Aes(Box<Aes256Gcm>),
+    /// ChaCha20-Poly1305 (RustCrypto; SIMD backends where the target has them).
+    ChaCha(Box<ChaCha20Poly1305>),
+}
+
+impl RecordKey {
+    /// The `aead` key of a direction from its 32 bytes (a half of the handshake's split).
+    pub fn new(aead: Aead, key: &[u8; 32]) -> Result<Self, RecordError> {
+        if aead == Aead::ChaChaPoly {
+            return Ok(Self::ChaCha(Box::new(ChaCha20Poly1305::new(key.into()))));
+        }
+        let bad = |_| RecordError::Seal("AES-256-GCM rejected the transport key".into());
+        #[cfg(feature = "ring-accelerated")]
+        let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).map_err(bad)?);
+        #[cfg(not(feature = "ring-accelerated"))]
+        let key = Aes256Gcm::new_from_slice(key).map_err(bad)?;
+        Ok(Self::Aes(Box::new(key)))
+    }
+
+    /// Encrypts `in_out` in place under `nonce` and returns the tag.
+    fn seal(&self, nonce: u64, in_out: &mut [u8]) -> Result<[u8; TAG_LEN], RecordError> {
+        let failed = || RecordError::Seal("the AEAD refused the record".into());
+        let mut tag = [0u8; TAG_LEN];
+        match self {
+            #[cfg(feature = "ring-accelerated")]
+            Self::Aes(key) => {
+                let n = Nonce::assume_unique_for_key(nonce_bytes(nonce));
+                let t = key
+                    .seal_in_place_separate_tag(n, Aad::empty(), in_out)
+                    .map_err(|_| failed())?;
+                tag.copy_from_slice(t.as_ref());
+            }
+            #[cfg(not(feature = "ring-accelerated"))]
+            Self::Aes(key) => {
+                let t = key
+                    .encrypt_in_place_detached(&nonce_bytes(nonce).into(), &[], in_out)
+                    .map_err(|_| failed())?;
+                tag.copy_from_slice(&t);
+            }
+            Self::ChaCha(key) => {
+                let t = key
+                    .encrypt_in_place_detached(&chacha_nonce(nonce).into(), &[], in_out)
+                    .map_err(|_| failed())?;
+                tag.copy_from_slice(&t);
+            }
+        }
+        Ok(tag)
+    }
+
+    /// Decrypts the body `ciphertext ‖ tag` in place; returns the plaintext length (the
+    /// plaintext is the body's start).
+    fn open(&self, nonce: u64, body: &mut [u8]) -> Result<usize, RecordError> {
+        let n = body.len().checked_sub(TAG_LEN).ok_or_else(|| {
+            RecordError::Malformed(format!(
+                "record of {} bytes is shorter than its tag",
+                body.len()
+            ))
+        })?;
+        let opened = match self {
+            #[cfg(feature = "ring-accelerated")]
+            Self::Aes(key) => {
+                let nonce = Nonce::assume_unique_for_key(nonce_bytes(nonce));
+                key.open_in_place(nonce, Aad::empty(), body).is_ok()
+            }
+            #[cfg(not(feature = "ring-accelerated"))]
+            Self::Aes(key) => {
+                let (text, tag) = body.split_at_mut(n);
+                let tag = aes_gcm::Tag::from_slice(tag);
+                key.decrypt_in_place_detached(&nonce_bytes(nonce).into(), &[], text, tag).is_ok()
+            }
+            Self::ChaCha(key) => {
+                let (text, tag) = body.split_at_mut(n);
+                let tag = chacha20poly1305::Tag::from_slice(tag);
+                key.decrypt_in_place_detached(&chacha_nonce(nonce).into(), &[], text, tag).is_ok()
+            }
+        };
+        if !opened {
+            return Err(RecordError::Decrypt);
+        }
+        Ok(n)
+    }
+}
+
+/// The Noise AES-GCM nonce of record number `n` (Noise spec §12.3).
+fn nonce_bytes(n: u64) -> [u8; 12] {
+    let mut b = [0u8; 12];
+    b[4..].copy_from_slice(&n.to_be_bytes());
+    b
+}
+
+/// The Noise ChaChaPoly nonce of record number `n` (Noise spec §12.2).
+fn chacha_nonce(n: u64) -> [u8; 12] {
+    let mut b = [0u8; 12];
+    b[4..].copy_from_slice(&n.to_le_bytes());
+    b
+}
+
 /// The record protection of one direction of a link.
 pub enum Cipher {
-    /// A Noise transport state shared by both directions of a link, with this direction's next
-    /// nonce (records arrive in order on TCP, so the nonce is implicit on the wire).
+    /// This direction's Noise transport key with its next nonce (records arrive in order on
+    /// TCP, so the nonce is implicit on the wire).
     Noise {
-        /// The keys of both directions.
-        state: Arc<StatelessTransportState>,
-        /// Next nonce of this direction.
-        nonce: u64,
-    },
-    /// ChaCha20-Poly1305 under this direction's key from the Noise handshake's split, with
-    /// Noise's `ChaChaPoly` nonces (32 zero bits ‖ the 64-bit counter, little-endian) and no
-    /// associated data.
-    ChaCha {
-        /// This direction's key schedule.
-        aead: Box<ChaCha20Poly1305>,
+        /// The key of this direction.
+        key: RecordKey,
         /// Next nonce of this direction.
         nonce: u64,
     },
@@ -140,15 +244,10 @@ pub enum Cipher {
 }
 
 impl Cipher {
-    /// ChaCha20-Poly1305 records under `key` (one direction of a Noise split).
-    pub(crate) fn chacha(key: &[u8; 32]) -> Self {
-        Self::ChaCha { aead: Box::new(ChaCha20Poly1305::new(key.into())), nonce: 0 }
-    }
-
     /// Bytes the body adds over the plaintext.
     fn overhead(&self) -> usize {
         match self {
-            Self::Noise { .. } | Self::ChaCha { .. } => TAG_LEN,
+            Self::Noise { .. } => TAG_LEN,
             Self::DangerPlain => 0,
         }
     }
@@ -160,76 +259,33 @@ impl Cipher {
         // body ≤ MAX_RECORD = u16::MAX, asserted by the callers' chunking.
         out.extend_from_slice(&(body as u16).to_be_bytes());
         let start = out.len();
-        match self {
-            Self::Noise { state, nonce } => {
-                out.resize(start + body, 0);
-                let n = state
-                    .write_message(*nonce, plaintext, &mut out[start..])
-                    .map_err(|e| RecordError::Seal(e.to_string()))?;
-                *nonce += 1;
-                out.truncate(start + n);
+        out.extend_from_slice(plaintext);
+        if let Self::Noise { key, nonce } = self {
+            // 2^64 - 1 is reserved by Noise (§5.1).
+            if *nonce == u64::MAX {
+                return Err(RecordError::Seal("the link's nonces are exhausted".into()));
             }
-            Self::ChaCha { aead, nonce } => {
-                let n = chacha_nonce(nonce)
-                    .ok_or_else(|| RecordError::Seal("nonces exhausted".into()))?;
-                out.extend_from_slice(plaintext);
-                let tag = aead
-                    .encrypt_in_place_detached(&n, &[], &mut out[start..])
-                    .map_err(|e| RecordError::Seal(e.to_string()))?;
-                out.extend_from_slice(&tag);
-            }
-            Self::DangerPlain => out.extend_from_slice(plaintext),
+            let tag = key.seal(*nonce, &mut out[start..])?;
+            out.extend_from_slice(&tag);
+            *nonce += 1;
         }
         Ok(())
     }
 
-    /// Opens `body` into `out` (which must have room for `body.len()` bytes); returns the
-    /// plaintext length.
-    fn open(&mut self, body: &[u8], out: &mut [u8]) -> Result<usize, RecordError> {
+    /// Opens `body` in place; returns the plaintext length (the plaintext is the body's start).
+    fn open(&mut self, body: &mut [u8]) -> Result<usize, RecordError> {
         match self {
-            Self::Noise { state, nonce } => {
-                if body.len() < TAG_LEN {
-                    return Err(RecordError::Malformed(format!(
-                        "record of {} bytes is shorter than its tag",
-                        body.len()
-                    )));
+            Self::Noise { key, nonce } => {
+                if *nonce == u64::MAX {
+                    return Err(RecordError::Decrypt);
                 }
-                let n = state.read_message(*nonce, body, out).map_err(|_| RecordError::Decrypt)?;
+                let n = key.open(*nonce, body)?;
                 *nonce += 1;
                 Ok(n)
             }
-            Self::ChaCha { aead, nonce } => {
-                let Some(len) = body.len().checked_sub(TAG_LEN) else {
-                    return Err(RecordError::Malformed(format!(
-                        "record of {} bytes is shorter than its tag",
-                        body.len()
-                    )));
-                };
-                let n = chacha_nonce(nonce).ok_or(RecordError::Decrypt)?;
-                let (text, tag) = body.split_at(len);
-                out[..len].copy_from_slice(text);
-                aead.decrypt_in_place_detached(&n, &[], &mut out[..len], Tag::from_slice(tag))
-                    .map_err(|_| RecordError::Decrypt)?;
-                Ok(len)
-            }
-            Self::DangerPlain => {
-                out[..body.len()].copy_from_slice(body);
-                Ok(body.len())
-            }
+            Self::DangerPlain => Ok(body.len()),
         }
     }
-}
-
-/// The nonce for counter `n` (then advanced), as Noise's `ChaChaPoly` encodes it; `None` once
-/// the counter is exhausted (Noise reserves 2^64 − 1).
-fn chacha_nonce(n: &mut u64) -> Option<Nonce> {
-    if *n == u64::MAX {
-        return None;
-    }
-    let mut bytes = [0u8; 12];
-    bytes[4..].copy_from_slice(&n.to_le_bytes());
-    *n += 1;
-    Some(bytes.into())
 }
 
 /// Cuts frames into records.
@@ -254,37 +310,83 @@ impl FrameEncoder {
         out: &mut Vec<u8>,
         limit: usize,
     ) -> Result<bool, RecordError> {
+        self.encode_parts(&[], frame, offset, out, limit)
+    }
+
+    /// [`encode`](Self::encode) of the frame `head ‖ body`, without concatenating the two: a
+    /// record within `body` is sealed straight from it, so a frame's payload is copied once
+    /// (into its record) instead of twice. The records are the same bytes as for the
+    /// concatenated frame.
+    pub fn encode_parts(
+        &mut self,
+        head: &[u8],
+        body: &[u8],
+        offset: &mut Option<usize>,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<bool, RecordError> {
+        let total = head.len() + body.len();
         let mut off = match *offset {
             Some(o) => o,
-            None => {
-                let first = frame.len().min(MAX_RECORD_PLAINTEXT - LEN_PREFIX);
-                self.scratch.clear();
-                let len = u32::try_from(frame.len()).map_err(|_| RecordError::Oversized {
-                    len: frame.len(),
-                    max: u32::MAX as usize,
-                })?;
-                self.scratch.extend_from_slice(&len.to_le_bytes());
-                self.scratch.extend_from_slice(&frame[..first]);
-                self.cipher.seal(&self.scratch, out)?;
-                first
-            }
+            None => self.seal_first(head, body, out)?,
         };
-        while off < frame.len() && out.len() < limit {
-            let end = frame.len().min(off + MAX_RECORD_PLAINTEXT);
-            self.cipher.seal(&frame[off..end], out)?;
+        while off < total && out.len() < limit {
+            let end = total.min(off + MAX_RECORD_PLAINTEXT);
+            if off >= head.len() {
+                self.cipher.seal(&body[off - head.len()..end - head.len()], out)?;
+            } else {
+                // Only when `head` is longer than a first record: assemble the straddling piece.
+                self.scratch.clear();
+                extend_range(&mut self.scratch, head, body, off, end);
+                self.cipher.seal(&self.scratch, out)?;
+            }
             off = end;
         }
         *offset = Some(off);
-        Ok(off == frame.len())
+        Ok(off == total)
+    }
+
+    /// Bytes on the wire of the records of a `frame_len`-byte frame.
+    pub fn wire_len(&self, frame_len: usize) -> usize {
+        let records = (frame_len + LEN_PREFIX).div_ceil(MAX_RECORD_PLAINTEXT).max(1);
+        frame_len + LEN_PREFIX + records * (2 + self.cipher.overhead())
+    }
+
+    /// Seals the first record of the frame `head ‖ body` (its length, then as many bytes as
+    /// fit) into `out`; returns how many frame bytes it carries.
+    fn seal_first(
+        &mut self,
+        head: &[u8],
+        body: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<usize, RecordError> {
+        let total = head.len() + body.len();
+        let len = u32::try_from(total)
+            .map_err(|_| RecordError::Oversized { len: total, max: u32::MAX as usize })?;
+        let first = total.min(MAX_RECORD_PLAINTEXT - LEN_PREFIX);
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&len.to_le_bytes());
+        extend_range(&mut self.scratch, head, body, 0, first);
+        self.cipher.seal(&self.scratch, out)?;
+        Ok(first)
     }
 }
 
-/// A frame being reassembled: `data` has `len + TAG_LEN` bytes so every record can be opened in
-/// place (the tag room past the end is overwritten by the next record, then cut off).
+/// Appends bytes `start..end` of `head ‖ body` to `dst`.
+fn extend_range(dst: &mut Vec<u8>, head: &[u8], body: &[u8], start: usize, end: usize) {
+    let split = head.len();
+    if start < split {
+        dst.extend_from_slice(&head[start..end.min(split)]);
+    }
+    if end > split {
+        dst.extend_from_slice(&body[start.max(split) - split..end - split]);
+    }
+}
+
+/// A frame being reassembled: the plaintexts so far in `data`, `len` bytes in all.
 struct Partial {
     data: Vec<u8>,
     len: usize,
-    filled: usize,
 }
 
 /// Reassembles frames from stream bytes.
@@ -294,20 +396,12 @@ pub struct FrameDecoder {
     buf: Vec<u8>,
     pos: usize,
     partial: Option<Partial>,
-    scratch: Vec<u8>,
 }
 
 impl FrameDecoder {
     /// A decoder opening with `cipher` and refusing frames over `max_frame` bytes.
     pub fn new(cipher: Cipher, max_frame: usize) -> Self {
-        Self {
-            cipher,
-            max_frame,
-            buf: Vec::new(),
-            pos: 0,
-            partial: None,
-            scratch: vec![0; MAX_RECORD],
-        }
+        Self { cipher, max_frame, buf: Vec::new(), pos: 0, partial: None }
     }
 
     /// The input buffer, with at least `room` bytes of spare capacity: append received stream
@@ -344,25 +438,24 @@ impl FrameDecoder {
         }
     }
 
-    /// Opens the record whose body ends at `self.pos`; returns a frame when it completes one.
+    /// Opens the record whose body ends at `self.pos` (in place: its bytes are consumed) and
+    /// appends its plaintext to the frame; returns a frame when it completes one.
     fn take_record(&mut self, body_len: usize) -> Result<Option<Vec<u8>>, RecordError> {
-        let body = &self.buf[self.pos - body_len..self.pos];
+        let start = self.pos - body_len;
+        let n = self.cipher.open(&mut self.buf[start..self.pos])?;
+        let plain = &self.buf[start..start + n];
         let p = match self.partial.as_mut() {
             Some(p) => {
-                let plain_max = body_len.saturating_sub(self.cipher.overhead());
-                if plain_max == 0 || plain_max > p.len - p.filled {
+                let left = p.len - p.data.len();
+                if n == 0 || n > left {
                     return Err(RecordError::Malformed(format!(
-                        "record of {body_len} bytes does not fit the {} bytes left in its frame",
-                        p.len - p.filled
+                        "record of {body_len} bytes does not fit the {left} bytes left in its frame"
                     )));
                 }
-                // Room: data has len + TAG_LEN bytes and plain_max ≤ len - filled.
-                p.filled += self.cipher.open(body, &mut p.data[p.filled..])?;
+                p.data.extend_from_slice(plain);
                 p
             }
             None => {
-                let n = self.cipher.open(body, &mut self.scratch)?;
-                let plain = &self.scratch[..n];
                 if n < LEN_PREFIX {
                     return Err(RecordError::Malformed(format!(
                         "first record of a frame has {n} plaintext bytes, no length"
@@ -379,18 +472,15 @@ impl FrameDecoder {
                         first.len()
                     )));
                 }
-                let mut data = vec![0u8; len + TAG_LEN];
-                data[..first.len()].copy_from_slice(first);
-                self.partial.insert(Partial { data, len, filled: first.len() })
+                let mut data = Vec::with_capacity(len);
+                data.extend_from_slice(first);
+                self.partial.insert(Partial { data, len })
             }
         };
-        if p.filled < p.len {
+        if p.data.len() < p.len {
             return Ok(None);
         }
-        let mut done = self.partial.take().map(|p| p.data).unwrap_or_default();
-        let len = done.len() - TAG_LEN;
-        done.truncate(len);
-        Ok(Some(done))
+        Ok(self.partial.take().map(|p| p.data))
     }
 }
 
@@ -423,6 +513,119 @@ mod tests {
         let frames: Vec<Vec<u8>> =
             sizes.iter().map(|&n| (0..n).map(|i| (i * 7 + n) as u8).collect()).collect();
         assert_eq!(round_trip(&frames), frames);
+    }
+
+    #[test]
+    fn parts_make_the_same_records_as_the_whole_frame() {
+        let frame: Vec<u8> = (0..200_000u32).map(|i| (i * 31 + 7) as u8).collect();
+        // Heads shorter than, equal to and longer than a first record, and empty bodies.
+        for (h, end) in [(0, 0), (28, 28), (28, 65_600), (65_515, 131_100), (70_000, 200_000)] {
+            let mut whole = Vec::new();
+            let mut enc = FrameEncoder::new(Cipher::DangerPlain);
+            assert!(enc.encode(&frame[..end], &mut None, &mut whole, usize::MAX).unwrap());
+            let mut enc = FrameEncoder::new(Cipher::DangerPlain);
+            // Also in pieces of at least 100 kB, as a link queues a large frame.
+            let (mut parts, mut off) = (Vec::new(), None);
+            let mut pieces = 0;
+            while !enc
+                .encode_parts(
+                    &frame[..h],
+                    &frame[h..end],
+                    &mut off,
+                    &mut parts,
+                    100_000 * (pieces + 1),
+                )
+                .unwrap()
+            {
+                pieces += 1;
+            }
+            assert_eq!(parts, whole, "head {h}, frame {end}");
+            assert_eq!(parts.len(), enc.wire_len(end));
+        }
+    }
+
+    /// A finished Noise KK handshake between two fresh keys: (initiator, responder).
+    fn noise_pair() -> (snow::HandshakeState, snow::HandshakeState) {
+        let b = |e: u8| crate::rng::builder(&[e; 32]).unwrap();
+        let (ki, kr) = (b(1).generate_keypair().unwrap(), b(2).generate_keypair().unwrap());
+        let mut i = b(3)
+            .local_private_key(&ki.private)
+            .and_then(|x| x.remote_public_key(&kr.public))
+            .and_then(|x| x.build_initiator())
+            .unwrap();
+        let mut r = b(4)
+            .local_private_key(&kr.private)
+            .and_then(|x| x.remote_public_key(&ki.public))
+            .and_then(|x| x.build_responder())
+            .unwrap();
+        let (mut m, mut p) = (vec![0; 1024], vec![0; 1024]);
+        let n = i.write_message(&[], &mut m).unwrap();
+        r.read_message(&m[..n], &mut p).unwrap();
+        let n = r.write_message(&[], &mut m).unwrap();
+        i.read_message(&m[..n], &mut p).unwrap();
+        (i, r)
+    }
+
+    #[test]
+    fn records_are_the_noise_transport_messages() {
+        let (mut i, mut r) = noise_pair();
+        let (k1, k2) = i.dangerously_get_raw_split();
+        assert_eq!(r.dangerously_get_raw_split(), (k1, k2));
+        let snow_i = i.into_stateless_transport_mode().unwrap();
+        let snow_r = r.into_stateless_transport_mode().unwrap();
+        let mut send = Cipher::Noise { key: RecordKey::new(Aead::AesGcm, &k1).unwrap(), nonce: 0 };
+        let mut back = Cipher::Noise { key: RecordKey::new(Aead::AesGcm, &k2).unwrap(), nonce: 0 };
+        for (n, len) in [0usize, 1, 1000, MAX_RECORD_PLAINTEXT].into_iter().enumerate() {
+            let text: Vec<u8> = (0..len).map(|j| (j * 13 + n) as u8).collect();
+            let mut ours = Vec::new();
+            send.seal(&text, &mut ours).unwrap();
+            let mut theirs = vec![0; len + TAG_LEN];
+            let m = snow_i.write_message(n as u64, &text, &mut theirs).unwrap();
+            assert_eq!(&ours[2..], &theirs[..m], "record {n} is snow's transport message");
+            assert_eq!(ours[..2], ((len + TAG_LEN) as u16).to_be_bytes());
+            // And the other direction: what snow's responder sends, the initiator opens.
+            let m = snow_r.write_message(n as u64, &text, &mut theirs).unwrap();
+            let k = back.open(&mut theirs[..m]).unwrap();
+            assert_eq!(&theirs[..k], &text[..]);
+        }
+        let mut wrong = Cipher::Noise { key: RecordKey::new(Aead::AesGcm, &k2).unwrap(), nonce: 0 };
+        let mut rec = Vec::new();
+        Cipher::Noise { key: RecordKey::new(Aead::AesGcm, &k1).unwrap(), nonce: 0 }
+            .seal(b"x", &mut rec)
+            .unwrap();
+        assert_eq!(wrong.open(&mut rec[2..]), Err(RecordError::Decrypt));
+    }
+
+    #[test]
+    fn noise_frames_survive_chunking_and_tampering_is_caught() {
+        let (mut i, _) = noise_pair();
+        let (k1, _) = i.dangerously_get_raw_split();
+        let cipher = || Cipher::Noise { key: RecordKey::new(Aead::AesGcm, &k1).unwrap(), nonce: 0 };
+        let frames: Vec<Vec<u8>> = [0, 5, 65_515, 200_000]
+            .iter()
+            .map(|&n| (0..n).map(|j| (j % 251) as u8).collect())
+            .collect();
+        let mut enc = FrameEncoder::new(cipher());
+        let mut wire = Vec::new();
+        for f in &frames {
+            let (head, body) = f.split_at(f.len().min(28));
+            assert!(enc.encode_parts(head, body, &mut None, &mut wire, usize::MAX).unwrap());
+        }
+        let mut dec = FrameDecoder::new(cipher(), 1 << 20);
+        let mut got = Vec::new();
+        for chunk in wire.chunks(5000) {
+            dec.input(chunk.len()).extend_from_slice(chunk);
+            while let Some(f) = dec.poll_frame().unwrap() {
+                got.push(f);
+            }
+        }
+        assert_eq!(got, frames);
+        let mut bad = wire.clone();
+        bad[100] ^= 1;
+        let mut dec = FrameDecoder::new(cipher(), 1 << 20);
+        dec.input(bad.len()).extend_from_slice(&bad);
+        let result = (0..frames.len()).try_for_each(|_| dec.poll_frame().map(drop));
+        assert_eq!(result, Err(RecordError::Decrypt));
     }
 
     #[test]

@@ -337,6 +337,15 @@ impl Transport for TcpTransport {
         self.link(to)?.send(frame)
     }
 
+    fn send_parts(
+        &mut self,
+        to: PartyId,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<(), TransportError> {
+        self.link(to)?.send_parts(header, payload)
+    }
+
     async fn recv(&mut self, from: PartyId) -> Result<Vec<u8>, TransportError> {
         let timeout = self.recv_timeout;
         let link = self.link(from)?;

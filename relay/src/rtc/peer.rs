@@ -194,6 +194,7 @@ impl Peer {
         let Self { peer, frames, delivered, counters, writer_error, .. } = self;
         Link {
             peer,
+            sealer: None,
             tx: Some(frames),
             queued: 0,
             rx: delivered,

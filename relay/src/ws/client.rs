@@ -358,6 +358,7 @@ fn raw_link(
     });
     Link {
         peer,
+        sealer: None,
         tx: Some(tx),
         queued: 0,
         rx,
