@@ -362,7 +362,7 @@ impl Handshake {
             return Err(LinkError::handshake(peer, "handshake incomplete"));
         }
         let bytes_sent = self.sent;
-        let Some((hs, expected)) = self.noise else {
+        let Some((mut hs, expected)) = self.noise else {
             let mut h = Sha256::new();
             h.update(b"ringfence INSECURE plain pairwise seed v1");
             h.update(&self.prologue);
@@ -373,7 +373,6 @@ impl Handshake {
             let (send, recv) = (Cipher::DangerPlain, Cipher::DangerPlain);
             return Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent, aead: None });
         };
-        let mut hs = hs;
         if hs.get_remote_static() != Some(&expected.0[..]) {
             return Err(LinkError::handshake(peer, "remote static key is not the expected one"));
         }
@@ -467,6 +466,10 @@ mod tests {
     use crate::record::{FrameDecoder, FrameEncoder, RecordError};
     use crate::StaticKeypair;
 
+    fn keys() -> [StaticKeypair; 2] {
+        [1, 2].map(|b| StaticKeypair::from_entropy(&[b; 32]).unwrap())
+    }
+
     fn security(keys: &[StaticKeypair], i: usize) -> Security {
         Security::Noise {
             keypair: keys[i].clone(),
@@ -476,10 +479,7 @@ mod tests {
 
     /// Runs a P0 → P1 handshake with the given record preferences.
     fn link(dialer: Aead, acceptor: Aead) -> (Established, Established) {
-        let keys = [
-            StaticKeypair::from_entropy(&[1; 32]).unwrap(),
-            StaticKeypair::from_entropy(&[2; 32]).unwrap(),
-        ];
+        let keys = keys();
         let (s0, s1) = (security(&keys, 0), security(&keys, 1));
         let session = SessionId([9; 16]);
         let ends = |me: u8, security| LinkEnds { me: PartyId(me), session, security };
@@ -539,10 +539,7 @@ mod tests {
 
     #[test]
     fn an_unknown_record_preference_fails_the_handshake() {
-        let keys = [
-            StaticKeypair::from_entropy(&[1; 32]).unwrap(),
-            StaticKeypair::from_entropy(&[2; 32]).unwrap(),
-        ];
+        let keys = keys();
         let (s0, s1) = (security(&keys, 0), security(&keys, 1));
         let session = SessionId([9; 16]);
         // A dialer whose message 1 carries a payload byte no version knows.

@@ -261,13 +261,10 @@ impl Cipher {
         let start = out.len();
         out.extend_from_slice(plaintext);
         if let Self::Noise { key, nonce } = self {
-            // 2^64 - 1 is reserved by Noise (§5.1).
-            if *nonce == u64::MAX {
-                return Err(RecordError::Seal("the link's nonces are exhausted".into()));
-            }
-            let tag = key.seal(*nonce, &mut out[start..])?;
+            let n = take_nonce(nonce)
+                .ok_or_else(|| RecordError::Seal("the link's nonces are exhausted".into()))?;
+            let tag = key.seal(n, &mut out[start..])?;
             out.extend_from_slice(&tag);
-            *nonce += 1;
         }
         Ok(())
     }
@@ -276,16 +273,21 @@ impl Cipher {
     fn open(&mut self, body: &mut [u8]) -> Result<usize, RecordError> {
         match self {
             Self::Noise { key, nonce } => {
-                if *nonce == u64::MAX {
-                    return Err(RecordError::Decrypt);
-                }
-                let n = key.open(*nonce, body)?;
-                *nonce += 1;
-                Ok(n)
+                key.open(take_nonce(nonce).ok_or(RecordError::Decrypt)?, body)
             }
             Self::DangerPlain => Ok(body.len()),
         }
     }
+}
+
+/// This direction's next nonce, then advanced; `None` once exhausted (Noise reserves 2^64 − 1,
+/// §5.1).
+fn take_nonce(nonce: &mut u64) -> Option<u64> {
+    let n = *nonce;
+    (n != u64::MAX).then(|| {
+        *nonce += 1;
+        n
+    })
 }
 
 /// Cuts frames into records.
