@@ -8,8 +8,9 @@ const page = (name) => fileURLToPath(new URL(name, import.meta.url));
 
 export default defineConfig({
   plugins: [demoApi()],
-  // The relay and the parties listen on 127.0.0.1 only, so the page is served there too.
-  server: { host: '127.0.0.1' },
+  // The relay and the parties listen on 127.0.0.1 only, so the page is served there too. Both
+  // pages' modules are compiled as the server starts, not when the first page asks for them.
+  server: { host: '127.0.0.1', warmup: { clientFiles: ['./index.html', './party.html'] } },
   preview: { host: '127.0.0.1' },
   // Both pages are entries: built side by side, and crawled together for the dev server's
   // pre-bundling (so opening a party tab does not make Vite optimize anew and reload).

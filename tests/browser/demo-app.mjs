@@ -2,11 +2,47 @@
 // (demo.test.mjs, demo-tabs-netns.mjs): loading it, classifying, and checking what it shows.
 import assert from 'node:assert/strict';
 
-/** Loads the app at `url` and waits until the SDK and the test digits are ready. */
-export async function openDemo(page, url) {
-  await page.goto(url);
-  // Generous: the first load has Vite compile the app, which takes long on a loaded machine.
-  await page.waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state), null, { timeout: 60_000 });
+/**
+ * Loads the app at `url` and waits until the SDK and the test digits are ready. When the page
+ * is not ready within `timeout` ms, the failure says what it was still doing: its state and
+ * status line, the requests it had not had answered (with their age), and its last console lines.
+ */
+export async function openDemo(page, url, { timeout = 150_000 } = {}) {
+  const pending = new Map();
+  const consoleTail = [];
+  const started = Date.now();
+  const onRequest = (r) => pending.set(r, Date.now());
+  const onDone = (r) => pending.delete(r);
+  const onConsole = (m) => {
+    consoleTail.push(`+${Date.now() - started} ms ${m.type()}: ${m.text()}`.slice(0, 300));
+    if (consoleTail.length > 20) consoleTail.shift();
+  };
+  page.on('request', onRequest);
+  page.on('requestfinished', onDone);
+  page.on('requestfailed', onDone);
+  page.on('console', onConsole);
+  try {
+    await page.goto(url, { timeout });
+    // Generous: a first load on a clean checkout has Vite optimise and compile the app while the
+    // "3 servers" deployment starts and makes setup runs, all on the same cores.
+    const left = Math.max(1_000, timeout - (Date.now() - started));
+    await page.waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state), null, { timeout: left }).catch(async (e) => {
+      const now = Date.now();
+      const seen = await page
+        .evaluate(() => `${JSON.stringify({ ...document.body.dataset })}, runtime "${document.getElementById('runtime')?.textContent ?? ''}"`)
+        .catch((err) => `not readable (${err.message})`);
+      const waiting = [...pending].map(([r, t]) => `  ${r.method()} ${r.url()} (for ${now - t} ms)`);
+      assert.fail(
+        [`the demo page was not ready ${now - started} ms after it was opened: ${e.message.split('\n')[0]}`, `page: ${seen}`,
+          'requests not answered:', ...(waiting.length ? waiting : ['  none']), 'last console lines:', ...(consoleTail.length ? consoleTail : ['  none'])].join('\n'),
+      );
+    });
+  } finally {
+    page.off('request', onRequest);
+    page.off('requestfinished', onDone);
+    page.off('requestfailed', onDone);
+    page.off('console', onConsole);
+  }
   await assertNoAlert(page);
 }
 

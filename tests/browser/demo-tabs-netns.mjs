@@ -112,7 +112,7 @@ browserTest('demo: three party tabs classify shipped digits over WebRTC with onn
   assert.equal(popups.length, 3, 'the open party windows served again: none was opened anew');
   await assertServerViews(page, 8);
   await assertPartyWindows(page, windows);
-}, { viewport: { width: 1360, height: 900 }, timeout: 240_000 });
+}, { viewport: { width: 1360, height: 900 }, timeout: 360_000 });
 
 browserTest('demo: where the browser opens one window per click, the page says which party tabs to open and then classifies', async (page, errors) => {
   // Playwright turns Chromium's pop-up blocker off; this is what it does otherwise.
@@ -142,4 +142,4 @@ browserTest('demo: where the browser opens one window per click, the page says w
   assert.ok(await notice.isHidden(), 'the notice goes once the tabs are open');
   assert.equal(popups.length, 3);
   await assertPartyWindows(page, await partyWindows(popups));
-}, { viewport: { width: 1360, height: 900 }, timeout: 120_000 });
+}, { viewport: { width: 1360, height: 900 }, timeout: 240_000 });

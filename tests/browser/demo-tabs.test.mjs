@@ -7,5 +7,5 @@ import { netnsTest } from './netns.mjs';
 netnsTest(
   'demo: three party tabs classify over WebRTC (in a private network namespace)',
   new URL('./demo-tabs-netns.mjs', import.meta.url),
-  { timeout: 300_000 },
+  { timeout: 660_000 },
 );

@@ -58,7 +58,7 @@ browserTest('demo: a shipped MNIST digit on LeNet with METEOR and with rep3 give
   assert.ok(rep3.ahead, 'rep3 took a run made ahead');
   assert.equal(rep3.stage, 'made ahead');
   assert.match(rep3.row, /made ahead by the servers' mesh, before you clicked/);
-}, { viewport: DESKTOP, timeout: 120_000 });
+}, { viewport: DESKTOP, timeout: 300_000 });
 
 browserTest('demo: a shipped 8x8 digit on the decision tree with rep3 and with METEOR gives onnxruntime class', async (page) => {
   await openDemo(page, demo.url);

@@ -597,12 +597,17 @@ document.body.dataset.state = 'loading';
 // Starts the "3 servers" deployment, whose mesh then makes setup runs before the first click.
 watchShelf();
 
+// Each part of loading marks the page when it is done (`data-sdk`, `data-samples`): a page
+// that never becomes idle then says what it was still waiting for.
 const sdk = init().then((info) => {
   $('runtime').textContent = info.module === 'simd' ? 'WebAssembly · SIMD' : 'WebAssembly (no SIMD)';
+  document.body.dataset.sdk = 'ready';
 });
 const sets = Promise.all(
   (['mnist', 'digits8'] as const).map(async (name) => state.sets.set(name, await getSamples(name, STRIP))),
-);
+).then(() => {
+  document.body.dataset.samples = 'ready';
+});
 Promise.all([sdk, sets])
   .then(() => {
     state.ready = true;
