@@ -251,7 +251,23 @@ struct PartyArgs {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Turns transparent huge pages off for this process (and the party processes it starts).
+///
+/// mimalloc asks for huge pages on its arenas, so every first touch of a 2 MiB region made the
+/// kernel clear all of it: a protocol's buffers are large and short-lived, and `clear_page` was
+/// half of a LeNet/METEOR party's CPU time (`perf record` of `ringfence bench`). Without huge
+/// pages a fault clears 4 KiB. Failure (an old kernel) only costs that speed, so it is ignored.
+#[allow(unsafe_code)]
+fn no_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 fn main() -> ExitCode {
+    no_huge_pages();
     let cli = Cli::parse();
     if let Cmd::BenchParty(a) | Cmd::SessionParty(a) = &cli.cmd {
         party::set_relay(a.common.relay.clone(), a.common.webrtc.clone());
