@@ -1,5 +1,6 @@
 //! The `ringfence` binary end to end: the demo's private classification checks itself, `bench --json` prints the
-//! documented keys and sums a batch run in sub-batches, and a party process exits when its parent goes away.
+//! documented keys and sums a batch run in sub-batches, a party process exits when its parent goes away
+//! and runs without transparent huge pages unless asked.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -145,6 +146,47 @@ fn bench_sub_batches_report_the_sums_over_the_whole_batch() {
         assert!(!out.status.success());
         assert!(err.contains(why), "{err}");
     }
+}
+
+/// The kernel's view (`THP_enabled` in `/proc/PID/status`) of a started party process, with
+/// `RINGFENCE_HUGE_PAGES` set to `huge_pages` (or unset).
+#[cfg(target_os = "linux")]
+fn party_thp_enabled(huge_pages: Option<&str>) -> String {
+    let mut cmd = Command::new(EXE);
+    cmd.args(["bench-party", "--id", "0", "--n", "10", "--ops", "mul", "--plain"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .env_remove("RINGFENCE_HUGE_PAGES");
+    if let Some(v) = huge_pages {
+        cmd.env("RINGFENCE_HUGE_PAGES", v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let setup = r#"{"type":"setup","private_key":null,"public_keys":[],"session":"000102030405060708090a0b0c0d0e0f","participants":3}"#;
+    writeln!(stdin, "{setup}").unwrap();
+    // The port line comes after `main` has started, so the setting is in place.
+    let mut port = String::new();
+    stdout.read_line(&mut port).unwrap();
+    assert!(port.contains("\"port\""), "{port}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("THP_enabled:"))
+        .expect("the kernel reports THP_enabled")
+        .trim()
+        .to_owned()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn parties_run_without_transparent_huge_pages_unless_asked() {
+    assert_eq!(party_thp_enabled(None), "0");
+    assert_eq!(party_thp_enabled(Some("0")), "0");
+    assert_eq!(party_thp_enabled(Some("1")), "1");
 }
 
 #[test]

@@ -251,14 +251,21 @@ struct PartyArgs {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Turns transparent huge pages off for this process (and the party processes it starts).
+/// Turns transparent huge pages off for this process (and the party processes it starts),
+/// unless `RINGFENCE_HUGE_PAGES=1`.
 ///
-/// mimalloc asks for huge pages on its arenas, so every first touch of a 2 MiB region made the
-/// kernel clear all of it: a protocol's buffers are large and short-lived, and `clear_page` was
-/// half of a LeNet/METEOR party's CPU time (`perf record` of `ringfence bench`). Without huge
-/// pages a fault clears 4 KiB. Failure (an old kernel) only costs that speed, so it is ignored.
+/// mimalloc asks for huge pages on its arenas, so the first touch of any part of a 2 MiB region
+/// made the kernel clear all of it: a protocol's buffers are large, short-lived and spread over
+/// many regions, and `clear_page` was half of the CPU time of `ringfence bench --model lenet
+/// --backend meteor` (`perf record`), which ran slower and less predictably for it. Models whose
+/// weights run to gigabytes (VGG16) may gain a little from huge pages (fewer TLB misses; within
+/// the machine's noise when measured), hence the switch (BENCHMARKS.md, "Huge pages"). Failure
+/// (an old kernel) only costs that speed.
 #[allow(unsafe_code)]
 fn no_huge_pages() {
+    if std::env::var_os("RINGFENCE_HUGE_PAGES").is_some_and(|v| v == "1") {
+        return;
+    }
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and touches no memory of ours.
     unsafe {
