@@ -3,7 +3,7 @@
 //! and runs without transparent huge pages unless asked.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
@@ -148,10 +148,10 @@ fn bench_sub_batches_report_the_sums_over_the_whole_batch() {
     }
 }
 
-/// The kernel's view (`THP_enabled` in `/proc/PID/status`) of a started party process, with
-/// `RINGFENCE_HUGE_PAGES` set to `huge_pages` (or unset).
-#[cfg(target_os = "linux")]
-fn party_thp_enabled(huge_pages: Option<&str>) -> String {
+/// A `bench-party` process given its session setup, with `RINGFENCE_HUGE_PAGES` set to
+/// `huge_pages` (or unset), once it has printed its port (so `main` has started): the child,
+/// its stdin (its parent's lifeline) and its stdout.
+fn started_party(huge_pages: Option<&str>) -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut cmd = Command::new(EXE);
     cmd.args(["bench-party", "--id", "0", "--n", "10", "--ops", "mul", "--plain"])
         .stdin(Stdio::piped())
@@ -166,10 +166,16 @@ fn party_thp_enabled(huge_pages: Option<&str>) -> String {
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let setup = r#"{"type":"setup","private_key":null,"public_keys":[],"session":"000102030405060708090a0b0c0d0e0f","participants":3}"#;
     writeln!(stdin, "{setup}").unwrap();
-    // The port line comes after `main` has started, so the setting is in place.
     let mut port = String::new();
     stdout.read_line(&mut port).unwrap();
     assert!(port.contains("\"port\""), "{port}");
+    (child, stdin, stdout)
+}
+
+/// The kernel's view (`THP_enabled` in `/proc/PID/status`) of a started party process.
+#[cfg(target_os = "linux")]
+fn party_thp_enabled(huge_pages: Option<&str>) -> String {
+    let (mut child, _stdin, _stdout) = started_party(huge_pages);
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
@@ -191,20 +197,7 @@ fn parties_run_without_transparent_huge_pages_unless_asked() {
 
 #[test]
 fn a_party_exits_when_its_parent_goes_away() {
-    let mut child = Command::new(EXE)
-        .args(["bench-party", "--id", "0", "--n", "10", "--ops", "mul", "--plain"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let setup = r#"{"type":"setup","private_key":null,"public_keys":[],"session":"000102030405060708090a0b0c0d0e0f","participants":3}"#;
-    writeln!(stdin, "{setup}").unwrap();
-    let mut port = String::new();
-    stdout.read_line(&mut port).unwrap();
-    assert!(port.contains("\"port\""), "{port}");
+    let (mut child, mut stdin, _stdout) = started_party(None);
     // Peers that never answer: the party keeps dialling until its parent disappears.
     let dead: Vec<String> = (0..3)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap())
