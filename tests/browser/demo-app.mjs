@@ -2,6 +2,22 @@
 // (demo.test.mjs, demo-tabs-netns.mjs): loading it, classifying, and checking what it shows.
 import assert from 'node:assert/strict';
 
+/** Why a demo page opened at `started` is not ready: its dataset and status line, the requests
+ * in `pending` (request → when sent) and the `consoleTail`. */
+async function notReady(page, error, started, pending, consoleTail) {
+  const now = Date.now();
+  const seen = await page
+    .evaluate(() => `${JSON.stringify({ ...document.body.dataset })}, runtime "${document.getElementById('runtime')?.textContent ?? ''}"`)
+    .catch((err) => `not readable (${err.message})`);
+  const waiting = [...pending].map(([r, t]) => `  ${r.method()} ${r.url()} (for ${now - t} ms)`);
+  return [
+    `the demo page was not ready ${now - started} ms after it was opened: ${error.message.split('\n')[0]}`,
+    `page: ${seen}`,
+    'requests not answered:', ...(waiting.length ? waiting : ['  none']),
+    'last console lines:', ...(consoleTail.length ? consoleTail : ['  none']),
+  ].join('\n');
+}
+
 /**
  * Loads the app at `url` and waits until the SDK and the test digits are ready. When the page
  * is not ready within `timeout` ms, the failure says what it was still doing: its state and
@@ -26,17 +42,9 @@ export async function openDemo(page, url, { timeout = 150_000 } = {}) {
     // Generous: a first load on a clean checkout has Vite optimise and compile the app while the
     // "3 servers" deployment starts and makes setup runs, all on the same cores.
     const left = Math.max(1_000, timeout - (Date.now() - started));
-    await page.waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state), null, { timeout: left }).catch(async (e) => {
-      const now = Date.now();
-      const seen = await page
-        .evaluate(() => `${JSON.stringify({ ...document.body.dataset })}, runtime "${document.getElementById('runtime')?.textContent ?? ''}"`)
-        .catch((err) => `not readable (${err.message})`);
-      const waiting = [...pending].map(([r, t]) => `  ${r.method()} ${r.url()} (for ${now - t} ms)`);
-      assert.fail(
-        [`the demo page was not ready ${now - started} ms after it was opened: ${e.message.split('\n')[0]}`, `page: ${seen}`,
-          'requests not answered:', ...(waiting.length ? waiting : ['  none']), 'last console lines:', ...(consoleTail.length ? consoleTail : ['  none'])].join('\n'),
-      );
-    });
+    await page
+      .waitForFunction(() => ['idle', 'error'].includes(document.body.dataset.state), null, { timeout: left })
+      .catch(async (e) => assert.fail(await notReady(page, e, started, pending, consoleTail)));
   } finally {
     page.off('request', onRequest);
     page.off('requestfinished', onDone);
