@@ -14,7 +14,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT, StepError, bold, dim, ensureNativeBinary, green, main, run, say } from './lib/common.mjs';
+import {
+  ROOT, StepError, bold, dim, ensureNativeBinary, ensureNpmPackages, green, main, run, say,
+} from './lib/common.mjs';
 
 const USAGE = `usage: npm run demo [-- --once] [-- ringfence demo options]
 
@@ -79,13 +81,6 @@ async function serveWebApp(bin) {
   say(`\n${signal}: stopping the web app and the relay and party processes it started…`);
   await app.close();
   say('Stopped.');
-}
-
-/** Installs the workspace's npm packages (Vite for the app) when they are missing. */
-function ensureNpmPackages() {
-  if (existsSync(join(ROOT, 'node_modules', 'vite', 'package.json'))) return say(dim('npm packages: installed'));
-  say('The npm packages are missing (Vite serves the app): installing them with `npm ci`…');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
 }
 
 /** Builds the SDK (web/dist: wasm modules and JavaScript) when it is missing or stale. */

@@ -6,27 +6,29 @@
 //   node scripts/test.mjs --only 'core wasm,npm'   just the named steps (names as listed below)
 //
 // Steps, in order; the first failure stops the run, names the step, and exits non-zero:
-//   1. toolchain   rustfmt + clippy components, wasm32-unknown-unknown and wasm32-wasip1 targets
+//   1. npm deps    `npm ci` when a package of package-lock.json is missing or at another version
+//                  (a fresh clone, a pull that changed the lockfile); runs even with --only
+//   2. toolchain   rustfmt + clippy components, wasm32-unknown-unknown and wasm32-wasip1 targets
 //                  (installed if missing)
-//   2. fmt         cargo fmt --all --check                                         (not with --quick)
-//   3. clippy      cargo clippy --workspace --all-targets --all-features -D warnings, and the
+//   3. fmt         cargo fmt --all --check                                         (not with --quick)
+//   4. clippy      cargo clippy --workspace --all-targets --all-features -D warnings, and the
 //                  wasm32-only bindings of ringfence-wasm for wasm32          (not with --quick)
-//   4. cargo test  cargo test --workspace --all-features (in-memory protocol tests); then the
+//   5. cargo test  cargo test --workspace --all-features (in-memory protocol tests); then the
 //                  release build of the `ringfence` binary, if a crate defines it (later tests spawn it)
-//   5. core wasm   the core's own tests (`cargo test -p ringfence-core`) compiled to wasm32-wasip1
+//   6. core wasm   the core's own tests (`cargo test -p ringfence-core`) compiled to wasm32-wasip1
 //                  (+simd128) and run by Node's WASI (scripts/lib/wasi-runner.mjs)
-//   6. sans-IO     ringfence-wasm built for wasm32 (+simd128) must import nothing from the host
-//   7. web build   npm run build -w web: wasm-bindgen CLI (pinned), SIMD + fallback modules, tsc
-//   8. npm         npm test --workspaces --if-present
-//   9. charts      node scripts/charts.mjs --check: docs/charts/*.svg are what docs/bench/*.jsonl give
+//   7. sans-IO     ringfence-wasm built for wasm32 (+simd128) must import nothing from the host
+//   8. web build   npm run build -w web: wasm-bindgen CLI (pinned), SIMD + fallback modules, tsc
+//   9. npm         npm test --workspaces --if-present
+//  10. charts      node scripts/charts.mjs --check: docs/charts/*.svg are what docs/bench/*.jsonl give
 
 import { spawn } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { BINDGEN_IMPORT_MODULES, hostImports, readWasmInterface } from './lib/wasm-imports.mjs';
 import {
-  ROOT, StepError, bold, capture, cargoMetadata, dim, findBinary, formatSeconds, green, red, run,
-  say, yellow,
+  ROOT, StepError, bold, capture, cargoMetadata, dim, ensureNpmPackages, findBinary, formatSeconds,
+  green, red, run, say, yellow,
 } from './lib/common.mjs';
 
 const WASM_TARGET = 'wasm32-unknown-unknown';
@@ -237,6 +239,8 @@ function npmWorkspaceTests() {
 // ---------------------------------------------------------------------------------------------
 
 const steps = [
+  // Later steps need the packages (tsc, Vite, Playwright, workerd), whichever are selected.
+  { name: 'npm deps', title: 'npm packages as package-lock.json names them', always: true, fn: ensureNpmPackages },
   { name: 'toolchain', title: 'Toolchain: rustfmt, clippy, wasm32 targets', fn: ensureToolchain },
   { name: 'fmt', title: 'Formatting: cargo fmt --all --check', quickSkip: true, fn: () => run('cargo', ['fmt', '--all', '--check']) },
   {
@@ -277,7 +281,7 @@ say(bold(`ringfence test run${quick ? ' (--quick: no fmt, no clippy)' : ''} in $
 
 for (const [i, s] of steps.entries()) {
   const n = `${i + 1}/${steps.length}`;
-  if ((quick && s.quickSkip) || (only && !only.has(s.name))) {
+  if (!s.always && ((quick && s.quickSkip) || (only && !only.has(s.name)))) {
     say(`\n${bold(`── [${n}] ${s.title}`)} ${yellow(only ? 'skipped (--only)' : 'skipped (--quick)')}`);
     results.push({ ...s, status: 'skipped', ms: 0 });
     continue;

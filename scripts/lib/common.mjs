@@ -1,7 +1,7 @@
 // Shared helpers of the repository scripts (test, demo, bench). Plain Node ESM, no dependencies.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -146,7 +146,7 @@ export function ensureNativeBinary({ always = false } = {}) {
     : 0;
   const stale = built === 0 || newestMtime(NATIVE_SOURCES) > built;
   if (built === 0) {
-    say(bold('Building the native binary (first time takes ~1-2 min)…'));
+    say(bold('Building the native binary: the first build compiles ~240 crates (3–4 min on an idle 2-core machine, more on a busy one)…'));
   } else if (stale) {
     say(bold('Sources changed since the last build: rebuilding the native binary…'));
   } else if (always) {
@@ -160,6 +160,63 @@ export function ensureNativeBinary({ always = false } = {}) {
     if (stale) say(dim(`built in ${formatSeconds(Date.now() - t0)}`));
   }
   return bin.binPath;
+}
+
+/**
+ * What is wrong with the installed npm packages, measured against package-lock.json: the first
+ * few packages missing or at another version than the lockfile names, or [] when every one is
+ * installed as locked. Optional packages (platform-specific binaries) count only when installed.
+ */
+export function npmPackagesOutOfDate() {
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
+  const problems = [];
+  for (const [path, entry] of Object.entries(lock.packages ?? {})) {
+    if (!path.includes('node_modules/')) continue; // the root and the workspaces' own folders
+    const dir = join(ROOT, path);
+    if (entry.link) {
+      if (!lstatExists(dir)) problems.push(`${path} (workspace link) is missing`);
+    } else {
+      let installed;
+      try {
+        installed = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
+      } catch {
+        if (!entry.optional) problems.push(`${path} is missing`);
+        continue;
+      }
+      if (entry.version && installed !== entry.version) {
+        problems.push(`${path} is ${installed}, package-lock.json wants ${entry.version}`);
+      }
+    }
+    if (problems.length >= 3) break;
+  }
+  return problems;
+}
+
+const lstatExists = (p) => {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Installs the workspace's npm packages with `npm ci` when any is missing or not the version
+ * package-lock.json names (a fresh clone, or a pull that changed the lockfile); says why first.
+ */
+export function ensureNpmPackages() {
+  const problems = npmPackagesOutOfDate();
+  if (!problems.length) return say(dim('npm packages: installed as package-lock.json names them'));
+  const fresh = !existsSync(join(ROOT, 'node_modules'));
+  say(
+    fresh
+      ? 'The npm packages are not installed (no node_modules/): installing them with `npm ci`…'
+      : `The npm packages differ from package-lock.json (${problems.join('; ')}): reinstalling them with \`npm ci\`…`,
+  );
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+  const still = npmPackagesOutOfDate();
+  if (still.length) throw new StepError(`after \`npm ci\`, still: ${still.join('; ')}`);
 }
 
 /** Runs a binary with inherited stdio and exits this process with its exit status. */
