@@ -854,3 +854,40 @@ fn the_shipped_svm_and_tree_import_and_match_onnxruntime_in_float() {
         assert!(worst < 1e-3, "{name}: {worst}");
     }
 }
+
+/// Crafted window geometries (the review's case: pads, strides and inputs near the importer's
+/// attribute limit of 2^20) are refused by name, without overflow, panic or a huge allocation;
+/// a pool whose windows would hold 2^36 values is refused before any is built.
+#[test]
+fn crafted_window_geometry_is_refused_not_allocated() {
+    let big = (1 << 20) - 1;
+    let conv = |attrs: &[Vec<u8>]| vec![node("Conv", &["x", "K"], &["c"], attrs)];
+    // 1x4x4 input, 2x2 kernel, padding 2^20 − 1 on every side: 2^21 × 2^21 output positions.
+    let padded = conv(&[ints_attr("pads", &[big, big, big, big])]);
+    let e = import_onnx(&conv_model(&padded)).unwrap_err().to_string();
+    assert!(e.contains("Conv: geometry") && e.contains("at most 268435456"), "{e}");
+    // The same with a huge stride is small again, and imports.
+    let mut strided =
+        conv(&[ints_attr("pads", &[big, big, big, big]), ints_attr("strides", &[big, big])]);
+    strided.push(node("MaxPool", &["c"], &["p"], &[ints_attr("kernel_shape", &[3, 3])]));
+    strided.push(node("Flatten", &["p"], &["y"], &[]));
+    let m = import_onnx(&conv_model(&strided)).unwrap();
+    assert_eq!(m.summary()[0], format!("Conv 1x4x4->2x3x3 k2x2 s{big} p{big}"));
+    // An input of 2^18 × 2^18 values per channel: refused at the graph input.
+    let wide = chw_model(
+        [1, 1 << 18, 1 << 18],
+        &[node("MaxPool", &["x"], &["y"], &[ints_attr("kernel_shape", &[1, 1])])],
+        &[],
+    );
+    let e = import_onnx(&wide).unwrap_err().to_string();
+    assert!(e.contains("more than 268435456 values per sample"), "{e}");
+    // 2^14 × 2^14 input (2^28 values, at the cap) pooled by a 2^4 × 2^4 window with stride 1:
+    // 2^36 window entries.
+    let windows = chw_model(
+        [1, 1 << 14, 1 << 14],
+        &[node("MaxPool", &["x"], &["y"], &[ints_attr("kernel_shape", &[16, 16])])],
+        &[],
+    );
+    let e = import_onnx(&windows).unwrap_err().to_string();
+    assert!(e.contains("MaxPool: geometry"), "{e}");
+}

@@ -2,6 +2,25 @@
 //! float, plaintext fixed-point and secure evaluators. Activations are per sample, channel-major
 //! (CHW, ONNX's NCHW without the batch axis).
 
+/// Most values a layer may ask for per sample: its input and output activations, the im2col patch
+/// matrix of a convolution and the expanded weights of a grouped one, or a pooling layer's
+/// windows. The shipped models stay below 2^20 (VGG16's largest im2col matrix is 2^16·27); the
+/// cap keeps a crafted model file (kernels, pads and strides are attacker-chosen) from asking for
+/// terabytes or overflowing an index product.
+pub const MAX_LAYER_VALUES: usize = 1 << 28;
+
+/// The product of `factors` when it exists and is at most [`MAX_LAYER_VALUES`].
+fn capped(factors: &[usize]) -> Option<usize> {
+    factors.iter().try_fold(1usize, |a, &f| a.checked_mul(f)).filter(|&n| n <= MAX_LAYER_VALUES)
+}
+
+/// Output positions along one axis (`(size + pad_lo + pad_hi − kernel) / stride + 1`), when the
+/// kernel fits the padded size without overflow.
+fn positions_along(size: usize, pad: [usize; 2], kernel: usize, stride: usize) -> Option<usize> {
+    let padded = size.checked_add(pad[0])?.checked_add(pad[1])?;
+    (kernel > 0 && stride > 0 && padded >= kernel).then(|| (padded - kernel) / stride + 1)
+}
+
 /// A 2-D convolution's geometry (dilation 1; `groups` splits the channels as in ONNX: output
 /// channel `o` reads input channels `(o / (out_c/groups))·(in_c/groups) ..` of its group only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,20 +105,31 @@ impl ConvGeom {
         )
     }
 
-    /// True when the kernel fits the padded input and no dimension is zero.
+    /// True when the kernel fits the padded input, no dimension is zero, and every size the
+    /// evaluators derive (activations, im2col matrix, expanded weights) is computable and at most
+    /// [`MAX_LAYER_VALUES`]; the size methods never overflow on a valid geometry.
     pub(crate) fn is_valid(&self) -> bool {
         let [kh, kw] = self.kernel;
+        let along = |size, lo, hi, axis: usize| {
+            positions_along(
+                size,
+                [self.pads[lo], self.pads[hi]],
+                self.kernel[axis],
+                self.stride[axis],
+            )
+        };
+        let (Some(oh), Some(ow)) = (along(self.in_h, 0, 2, 0), along(self.in_w, 1, 3, 1)) else {
+            return false;
+        };
         self.in_c > 0
             && self.out_c > 0
             && self.groups > 0
             && self.in_c % self.groups == 0
             && self.out_c % self.groups == 0
-            && kh > 0
-            && kw > 0
-            && self.stride[0] > 0
-            && self.stride[1] > 0
-            && self.in_h + self.pads[0] + self.pads[2] >= kh
-            && self.in_w + self.pads[1] + self.pads[3] >= kw
+            && capped(&[self.in_c, self.in_h, self.in_w]).is_some()
+            && capped(&[self.out_c, oh, ow]).is_some()
+            && capped(&[oh, ow, self.in_c, kh, kw]).is_some()
+            && capped(&[self.in_c, kh, kw, self.out_c]).is_some()
     }
 
     /// The im2col map of one sample: for each output position (row-major) and each patch entry
@@ -186,14 +216,17 @@ impl PoolGeom {
         self.kernel[0] * self.kernel[1]
     }
 
+    /// True when the window fits the input, no dimension is zero, and the input and all windows
+    /// together hold at most [`MAX_LAYER_VALUES`] values.
     pub(crate) fn is_valid(&self) -> bool {
+        let along =
+            |size, axis: usize| positions_along(size, [0, 0], self.kernel[axis], self.stride[axis]);
+        let (Some(oh), Some(ow)) = (along(self.in_h, 0), along(self.in_w, 1)) else {
+            return false;
+        };
         self.c > 0
-            && self.kernel[0] > 0
-            && self.kernel[1] > 0
-            && self.stride[0] > 0
-            && self.stride[1] > 0
-            && self.in_h >= self.kernel[0]
-            && self.in_w >= self.kernel[1]
+            && capped(&[self.c, self.in_h, self.in_w]).is_some()
+            && capped(&[self.c, oh, ow, self.kernel[0], self.kernel[1]]).is_some()
     }
 
     /// The windows of a batch (CHW order per sample), as indices into the batch's values.

@@ -82,7 +82,13 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
             NnError::Shape(format!("input {:?}: dims {:?} must be known", input.name, &dims[1..]))
         })?;
     let len = input_shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    let len = len.ok_or_else(|| NnError::Shape("input too large".into()))?;
+    let len = len.filter(|&n| n <= crate::nn::geom::MAX_LAYER_VALUES).ok_or_else(|| {
+        NnError::Shape(format!(
+            "input {:?}: dims {input_shape:?} hold more than {} values per sample",
+            input.name,
+            crate::nn::geom::MAX_LAYER_VALUES
+        ))
+    })?;
 
     let mut st = Chain {
         consts,

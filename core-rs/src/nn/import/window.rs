@@ -6,6 +6,16 @@ use crate::nn::model::{Conv, Layer};
 use crate::nn::proto::NodeProto;
 use crate::nn::NnError;
 
+/// The refusal of a window geometry that [`ConvGeom`]/[`PoolGeom`] reject.
+fn bad_geometry(n: &NodeProto, g: &dyn core::fmt::Debug) -> NnError {
+    NnError::Shape(format!(
+        "{}: geometry {g:?} (the window must fit the padded input, and the layer may hold at most \
+         {} values per sample)",
+        what(n),
+        crate::nn::geom::MAX_LAYER_VALUES
+    ))
+}
+
 impl Chain<'_> {
     fn ints_attr(
         n: &NodeProto,
@@ -95,7 +105,7 @@ impl Chain<'_> {
             groups,
         };
         if !geom.is_valid() {
-            return Err(NnError::Shape(format!("{}: geometry {geom:?}", what(n))));
+            return Err(bad_geometry(n, &geom));
         }
         let weights = wt.reals()?;
         let bias = match n.inputs.get(2).filter(|s| !s.is_empty()) {
@@ -137,7 +147,7 @@ impl Chain<'_> {
         let s = Self::ints_attr(n, "strides", 2, 1)?;
         let g = PoolGeom { c, in_h, in_w, kernel: [k[0], k[1]], stride: [s[0], s[1]] };
         if !g.is_valid() {
-            return Err(NnError::Shape(format!("{}: geometry {g:?}", what(n))));
+            return Err(bad_geometry(n, &g));
         }
         self.len = g.out_len();
         self.shape = vec![c, g.out_h(), g.out_w()];
@@ -188,7 +198,7 @@ impl Chain<'_> {
         };
         let g = PoolGeom { c, in_h, in_w, kernel: [k[0], k[1]], stride: [s[0], s[1]] };
         if !g.is_valid() {
-            return Err(NnError::Shape(format!("{}: geometry {g:?}", what(n))));
+            return Err(bad_geometry(n, &g));
         }
         self.len = g.out_len();
         self.shape = vec![c, g.out_h(), g.out_w()];
