@@ -145,11 +145,7 @@ fn lock(t: &Mutex<Table>) -> std::sync::MutexGuard<'_, Table> {
 async fn serve(l: TcpListener, table: Arc<Mutex<Table>>) {
     let naming = Arc::new(Semaphore::new(NAMING_MAX));
     loop {
-        let Ok((stream, _)) = l.accept().await else {
-            // Out of descriptors and the like: pause rather than spin.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
+        let (stream, _) = crate::listen::accept(&l, "direct-link router").await;
         let Ok(permit) = naming.clone().try_acquire_owned() else { continue };
         let table = table.clone();
         tokio::spawn(async move {

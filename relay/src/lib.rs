@@ -59,6 +59,7 @@ mod establish;
 mod handshake;
 pub mod keys;
 mod link;
+pub mod listen;
 pub mod metrics;
 pub mod netem;
 pub mod record;

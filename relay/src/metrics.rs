@@ -101,7 +101,7 @@ pub fn escape_label(v: &str) -> String {
 pub async fn serve(listener: TcpListener, render: impl Fn() -> String + Send + Sync + 'static) {
     let render: Arc<dyn Fn() -> String + Send + Sync> = Arc::new(render);
     loop {
-        let Ok((tcp, _)) = listener.accept().await else { continue };
+        let (tcp, _) = crate::listen::accept(&listener, "metrics listener").await;
         let render = render.clone();
         tokio::spawn(async move {
             let _ = tokio::time::timeout(Duration::from_secs(5), answer(tcp, &*render)).await;

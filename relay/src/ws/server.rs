@@ -181,15 +181,9 @@ impl RelayServer {
         let _abort = AbortOnDrop(reaper);
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let accepted = tokio::select! {
-                a = self.listener.accept() => a,
+            let (tcp, addr) = tokio::select! {
+                a = crate::listen::accept(&self.listener, "relay") => a,
                 () = &mut shutdown => break,
-            };
-            let (tcp, addr) = match accepted {
-                Ok(a) => a,
-                // Per-connection failures (e.g. the client reset before accept) are not fatal.
-                Err(e) if is_transient(&e) => continue,
-                Err(e) => return Err(RelayError::io("accepting a connection", e)),
             };
             let Some(slot) = self.registry.connection_slot() else {
                 log(format_args!("{addr}: refused (too many connections)"));
@@ -229,11 +223,6 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-fn is_transient(e: &std::io::Error) -> bool {
-    use std::io::ErrorKind::*;
-    matches!(e.kind(), ConnectionAborted | ConnectionReset | Interrupted | WouldBlock)
 }
 
 async fn reap(registry: Arc<Registry>) {
