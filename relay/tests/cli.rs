@@ -259,5 +259,21 @@ fn keygen_writes_a_private_file_and_refuses_to_overwrite_it() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("pass --force"));
     assert_eq!(std::fs::read_to_string(&key).unwrap(), private, "the old identity is kept");
+    // --force over a world-readable file (the security review: the old mode was kept): the new
+    // key is private again, replaces the old one, and no temporary file is left beside it.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let forced = Command::new(EXE).arg("keygen").arg("--out").arg(&key).arg("--force").output();
+        let forced = forced.unwrap();
+        assert!(forced.status.success(), "{}", String::from_utf8_lossy(&forced.stderr));
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "mode {mode:o} after --force");
+        assert_ne!(std::fs::read_to_string(&key).unwrap(), private, "--force wrote a new key");
+        let names: Vec<_> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["p0.key"], "only the key is left in the directory");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -29,24 +29,38 @@ pub(crate) fn run(a: &KeygenArgs) -> Result<(), String> {
 }
 
 /// Writes `secret` and a newline to a new file only this user can read (mode 0600); refuses to
-/// replace an existing file unless `force`.
+/// replace an existing file unless `force`. A replacement is written to a new file beside the old
+/// one and renamed over it: the old file's mode (perhaps readable by others) and any hard link or
+/// symlink at `out` do not carry over to the new secret, and a crash leaves the old key whole.
 pub(crate) fn write_secret(out: &std::path::Path, secret: &str, force: bool) -> Result<(), String> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true);
-    if force {
-        opts.create(true).truncate(true);
-    } else {
-        opts.create_new(true);
+    let shown = |e: std::io::Error| format!("{}: {e}", out.display());
+    if !force {
+        return write_new_secret(out, secret).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                format!("{} exists; pass --force to replace it", out.display())
+            }
+            _ => shown(e),
+        });
     }
+    let name = out.file_name().ok_or_else(|| format!("{}: not a file name", out.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".new-{}", std::process::id()));
+    let tmp = out.with_file_name(tmp_name);
+    let _ = std::fs::remove_file(&tmp); // left over by a crashed run of this same process id
+    write_new_secret(&tmp, secret).and_then(|()| std::fs::rename(&tmp, out)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        shown(e)
+    })
+}
+
+/// Creates `path` (which must not exist) with mode 0600 and writes `secret` and a newline.
+fn write_new_secret(path: &std::path::Path, secret: &str) -> std::io::Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let mut f = opts.open(out).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => {
-            format!("{} exists; pass --force to replace it", out.display())
-        }
-        _ => format!("{}: {e}", out.display()),
-    })?;
-    writeln!(f, "{secret}")
-        .and_then(|()| f.sync_all())
-        .map_err(|e| format!("{}: {e}", out.display()))
+    let mut f = opts.open(path)?;
+    writeln!(f, "{secret}")?;
+    f.sync_all()
 }
