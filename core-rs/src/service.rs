@@ -302,8 +302,10 @@ impl Catalog {
 
     /// Checks a request against what this party serves; `Err` is the refusal reason.
     fn admit(&self, req: &Request) -> Result<(&Served, ModelInfo), String> {
+        // The refusal names no other model: a client may not enumerate what a deployment
+        // serves (its operator publishes the names it wants known).
         let m = self.find(&req.model).ok_or_else(|| {
-            format!("unknown model {:?}; served: {}", req.model, self.names().join(", "))
+            format!("unknown model {:?}: this deployment does not serve it", req.model)
         })?;
         if req.batch == 0 || req.batch > self.max_batch {
             return Err(format!(

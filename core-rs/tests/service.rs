@@ -213,7 +213,10 @@ fn refused(out: Result<Classification, Error>) -> String {
 fn bad_requests_are_refused_by_all_parties_with_the_reason() {
     let plan = logreg_plan();
     let cases: Vec<(Request, &str)> = vec![
-        (Request::new("lenet", Backend::Meteor, 1), "unknown model \"lenet\"; served: logreg"),
+        (
+            Request::new("lenet", Backend::Meteor, 1),
+            "unknown model \"lenet\": this deployment does not serve it",
+        ),
         (
             Request::new("logreg", Backend::Meteor, 17),
             "batch of 17 (this deployment takes 1 to 16)",

@@ -134,10 +134,10 @@ export function defineServeSuite(name) {
     });
     const e = await rejectsWith(d.client.classify('lenet', sample(0)), 'REFUSED');
     d.client.close();
-    assert.match(e.message, /refused the request: unknown model "lenet"; served: nn-a, nn-b$/);
+    assert.match(e.message, /refused the request: unknown model "lenet": this deployment does not serve it$/);
     for (const { id, result, events } of await d.sdk) {
       assert.equal(result.outcome, 'refused', `P${id}`);
-      assert.equal(result.reason, 'unknown model "lenet"; served: nn-a, nn-b');
+      assert.equal(result.reason, 'unknown model "lenet": this deployment does not serve it');
       assert.ok(result.stages.request.bytesSent > 0 && result.stages.request.rounds > 0, JSON.stringify(result.stages));
       assert.deepEqual(Object.keys(result.stages), ['request']);
       assert.deepEqual(events.filter((e) => e.operation === 'serve'), [], 'no stage started');
