@@ -164,3 +164,14 @@ export async function assertInFirstViewport(page, selector) {
   );
   assert.ok(onTop, `${where}: not covered by another element`);
 }
+
+/**
+ * A screenshot of the whole page at `path`, taken in a window as tall as the page: the action
+ * bar then sits in its place under the settings, not over them at a shorter window's bottom edge.
+ */
+export async function productShot(page, path) {
+  const size = page.viewportSize();
+  await page.setViewportSize({ ...size, height: await page.evaluate(() => document.documentElement.scrollHeight) });
+  await page.screenshot({ path });
+  await page.setViewportSize(size);
+}

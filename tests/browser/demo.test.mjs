@@ -17,7 +17,7 @@ import { after, before } from 'node:test';
 import { startDemoServer } from '../../examples/demo/server/start.mjs';
 import { referenceSample } from '../../web/examples/local-deployment.mjs';
 import {
-  assertAccessible, assertInFirstViewport, assertServerViews, classify, openDemo, outcome, setupShown, waitPrepared,
+  assertAccessible, assertInFirstViewport, assertServerViews, classify, openDemo, outcome, productShot, setupShown, waitPrepared,
 } from './demo-app.mjs';
 import { ARTIFACTS, browserTest, setupBrowser } from './harness.mjs';
 
@@ -54,8 +54,7 @@ browserTest('demo: a shipped MNIST digit on LeNet with METEOR and with rep3 give
   // The local deployment's relay serves WebTransport, and the page's client takes it.
   assert.equal(await page.getAttribute('#out-transport', 'data-front'), 'webtransport', await page.textContent('#out-transport'));
   // The product shot, under a stable name (every test also saves one under its own).
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: join(ARTIFACTS, 'demo.png'), fullPage: true });
+  await productShot(page, join(ARTIFACTS, 'demo.png'));
 
   // rep3 takes a run made ahead too (the model's shares, truncation pairs and daBits): its
   // session has no setup of its own.
@@ -207,7 +206,7 @@ browserTest(
     await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 20_000 });
     const text = await page.textContent('#error');
     assert.match(text, /Could not reach the relay/, text);
-    assert.match(text, /What to do: check that `npm run demo` is still running/, 'the error says what to do next');
+    assert.match(text, /What to do: check that “npm run demo” is still running/, 'the error says what to do next');
     assert.ok(await page.isEnabled('#classify'), 'the page can try again');
   },
   // Chromium itself logs the failed WebSocket connection.

@@ -202,7 +202,7 @@ async function fetchModel(model: string): Promise<Uint8Array> {
 }
 
 /** Restarting the demo, in the words of the next step of most errors. */
-const RESTART = 'check that `npm run demo` is still running in its terminal (it runs the relay and the servers on 127.0.0.1; its log says why they stopped), restart it if not, then reload this page and classify again';
+const RESTART = 'check that “npm run demo” is still running in its terminal (it runs the relay and the servers on 127.0.0.1; its log says why they stopped), restart it if not, then reload this page and classify again';
 
 /**
  * What went wrong, in words for the page: a title, the detail, and `next`: what the user can
@@ -242,7 +242,7 @@ export function describeError(e: unknown): { title: string; detail: string; next
       REFUSED: { title: 'The servers declined the request', next: 'the detail says why: choose another model or protocol and classify again.' },
       PEER_MISBEHAVED: {
         title: `A server party broke the protocol${who}`,
-        next: 'a party may run another build of ringfence: rebuild and restart the demo (`npm run demo` builds what changed), then classify again.',
+        next: 'a party may run another build of ringfence: rebuild and restart the demo (“npm run demo” builds what changed), then classify again.',
       },
       WASM_LOAD: { title: 'This browser could not load the WebAssembly module', next: 'use a current Chrome, Edge, Firefox or Safari with WebAssembly allowed, then reload this page.' },
       ABORTED: { title: 'The classification was cancelled', next: 'classify again.' },
