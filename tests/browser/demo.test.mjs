@@ -126,6 +126,9 @@ browserTest('demo: with the keyboard alone, a digit and a model are chosen and c
   await assertInFirstViewport(page, '#classify');
   assert.equal(await page.locator('#deployments [data-value="tabs"]').count(), 1, 'a desktop browser is offered "three tabs"');
   await assertAccessible(page, 'on first load');
+  const docs = await fetch(new URL(await page.getAttribute('#docs-link', 'href'), demo.url));
+  assert.equal(docs.status, 200, 'the SDK docs link answers');
+  assert.match(await docs.text(), /^# ringfence \(npm package\)/, 'the SDK docs link serves web/README.md');
   // What has the focus: a digit of the strip, a radio (group:value), or an element's id.
   const focus = () =>
     page.evaluate(() => {
