@@ -180,7 +180,8 @@ browserTest('demo: with the keyboard alone, a digit and a model are chosen and c
   const { clicked, answered, figures } = await page.evaluate(() => window.timing);
   const shown = Number(await page.getAttribute('#out-times tr[data-row="total"]', 'data-ms'));
   const waited = answered - clicked;
-  assert.ok(shown <= waited + 1 && shown >= waited - 20, `the total shown (${shown} ms) is what the page waited (${waited} ms)`);
+  // The slack is the page's own work after the answer, before the observer runs.
+  assert.ok(shown <= waited + 1 && shown >= waited - 50, `the total shown (${shown} ms) is what the page waited (${waited} ms)`);
   assert.equal(figures, 'pending', 'the answer was shown before the servers\' figures came');
   await assertAccessible(page, 'after a classification');
 
@@ -190,6 +191,7 @@ browserTest('demo: with the keyboard alone, a digit and a model are chosen and c
   await page.keyboard.press('ArrowDown');
   assert.equal(await page.getAttribute('#outcome', 'data-stale'), 'true');
   assert.ok(await page.isVisible('#stale-note'), 'the stale result says so');
+  await assertAccessible(page, 'with the result out of date (dimmed)');
   await page.keyboard.press('ArrowUp');
   assert.equal(await page.getAttribute('#outcome', 'data-stale'), 'false');
 }, { viewport: { width: 1280, height: 800 } });
