@@ -1,6 +1,10 @@
 // Driving the demo app (examples/demo) in a Playwright page, for the demo's browser tests
 // (demo.test.mjs, demo-tabs-netns.mjs): loading it, classifying, and checking what it shows.
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+
+/** axe-core's browser bundle, injected into the page by {@link assertAccessible}. */
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 /** Why a demo page opened at `started` is not ready: its dataset and status line, the requests
  * in `pending` (request → when sent) and the `consoleTail`. */
@@ -65,9 +69,16 @@ export async function classify(page, options) {
   return outcome(page, options);
 }
 
-/** Waits for the classification under way to end (`timeout` ms at most); returns the class the page shows. */
+/**
+ * Waits for the classification under way to end, and for the servers' own figures that follow
+ * its answer (`timeout` ms at most); returns the class the page shows.
+ */
 export async function outcome(page, { timeout = 30_000 } = {}) {
-  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout });
+  await page.waitForFunction(
+    () => ['done', 'error'].includes(document.body.dataset.state) && document.body.dataset.figures !== 'pending',
+    null,
+    { timeout },
+  );
   await assertNoAlert(page);
   const stages = await page.$$eval('#stages li', (lis) => lis.map((li) => `${li.dataset.stage}:${li.className}`));
   assert.deepEqual(stages, ['connecting', 'request', 'setup', 'online', 'done'].map((s) => `${s}:done`));
@@ -120,4 +131,47 @@ export async function setupShown(page) {
   const ahead = (await stage.getAttribute('data-ahead')) === 'true';
   assert.equal((await row.getAttribute('data-ahead')) === 'true', ahead, 'the stage and the time table agree');
   return { ahead, stage: await stage.locator('.time').textContent(), row: await row.textContent() };
+}
+
+/**
+ * Runs axe-core's WCAG 2.0 and 2.1 A and AA rules on `page` (`when`: for the message); fails
+ * with every violation, where it is and why.
+ */
+export async function assertAccessible(page, when) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+  const violations = await page.evaluate(async () => {
+    const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+    const { violations: found } = await window.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    return found.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`));
+  });
+  assert.deepEqual(violations, [], `axe-core finds no WCAG 2 A/AA violation ${when}`);
+}
+
+/**
+ * Checks that `selector` is within the window when the page is scrolled to the top, and is
+ * what the window shows at its centre (not under another element).
+ */
+export async function assertInFirstViewport(page, selector) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const { width, height } = page.viewportSize();
+  const box = await page.locator(selector).boundingBox();
+  assert.ok(box, `${selector} is shown`);
+  const where = `${selector} at x ${box.x}..${box.x + box.width}, y ${box.y}..${box.y + box.height} in ${width}×${height}`;
+  assert.ok(box.x >= 0 && box.y >= 0 && box.x + box.width <= width && box.y + box.height <= height, `${where}: within the first screen`);
+  const onTop = await page.evaluate(
+    ([sel, x, y]) => document.querySelector(sel)?.contains(document.elementFromPoint(x, y)) ?? false,
+    [selector, box.x + box.width / 2, box.y + box.height / 2],
+  );
+  assert.ok(onTop, `${where}: not covered by another element`);
+}
+
+/**
+ * A screenshot of the whole page at `path`, taken in a window as tall as the page: the action
+ * bar then sits in its place under the settings, not over them at a shorter window's bottom edge.
+ */
+export async function productShot(page, path) {
+  const size = page.viewportSize();
+  await page.setViewportSize({ ...size, height: await page.evaluate(() => document.documentElement.scrollHeight) });
+  await page.screenshot({ path });
+  await page.setViewportSize(size);
 }

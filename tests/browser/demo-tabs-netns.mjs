@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { startDemoServer } from '../../examples/demo/server/start.mjs';
 import { referenceSample } from '../../web/examples/local-deployment.mjs';
-import { assertServerViews, classify, openDemo, outcome } from './demo-app.mjs';
+import { assertServerViews, classify, openDemo, outcome, productShot } from './demo-app.mjs';
 import { ARTIFACTS, browserTest, setupBrowser } from './harness.mjs';
 import { assertInNetns } from './netns.mjs';
 
@@ -100,7 +100,7 @@ browserTest('demo: three party tabs classify shipped digits over WebRTC with onn
   const windows = await partyWindows(popups);
   await assertPartyWindows(page, windows);
   assert.deepEqual(await page.$$eval('#party-tabs li', (lis) => lis.map((li) => li.className)), ['open', 'open', 'open']);
-  await page.screenshot({ path: join(ARTIFACTS, 'demo-tabs.png'), fullPage: true });
+  await productShot(page, join(ARTIFACTS, 'demo-tabs.png'));
   for (const [id, w] of windows.entries()) await w.screenshot({ path: join(ARTIFACTS, `demo-tabs-p${id}.png`), fullPage: true });
 
   // Again, in the same windows: rep3 gives each party a share of its own.

@@ -39,8 +39,8 @@ function longRunning(signal) {
 }
 
 /**
- * A session of the long-running deployment for the page's client: `{ relay, session, parties,
- * deployment, token, report }`, `report` settling with the three parties' figures once each
+ * A session of the long-running deployment for the page's client: `{ relay, webTransport,
+ * session, parties, deployment, token, report }`, `report` settling with the three parties' figures once each
  * logged how the session ended.
  */
 async function serversSession(signal) {
@@ -64,18 +64,20 @@ async function serversSession(signal) {
       if (ended.size === 3) done();
     });
   });
-  return { relay: o.relay, session, parties: o.parties.map(toHex), deployment: o.deployment, token: o.token, report };
+  // `webTransport` (the relay's HTTP/3 front end and its self-signed certificate's hash): the
+  // page's client tries it first, and falls back to the WebSocket at `relay`.
+  return { relay: o.relay, webTransport: o.webTransport, session, parties: o.parties.map(toHex), deployment: o.deployment, token: o.token, report };
 }
 
 /**
  * A session of the long-running deployment's relay whose parties are browser tabs: `{ relay,
- * session, tokens }`, a token for each of participants 0, 1, 2 (the tabs) and 3 (the client).
+ * webTransport, session, tokens }`, a token for each of participants 0, 1, 2 (the tabs) and 3 (the client).
  * The tabs make their keys themselves and never tell this server.
  */
 async function tabsSession(signal) {
   const d = await longRunning(signal);
   const session = randomSessionId();
-  return { relay: d.relay, session: toHex(session), tokens: [0, 1, 2, 3].map((party) => d.token(session, party)) };
+  return { relay: d.relay, webTransport: d.webTransport, session: toHex(session), tokens: [0, 1, 2, 3].map((party) => d.token(session, party)) };
 }
 
 /**

@@ -8,13 +8,18 @@
 //   GET  /api/servers[?ready=MODEL[&backend=B]]      the "3 servers" mesh: runs made ahead per model
 //                                                    and backend (with ready=: once MODEL has one
 //                                                    on B, default meteor, at the three)
+//   GET  /api/docs/sdk                               the SDK's documentation (web/README.md), as text
 //
 // The deployment behind /api/session is deployment.mjs's business alone.
+import { readFile } from 'node:fs/promises';
 import { openSession, serversState } from './deployment.mjs';
 import { samples } from './samples.mjs';
 
 /** Largest request body accepted: a model name and a public key need far less. */
 const MAX_BODY = 4096;
+
+/** The SDK's documentation, linked from the page. */
+const SDK_DOCS = new URL('../../../web/README.md', import.meta.url);
 
 /** How long a finished session's report waits for the page to fetch it. */
 const REPORT_KEPT_MS = 60_000;
@@ -55,7 +60,7 @@ function mount(server) {
   };
   server.middlewares.use('/api/', (req, res) => {
     route(req, { reports, track, signal: ending.signal })
-      .then(({ status = 200, body }) => reply(res, status, body))
+      .then(({ status = 200, body, type }) => reply(res, status, body, type))
       .catch((e) => {
         // Refusals carry their status; anything else is the deployment failing, not the page.
         const status = Number.isInteger(e?.status) ? e.status : 502;
@@ -90,6 +95,10 @@ async function route(req, { reports, track, signal }) {
     const ready = url.searchParams.get('ready') ?? undefined;
     const backend = url.searchParams.get('backend') ?? undefined;
     return { body: await track(serversState({ ready, backend, signal })) };
+  }
+  if (req.method === 'GET' && url.pathname === '/docs/sdk') {
+    // Markdown as plain text: every browser shows it (a `text/markdown` answer is downloaded).
+    return { type: 'text/plain; charset=utf-8', body: await readFile(SDK_DOCS, 'utf8') };
   }
   const m = /^\/session\/([0-9a-f]{32})\/report$/.exec(url.pathname);
   if (req.method === 'GET' && m) {
@@ -126,8 +135,9 @@ function readJson(req) {
   });
 }
 
-function reply(res, status, body) {
+/** Answers `body` as JSON, or as is when a `type` is given. */
+function reply(res, status, body, type) {
   if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': type ?? 'application/json', 'cache-control': 'no-store' });
+  res.end(type ? body : JSON.stringify(body));
 }

@@ -27,6 +27,8 @@ export interface SessionInfo {
   /** Long-running server parties: the deployment the client invites, and its join token. */
   readonly deployment?: string;
   readonly token?: string;
+  /** The relay's WebTransport front end, when it has one (the SDK's `webTransport` option). */
+  readonly webTransport?: { readonly url: string; readonly certificateHash: string };
 }
 
 /**
@@ -37,6 +39,8 @@ export interface TabsSession {
   readonly relay: string;
   readonly session: string;
   readonly tokens: readonly [string, string, string, string];
+  /** The relay's WebTransport front end, for this tab's client, when the relay has one. */
+  readonly webTransport?: SessionInfo['webTransport'];
 }
 
 /** One server party's own figures of a classification, when the deployment reports them. */
@@ -66,6 +70,12 @@ export interface ServersState {
 /** The demo server could not be reached or refused a request; the message says which. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
+  /** The HTTP status the demo server answered with, when it answered. */
+  readonly status: number | undefined;
+  constructor(message: string, options?: ErrorOptions & { status?: number }) {
+    super(message, options);
+    this.status = options?.status;
+  }
 }
 
 export async function getSamples(set: SetName, limit: number): Promise<SampleSet> {
@@ -120,7 +130,7 @@ async function call<T>(path: string, init?: RequestInit): Promise<T> {
   const body: unknown = await res.json().catch(() => undefined);
   if (!res.ok) {
     const reason = typeof body === 'object' && body !== null && 'error' in body ? String(body.error) : `HTTP ${res.status}`;
-    throw new ApiError(`the demo server answered ${res.status}: ${reason}`);
+    throw new ApiError(`the demo server answered ${res.status}: ${reason}`, { status: res.status });
   }
   return body as T;
 }

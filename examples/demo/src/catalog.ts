@@ -62,7 +62,7 @@ export const OUTPUTS: readonly { id: Output; label: string; blurb: string }[] = 
 export const DEPLOYMENTS: readonly { id: DeploymentKind; label: string; blurb: string; available: boolean }[] = [
   { id: 'servers', label: '3 servers', blurb: 'three native parties behind a relay', available: true },
   { id: 'browser-party', label: 'Browser as one party', blurb: 'this tab is P2, two native servers', available: true },
-  { id: 'tabs', label: 'Three tabs (WebRTC)', blurb: 'each party a browser tab, linked directly', available: true },
+  { id: 'tabs', label: 'Three tabs (WebRTC)', blurb: 'each party a browser tab, linked directly · ≈10 s the first time', available: true },
 ];
 
 /** The party this tab plays in the "browser as one party" deployment. */

@@ -50,7 +50,26 @@ interface Digit {
   readonly sample: Sample | undefined;
 }
 
-const tabs = new PartyTabs(() => renderTabs());
+// Without BroadcastChannel the page cannot talk to party tabs: the deployment is not offered.
+const tabs = typeof BroadcastChannel === 'function' ? new PartyTabs(() => renderTabs()) : undefined;
+
+/**
+ * Narrow or touch-first screens: three party windows beside the page do not fit, and phones
+ * open pop-ups as tabs that cannot be watched side by side.
+ */
+const SMALL_SCREEN = matchMedia('(max-width: 759px), (pointer: coarse)');
+
+/** What the "three tabs" deployment needs and this browser lacks, in words ('' when nothing). */
+function tabsMissing(): string {
+  const missing = [
+    typeof RTCPeerConnection === 'function' ? '' : 'WebRTC',
+    tabs ? '' : 'BroadcastChannel',
+    SMALL_SCREEN.matches ? 'a wide screen and a mouse, for three windows beside this one' : '',
+  ];
+  return missing.filter(Boolean).join(' and ');
+}
+
+const tabsPossible = (): boolean => tabsMissing() === '';
 
 const pad = new DrawingPad($<HTMLCanvasElement>('pad'), () => {
   state.source = 'draw';
@@ -69,6 +88,11 @@ function currentDigit(): Digit | undefined {
 
 // ---- choices -----------------------------------------------------------------------------
 
+/**
+ * A radio group of `options` in `container`. Its inputs are made once (again only when the
+ * options offered change) and updated in place: a re-made input would take the focus away from
+ * someone moving through the group with the arrow keys.
+ */
 function choices<T extends string>(
   container: HTMLElement,
   name: string,
@@ -76,16 +100,30 @@ function choices<T extends string>(
   selected: T,
   pick: (id: T) => void,
 ): void {
-  container.replaceChildren(
-    ...options.map((o) => {
-      const input = document.createElement('input');
-      Object.assign(input, { type: 'radio', name, value: o.id, checked: o.id === selected, disabled: !!o.disabled || state.running });
-      input.addEventListener('change', () => pick(o.id));
-      const label = el('label', `choice${o.disabled ? ' off' : ''}`, undefined, input, el('span', 't', o.label), el('small', undefined, o.blurb));
-      label.dataset.value = o.id;
-      return label;
-    }),
-  );
+  const labels = () => [...container.children] as HTMLElement[];
+  const offered = options.map((o) => o.id).join(' ');
+  if (labels().map((l) => l.dataset.value).join(' ') !== offered) {
+    container.replaceChildren(
+      ...options.map((o) => {
+        const input = document.createElement('input');
+        Object.assign(input, { type: 'radio', name, value: o.id });
+        input.addEventListener('change', () => pick(o.id));
+        const label = el('label', 'choice', undefined, input, el('span', 't', o.label), el('small', undefined, o.blurb));
+        label.dataset.value = o.id;
+        return label;
+      }),
+    );
+  }
+  labels().forEach((label, i) => {
+    const o = options[i];
+    const input = label.querySelector('input');
+    const blurb = label.querySelector('small');
+    if (!o || !input || !blurb) return;
+    input.checked = o.id === selected;
+    input.disabled = !!o.disabled || state.running;
+    label.classList.toggle('off', !!o.disabled);
+    blurb.textContent = o.blurb;
+  });
 }
 
 function renderChoices(): void {
@@ -116,10 +154,15 @@ function renderChoices(): void {
       refresh();
     },
   );
+  const tabsOk = tabsPossible();
+  if (!tabsOk && state.deployment === 'tabs' && !state.running) state.deployment = 'servers';
+  const unavailable = $('tabs-unavailable');
+  unavailable.hidden = tabsOk;
+  unavailable.textContent = tabsOk ? '' : `“Three tabs (WebRTC)” is not offered here: it needs ${tabsMissing()}.`;
   choices(
     $('deployments'),
     'deployment',
-    DEPLOYMENTS.map((d) => ({ ...d, disabled: !d.available })),
+    DEPLOYMENTS.filter((d) => d.id !== 'tabs' || tabsOk).map((d) => ({ ...d, disabled: !d.available })),
     state.deployment,
     (id) => {
       state.deployment = id;
@@ -192,7 +235,8 @@ function renderShelf(): void {
 
 /** The party tabs' card, shown for the "three tabs" deployment: which are open, links to the rest. */
 function renderTabs(): void {
-  $('tabs-card').hidden = state.deployment !== 'tabs';
+  $('tabs-card').hidden = state.deployment !== 'tabs' || !tabs;
+  if (!tabs) return;
   $('party-tabs').replaceChildren(
     ...[0, 1, 2].map((p) => {
       const open = tabs.isOpen(p);
@@ -244,28 +288,68 @@ function renderStrip(): void {
         const b = el('button', 'thumb', undefined, canvas, el('span', 'lbl', String(s.label)));
         Object.assign(b, { type: 'button', title: `test digit #${s.index}, a ${s.label}` });
         b.setAttribute('role', 'option');
+        b.setAttribute('aria-label', `Test digit #${s.index}, a ${s.label}`);
         b.dataset.index = String(s.index);
-        b.addEventListener('click', () => {
-          state.picked[set] = s.index;
-          state.source = 'pick';
-          refresh();
-        });
+        b.addEventListener('click', () => pickSample(set, s.index));
         return b;
       }),
     );
   }
   for (const b of strip.querySelectorAll<HTMLButtonElement>('.thumb')) {
-    const on = state.source === 'pick' && Number(b.dataset.index) === state.picked[set];
-    b.setAttribute('aria-selected', String(on));
+    const current = Number(b.dataset.index) === state.picked[set];
+    b.setAttribute('aria-selected', String(current && state.source === 'pick'));
+    // Roving focus: the strip is one Tab stop (at the picked digit); the arrow keys move in it.
+    b.tabIndex = current ? 0 : -1;
     b.disabled = state.running;
   }
 }
 
+function pickSample(set: SetName, index: number): void {
+  state.picked[set] = index;
+  state.source = 'pick';
+  refresh();
+}
+
+/** Rows of the strip's grid (`.strip` in style.css): its digits run down, then across. */
+const STRIP_ROWS = 2;
+
+/** Arrow keys, Home and End in the strip: the digit in focus is the one picked. */
+function stripKeys(e: KeyboardEvent): void {
+  const thumbs = [...$('strip').querySelectorAll<HTMLButtonElement>('.thumb')];
+  const at = thumbs.indexOf(e.target as HTMLButtonElement);
+  const step: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, ArrowRight: STRIP_ROWS, ArrowLeft: -STRIP_ROWS };
+  const to = e.key === 'Home' ? 0 : e.key === 'End' ? thumbs.length - 1 : step[e.key] === undefined ? undefined : at + (step[e.key] ?? 0);
+  if (at < 0 || to === undefined) return;
+  e.preventDefault();
+  const next = thumbs[Math.max(0, Math.min(thumbs.length - 1, to))];
+  if (!next || next.disabled) return;
+  pickSample(modelInfo(state.model).set, Number(next.dataset.index));
+  next.focus();
+  next.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+}
+
+const SOURCES = ['pick', 'draw'] as const;
+
 function showTab(which: 'pick' | 'draw'): void {
-  for (const t of ['pick', 'draw'] as const) {
-    $(`tab-${t}`).setAttribute('aria-selected', String(t === which));
+  for (const t of SOURCES) {
+    const tab = $(`tab-${t}`);
+    tab.setAttribute('aria-selected', String(t === which));
+    tab.tabIndex = t === which ? 0 : -1;
     $(`pane-${t}`).hidden = t !== which;
   }
+  state.source = which;
+  refresh();
+}
+
+/** The tab list's arrow keys (a tab list is one Tab stop): the tab in focus is shown. */
+function tabKeys(e: KeyboardEvent): void {
+  const at = SOURCES.findIndex((t) => $(`tab-${t}`) === e.target);
+  const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: SOURCES.length - 1 }[e.key];
+  if (at < 0 || to === undefined) return;
+  e.preventDefault();
+  const which = SOURCES[(to + SOURCES.length) % SOURCES.length] ?? 'pick';
+  showTab(which);
+  $(`tab-${which}`).focus();
 }
 
 // ---- state → page ------------------------------------------------------------------------
@@ -275,12 +359,40 @@ function refresh(): void {
   renderStrip();
   const digit = currentDigit();
   const button = $<HTMLButtonElement>('classify');
-  button.disabled = state.running || !state.ready || !digit;
+  // Not `disabled` while a classification runs: that would drop the keyboard focus to the page.
+  button.disabled = !state.ready || !digit;
+  button.setAttribute('aria-disabled', String(state.running));
   button.title = digit ? '' : state.source === 'draw' ? 'Draw a digit first' : 'Pick a test digit first';
   $<HTMLButtonElement>('clear').disabled = state.running;
+  // The last answer stays in place, dimmed, while the next one runs (the page does not jump),
+  // and, marked out of date, once the digit or an option differs from what it answered.
+  const outdated = shownFor !== undefined && shownFor !== inputKey(digit);
+  $('outcome').classList.toggle('stale', state.running || outdated);
+  $('outcome').dataset.stale = String(outdated);
+  $('stale-note').hidden = state.running || !outdated;
   renderPreview();
   renderTabs();
   renderShelf();
+  renderSnippet();
+}
+
+/** What the shown result answered: the digit and the options, as {@link inputKey} gives them. */
+let shownFor: string | undefined;
+
+/** The digit and every option, as one string: a result whose key differs is out of date. */
+function inputKey(digit: Digit | undefined): string {
+  return JSON.stringify([state.model, state.backend, state.output, state.deployment, digit?.set, digit && Array.from(digit.pixels)]);
+}
+
+/** The "use this in your app" card: the SDK calls behind this page's classification, with its options. */
+function renderSnippet(): void {
+  const options = `{ backend: '${state.backend}'${state.output === 'class' ? `, output: 'class'` : ''} }`;
+  $('snippet').textContent = [
+    `import { init, Client } from 'ringfence';`,
+    `await init();`,
+    `const client = await Client.connect({ relay, webTransport, session, parties, deployment, token });`,
+    `const { classes, scores } = await client.classify('${state.model}', input, ${options});`,
+  ].join('\n');
 }
 
 /** The drawing as the chosen model will get it, beside the pad. */
@@ -308,63 +420,104 @@ function madeAhead(parties: readonly PartyFigures[] | undefined): { cost?: { ms:
   return { cost: { ms: Math.max(...made.map((m) => m.ms)), bytes: Math.max(...made.map((m) => m.bytes)) } };
 }
 
+/** Counts classifications: the late figures of one must not land on a later one's page. */
+let runs = 0;
+
+/** A classification as shown: what ran, and how long the user waited for its answer. */
+interface Shown {
+  readonly digit: Digit;
+  readonly model: string;
+  readonly backend: Backend;
+  readonly r: PrivateRun;
+  /** From the click to the answer on the page, on the page's clock, in milliseconds. */
+  readonly waitedMs: number;
+}
+
 async function run(): Promise<void> {
+  // The user's wait starts here, not when the SDK starts: the total shown is measured from it.
+  const startedAt = performance.now();
   const digit = currentDigit();
-  if (!digit || state.running) return;
+  if (!digit || state.running || !state.ready) return;
   const m = modelInfo(state.model);
   const info = SETS[digit.set];
+  const { backend } = state;
   // Before anything else: browsers open pop-ups only while handling the click.
-  if (state.deployment === 'tabs') tabs.openMissing();
+  if (state.deployment === 'tabs') tabs?.openMissing();
+  const id = ++runs;
+  const key = inputKey(digit);
   state.running = true;
   document.body.dataset.state = 'running';
+  delete document.body.dataset.figures;
+  $('announce').textContent = 'Classifying privately…';
   refresh();
   $('error').hidden = true;
-  // The last answer stays in place, dimmed, so the page does not jump while this one runs.
-  $('outcome').classList.add('stale');
   let reached: ClientStage | undefined;
   renderStages(undefined);
+  const progress = $('progress');
+  let outcome: 'done' | 'error' = 'error';
   try {
     const r = await classifyPrivately({
       model: m.id,
-      backend: state.backend,
+      backend,
       output: state.output,
       deployment: state.deployment,
       input: Float32Array.from(digit.pixels, (p) => p * info.scale),
-      onStage: (stage) => renderStages((reached = stage)),
-      tabs,
+      startedAt,
+      onStage: (stage) => {
+        progress.hidden = true;
+        renderStages((reached = stage));
+      },
+      onStep: (step) => {
+        progress.textContent = step;
+        progress.hidden = false;
+      },
+      ...(tabs ? { tabs } : {}),
     });
-    const { timings } = r.result;
-    const total = r.connectMs + timings.request + timings.setup + timings.online;
-    const ahead = madeAhead(r.parties);
-    renderStages('done', { connecting: r.connectMs, request: timings.request, setup: ahead ? 'made ahead' : timings.setup, online: timings.online, done: total });
-    const setup = $('stages').querySelector<HTMLElement>('[data-stage="setup"]');
-    if (setup && ahead) {
-      setup.dataset.ahead = 'true';
-      const own = state.backend === 'meteor' ? `only sent the input mask (${ms(timings.setup)})` : 'had no setup of its own';
-      setup.title = `Made ahead of demand by the servers' mesh; this session ${own}`;
-    }
-    showOutcome(digit, r);
-    document.body.dataset.state = 'done';
+    // The answer first, as soon as it exists; the servers' own figures follow when they come.
+    showAnswer(digit, m.id, backend, r);
+    const shown: Shown = { digit, model: m.id, backend, r, waitedMs: performance.now() - startedAt };
+    shownFor = key;
+    $('announce').textContent = `Classified as ${r.result.classes[0] ?? '?'} in ${ms(shown.waitedMs)} (${frontName(r)}).`;
+    showFigures(shown, 'pending');
+    document.body.dataset.figures = 'pending';
+    void r.parties.then((parties) => {
+      if (id !== runs) return;
+      showFigures(shown, parties);
+      document.body.dataset.figures = 'ready';
+    });
+    outcome = 'done';
   } catch (e) {
     renderStages(reached, {}, true);
-    const { title, detail } = describeError(e);
-    $('error').replaceChildren(el('strong', undefined, title), el('span', undefined, detail));
-    $('error').hidden = false;
+    showError(e);
+    $('announce').textContent = '';
     $('outcome').hidden = true;
     $('placeholder').hidden = false;
-    document.body.dataset.state = 'error';
+    shownFor = undefined;
   } finally {
-    $('outcome').classList.remove('stale');
+    progress.hidden = true;
     state.running = false;
+    document.body.dataset.state = outcome;
     refresh();
     // The servers' mesh makes a run again for the one this classification took.
     if (state.deployment === 'servers') watchShelf();
   }
 }
 
-function showOutcome(digit: Digit, r: PrivateRun): void {
+/** An error in the page's alert: what went wrong, the detail, and what to do next. */
+function showError(e: unknown): void {
+  const { title, detail, next } = describeError(e);
+  $('error').replaceChildren(
+    el('strong', undefined, title),
+    el('span', undefined, detail),
+    el('p', 'next', undefined, el('b', undefined, 'What to do: '), document.createTextNode(next)),
+  );
+  $('error').hidden = false;
+}
+
+/** The answer and what each party received: everything the client itself knows. */
+function showAnswer(digit: Digit, model: string, backend: Backend, r: PrivateRun): void {
   const info = SETS[digit.set];
-  const m = modelInfo(state.model);
+  const m = modelInfo(model);
   const { result } = r;
   const cls = result.classes[0] ?? -1;
   $('placeholder').hidden = true;
@@ -382,7 +535,7 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
   const check = $('out-check');
   check.className = 'caption';
   if (reference === undefined) {
-    check.textContent = `${m.label} on ${backendLabel(state.backend)}. Only this tab knows it.`;
+    check.textContent = `${m.label} on ${backendLabel(backend)}. Only this tab knows it.`;
   } else {
     const same = reference === cls;
     check.classList.add(same ? 'ok' : 'warn');
@@ -401,8 +554,6 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
   }
 
   const n = info.side * info.side;
-  const inPage = (i: number) => r.pageParty !== undefined && i === PAGE_PARTY;
-  const partyName = (i: number) => (r.tabs ? `P${i}'s tab` : inPage(i) ? `P${i}: this tab` : `Server P${i}`);
   $('out-servers').replaceChildren(
     ...result.sent.map((words, i) => {
       const canvas = document.createElement('canvas');
@@ -413,17 +564,44 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
         'server',
         undefined,
         canvas,
-        el('figcaption', undefined, undefined, el('b', undefined, partyName(i)), el('span', undefined, received(words, state.backend))),
+        el('figcaption', undefined, undefined, el('b', undefined, partyName(r, i)), el('span', undefined, received(words, backend))),
       );
     }),
   );
-  const where = r.tabs ? 'tabs' : r.pageParty ? 'page-party' : 'servers';
-  const ahead = madeAhead(r.parties);
-  $('out-explain').replaceChildren(...explanation(state.backend, where, !!ahead).map((p) => el('p', undefined, p)));
+  showLinks(r);
+}
 
+function partyName(r: PrivateRun, i: number): string {
+  return r.tabs ? `P${i}'s tab` : r.pageParty !== undefined && i === PAGE_PARTY ? `P${i}: this tab` : `Server P${i}`;
+}
+
+/**
+ * The stages, times and bytes of a shown classification, with the server parties' own figures
+ * once they came (`'pending'` until then; `undefined`: the deployment gives none).
+ */
+function showFigures({ r, backend, waitedMs }: Shown, parties: readonly PartyFigures[] | undefined | 'pending'): void {
+  const { result } = r;
   const t = result.timings;
+  const pending = parties === 'pending';
+  const reported = pending ? undefined : parties;
+  const ahead = madeAhead(reported);
+  // What the SDK's stages do not cover: between them, and drawing the answer on this page.
+  const rest = Math.max(0, waitedMs - (r.connectMs + t.request + t.setup + t.online));
+  renderStages('done', { connecting: r.connectMs, request: t.request, setup: ahead ? 'made ahead' : t.setup, online: t.online, done: waitedMs });
+  const setup = $('stages').querySelector<HTMLElement>('[data-stage="setup"]');
+  if (setup && ahead) {
+    setup.dataset.ahead = 'true';
+    const own = backend === 'meteor' ? `only sent the input mask (${ms(t.setup)})` : 'had no setup of its own';
+    setup.title = `Made ahead of demand by the servers' mesh; this session ${own}`;
+  }
+  const where = r.tabs ? 'tabs' : r.pageParty ? 'page-party' : 'servers';
+  $('out-explain').replaceChildren(...explanation(backend, where, !!ahead).map((p) => el('p', undefined, p)));
+
+  const connecting = r.tabs
+    ? 'from the click: the party tabs opened, made keys and linked up; this tab\'s Noise handshakes'
+    : 'from the click: a session from the demo server, Noise handshakes';
   table($('out-times'), ['', 'time'], [
-    { name: 'Connecting', note: 'a session from the deployment, Noise handshakes', cells: [ms(r.connectMs)] },
+    { name: 'Connecting', note: connecting, cells: [ms(r.connectMs)] },
     { name: 'Request', note: 'the servers check they got the same request', cells: [ms(t.request)] },
     ahead
       ? {
@@ -438,10 +616,13 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
         }
       : { row: 'setup', name: 'Setup', note: 'weights shared, masks made: before your digit is used', cells: [ms(t.setup)] },
     { name: 'Online', note: 'your hidden digit in, pieces of the answer out', cells: [ms(t.online)] },
-    { name: 'Total', note: 'from the click to the answer on this page', cells: [ms(r.connectMs + t.request + t.setup + t.online)] },
+    { name: 'This page', note: 'between those stages, and drawing the answer', cells: [ms(rest)] },
+    { row: 'total', name: 'Total', note: 'what you waited: from the click to the answer on this page', cells: [ms(waitedMs)] },
   ]);
+  const total = $('out-times').querySelector<HTMLElement>('tr[data-row="total"]');
+  if (total) total.dataset.ms = waitedMs.toFixed(1);
 
-  const parties: (Row & { id: number })[] = (r.parties ?? []).map((p) => ({
+  const rows: (Row & { id: number })[] = (reported ?? []).map((p) => ({
     id: p.id,
     name: `Server P${p.id}`,
     note: !p.ok
@@ -450,30 +631,45 @@ function showOutcome(digit: Digit, r: PrivateRun): void {
     cells: [opt(p.setupBytes), opt(p.onlineBytes)],
   }));
   if (r.pageParty) {
-    const { setup, online } = r.pageParty;
-    parties.push({ id: PAGE_PARTY, name: `P${PAGE_PARTY}: this tab`, note: `${online.rounds} online rounds`, cells: [bytes(setup.bytesSent), bytes(online.bytesSent)] });
+    const { setup: s, online } = r.pageParty;
+    rows.push({ id: PAGE_PARTY, name: `P${PAGE_PARTY}: this tab`, note: `${online.rounds} online rounds`, cells: [bytes(s.bytesSent), bytes(online.bytesSent)] });
   }
   r.tabs?.forEach(({ stages, kind, webrtcBytesSent }, id) => {
     const note = `${stages.online.rounds} online rounds · links: ${kind}, ${bytes(webrtcBytesSent)} over WebRTC`;
-    parties.push({ id, name: partyName(id), note, cells: [bytes(stages.setup.bytesSent), bytes(stages.online.bytesSent)] });
+    rows.push({ id, name: partyName(r, id), note, cells: [bytes(stages.setup.bytesSent), bytes(stages.online.bytesSent)] });
   });
   const client = r.pageParty ? 'This tab as the client' : r.tabs ? 'This tab, the client' : 'This tab';
+  const servers = pending
+    ? [{ name: 'Servers', note: 'their own figures come once they have logged the session…', cells: ['…', '…'] }]
+    : reported || r.tabs
+      ? []
+      : [{ name: 'Servers', note: 'this deployment does not report them', cells: ['–', '–'] }];
   table($('out-bytes'), ['', 'setup', 'online'], [
     { name: client, note: `received ${bytes(result.stats.bytesReceived)}`, cells: [bytes(r.client.setup.sent), bytes(r.client.online.sent)] },
-    ...parties.sort((a, b) => a.id - b.id),
-    ...(r.parties || r.tabs ? [] : [{ name: 'Servers', note: 'this deployment does not report them', cells: ['–', '–'] }]),
+    ...rows.sort((x, y) => x.id - y.id),
+    ...(r.tabs ? [] : servers),
   ]);
-  showLinks(r);
 }
 
-/** How the parties reached each other and this tab, as the parties themselves reported it. */
+/** The relay front end this tab reached, in a word. */
+function frontName(r: PrivateRun): string {
+  return r.relayTransport === 'webtransport' ? 'WebTransport' : 'WebSocket';
+}
+
+/** How this tab reached the relay, and how the parties reached each other, as they reported it. */
 function showLinks(r: PrivateRun): void {
-  const front = r.relayTransport === 'webtransport' ? 'WebTransport' : 'WebSocket';
-  const toClient = `This tab reached the parties through the relay (${front}), over Noise links that end in the parties.`;
+  const why =
+    r.relayTransport === 'webtransport'
+      ? 'HTTP/3'
+      : r.webTransportOffered
+        ? `WebTransport failed: ${r.webTransportError ?? 'no reason given'}`
+        : 'this deployment\'s relay has no WebTransport front end';
+  const toClient = `This tab reached the parties through the relay over ${frontName(r)} (${why}), over Noise links that end in the parties.`;
   const out = $('out-transport');
+  out.dataset.front = r.relayTransport;
   if (!r.tabs) {
     out.dataset.kind = 'relay';
-    out.replaceChildren(el('b', undefined, 'Links: through the relay. '), document.createTextNode(`${toClient} The parties link to each other through it too.`));
+    out.replaceChildren(el('b', undefined, `Links: through the relay, ${frontName(r)}. `), document.createTextNode(`${toClient} The parties link to each other through it too.`));
     return;
   }
   const kind = combinedKind(r.tabs.map((t) => t.kind));
@@ -578,16 +774,11 @@ function explanation(backend: Backend, where: 'servers' | 'page-party' | 'tabs',
 
 // ---- start -------------------------------------------------------------------------------
 
-$('tab-pick').addEventListener('click', () => {
-  showTab('pick');
-  state.source = 'pick';
-  refresh();
-});
-$('tab-draw').addEventListener('click', () => {
-  showTab('draw');
-  state.source = 'draw';
-  refresh();
-});
+$('tab-pick').addEventListener('click', () => showTab('pick'));
+$('tab-draw').addEventListener('click', () => showTab('draw'));
+$('tab-pick').parentElement?.addEventListener('keydown', tabKeys);
+$('strip').addEventListener('keydown', stripKeys);
+SMALL_SCREEN.addEventListener('change', refresh);
 $('clear').addEventListener('click', () => pad.clear());
 $('classify').addEventListener('click', () => void run());
 
@@ -614,9 +805,7 @@ Promise.all([sdk, sets])
     document.body.dataset.state = 'idle';
   })
   .catch((e: unknown) => {
-    const { title, detail } = describeError(e);
-    $('error').replaceChildren(el('strong', undefined, title), el('span', undefined, detail));
-    $('error').hidden = false;
+    showError(e);
     document.body.dataset.state = 'error';
   })
   .finally(refresh);

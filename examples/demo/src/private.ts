@@ -14,18 +14,28 @@ import type { TabReport } from './tabs-protocol';
 
 export interface PrivateRun {
   readonly result: Classification;
-  /** From asking for a session to the links being up, in milliseconds. */
+  /** From the click ({@link RunOptions.startedAt}) to the links being up, in milliseconds. */
   readonly connectMs: number;
   /** Bytes this tab sent and received as the client during each stage. */
   readonly client: Readonly<Record<'setup' | 'online', { sent: number; received: number }>>;
-  /** The native server parties' own figures, when the deployment reports them. */
-  readonly parties: readonly PartyFigures[] | undefined;
+  /**
+   * The native server parties' own figures, when the deployment reports them: they come after
+   * the answer (the servers log them once they answered), so the answer does not wait for them.
+   */
+  readonly parties: Promise<readonly PartyFigures[] | undefined>;
   /** This tab's figures as party {@link PAGE_PARTY}, when it was one. */
   readonly pageParty: ServeStages | undefined;
   /** The party tabs' reports, by party, when they were the parties. */
   readonly tabs: readonly TabReport[] | undefined;
   /** Which of the relay's front ends this tab's client reached. */
   readonly relayTransport: Client['transport'];
+  /**
+   * Why this tab is not on WebTransport: the deployment offers none (`undefined` then), or the
+   * SDK's reason for falling back to the WebSocket.
+   */
+  readonly webTransportError: string | undefined;
+  /** Whether the deployment offered the relay's WebTransport front end. */
+  readonly webTransportOffered: boolean;
 }
 
 export interface RunOptions {
@@ -35,8 +45,12 @@ export interface RunOptions {
   readonly deployment: DeploymentKind;
   /** The model's input, scaled as it was trained on. */
   readonly input: Float32Array;
+  /** When the user asked, on this page's clock (`performance.now()`): the times count from it. */
+  readonly startedAt: number;
   /** Called as each stage starts. */
   readonly onStage: (stage: ClientStage) => void;
+  /** Called with what is going on before the client connects, when that takes a while (the party tabs). */
+  readonly onStep?: (step: string) => void;
   /** The party tabs, for the "three tabs" deployment. */
   readonly tabs?: PartyTabs;
 }
@@ -48,11 +62,10 @@ const TIMEOUT_MS = 15_000;
 const OPEN_TABS_MS = 120_000;
 
 export async function classifyPrivately(o: RunOptions): Promise<PrivateRun> {
-  const t0 = performance.now();
   o.onStage('connecting');
   if (o.deployment === 'tabs') {
     if (!o.tabs) throw new TabsError('the party tabs are not set up');
-    return classifyInTabs(o, o.tabs, t0);
+    return classifyInTabs(o, o.tabs);
   }
   const asParty = o.deployment === 'browser-party';
   // Fetched before the session opens: its parties wait for this tab only so long.
@@ -66,42 +79,43 @@ export async function classifyPrivately(o: RunOptions): Promise<PrivateRun> {
   // Should either half fail, the other stops at once rather than at its timeout.
   const failed = new AbortController();
   const halves = Promise.all([
-    runClient(o, session, keypair, failed.signal).then((r) => ({ ...r, connectMs: r.connectedAt - t0 })),
+    runClient(o, session, keypair, failed.signal),
     partyKeypair && onnx ? serveFromPage(o.model, onnx, session, partyKeypair, keypair.publicKey, failed.signal) : undefined,
   ]);
   halves.catch((e: unknown) => failed.abort(e));
   const [client, pageParty] = await halves;
   // The figures are a nicety: a deployment that gives none (or fails to) still shows the answer.
-  const parties = await getReport(session.session).catch(() => undefined);
-  return { result: client.result, connectMs: client.connectMs, client: client.bytes, parties, pageParty, tabs: undefined, relayTransport: client.transport };
+  const parties = getReport(session.session).catch(() => undefined);
+  return { ...client, parties, pageParty, tabs: undefined };
 }
 
 /**
  * The three party tabs serve; this tab is the client. The tabs make their keys and tell this
  * tab the public halves; the deployment gives only the relay and the join tokens.
  */
-async function classifyInTabs(o: RunOptions, tabs: PartyTabs, t0: number): Promise<PrivateRun> {
+async function classifyInTabs(o: RunOptions, tabs: PartyTabs): Promise<PrivateRun> {
+  if (!tabs.allOpen) o.onStep?.('Step 1 of 3: opening the three party tabs…');
   await tabs.whenAllOpen(OPEN_TABS_MS);
+  o.onStep?.('Step 2 of 3: the party tabs make fresh keys…');
   const keypair = generateNoiseKeypair();
   const session = await openTabsSession(o.model);
   const failed = new AbortController();
   const { parties, served } = await tabs.start(session, o.model, keypair.publicKey, failed.signal);
-  const info: SessionInfo = { relay: session.relay, session: session.session, parties: parties.map(hex), token: session.tokens[3] };
+  o.onStep?.('Step 3 of 3: the parties link up over WebRTC and this tab connects through the relay…');
+  const info: SessionInfo = {
+    relay: session.relay,
+    session: session.session,
+    parties: parties.map(hex),
+    token: session.tokens[3],
+    ...(session.webTransport ? { webTransport: session.webTransport } : {}),
+  };
   const halves = Promise.all([runClient(o, info, keypair, failed.signal), served]);
   halves.catch((e: unknown) => failed.abort(e));
   const [client, reports] = await halves;
-  return {
-    result: client.result,
-    connectMs: client.connectedAt - t0,
-    client: client.bytes,
-    parties: undefined,
-    pageParty: undefined,
-    tabs: reports,
-    relayTransport: client.transport,
-  };
+  return { ...client, parties: Promise.resolve(undefined), pageParty: undefined, tabs: reports };
 }
 
-/** The client's half: connect, classify, and the bytes of each stage. */
+/** The client's half: connect, classify, and the bytes of each stage and how it reached the relay. */
 async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeypair, signal: AbortSignal) {
   const counters = new Map<ClientStage, { sent: number; received: number }>();
   const client = await Client.connect({
@@ -111,6 +125,8 @@ async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeyp
     keypair,
     ...(session.deployment ? { deployment: session.deployment } : {}),
     ...(session.token ? { token: session.token } : {}),
+    // Where the relay has a WebTransport front end, the SDK tries it first (and says why not).
+    ...(session.webTransport ? { webTransport: session.webTransport } : {}),
     timeoutMs: TIMEOUT_MS,
     signal,
     onProgress: (e) => {
@@ -118,8 +134,8 @@ async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeyp
       if (e.stage !== 'connecting') o.onStage(e.stage);
     },
   });
-  const connectedAt = performance.now();
-  const transport = client.transport;
+  const connectMs = performance.now() - o.startedAt;
+  const { transport: relayTransport, webTransportError } = client;
   let result: Classification;
   try {
     result = await client.classify(o.model, o.input, { backend: o.backend, output: o.output });
@@ -131,7 +147,14 @@ async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeyp
     const b = counters.get(to) ?? a;
     return { sent: b.sent - a.sent, received: b.received - a.received };
   };
-  return { result, connectedAt, transport, bytes: { setup: during('setup', 'online'), online: during('online', 'done') } };
+  return {
+    result,
+    connectMs,
+    relayTransport,
+    webTransportError,
+    webTransportOffered: !!session.webTransport,
+    client: { setup: during('setup', 'online'), online: during('online', 'done') },
+  };
 }
 
 /**
@@ -178,25 +201,56 @@ async function fetchModel(model: string): Promise<Uint8Array> {
   return new Uint8Array(await res.arrayBuffer());
 }
 
-/** What went wrong, in words for the page: a title and the detail. */
-export function describeError(e: unknown): { title: string; detail: string } {
-  if (e instanceof ApiError) return { title: 'The demo server could not open a session', detail: e.message };
+/** Restarting the demo, in the words of the next step of most errors. */
+const RESTART = 'check that “npm run demo” is still running in its terminal (it runs the relay and the servers on 127.0.0.1; its log says why they stopped), restart it if not, then reload this page and classify again';
+
+/**
+ * What went wrong, in words for the page: a title, the detail, and `next`: what the user can
+ * check or do about it.
+ */
+export function describeError(e: unknown): { title: string; detail: string; next: string } {
+  if (e instanceof ApiError) {
+    const next =
+      e.status === 503
+        ? 'wait a few seconds for the running classifications to end, then classify again.'
+        : e.status === undefined || e.status >= 500
+          ? `${RESTART}.`
+          : 'reload this page (it may be older than the demo server) and classify again.';
+    return { title: 'The demo server could not open a session', detail: e.message, next };
+  }
   if (e instanceof TabsError) {
-    return { title: e.party === undefined ? 'The party tabs are not ready' : `The tab of party P${e.party} stopped`, detail: e.message };
+    return e.party === undefined
+      ? {
+          title: 'The party tabs are not ready',
+          detail: e.message,
+          next: 'allow pop-ups for this page or open each party with its Open link under “Party tabs”, keep the three windows open, then classify again.',
+        }
+      : {
+          title: `The tab of party P${e.party} stopped`,
+          detail: e.message,
+          next: `look at P${e.party}'s window for its own message, then classify again (a closed party tab is opened again).`,
+        };
   }
   if (e instanceof RingfenceError) {
     const who = e.peer === undefined ? '' : ` (server P${e.peer})`;
-    const titles: Partial<Record<RingfenceError['code'], string>> = {
-      TRANSPORT: e.peer === undefined ? 'Could not reach the relay' : `Lost the link to server P${e.peer}`,
-      TIMEOUT: `A server party did not answer in time${who}`,
-      REFUSED: 'The servers declined the request',
-      PEER_MISBEHAVED: `A server party broke the protocol${who}`,
-      WASM_LOAD: 'This browser could not load the WebAssembly module',
-      ABORTED: 'The classification was cancelled',
+    const known: Partial<Record<RingfenceError['code'], { title: string; next: string }>> = {
+      TRANSPORT:
+        e.peer === undefined
+          ? { title: 'Could not reach the relay', next: `${RESTART}.` }
+          : { title: `Lost the link to server P${e.peer}`, next: `the server may have stopped: ${RESTART}.` },
+      TIMEOUT: { title: `A server party did not answer in time${who}`, next: `classify again (the machine may have been busy); if it fails again, ${RESTART}.` },
+      REFUSED: { title: 'The servers declined the request', next: 'the detail says why: choose another model or protocol and classify again.' },
+      PEER_MISBEHAVED: {
+        title: `A server party broke the protocol${who}`,
+        next: 'a party may run another build of ringfence: rebuild and restart the demo (“npm run demo” builds what changed), then classify again.',
+      },
+      WASM_LOAD: { title: 'This browser could not load the WebAssembly module', next: 'use a current Chrome, Edge, Firefox or Safari with WebAssembly allowed, then reload this page.' },
+      ABORTED: { title: 'The classification was cancelled', next: 'classify again.' },
     };
-    return { title: titles[e.code] ?? `The classification failed (${e.code})`, detail: `${e.code}: ${e.message}` };
+    const k = known[e.code] ?? { title: `The classification failed (${e.code})`, next: `classify again; if it fails again, ${RESTART}.` };
+    return { title: k.title, detail: `${e.code}: ${e.message}`, next: k.next };
   }
-  return { title: 'Something went wrong', detail: String(e instanceof Error ? e.message : e) };
+  return { title: 'Something went wrong', detail: String(e instanceof Error ? e.message : e), next: `reload this page and classify again; if it fails again, ${RESTART}.` };
 }
 
 function unhex(s: string): Uint8Array {
