@@ -68,8 +68,9 @@ use crate::{LinkError, Security};
 const MAGIC: &[u8; 5] = b"RFNC2";
 /// Link v1's magic, recognised only to refuse it with a reason.
 const MAGIC_V1: &[u8; 5] = b"RFNC1";
-/// HKDF info label of the pairwise seed. The record keys are the split keys themselves, never an
-/// HKDF output, so no output under this label can coincide with a record key.
+/// HKDF info label of the pairwise seed. It separates the seed from the record keys: the
+/// records use the split keys directly, the seed is a labelled HKDF output whose extract step
+/// only hashes them (so no key serves two primitives).
 const SEED_LABEL: &[u8] = b"ringfence pairwise seed v2";
 /// Bytes of the dialer's hello.
 pub const HELLO_LEN: usize = MAGIC.len() + 3 + 16;
