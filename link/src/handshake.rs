@@ -4,7 +4,7 @@
 //! bindings drive it over a JS relay connection. The bytes are the same everywhere.
 //!
 //! ```text
-//! dialer → acceptor   hello = "RFNC1" ‖ mode ‖ dialer id ‖ acceptor id ‖ session (24 bytes)
+//! dialer → acceptor   hello = "RFNC2" ‖ mode ‖ dialer id ‖ acceptor id ‖ session (24 bytes)
 //! Noise KK            → e, es, ss, [aead]   ← e, ee, se, [aead]   (messages: u16 BE length ‖ body)
 //! plain (insecure)    → nonce_d (32)   ← nonce_a (32)
 //! ```
@@ -17,8 +17,14 @@
 //!
 //! The hello is bound into the Noise prologue, and the acceptor takes the static key it expects
 //! from the id the dialer claims: a dialer that lies about its id, holds another key, or talks to
-//! a different session fails the handshake. The pairwise seed is
-//! `SHA-256("ringfence pairwise seed v1" ‖ handshake hash)`, equal at both ends.
+//! a different session fails the handshake.
+//!
+//! The pairwise seed is `HKDF-SHA256(ikm = k₁ ‖ k₂, salt = none, info = "ringfence pairwise
+//! seed v2" ‖ h)`, equal at both ends: k₁, k₂ are the Noise split keys (initiator → responder
+//! first) and h the handshake hash. The split keys come out of the DH secrets, so only the two
+//! ends know the seed; h binds it to this transcript. Link v1 hashed h alone, but h absorbs
+//! only public data (the hello, static and ephemeral public keys, handshake ciphertexts): the
+//! relay could recompute every v1 seed. A v1 hello ("RFNC1") is therefore refused.
 //!
 //! Driving it: send [`Handshake::take_output`], feed received bytes to
 //! [`Handshake::handle_input`] (it consumes only what the handshake needs, so bytes that follow
@@ -58,7 +64,14 @@ use crate::record::{Aead, Cipher, RecordKey};
 use crate::rng::builder;
 use crate::{LinkError, Security};
 
-const MAGIC: &[u8; 5] = b"RFNC1";
+/// The hello's magic: "RFNC" and the link version.
+const MAGIC: &[u8; 5] = b"RFNC2";
+/// Link v1's magic, recognised only to refuse it with a reason.
+const MAGIC_V1: &[u8; 5] = b"RFNC1";
+/// HKDF info label of the pairwise seed. It separates the seed from the record keys: the
+/// records use the split keys directly, the seed is a labelled HKDF output whose extract step
+/// only hashes them (so no key serves two primitives).
+const SEED_LABEL: &[u8] = b"ringfence pairwise seed v2";
 /// Bytes of the dialer's hello.
 pub const HELLO_LEN: usize = MAGIC.len() + 3 + 16;
 /// Handshake messages of `KK` with our one-byte payloads are 49 bytes; anything far larger is
@@ -90,6 +103,10 @@ pub struct Established {
     /// The same seed as bytes, for APIs that take seeds as bytes (the SDK's `PartySeeds`).
     /// Secret: never log it.
     pub seed_bytes: [u8; 32],
+    /// The Noise handshake hash `h` (`None` for insecure plain links). Public: anyone who saw
+    /// the handshake bytes and knows both static public keys can compute it, so it must never
+    /// key anything by itself; exposed for channel binding and for tests of that very fact.
+    pub handshake_hash: Option<[u8; 32]>,
     /// Bytes this end produced during the handshake.
     pub bytes_sent: u64,
     /// The records' AEAD, as both ends agreed (`None` for insecure plain links).
@@ -258,7 +275,7 @@ impl Handshake {
     fn process(&mut self, item: &[u8]) -> Result<(), LinkError> {
         match self.step {
             Step::Hello => {
-                let peer = self.check_hello(item).map_err(|r| self.fail(r))?;
+                let peer = self.check_hello(item)?;
                 self.peer = Some(peer);
                 self.prologue = prologue_of(item);
                 self.step = match &self.security {
@@ -335,22 +352,34 @@ impl Handshake {
     }
 
     /// Validates a hello received by this party and returns the dialer's claimed id.
-    fn check_hello(&self, h: &[u8]) -> Result<PartyId, String> {
+    fn check_hello(&self, h: &[u8]) -> Result<PartyId, LinkError> {
+        let (dialer, acceptor) = (PartyId(h[6]), PartyId(h[7]));
+        if &h[..5] == MAGIC_V1 {
+            return Err(LinkError::handshake(
+                dialer,
+                "the peer speaks ringfence link v1, whose pairwise seeds are derivable from \
+                 public data (the relay could recompute them); upgrade it to link v2",
+            ));
+        }
         if &h[..5] != MAGIC {
-            return Err("not a ringfence link (bad magic)".into());
+            return Err(self.fail("not a ringfence link (bad magic)"));
         }
         if h[5] != self.security.mode_byte() {
-            return Err(format!("link mode {} but this party runs {}", h[5], self.security.name()));
+            return Err(self.fail(format!(
+                "link mode {} but this party runs {}",
+                h[5],
+                self.security.name()
+            )));
         }
-        let (dialer, acceptor) = (PartyId(h[6]), PartyId(h[7]));
         if acceptor != self.me {
-            return Err(format!("hello addressed to {acceptor}, this is {}", self.me));
+            return Err(self.fail(format!("hello addressed to {acceptor}, this is {}", self.me)));
         }
         if dialer >= self.me {
-            return Err(format!("{dialer} may not dial {} (lower ids dial higher ones)", self.me));
+            return Err(self
+                .fail(format!("{dialer} may not dial {} (lower ids dial higher ones)", self.me)));
         }
         if h[8..] != self.session.0 {
-            return Err(format!("{dialer} is in another session"));
+            return Err(self.fail(format!("{dialer} is in another session")));
         }
         Ok(dialer)
     }
@@ -371,22 +400,32 @@ impl Handshake {
             let seed_bytes: [u8; 32] = h.finalize().into();
             let seed = Seed::from_bytes(seed_bytes);
             let (send, recv) = (Cipher::DangerPlain, Cipher::DangerPlain);
-            return Ok(Established { peer, send, recv, seed, seed_bytes, bytes_sent, aead: None });
+            return Ok(Established {
+                peer,
+                send,
+                recv,
+                seed,
+                seed_bytes,
+                handshake_hash: None,
+                bytes_sent,
+                aead: None,
+            });
         };
         if hs.get_remote_static() != Some(&expected.0[..]) {
             return Err(LinkError::handshake(peer, "remote static key is not the expected one"));
         }
-        let mut h = Sha256::new();
-        h.update(b"ringfence pairwise seed v1");
-        h.update(hs.get_handshake_hash());
-        let seed_bytes: [u8; 32] = h.finalize().into();
-        let seed = Seed::from_bytes(seed_bytes);
         if !hs.is_handshake_finished() {
             return Err(LinkError::handshake(peer, "Noise handshake incomplete"));
         }
+        let handshake_hash: [u8; 32] = hs
+            .get_handshake_hash()
+            .try_into()
+            .map_err(|_| LinkError::Crypto("the handshake hash is not 32 bytes".into()))?;
         // The split's first key protects initiator → responder (Noise §5.2), as in snow's
         // transport state; the records then are exactly its transport messages.
         let (to_responder, to_initiator) = hs.dangerously_get_raw_split();
+        let seed_bytes = pairwise_seed(&to_responder, &to_initiator, &handshake_hash)?;
+        let seed = Seed::from_bytes(seed_bytes);
         let (send, recv) = if hs.is_initiator() {
             (to_responder, to_initiator)
         } else {
@@ -404,10 +443,31 @@ impl Handshake {
             recv: Cipher::Noise { key: key(&recv)?, nonce: 0 },
             seed,
             seed_bytes,
+            handshake_hash: Some(handshake_hash),
             bytes_sent,
             aead: Some(aead),
         })
     }
+}
+
+/// The pairwise seed of a Noise link (see the module docs): keyed by the split keys, in the same
+/// order at both ends, which only the two ends can compute; the handshake hash in the info binds
+/// it to this transcript.
+fn pairwise_seed(
+    to_responder: &[u8; 32],
+    to_initiator: &[u8; 32],
+    handshake_hash: &[u8; 32],
+) -> Result<[u8; 32], LinkError> {
+    let mut ikm = [0u8; 64];
+    ikm[..32].copy_from_slice(to_responder);
+    ikm[32..].copy_from_slice(to_initiator);
+    let mut info = SEED_LABEL.to_vec();
+    info.extend_from_slice(handshake_hash);
+    let mut seed = [0u8; 32];
+    hkdf::Hkdf::<Sha256>::new(None, &ikm)
+        .expand(&info, &mut seed)
+        .map_err(|e| LinkError::Crypto(format!("pairwise seed: {e}")))?;
+    Ok(seed)
 }
 
 /// The Noise KK state for one side of a link: our static key, the peer's expected key, and the
@@ -442,7 +502,7 @@ fn prologue(hello: &[u8; HELLO_LEN]) -> Vec<u8> {
 }
 
 fn prologue_of(hello: &[u8]) -> Vec<u8> {
-    let mut p = b"ringfence link v1".to_vec();
+    let mut p = b"ringfence link v2".to_vec();
     p.extend_from_slice(hello);
     p
 }
@@ -552,5 +612,24 @@ mod tests {
         let mut a = Handshake::accept(ends, &[6; 32]).unwrap();
         let e = a.handle_input(&wire).unwrap_err();
         assert!(e.to_string().contains("no known record cipher"), "{e}");
+    }
+
+    #[test]
+    fn a_link_v1_hello_is_refused_with_the_reason() {
+        let keys = keys();
+        let (s0, s1) = (security(&keys, 0), security(&keys, 1));
+        let session = SessionId([9; 16]);
+        let ends = |me: u8, security| LinkEnds { me: PartyId(me), session, security };
+        let mut wire = Handshake::dial(ends(0, &s0), PartyId(1), &[5; 32]).unwrap().take_output();
+        assert_eq!(&wire[..5], b"RFNC2", "the dialer speaks v2");
+        // What a v1 dialer sends: the same hello under the old magic.
+        wire[..5].copy_from_slice(b"RFNC1");
+        let mut a = Handshake::accept(ends(1, &s1), &[6; 32]).unwrap();
+        let e = a.handle_input(&wire).unwrap_err();
+        let LinkError::Handshake { peer, reason } = &e else { panic!("{e:?}") };
+        assert_eq!(*peer, PartyId(0));
+        assert!(reason.contains("link v1") && reason.contains("public data"), "{e}");
+        assert!(reason.contains("upgrade"), "{e}");
+        assert!(!a.is_done());
     }
 }

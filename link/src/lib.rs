@@ -8,7 +8,8 @@
 //! - [`Handshake`]: the link handshake as a state machine — a hello naming session and party
 //!   ids, then Noise `KK_25519_AESGCM_SHA256` with that hello as prologue — ending in record
 //!   ciphers (AES-256-GCM, or ChaCha20-Poly1305 when an end has no AES instructions, e.g.
-//!   WebAssembly: [`Aead`]) and a pairwise PRG seed derived from the handshake hash;
+//!   WebAssembly: [`Aead`]) and a pairwise PRG seed derived from the handshake's secret split
+//!   keys, bound to its transcript;
 //! - [`record`]: frames cut into Noise records on a byte stream, and reassembled.
 //!
 //! Nothing here does I/O or reads a clock or the OS random source: randomness (ephemeral keys,
@@ -70,7 +71,7 @@ impl LinkError {
 pub enum Security {
     /// Noise `KK` over x25519 with AES-256-GCM and SHA-256: every link is mutually authenticated
     /// with static keys known in advance, encrypted, and its pairwise PRG seed comes from the
-    /// handshake hash.
+    /// handshake's secret split keys (see [`handshake`]).
     Noise {
         /// This party's static keypair.
         keypair: StaticKeypair,

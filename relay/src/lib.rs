@@ -19,7 +19,7 @@
 //! 1. Each party binds a listener and learns its peers' addresses and static public keys.
 //! 2. [`TcpTransport::connect`]: party `i` dials every `j > i` and accepts every `j < i`; each
 //!    link runs Noise `KK_25519_AESGCM_SHA256` bound to the session id and both party ids, then
-//!    derives its pairwise seed from the handshake hash ([`TcpTransport::seed_with`]).
+//!    derives its pairwise seed from the Noise split keys ([`TcpTransport::seed_with`]).
 //! 3. The protocol runs over a [`Ctx`](ringfence_core::net::Ctx) holding the transport. Its
 //!    futures need not be `Send`: drive them with `Runtime::block_on` (current-thread or
 //!    multi-thread runtime; the link tasks are `Send` and run on the runtime's workers).

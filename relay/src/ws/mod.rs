@@ -16,7 +16,7 @@
 //!   SDK's `SecureRelayTransport` running the same `ringfence-link` code in wasm): each pair of
 //!   parties runs the same Noise KK handshake and record layer as over TCP on a virtual byte
 //!   stream; payloads are slices of that stream, so the relay sees only the handshake and
-//!   ciphertext, and the pairwise seeds come from the handshake hash.
+//!   ciphertext, and the pairwise seeds come from the handshake's secret keys.
 //! - `plain` (insecure): the same stream without encryption.
 //! - `plain-test-seeds` (insecure, tests only: the SDK's `WebSocketTransport` and native parties
 //!   computing with it): one core frame per payload, seeds from a public test label.

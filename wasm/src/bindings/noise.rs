@@ -122,7 +122,8 @@ impl NoiseLinks {
         }))
     }
 
-    /// The pairwise PRG seed shared with `peer` (32 bytes; secret), from the handshake hash.
+    /// The pairwise PRG seed shared with `peer` (32 bytes; secret), from the Noise handshake's
+    /// split keys.
     #[wasm_bindgen(js_name = seedWith)]
     pub fn seed_with(&self, peer: JsValue) -> Result<Uint8Array, JsValue> {
         let p = self.peer(&peer)?;
