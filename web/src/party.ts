@@ -10,6 +10,7 @@ import { Link } from './link.js';
 import { ServeRecorder, serveOptions, type ServeOptions, type ServeResult } from './serve.js';
 import type { Transport } from './transport.js';
 import type { WasmDaBitStore, WasmParty, WasmSharedBitVec, WasmSharedVec, WasmTruncPairStore } from './wasm-api.js';
+import type { AbortSignalLike } from './platform.js';
 
 /** The keys a party brings: 32 bytes each, from an authenticated key agreement. */
 export interface PartySeeds {
@@ -102,7 +103,7 @@ export interface PartyOptions {
    * const party = await Party.join({ ...options, signal: AbortSignal.timeout(30_000) });
    * ```
    */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /** Ring values accepted as input: two's complement (`BigInt64Array`) or unsigned. */
