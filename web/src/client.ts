@@ -11,12 +11,12 @@ import { bindings } from './init.js';
 import { Link, abortError, untilAborted } from './link.js';
 import { NoiseRelayLinks, generateNoiseKeypair, type NoiseKeypair } from './noise.js';
 import type { ProgressCounters } from './party.js';
+import type { AbortSignalLike } from './platform.js';
 import type { WebSocketConstructor } from './transport-ws.js';
 import {
   checkWebTransportOptions, type RelayTransportKind, type WebTransportConstructor, type WebTransportOptions,
 } from './transport-wt.js';
 import type { WasmClient, WasmModelInfo } from './wasm-api.js';
-import type { AbortSignalLike } from './platform.js';
 
 /** The client's participant id in a classification session (the parties are 0, 1 and 2). */
 const CLIENT_ID = 3;

@@ -7,8 +7,8 @@
  */
 
 import { RingfenceError } from './errors.js';
-import type { Transport } from './transport.js';
 import type { AbortSignalLike } from './platform.js';
+import type { Transport } from './transport.js';
 
 /** The error a link rejects with once aborted: the core reads `code: 'CLOSED'` as a dead link. */
 function closedError(): Error {

@@ -7,10 +7,10 @@
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import { Link } from './link.js';
+import type { AbortSignalLike } from './platform.js';
 import { ServeRecorder, serveOptions, type ServeOptions, type ServeResult } from './serve.js';
 import type { Transport } from './transport.js';
 import type { WasmDaBitStore, WasmParty, WasmSharedBitVec, WasmSharedVec, WasmTruncPairStore } from './wasm-api.js';
-import type { AbortSignalLike } from './platform.js';
 
 /** The keys a party brings: 32 bytes each, from an authenticated key agreement. */
 export interface PartySeeds {

@@ -5,8 +5,8 @@
  */
 
 import { FrameInbox, linkError } from './inbox.js';
-import type { Transport } from './transport.js';
 import type { RuntimeMessagePort } from './platform.js';
+import type { Transport } from './transport.js';
 
 /** The part of a `MessagePort` the transport uses (browsers' and Node's ports both fit). */
 export interface MessagePortLike {

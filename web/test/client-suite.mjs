@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { Client, encodeFixed, generateNoiseKeypair, randomSessionId } from 'ringfence';
+import { Client, encodeFixed, generateNoiseKeypair, randomSessionId, toHex } from 'ringfence';
 import { rejectsWith, serveModel, startRelay } from './ws-relay.mjs';
 
 const MODELS = new URL('../../models/', import.meta.url);
@@ -123,7 +123,14 @@ export function defineClientSuite(name) {
     const cases = [
       [nan, {}, 'OUT_OF_RANGE', /input\[300\] is NaN/],
       [[...sample(0).subarray(1), Infinity], {}, 'OUT_OF_RANGE', /input\[783\] is Infinity/],
-      ['pixels', {}, 'INVALID_ARGUMENT', /input must be a Float32Array, Float64Array or number\[\], got string/],
+      ['pixels', {}, 'INVALID_ARGUMENT', /input must be a number\[\] or a typed array of numbers .*, got string/],
+      [new BigInt64Array(PIXELS), {}, 'INVALID_ARGUMENT', /input must be a number\[\] or a typed array of numbers .*, got BigInt64Array/],
+      // Raw canvas pixels for a model trained on [0, 1]: refused, saying how to scale them.
+      [Uint8ClampedArray.from(MNIST.subarray(0, PIXELS)), { inputRange: [0, 1] }, 'OUT_OF_RANGE',
+        /^input\[\d+\] is \d+, outside the model's input range \[0, 1\]: divide 0–255 pixels by 255$/],
+      [Float64Array.from(sample(0), (v) => v * 2 - 1), { inputRange: [0, 1] }, 'OUT_OF_RANGE', /^input\[0\] is -1, outside .*\[0, 1\]: scale it to \[0, 1\]$/],
+      [sample(0), { inputRange: [1, 0] }, 'INVALID_ARGUMENT', /inputRange must be \[min, max\] with finite min <= max, got \[1,0\]/],
+      [sample(0), { inputRange: [0] }, 'INVALID_ARGUMENT', /inputRange must be \[min, max\]/],
       [[0.5, '1'], {}, 'INVALID_ARGUMENT', /input\[1\] must be a number/],
       [sample(0), { backend: 'spdz' }, 'INVALID_ARGUMENT', /unknown backend "spdz"/],
       [sample(0), { output: 'logits' }, 'INVALID_ARGUMENT', /unknown output "logits"/],
@@ -135,9 +142,10 @@ export function defineClientSuite(name) {
       assert.deepEqual(client.stats(), { bytesSent: 0, bytesReceived: 0, rounds: 0 }, `nothing sent for ${e.message}`);
     }
     // The client is still fresh: the parties are waiting for its (first) request.
-    const r = await client.classify('nn-a', sample(2));
+    const r = await client.classify('nn-a', sample(2), { inputRange: [0, 1] });
     client.close();
     assert.deepEqual(r.classes, [REFERENCE.argmax[2]]);
+    assert.deepEqual(r.model.inputRange, [0, 1], 'the range it was checked against');
     for (const o of await d.outcomes()) assert.ok(o.ok, o.message);
     assert.ok(events.length > 5);
 
@@ -155,6 +163,24 @@ export function defineClientSuite(name) {
     for (const o of await d2.outcomes()) assert.equal(o.ok, false, 'the parties lost their client');
   });
 
+  test(`${name}: ids and keys in hex connect as bytes do; integer typed arrays are input`, async (t) => {
+    const keypair = generateNoiseKeypair();
+    const d = deploy(t, { keypair });
+    const o = d.options;
+    const client = await Client.connect({
+      ...o,
+      session: toHex(o.session),
+      parties: o.parties.map((k, i) => (i === 1 ? toHex(k).toUpperCase() : toHex(k))),
+      keypair: { privateKey: toHex(keypair.privateKey), publicKey: toHex(keypair.publicKey) },
+    });
+    assert.deepEqual(client.publicKey, keypair.publicKey);
+    // The parties answered the request over the Noise links (so the hex keys were right); a
+    // Uint8ClampedArray passed the type check and reached the model's length check.
+    const e = await rejectsWith(client.classify('nn-a', new Uint8ClampedArray(PIXELS - 1)), 'LENGTH_MISMATCH');
+    assert.match(e.message, /input has 783 values; the model takes 784 per sample/);
+    client.close();
+  });
+
   test(`${name}: connect checks its options, honours the signal, times out and reports a dead relay`, async () => {
     // Nobody serves these sessions: the handshakes wait until the abort, or the timeout.
     const options = {
@@ -169,6 +195,9 @@ export function defineClientSuite(name) {
       [{ ...options, parties: options.parties.slice(1) }, /parties must list the 3 parties' public keys/],
       [{ ...options, relay: 'http://x' }, /relay must start with ws:\/\//],
       [{ ...options, session: new Uint8Array(8) }, /session must be 16 bytes/],
+      [{ ...options, session: 'zz'.repeat(16) }, /session must be 16 bytes \(a Uint8Array, or 32 hex digits\)/],
+      [{ ...options, parties: [...options.parties.slice(1), 'ab'.repeat(31)] }, /parties must list .*64 hex digits each/],
+      [{ ...options, keypair: { ...options.keypair, privateKey: 'x' } }, /keypair must be \{privateKey, publicKey\}/],
       [generated, /without a keypair or a deployment, onPublicKey must/],
       [{ ...options, timeoutMs: -1 }, /timeoutMs must be a positive integer/],
     ];
