@@ -128,11 +128,13 @@ export interface ClassifyOptions {
    */
   batch?: number;
   /**
-   * The range `[min, max]` the model was trained on (e.g. `[0, 1]` for the shipped MNIST
-   * models, whose pixels are divided by 255): input outside it is refused with `OUT_OF_RANGE`
-   * before anything is sent, instead of being classified into nonsense. The parties do not tell
-   * the client this range: pass it when you know it.
-   * @defaultValue no check but the fixed-point encoding's limit
+   * The range `[min, max]` of input values the model was trained on (e.g. `[0, 1]` for the
+   * shipped MNIST models, whose pixels are divided by 255): input outside it is refused with
+   * `OUT_OF_RANGE` before anything is sent, instead of being classified into nonsense. Needed
+   * only for models whose file does not say: the parties describe the range of a model whose
+   * ONNX `metadata_props` has `ringfence.input_range` (`"MIN,MAX"`), as the shipped ones do,
+   * and the input is checked against it once they did (before the setup).
+   * @defaultValue the range the parties describe, if any
    */
   inputRange?: readonly [min: number, max: number];
 }
@@ -145,7 +147,10 @@ export interface ModelDescription {
   readonly outputLen: number;
   /** Fractional bits of the fixed-point encoding (what `sent` is encoded with). */
   readonly fracBits: number;
-  /** The input range the input was checked against ({@link ClassifyOptions.inputRange}), if any. */
+  /**
+   * The input range the input was checked against: {@link ClassifyOptions.inputRange}, else
+   * the one the parties described (from the model file), if any.
+   */
   readonly inputRange?: readonly [min: number, max: number];
 }
 
@@ -304,7 +309,7 @@ export class Client {
     try {
       const t0 = this.#report('request');
       const info = await this.#step(() => this.#raw.request(model, backend, output, batch));
-      checkFits(values, info);
+      checkFits(values, info, range);
       const t1 = this.#report('setup');
       await this.#step(() => this.#raw.setup());
       const t2 = this.#report('online');
@@ -315,7 +320,7 @@ export class Client {
         classes: Array.from(out.classes),
         ...(out.scores ? { scores: out.scores } : {}),
         sent: out.sent,
-        model: { inputLen: info.inputLen, outputLen: info.outputLen, fracBits: info.fracBits, ...(range ? { inputRange: range } : {}) },
+        model: describe(info, range),
         stats: {
           bytesSent: after.bytesSent - before.bytesSent,
           bytesReceived: after.bytesReceived - before.bytesReceived,
@@ -453,28 +458,39 @@ function checkInput(input: ClassifyInput, range: readonly [number, number] | und
   }
   const at = values.findIndex((v) => !Number.isFinite(v));
   if (at >= 0) throw new RingfenceError('OUT_OF_RANGE', `input[${at}] is ${values[at]}: only finite values can be encoded`);
-  if (range) {
-    const [lo, hi] = range;
-    const out = values.findIndex((v) => v < lo || v > hi);
-    if (out >= 0) {
-      const max = values.reduce((m, v) => Math.max(m, v), -Infinity);
-      // The common mistake: raw 0–255 pixels for a model trained on [0, 1].
-      const hint = lo >= 0 && hi <= 1 && max > 1 && max <= 255 ? ': divide 0–255 pixels by 255' : `: scale it to [${lo}, ${hi}]`;
-      throw new RingfenceError('OUT_OF_RANGE', `input[${out}] is ${values[out]}, outside the model's input range [${lo}, ${hi}]${hint}`);
-    }
-  }
+  if (range) checkRangeOf(values, range);
   return values;
 }
 
-/** Checks the input against the model the parties described, before the setup runs. */
-function checkFits(values: Float64Array, info: WasmModelInfo): void {
+/** Throws `OUT_OF_RANGE`, saying how to scale, unless every value is within `range`. */
+function checkRangeOf(values: Float64Array, [lo, hi]: readonly [number, number]): void {
+  const out = values.findIndex((v) => v < lo || v > hi);
+  if (out < 0) return;
+  const max = values.reduce((m, v) => Math.max(m, v), -Infinity);
+  // The common mistake: raw 0–255 pixels for a model trained on [0, 1].
+  const hint = lo >= 0 && hi <= 1 && max > 1 && max <= 255 ? ': divide 0–255 pixels by 255' : `: scale it to [${lo}, ${hi}]`;
+  throw new RingfenceError('OUT_OF_RANGE', `input[${out}] is ${values[out]}, outside the model's input range [${lo}, ${hi}]${hint}`);
+}
+
+/** What the client reports of the model: the parties' description, and the range checked. */
+function describe(info: WasmModelInfo, range: readonly [number, number] | undefined): ModelDescription {
+  const inputRange = range ?? info.inputRange;
+  return { inputLen: info.inputLen, outputLen: info.outputLen, fracBits: info.fracBits, ...(inputRange ? { inputRange } : {}) };
+}
+
+/**
+ * Checks the input against the model the parties described, before the setup runs (its range
+ * unless the caller gave one, which was checked before the request).
+ */
+function checkFits(values: Float64Array, info: WasmModelInfo, given: readonly [number, number] | undefined): void {
   if (values.length !== info.batch * info.inputLen) {
     throw new RingfenceError(
       'LENGTH_MISMATCH',
       `input has ${values.length} values; the model takes ${info.inputLen} per sample and the request is for ${info.batch} sample(s)`,
     );
   }
-  // The core's fixed-point encoder is the one judge of range (|x| < 2^(63 − fracBits)).
+  if (!given && info.inputRange) checkRangeOf(values, info.inputRange);
+  // The core's fixed-point encoder is the one judge of what can be encoded (|x| < 2^(63 − fracBits)).
   try {
     bindings().encodeFixed(values, info.fracBits);
   } catch (e) {
