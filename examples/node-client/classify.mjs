@@ -20,7 +20,7 @@ const response = await fetch(sessionUrl).catch((e) => {
   throw new Error(`no session at ${sessionUrl} (${e.cause?.message ?? e.message}): is \`ringfence local-deployment --dev\` running?`);
 });
 const client = await Client.connect(await response.json());
-const r = await client.classify('lenet', pixels, { backend, inputRange: [0, 1] });
+const r = await client.classify('lenet', pixels, { backend });
 client.close();
 
 const ms = (x) => `${x.toFixed(1)} ms`;

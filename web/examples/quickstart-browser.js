@@ -11,6 +11,6 @@ ctx.drawImage(img, 0, 0, 28, 28);
 const rgba = ctx.getImageData(0, 0, 28, 28).data; // a Uint8ClampedArray, 0–255
 const pixels = Float32Array.from({ length: 784 }, (_, i) => rgba[4 * i] / 255); // LeNet takes [0, 1]
 const client = await Client.connect(await (await fetch('http://127.0.0.1:8787/session')).json());
-const { classes } = await client.classify('lenet', pixels, { inputRange: [0, 1] });
+const { classes } = await client.classify('lenet', pixels);
 client.close();
 document.body.textContent = `class ${classes[0]} (${client.transport})`;

@@ -8,7 +8,7 @@ const pixels = Float32Array.from(readFileSync(process.argv[2]), (b) => b / 255);
 // A fresh session of the local deployment: relay URL, session id and token, parties' keys (hex).
 const session = await (await fetch('http://127.0.0.1:8787/session')).json();
 const client = await Client.connect(session);
-const { classes, sent } = await client.classify('lenet', pixels, { inputRange: [0, 1] });
+const { classes, sent } = await client.classify('lenet', pixels);
 client.close();
 console.log('class', classes[0]); // the parties saw only masked pixels:
 console.log('P0 received', sent[0].length, 'masked values');

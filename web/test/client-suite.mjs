@@ -64,7 +64,8 @@ export function defineClientSuite(name) {
         assert.deepEqual(r.classes, [expected], `${backend}: onnxruntime says ${expected}`);
         assert.equal(r.scores.length, 10);
         assert.equal(r.scores.indexOf(Math.max(...r.scores)), expected);
-        assert.deepEqual(r.model, { inputLen: PIXELS, outputLen: 10, fracBits: r.model.fracBits });
+        // The range comes from nn-a.onnx's metadata, through the native parties' description.
+        assert.deepEqual(r.model, { inputLen: PIXELS, outputLen: 10, fracBits: r.model.fracBits, inputRange: [0, 1] });
         assert.deepEqual(events.map((e) => e.stage), ['connecting', 'request', 'setup', 'online', 'done']);
         for (let i = 1; i < events.length; i++) assert.ok(events[i].bytesSent >= events[i - 1].bytesSent);
         assert.equal(events[2].bytesSent, REQUEST_BYTES, 'the setup starts after the request only');
@@ -161,6 +162,17 @@ export function defineClientSuite(name) {
     assert.equal(await c2.classify('nn-a', sample(0)).catch((x) => x), e);
     c2.close();
     for (const o of await d2.outcomes()) assert.equal(o.ok, false, 'the parties lost their client');
+
+    // So is the range the parties describe (nn-a.onnx says [0, 1]): raw 0–255 pixels, as a
+    // canvas gives them, are refused with how to scale them, before the setup.
+    const d3 = deploy(t);
+    const c3 = await Client.connect(d3.options);
+    const raw = Uint8ClampedArray.from(MNIST.subarray(0, PIXELS));
+    const e3 = await rejectsWith(c3.classify('nn-a', raw), 'OUT_OF_RANGE');
+    assert.match(e3.message, /^input\[\d+\] is \d+, outside the model's input range \[0, 1\]: divide 0–255 pixels by 255$/);
+    assert.equal(c3.stats().bytesSent, REQUEST_BYTES, 'only the request went out');
+    c3.close();
+    await d3.outcomes();
   });
 
   test(`${name}: ids and keys in hex connect as bytes do; integer typed arrays are input`, async (t) => {
