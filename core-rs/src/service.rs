@@ -9,7 +9,7 @@
 //!  Request ───────────────────▶ (each)            model, backend, output, batch      1 round
 //!                               P_i ↔ P_j          the parties compare the requests   1 round
 //!                                                  (P0 adds the id of a stocked run, if any)
-//!  ◀─────────────────────────── ModelInfo (each)  input/output sizes, or a refusal   1 round
+//!  ◀─────────────────────────── ModelInfo (each)  sizes, input range, or a refusal   1 round
 //!  ··· setup: model weights shared by P0, masks, preprocessing (METEOR: the client
 //!      receives its input mask); with a run made ahead of demand (see [`stock`]) only that
 //!      mask delivery, and nothing at all on rep3 ···
