@@ -620,7 +620,9 @@ impl<T: Transport> Client<T> {
                 .ok_or_else(|| bad("fractional bits out of range"))?;
             let input_range = match w[4].0 {
                 0 => None,
-                bits => Some(InputRange::from_bits(bits).ok_or_else(|| bad("input range is not a range"))?),
+                bits => Some(
+                    InputRange::from_bits(bits).ok_or_else(|| bad("input range is not a range"))?,
+                ),
             };
             infos.push(ModelInfo {
                 input_len,

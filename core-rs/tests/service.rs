@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use ringfence_core::meteor::Meteor;
 use ringfence_core::net::{Ctx, PartyId, SessionId, Stats};
-use ringfence_core::nn::{argmax_rows, import_onnx, FixedPlan, InputRange, Output, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::{
+    argmax_rows, import_onnx, FixedPlan, InputRange, Output, DEFAULT_FRAC_BITS,
+};
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::fixed::FixedPoint;
