@@ -76,7 +76,14 @@ export interface ClientOptions {
    * client by its public key (Noise KK). When absent, a fresh keypair is generated; unless a
    * `deployment` is invited, its public key is handed to {@link ClientOptions.onPublicKey} first.
    */
-  keypair?: NoiseKeypair | { privateKey: Uint8Array | string; publicKey: Uint8Array | string };
+  keypair?:
+    | NoiseKeypair
+    | {
+        /** The 32-byte x25519 private key, or its 64 hex digits: keep it secret. */
+        privateKey: Uint8Array | string;
+        /** The 32-byte x25519 public key, or its 64 hex digits. */
+        publicKey: Uint8Array | string;
+      };
   /**
    * Called with a generated keypair's public key before connecting (required without
    * `keypair` or `deployment`): give it to the parties (e.g. through the deployment's session

@@ -18,7 +18,7 @@ export function toHex(bytes: Uint8Array): string {
  * The bytes `hex` spells (upper or lower case, two digits per byte); `INVALID_ARGUMENT` for
  * anything else, or when `length` is given and the bytes are not that many.
  */
-export function fromHex(hex: string, length?: number): Uint8Array {
+export function fromHex(hex: string, length?: number): Uint8Array<ArrayBuffer> {
   if (typeof hex !== 'string' || hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) {
     const shown = typeof hex === 'string' ? JSON.stringify(hex.length > 80 ? `${hex.slice(0, 80)}…` : hex) : describe(hex);
     throw new RingfenceError('INVALID_ARGUMENT', `fromHex: expected an even number of hex digits, got ${shown}`);

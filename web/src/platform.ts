@@ -36,7 +36,15 @@ export type CompiledWasmModule = object;
  * The runtime's `MessagePort` type where the project's types declare one (DOM, Node), so that
  * ports can go into transfer lists; else the part of it the SDK uses.
  */
-export type RuntimeMessagePort<Fallback> = typeof globalThis extends { MessagePort: { prototype: infer P } } ? P : Fallback;
+export type RuntimeMessagePort<Fallback> = typeof globalThis extends {
+  /** The runtime's `MessagePort` constructor, where declared. */
+  MessagePort: {
+    /** Its instances' type. */
+    prototype: infer P;
+  };
+}
+  ? P
+  : Fallback;
 
 /** The part of a `ReadableStream` the SDK uses. */
 export interface ReadableStreamLike<T> {
@@ -47,7 +55,20 @@ export interface ReadableStreamLike<T> {
 /** The part of a `ReadableStreamDefaultReader` the SDK uses. */
 export interface ReadableStreamReaderLike<T> {
   /** The next chunk, or `done` once the stream ended. */
-  read(): Promise<{ done: true; value?: T | undefined } | { done: false; value: T }>;
+  read(): Promise<
+    | {
+        /** The stream ended. */
+        done: true;
+        /** Nothing. */
+        value?: T | undefined;
+      }
+    | {
+        /** More may follow. */
+        done: false;
+        /** The chunk. */
+        value: T;
+      }
+  >;
   /** Unlocks the stream. */
   releaseLock(): void;
 }

@@ -56,7 +56,7 @@ export interface WebTransportLike {
 /** A WebTransport constructor (`globalThis.WebTransport`). */
 export type WebTransportConstructor = new (
   url: string,
-  options?: { serverCertificateHashes?: { algorithm: string; value: ArrayBuffer }[] },
+  options?: { serverCertificateHashes?: { algorithm: string; value: Uint8Array<ArrayBuffer> }[] },
 ) => WebTransportLike;
 
 /** The connection options of either front end (already checked). @internal */
@@ -341,9 +341,9 @@ class MessageBuffer {
   }
 }
 
-/** The hash as a fresh `ArrayBuffer`: what every version of the DOM types takes as a `BufferSource`. */
-function hashBytes(h: string | Uint8Array): ArrayBuffer {
-  return (h instanceof Uint8Array ? h.slice() : fromHex(h.replace(/:/g, ''))).buffer as ArrayBuffer;
+/** The hash's bytes, in a buffer of their own (a `BufferSource` for the DOM's types). */
+function hashBytes(h: string | Uint8Array): Uint8Array<ArrayBuffer> {
+  return h instanceof Uint8Array ? h.slice() : fromHex(h.replace(/:/g, ''));
 }
 
 function describe(e: unknown): string {
