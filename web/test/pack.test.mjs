@@ -7,7 +7,7 @@
 // Each classifies a held-out MNIST digit, checked against onnxruntime's class.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -164,6 +164,27 @@ test('the README Node quickstart classifies a digit as onnxruntime does (Node ' 
   assert.equal(Number(stdout.match(/^class (\d+)$/m)?.[1]), expected, `printed class vs ${runtime}'s\n${stdout}`);
   assert.match(stdout, /^P0 received 784 masked values$/m);
 });
+
+test(
+  'without ws (npm install --omit=optional), Node < 22 gets an error that says what to install',
+  { skip: globalThis.WebSocket ? `Node ${process.versions.node} has a global WebSocket` : false },
+  async () => {
+    // A copy of the installed package where `ws` cannot be resolved.
+    const bare = join(tmp, 'bare');
+    mkdirSync(join(bare, 'node_modules'), { recursive: true });
+    cpSync(join(project, 'node_modules', 'ringfence'), join(bare, 'node_modules', 'ringfence'), { recursive: true });
+    writeFileSync(join(bare, 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(join(bare, 'connect.mjs'), `
+import { Client, init } from 'ringfence';
+await init();
+const key = '11'.repeat(32);
+await Client.connect({ relay: 'ws://127.0.0.1:9', deployment: 'local', token: 't', session: '00'.repeat(16), parties: [key, key, key] })
+  .catch((e) => console.log(e.code, e.message));
+`);
+    const { stdout } = await exec(process.execPath, ['connect.mjs'], { cwd: bare });
+    assert.match(stdout, /^INVALID_ARGUMENT no WebSocket implementation: .*`ws` package, an optional dependency of ringfence, is not installed.*`npm install ws`, or pass options.WebSocket\n$/);
+  },
+);
 
 test('the README browser quickstart classifies a digit in Chromium, from Vite dev server and from vite build', { timeout: 300_000 }, async () => {
   const { sessionUrl } = await deployment();
