@@ -9,7 +9,7 @@
 //!  Request ───────────────────▶ (each)            model, backend, output, batch      1 round
 //!                               P_i ↔ P_j          the parties compare the requests   1 round
 //!                                                  (P0 adds the id of a stocked run, if any)
-//!  ◀─────────────────────────── ModelInfo (each)  input/output sizes, or a refusal   1 round
+//!  ◀─────────────────────────── ModelInfo (each)  sizes, input range, or a refusal   1 round
 //!  ··· setup: model weights shared by P0, masks, preprocessing (METEOR: the client
 //!      receives its input mask); with a run made ahead of demand (see [`stock`]) only that
 //!      mask delivery, and nothing at all on rep3 ···
@@ -31,7 +31,7 @@
 //!     rep3::Rep3, ring::Z64, service::{self, Backend, Catalog, Request}, testing};
 //! // A one-layer model y = 2·x0 − x1 + 0.5.
 //! let model = Model { input_name: "x".into(), input_shape: vec![2], class_labels: None,
-//!     dropped_transforms: vec![], layers: vec![Layer::Dense(Dense {
+//!     dropped_transforms: vec![], input_range: None, layers: vec![Layer::Dense(Dense {
 //!         inputs: 2, outputs: 1, weights: vec![2.0, -1.0], bias: vec![0.5] })] };
 //! let plan = FixedPlan::<Z64>::new(&model, 13).unwrap();
 //! let net = testing::Net::new(4);
@@ -64,7 +64,7 @@
 use crate::meteor::client::MeteorClient;
 use crate::meteor::Meteor;
 use crate::net::{Ctx, FrameError, PartyId, Stats, Transport};
-use crate::nn::{self, argmax_rows, FixedPlan, Output, PlanShape};
+use crate::nn::{self, argmax_rows, FixedPlan, InputRange, Output, PlanShape};
 use crate::prg::Seed;
 use crate::rep3::client::Rep3Client;
 use crate::rep3::Rep3;
@@ -224,6 +224,9 @@ pub struct ModelInfo {
     pub frac_bits: u32,
     /// Samples in the accepted request.
     pub batch: usize,
+    /// The input range the model was trained on, when its file says (see
+    /// [`crate::nn::Model::input_range`]); the client refuses input outside it.
+    pub input_range: Option<InputRange>,
     backend: Backend,
     output: Output,
 }
@@ -231,7 +234,9 @@ pub struct ModelInfo {
 impl ModelInfo {
     fn encode(&self) -> Vec<Z64> {
         let head = MAGIC << 32 | u64::from(VERSION) << 24;
-        [head, self.input_len as u64, self.output_len as u64, u64::from(self.frac_bits), 0]
+        // The last word: the input range (0: none), where a refusal has its reason's length.
+        let range = self.input_range.map_or(0, InputRange::to_bits);
+        [head, self.input_len as u64, self.output_len as u64, u64::from(self.frac_bits), range]
             .map(Z64)
             .to_vec()
     }
@@ -323,6 +328,7 @@ impl Catalog {
             output_len: m.shape.output_len(),
             frac_bits: m.shape.frac_bits,
             batch: req.batch,
+            input_range: m.shape.input_range,
             backend: req.backend,
             output: req.output,
         };
@@ -614,11 +620,18 @@ impl<T: Transport> Client<T> {
                 .ok()
                 .filter(|&f| f < 62)
                 .ok_or_else(|| bad("fractional bits out of range"))?;
+            let input_range = match w[4].0 {
+                0 => None,
+                bits => Some(
+                    InputRange::from_bits(bits).ok_or_else(|| bad("input range is not a range"))?,
+                ),
+            };
             infos.push(ModelInfo {
                 input_len,
                 output_len,
                 frac_bits,
                 batch: req.batch,
+                input_range,
                 backend: req.backend,
                 output: req.output,
             });

@@ -1,7 +1,7 @@
 //! ONNX import: the committed models, float agreement with onnxruntime, and errors on malformed
 //! or unsupported input (truncated and garbage bytes never panic).
 
-use ringfence_core::nn::{import_onnx, Layer, NnError};
+use ringfence_core::nn::{import_onnx, InputRange, Layer, Model, NnError, INPUT_RANGE_KEY};
 use ringfence_core::testing::random_words;
 
 mod common;
@@ -18,6 +18,46 @@ fn nn_a_imports_as_three_dense_layers() {
     assert_eq!(m.output_len(), 10);
     assert_eq!(m.class_labels, None);
     assert!(m.dropped_transforms.is_empty());
+}
+
+#[test]
+fn the_committed_models_say_what_input_range_they_were_trained_on() {
+    for m in [NN_A, NN_B, NN_C, LENET] {
+        assert_eq!(import_onnx(m).unwrap().input_range, InputRange::new(0.0, 1.0));
+    }
+    for m in [LOGREG, SVM, TREE] {
+        assert_eq!(import_onnx(m).unwrap().input_range, InputRange::new(0.0, 16.0));
+    }
+}
+
+/// `model` with one more `metadata_props` entry (ModelProto field 14) appended.
+fn with_metadata(model: &[u8], key: &str, value: &str) -> Vec<u8> {
+    let mut entry = vec![0x0a, key.len() as u8];
+    entry.extend(key.as_bytes());
+    entry.extend([0x12, value.len() as u8]);
+    entry.extend(value.as_bytes());
+    let mut out = model.to_vec();
+    out.extend([14 << 3 | 2, entry.len() as u8]);
+    out.extend(entry);
+    out
+}
+
+#[test]
+fn an_input_range_is_read_from_metadata_and_a_malformed_one_is_an_error() {
+    // NN-A's file ends with its range entry (30 bytes for "0,1"): without it, no range.
+    let plain = &NN_A[..NN_A.len() - 30];
+    assert_eq!(import_onnx(plain).unwrap().input_range, None);
+    let m = import_onnx(&with_metadata(plain, INPUT_RANGE_KEY, " -0.5, 2.75")).unwrap();
+    assert_eq!(m.input_range, InputRange::new(-0.5, 2.75));
+    assert_eq!(import_onnx(&with_metadata(plain, "other", "x")).unwrap().input_range, None);
+    for bad in ["1", "1,0", "0,inf", "a,b", ""] {
+        let e = import_onnx(&with_metadata(plain, INPUT_RANGE_KEY, bad)).unwrap_err();
+        assert!(matches!(e, NnError::Malformed(_)), "{bad:?}: {e}");
+        assert!(e.to_string().contains("expected \"MIN,MAX\""), "{e}");
+    }
+    let r = InputRange::new(-1.0, 255.0).unwrap();
+    assert_eq!(InputRange::from_bits(r.to_bits()), Some(r));
+    assert_eq!(InputRange::from_bits(f32::NAN.to_bits().into()), None);
 }
 
 #[test]
@@ -98,19 +138,22 @@ fn float_evaluation_matches_onnxruntime_logits() {
 #[test]
 fn truncated_models_are_errors_not_panics() {
     // A prefix is an error, unless the cut falls between top-level fields after everything
-    // the importer needs (logreg.onnx ends with two opset_import entries after the graph): then it is the same
-    // model.
+    // the importer needs (logreg.onnx ends with two opset_import entries after the graph, and
+    // every model with its optional input-range metadata): then it is the same model, perhaps
+    // without the range.
     for bytes in [LOGREG, NN_A] {
         let full = import_onnx(bytes).unwrap();
         let step = (bytes.len() / 3000).max(1);
         let mut accepted = 0;
         for cut in (0..bytes.len()).step_by(step) {
             if let Ok(m) = import_onnx(&bytes[..cut]) {
+                assert!(m.input_range.is_none(), "prefix of {cut} bytes has the range entry, cut");
+                let m = Model { input_range: full.input_range, ..m };
                 assert_eq!(m, full, "prefix of {cut} bytes gives another model");
                 accepted += 1;
             }
         }
-        assert!(accepted <= 2, "{accepted} prefixes accepted");
+        assert!(accepted <= 3, "{accepted} prefixes accepted");
     }
 }
 

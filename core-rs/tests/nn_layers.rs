@@ -58,6 +58,7 @@ fn model(input_shape: Vec<usize>, layers: Vec<Layer>) -> Model {
         layers,
         class_labels: None,
         dropped_transforms: Vec::new(),
+        input_range: None,
     }
 }
 

@@ -85,6 +85,7 @@ fn model(te: TreeEnsemble) -> Model {
         layers: vec![Layer::Trees(te)],
         class_labels: None,
         dropped_transforms: Vec::new(),
+        input_range: None,
     }
 }
 

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use ringfence_core::meteor::Meteor;
 use ringfence_core::net::{Ctx, PartyId, SessionId, Stats};
-use ringfence_core::nn::{argmax_rows, import_onnx, FixedPlan, Output, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::{
+    argmax_rows, import_onnx, FixedPlan, InputRange, Output, DEFAULT_FRAC_BITS,
+};
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::fixed::FixedPoint;
@@ -126,6 +128,8 @@ fn classify_seeded<'a>(
             let mut c = service::Client::new(ctx, Seed::from_bytes([seed; 32]));
             let info = c.request(&req).await?;
             assert_eq!((info.input_len, info.output_len, info.batch), (64, 10, req.batch));
+            // From the model file's metadata, through the parties' description.
+            assert_eq!(info.input_range, InputRange::new(0.0, 16.0));
             let ready = c.setup(&info).await?;
             c.run(ready, &input).await
         })

@@ -59,6 +59,9 @@ def main():
         options = {} if name == "svm" else {id(clf): {"zipmap": False}}
         onx = to_onnx(clf, xtr[:1], options=options, target_opset={"": 13, "ai.onnx.ml": 1})
         onx.producer_name = "ringfence-train_classical"
+        # The range the model was trained on (8×8 pixel counts): parties describe it to clients.
+        entry = onx.metadata_props.add()
+        entry.key, entry.value = "ringfence.input_range", "0,16"
         out = os.path.join(ROOT, "models", f"{name}.onnx")
         with open(out, "wb") as f:
             f.write(onx.SerializeToString())

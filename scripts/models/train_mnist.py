@@ -223,6 +223,8 @@ def export(net, name, final_relu, path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
                               producer_name="ringfence-train_mnist")
     model.ir_version = 8
+    # The range the net was trained on (pixels / 255): parties describe it, clients check input.
+    helper.set_model_props(model, {"ringfence.input_range": "0,1"})
     onnx.checker.check_model(model)
     onnx.save(model, path)
 

@@ -6,10 +6,12 @@
  */
 
 import { RingfenceError, toRingfenceError } from './errors.js';
+import { bytesOf } from './hex.js';
 import { bindings } from './init.js';
 import { Link, abortError, untilAborted } from './link.js';
 import { NoiseRelayLinks, generateNoiseKeypair, type NoiseKeypair } from './noise.js';
 import type { ProgressCounters } from './party.js';
+import type { AbortSignalLike } from './platform.js';
 import type { WebSocketConstructor } from './transport-ws.js';
 import {
   checkWebTransportOptions, type RelayTransportKind, type WebTransportConstructor, type WebTransportOptions,
@@ -51,13 +53,13 @@ export interface ClientOptions {
    * fails; {@link Client.transport} says which it used.
    */
   webTransport?: WebTransportOptions;
-  /** The session id, 16 bytes, the same as the parties'. */
-  session: Uint8Array;
+  /** The session id, 16 bytes or their 32 hex digits, the same as the parties'. */
+  session: Uint8Array | string;
   /**
-   * The compute parties' public keys (32 bytes each), in order P0, P1, P2: the links
-   * authenticate the parties against them.
+   * The compute parties' public keys (32 bytes each, or 64 hex digits), in order P0, P1, P2:
+   * the links authenticate the parties against them.
    */
-  parties: Uint8Array[];
+  parties: readonly (Uint8Array | string)[];
   /**
    * The deployment whose long-running server parties (`ringfence party`) serve this client:
    * the relay invites them into the session and hands them this client's public key. Without
@@ -70,11 +72,18 @@ export interface ClientOptions {
    */
   token?: string;
   /**
-   * This client's keypair. The parties authenticate the client by its public key (Noise KK).
-   * When absent, a fresh keypair is generated; unless a `deployment` is invited, its public key
-   * is handed to {@link ClientOptions.onPublicKey} first.
+   * This client's keypair (each key 32 bytes or 64 hex digits). The parties authenticate the
+   * client by its public key (Noise KK). When absent, a fresh keypair is generated; unless a
+   * `deployment` is invited, its public key is handed to {@link ClientOptions.onPublicKey} first.
    */
-  keypair?: NoiseKeypair;
+  keypair?:
+    | NoiseKeypair
+    | {
+        /** The 32-byte x25519 private key, or its 64 hex digits: keep it secret. */
+        privateKey: Uint8Array | string;
+        /** The 32-byte x25519 public key, or its 64 hex digits. */
+        publicKey: Uint8Array | string;
+      };
   /**
    * Called with a generated keypair's public key before connecting (required without
    * `keypair` or `deployment`): give it to the parties (e.g. through the deployment's session
@@ -92,7 +101,7 @@ export interface ClientOptions {
    * whose `cause` is the signal's `reason`, and the links are closed. An already aborted
    * signal makes {@link Client.connect} reject before anything is sent.
    */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
   /** Called when each stage starts, with the counters so far (see {@link ClientStage}). */
   onProgress?: (event: ClientProgressEvent) => void;
   /**
@@ -125,6 +134,16 @@ export interface ClassifyOptions {
    * @defaultValue 1
    */
   batch?: number;
+  /**
+   * The range `[min, max]` of input values the model was trained on (e.g. `[0, 1]` for the
+   * shipped MNIST models, whose pixels are divided by 255): input outside it is refused with
+   * `OUT_OF_RANGE` before anything is sent, instead of being classified into nonsense. Needed
+   * only for models whose file does not say: the parties describe the range of a model whose
+   * ONNX `metadata_props` has `ringfence.input_range` (`"MIN,MAX"`), as the shipped ones do,
+   * and the input is checked against it once they did (before the setup).
+   * @defaultValue the range the parties describe, if any
+   */
+  inputRange?: readonly [min: number, max: number];
 }
 
 /** What the parties told the client about the model. */
@@ -135,6 +154,11 @@ export interface ModelDescription {
   readonly outputLen: number;
   /** Fractional bits of the fixed-point encoding (what `sent` is encoded with). */
   readonly fracBits: number;
+  /**
+   * The input range the input was checked against: {@link ClassifyOptions.inputRange}, else
+   * the one the parties described (from the model file), if any.
+   */
+  readonly inputRange?: readonly [min: number, max: number];
 }
 
 /** The result of {@link Client.classify}. */
@@ -164,8 +188,21 @@ export interface Classification {
   };
 }
 
-/** Input values accepted by {@link Client.classify}. */
-export type ClassifyInput = Float32Array | Float64Array | readonly number[];
+/**
+ * Input values accepted by {@link Client.classify}: numbers, or any typed array of numbers (a
+ * canvas's `ImageData.data` is a `Uint8ClampedArray`: scale it to the model's range first).
+ */
+export type ClassifyInput =
+  | readonly number[]
+  | Float32Array
+  | Float64Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | Int8Array
+  | Uint16Array
+  | Int16Array
+  | Uint32Array
+  | Int32Array;
 
 /**
  * The input provider of a private classification: connects to the three compute parties through
@@ -181,7 +218,8 @@ export type ClassifyInput = Float32Array | Float64Array | readonly number[];
  * ```
  *
  * Input is checked before anything is sent: wrong types fail with `INVALID_ARGUMENT`,
- * non-finite values with `OUT_OF_RANGE`; the length (`LENGTH_MISMATCH`) and range are checked
+ * non-finite values and values outside {@link ClassifyOptions.inputRange} with `OUT_OF_RANGE`;
+ * the length (`LENGTH_MISMATCH`) and range are checked
  * against the model as soon as the parties described it, before the setup. A classification
  * that fails after its request went out ends the session (the parties are left mid-protocol):
  * the client closes and every later call fails with the same error.
@@ -269,15 +307,16 @@ export class Client {
    */
   async classify(model: string, input: ClassifyInput, options: ClassifyOptions = {}): Promise<Classification> {
     this.#checkUsable();
-    const values = checkInput(input);
     if (typeof options !== 'object' || options === null) throw invalid('classify options must be an object');
-    const { backend = 'meteor', output = 'scores', batch = 1 } = options;
+    const { backend = 'meteor', output = 'scores', batch = 1, inputRange } = options;
+    const range = checkRange(inputRange);
+    const values = checkInput(input, range);
     this.#running = true;
     const before = this.stats();
     try {
       const t0 = this.#report('request');
       const info = await this.#step(() => this.#raw.request(model, backend, output, batch));
-      checkFits(values, info);
+      checkFits(values, info, range);
       const t1 = this.#report('setup');
       await this.#step(() => this.#raw.setup());
       const t2 = this.#report('online');
@@ -288,7 +327,7 @@ export class Client {
         classes: Array.from(out.classes),
         ...(out.scores ? { scores: out.scores } : {}),
         sent: out.sent,
-        model: { inputLen: info.inputLen, outputLen: info.outputLen, fracBits: info.fracBits },
+        model: describe(info, range),
         stats: {
           bytesSent: after.bytesSent - before.bytesSent,
           bytesReceived: after.bytesReceived - before.bytesReceived,
@@ -353,20 +392,32 @@ function invalid(message: string): RingfenceError {
   return new RingfenceError('INVALID_ARGUMENT', message);
 }
 
-/** The options, checked without touching the network. */
-function checkClientOptions(options: ClientOptions): ClientOptions {
+/** {@link ClientOptions} checked, with every id and key as bytes. */
+type CheckedOptions = Omit<ClientOptions, 'session' | 'parties' | 'keypair'> & {
+  session: Uint8Array;
+  parties: Uint8Array[];
+  keypair: NoiseKeypair | undefined;
+};
+
+/** The options, checked without touching the network; hex ids and keys become bytes. */
+function checkClientOptions(options: ClientOptions): CheckedOptions {
   const o = options;
   const bad = (m: string) => invalid(`Client.connect: ${m}`);
   if (typeof o !== 'object' || o === null) throw bad('needs an options object');
   if (typeof o.relay !== 'string' || !/^wss?:\/\//.test(o.relay)) throw bad(`relay must start with ws:// or wss://, got ${String(o.relay)}`);
   checkWebTransportOptions(o.webTransport, bad);
-  if (!(o.session instanceof Uint8Array) || o.session.length !== 16) throw bad('session must be 16 bytes');
-  const isKey = (k: unknown) => k instanceof Uint8Array && k.length === 32;
-  if (!Array.isArray(o.parties) || o.parties.length !== 3 || !o.parties.every(isKey)) {
-    throw bad("parties must list the 3 parties' public keys (32-byte Uint8Arrays)");
+  const session = bytesOf(o.session, 16);
+  if (!session) throw bad('session must be 16 bytes (a Uint8Array, or 32 hex digits)');
+  const parties = Array.isArray(o.parties) && o.parties.length === 3 ? o.parties.map((k) => bytesOf(k, 32)) : [];
+  if (parties.length !== 3 || !parties.every((k) => k !== undefined)) {
+    throw bad("parties must list the 3 parties' public keys (32-byte Uint8Arrays, or 64 hex digits each)");
   }
-  if (o.keypair !== undefined && !(typeof o.keypair === 'object' && isKey(o.keypair?.privateKey) && isKey(o.keypair?.publicKey))) {
-    throw bad('keypair must be {privateKey, publicKey} of 32 bytes each');
+  let keypair: NoiseKeypair | undefined;
+  if (o.keypair !== undefined) {
+    const privateKey = typeof o.keypair === 'object' && o.keypair !== null ? bytesOf(o.keypair.privateKey, 32) : undefined;
+    const publicKey = typeof o.keypair === 'object' && o.keypair !== null ? bytesOf(o.keypair.publicKey, 32) : undefined;
+    if (!privateKey || !publicKey) throw bad('keypair must be {privateKey, publicKey} of 32 bytes (or 64 hex digits) each');
+    keypair = { privateKey, publicKey };
   }
   if (o.deployment !== undefined && (typeof o.deployment !== 'string' || !/^[a-z0-9-]{1,32}$/.test(o.deployment))) {
     throw bad(`deployment must be a name of [a-z0-9-]{1,32}, got ${String(o.deployment)}`);
@@ -385,35 +436,68 @@ function checkClientOptions(options: ClientOptions): ClientOptions {
     throw bad('signal must be an AbortSignal');
   }
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw bad('onProgress must be a function');
-  return o;
+  return { ...o, session, parties: parties as Uint8Array[], keypair };
 }
 
-/** The input as a `Float64Array` of finite values, checked before anything is sent. */
-function checkInput(input: ClassifyInput): Float64Array {
+/** `inputRange`, checked: two finite numbers, the first not above the second. */
+function checkRange(range: ClassifyOptions['inputRange']): readonly [number, number] | undefined {
+  if (range === undefined) return undefined;
+  const ok = Array.isArray(range) && range.length === 2 && range.every(Number.isFinite) && range[0] <= range[1];
+  if (!ok) throw invalid(`classify: inputRange must be [min, max] with finite min <= max, got ${JSON.stringify(range)}`);
+  return [range[0], range[1]];
+}
+
+/**
+ * The input as a `Float64Array` of finite values within `range` (when given), checked before
+ * anything is sent.
+ */
+function checkInput(input: ClassifyInput, range: readonly [number, number] | undefined): Float64Array {
   let values: Float64Array;
-  if (input instanceof Float64Array || input instanceof Float32Array) {
-    values = Float64Array.from(input);
+  if (ArrayBuffer.isView(input) && !(input instanceof DataView) && !(input instanceof BigInt64Array) && !(input instanceof BigUint64Array)) {
+    values = Float64Array.from(input as ArrayLike<number>);
   } else if (Array.isArray(input)) {
     const bad = input.findIndex((v) => typeof v !== 'number');
     if (bad >= 0) throw invalid(`input[${bad}] must be a number, got ${typeof input[bad]}`);
     values = Float64Array.from(input);
   } else {
-    throw invalid(`input must be a Float32Array, Float64Array or number[], got ${input === null ? 'null' : typeof input}`);
+    const kind = input === null ? 'null' : typeof input === 'object' ? ((input as object).constructor?.name ?? 'object') : typeof input;
+    throw invalid(`input must be a number[] or a typed array of numbers (Float32Array, Uint8Array, Uint8ClampedArray, ...), got ${kind}`);
   }
   const at = values.findIndex((v) => !Number.isFinite(v));
   if (at >= 0) throw new RingfenceError('OUT_OF_RANGE', `input[${at}] is ${values[at]}: only finite values can be encoded`);
+  if (range) checkRangeOf(values, range);
   return values;
 }
 
-/** Checks the input against the model the parties described, before the setup runs. */
-function checkFits(values: Float64Array, info: WasmModelInfo): void {
+/** Throws `OUT_OF_RANGE`, saying how to scale, unless every value is within `range`. */
+function checkRangeOf(values: Float64Array, [lo, hi]: readonly [number, number]): void {
+  const out = values.findIndex((v) => v < lo || v > hi);
+  if (out < 0) return;
+  const max = values.reduce((m, v) => Math.max(m, v), -Infinity);
+  // The common mistake: raw 0–255 pixels for a model trained on [0, 1].
+  const hint = lo >= 0 && hi <= 1 && max > 1 && max <= 255 ? ': divide 0–255 pixels by 255' : `: scale it to [${lo}, ${hi}]`;
+  throw new RingfenceError('OUT_OF_RANGE', `input[${out}] is ${values[out]}, outside the model's input range [${lo}, ${hi}]${hint}`);
+}
+
+/** What the client reports of the model: the parties' description, and the range checked. */
+function describe(info: WasmModelInfo, range: readonly [number, number] | undefined): ModelDescription {
+  const inputRange = range ?? info.inputRange;
+  return { inputLen: info.inputLen, outputLen: info.outputLen, fracBits: info.fracBits, ...(inputRange ? { inputRange } : {}) };
+}
+
+/**
+ * Checks the input against the model the parties described, before the setup runs (its range
+ * unless the caller gave one, which was checked before the request).
+ */
+function checkFits(values: Float64Array, info: WasmModelInfo, given: readonly [number, number] | undefined): void {
   if (values.length !== info.batch * info.inputLen) {
     throw new RingfenceError(
       'LENGTH_MISMATCH',
       `input has ${values.length} values; the model takes ${info.inputLen} per sample and the request is for ${info.batch} sample(s)`,
     );
   }
-  // The core's fixed-point encoder is the one judge of range (|x| < 2^(63 − fracBits)).
+  if (!given && info.inputRange) checkRangeOf(values, info.inputRange);
+  // The core's fixed-point encoder is the one judge of what can be encoded (|x| < 2^(63 − fracBits)).
   try {
     bindings().encodeFixed(values, info.fracBits);
   } catch (e) {

@@ -25,6 +25,7 @@
  * ```ts
  * import { init, Client } from 'ringfence';
  * await init();
+ * // session (16 bytes) and the parties' public keys (32 bytes each) as bytes or hex
  * const client = await Client.connect({ relay: 'ws://127.0.0.1:9000', session, parties: [pk0, pk1, pk2], keypair });
  * const { classes, scores } = await client.classify('lenet', pixels, { backend: 'meteor' });
  * client.close();
@@ -33,7 +34,12 @@
  */
 
 export { init, simdSupported } from './init.js';
-export type { InitOptions, RuntimeInfo, WasmSources } from './init.js';
+export type { InitOptions, RuntimeInfo, WasmSource, WasmSources } from './init.js';
+export { fromHex, toHex } from './hex.js';
+export type {
+  AbortSignalLike, BytesLike, CompiledWasmModule, ReadableStreamLike, ReadableStreamReaderLike, RuntimeMessagePort, UrlLike,
+  WritableStreamLike, WritableStreamWriterLike,
+} from './platform.js';
 export { RingfenceError } from './errors.js';
 export type { RingfenceErrorCode, RingfenceErrorOptions } from './errors.js';
 export { InMemoryNetwork } from './transport.js';

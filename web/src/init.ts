@@ -4,6 +4,7 @@
  */
 
 import { RingfenceError } from './errors.js';
+import type { BytesLike, CompiledWasmModule, UrlLike } from './platform.js';
 import type { WasmModule } from './wasm-api.js';
 
 /**
@@ -14,10 +15,13 @@ import type { WasmModule } from './wasm-api.js';
  */
 export interface WasmSources {
   /** The module built with `simd128`. @defaultValue `./wasm-simd/ringfence_wasm_bg.wasm` next to this file */
-  simd?: string | URL | BufferSource | WebAssembly.Module;
+  simd?: WasmSource;
   /** The module built without SIMD. @defaultValue `./wasm-nosimd/ringfence_wasm_bg.wasm` next to this file */
-  nosimd?: string | URL | BufferSource | WebAssembly.Module;
+  nosimd?: WasmSource;
 }
+
+/** A module's URL (a `URL` or a string; a file path in Node), its bytes, or the compiled module. */
+export type WasmSource = string | UrlLike | BytesLike | CompiledWasmModule;
 
 /** Options of {@link init}. */
 export interface InitOptions {
@@ -118,7 +122,11 @@ async function load(
   let source = sources[choice];
   if (source === undefined) {
     try {
-      source = new URL(`./wasm-${choice}/ringfence_wasm_bg.wasm`, import.meta.url);
+      // Two literal `new URL(…, import.meta.url)` expressions: bundlers (Vite's dev server and
+      // its dependency optimiser included) follow only these, not a template literal.
+      source = choice === 'simd'
+        ? new URL('./wasm-simd/ringfence_wasm_bg.wasm', import.meta.url)
+        : new URL('./wasm-nosimd/ringfence_wasm_bg.wasm', import.meta.url);
     } catch (e) {
       // Workers give bundled modules no URL (`import.meta.url` is undefined).
       throw new RingfenceError('WASM_LOAD', `cannot locate the ${choice} module next to the SDK (${String(e)}): ${edgeHint(choice)}`, { cause: e });
@@ -127,6 +135,7 @@ async function load(
   try {
     await glue.default({ module_or_path: await moduleBytes(source) });
   } catch (e) {
+    if (e instanceof RingfenceError) throw e;
     const hint = /disallowed by embedder/i.test(String(e)) ? `; ${edgeHint(choice)}` : '';
     throw new RingfenceError('WASM_LOAD', `cannot instantiate the ${choice} WebAssembly module: ${String(e)}${hint}`, { cause: e });
   }
@@ -142,12 +151,14 @@ function edgeHint(choice: 'simd' | 'nosimd'): string {
 }
 
 /** Reads a module given as bytes, a compiled module, a URL or (in Node) a path. */
-async function moduleBytes(
-  source: string | URL | BufferSource | WebAssembly.Module,
-): Promise<BufferSource | WebAssembly.Module> {
+async function moduleBytes(source: WasmSource): Promise<BufferSource | WebAssembly.Module> {
   if (source instanceof WebAssembly.Module || ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return source;
+  const href = typeof source === 'object' && source !== null && typeof (source as UrlLike).href === 'string' ? (source as UrlLike).href : undefined;
+  if (typeof source !== 'string' && href === undefined) {
+    throw new RingfenceError('INVALID_ARGUMENT', `init(): options.wasm entries must be a URL, a path, bytes or a compiled WebAssembly.Module, got ${typeof source}`);
+  }
   const node = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node !== undefined;
-  const url = source instanceof URL ? source : node ? undefined : new URL(source, globalThis.location?.href);
+  const url = href !== undefined ? new URL(href) : node ? undefined : new URL(source as string, globalThis.location?.href);
   if (node && (url === undefined || url.protocol === 'file:')) {
     // Node's fetch has no file: URLs; read the file. The specifier is a variable so that
     // browser bundlers leave this import alone.

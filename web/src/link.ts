@@ -7,6 +7,7 @@
  */
 
 import { RingfenceError } from './errors.js';
+import type { AbortSignalLike } from './platform.js';
 import type { Transport } from './transport.js';
 
 /** The error a link rejects with once aborted: the core reads `code: 'CLOSED'` as a dead link. */
@@ -26,14 +27,14 @@ export class Link {
   /** Frame bytes that came in through `recv`. */
   bytesReceived = 0;
   readonly #inner: Transport;
-  readonly #signal: AbortSignal | undefined;
+  readonly #signal: AbortSignalLike | undefined;
   readonly #onAbort = () => this.#abort();
   /** Rejecters of everything racing the abort right now (pending `recv`s and operations). */
   readonly #waiting = new Set<(e: Error) => void>();
   #closed = false;
   #aborted = false;
 
-  constructor(inner: Transport, signal?: AbortSignal) {
+  constructor(inner: Transport, signal?: AbortSignalLike) {
     this.#inner = inner;
     this.#signal = signal;
     this.transport = {
@@ -110,7 +111,7 @@ export class Link {
 }
 
 /** The `ABORTED` error when `signal` fired, else `undefined`. @internal */
-export function abortError(signal: AbortSignal | undefined): RingfenceError | undefined {
+export function abortError(signal: AbortSignalLike | undefined): RingfenceError | undefined {
   if (!signal?.aborted) return undefined;
   return new RingfenceError('ABORTED', `aborted: ${describeReason(signal.reason)}`, { cause: signal.reason });
 }
@@ -121,7 +122,7 @@ export function abortError(signal: AbortSignal | undefined): RingfenceError | un
  * nobody will use).
  * @internal
  */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, discard: (late: T) => void): Promise<T> {
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignalLike | undefined, discard: (late: T) => void): Promise<T> {
   if (!signal) return work;
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(abortError(signal));

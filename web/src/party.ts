@@ -7,6 +7,7 @@
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import { Link } from './link.js';
+import type { AbortSignalLike } from './platform.js';
 import { ServeRecorder, serveOptions, type ServeOptions, type ServeResult } from './serve.js';
 import type { Transport } from './transport.js';
 import type { WasmDaBitStore, WasmParty, WasmSharedBitVec, WasmSharedVec, WasmTruncPairStore } from './wasm-api.js';
@@ -102,7 +103,7 @@ export interface PartyOptions {
    * const party = await Party.join({ ...options, signal: AbortSignal.timeout(30_000) });
    * ```
    */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /** Ring values accepted as input: two's complement (`BigInt64Array`) or unsigned. */

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { toHex } from './hex.js';
 import { FrameInbox, linkError } from './inbox.js';
 
 /** The relay path's link mode of each kind of connection (as the native parties name them). */
@@ -25,16 +26,11 @@ export interface RelayPathOptions {
   invite?: { deployment: string; clientKey: Uint8Array };
 }
 
-/** Lower-case hex of `bytes`. */
-export function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
 /** The request path and query (`/v1/{session}/{id}?parties=…&mode=…`) of either front end. */
 export function relayPath(o: RelayPathOptions, kind: keyof typeof MODES): string {
-  let path = `/v1/${hex(o.sessionId)}/${o.id}?parties=${o.parties ?? 3}&mode=${MODES[kind]}`;
+  let path = `/v1/${toHex(o.sessionId)}/${o.id}?parties=${o.parties ?? 3}&mode=${MODES[kind]}`;
   if (o.token !== undefined) path += `&token=${encodeURIComponent(o.token)}`;
-  if (o.invite) path += `&deployment=${o.invite.deployment}&client_key=${hex(o.invite.clientKey)}`;
+  if (o.invite) path += `&deployment=${o.invite.deployment}&client_key=${toHex(o.invite.clientKey)}`;
   return path;
 }
 

@@ -5,6 +5,7 @@
  */
 
 import { FrameInbox, linkError } from './inbox.js';
+import type { RuntimeMessagePort } from './platform.js';
 import type { Transport } from './transport.js';
 
 /** The part of a `MessagePort` the transport uses (browsers' and Node's ports both fit). */
@@ -81,13 +82,14 @@ export class MessagePortTransport implements Transport {
    * `MessageChannel`s linking `parties` parties pairwise: `result[i][j]` is party `i`'s end of
    * the link to party `j` (`result[i][i]` is `null`). Hand each party its row.
    */
-  static channels(parties: number): (MessagePort | null)[][] {
-    const rows: (MessagePort | null)[][] = Array.from({ length: parties }, () => Array<MessagePort | null>(parties).fill(null));
+  static channels(parties: number): (RuntimeMessagePort<MessagePortLike> | null)[][] {
+    type Port = RuntimeMessagePort<MessagePortLike>;
+    const rows: (Port | null)[][] = Array.from({ length: parties }, () => Array<Port | null>(parties).fill(null));
     for (let i = 0; i < parties; i++) {
       for (let j = i + 1; j < parties; j++) {
         const { port1, port2 } = new MessageChannel();
-        rows[i]![j] = port1;
-        rows[j]![i] = port2;
+        rows[i]![j] = port1 as Port;
+        rows[j]![i] = port2 as Port;
       }
     }
     return rows;

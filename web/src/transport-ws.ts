@@ -110,7 +110,8 @@ export function checkOptions(o: Omit<WebSocketTransportOptions, 'security'>, bad
 async function defaultWebSocket(): Promise<WebSocketConstructor> {
   const global = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (global) return global;
-  // A variable specifier keeps bundlers from pulling `ws` into browser builds.
+  // Node 20 has no global WebSocket: `ws` is the package's optional dependency, which npm
+  // installs with it. A variable specifier keeps bundlers from pulling it into browser builds.
   const name = 'ws';
   try {
     const mod = (await import(/* @vite-ignore */ name)) as { WebSocket?: WebSocketConstructor; default?: WebSocketConstructor };
@@ -119,7 +120,11 @@ async function defaultWebSocket(): Promise<WebSocketConstructor> {
   } catch {
     // fall through to the error below
   }
-  throw new RingfenceError('INVALID_ARGUMENT', 'no WebSocket implementation: pass options.WebSocket, or install the `ws` package in Node < 22');
+  throw new RingfenceError(
+    'INVALID_ARGUMENT',
+    'no WebSocket implementation: this runtime has no global WebSocket (Node < 22) and the `ws` package, an optional ' +
+      'dependency of ringfence, is not installed (npm skips it with --omit=optional): `npm install ws`, or pass options.WebSocket',
+  );
 }
 
 /**

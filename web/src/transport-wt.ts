@@ -5,7 +5,9 @@
  * @module
  */
 
+import { fromHex } from './hex.js';
 import { linkError } from './inbox.js';
+import type { ReadableStreamLike, ReadableStreamReaderLike, WritableStreamLike, WritableStreamWriterLike } from './platform.js';
 import { MODES, RelayPeers, relayPath } from './relay-peers.js';
 import type { Transport } from './transport.js';
 import { WebSocketTransport, type WebSocketTransportOptions } from './transport-ws.js';
@@ -34,9 +36,9 @@ export interface WebTransportOptions {
 /** The part of a WebTransport bidirectional stream the transport uses. */
 export interface WebTransportStreamLike {
   /** Bytes from the relay. */
-  readable: ReadableStream<Uint8Array>;
+  readable: ReadableStreamLike<Uint8Array>;
   /** Bytes to the relay. */
-  writable: WritableStream<Uint8Array>;
+  writable: WritableStreamLike<Uint8Array>;
 }
 
 /** The part of the WebTransport API the transport uses (browsers' `WebTransport`). */
@@ -46,7 +48,7 @@ export interface WebTransportLike {
   /** Settles once the session ended. */
   readonly closed: Promise<unknown>;
   /** Streams the server opened. */
-  readonly incomingBidirectionalStreams: ReadableStream<WebTransportStreamLike>;
+  readonly incomingBidirectionalStreams: ReadableStreamLike<WebTransportStreamLike>;
   /** Ends the session. */
   close(info?: { closeCode?: number; reason?: string }): void;
 }
@@ -54,7 +56,7 @@ export interface WebTransportLike {
 /** A WebTransport constructor (`globalThis.WebTransport`). */
 export type WebTransportConstructor = new (
   url: string,
-  options?: { serverCertificateHashes?: { algorithm: string; value: Uint8Array }[] },
+  options?: { serverCertificateHashes?: { algorithm: string; value: Uint8Array<ArrayBuffer> }[] },
 ) => WebTransportLike;
 
 /** The connection options of either front end (already checked). @internal */
@@ -137,7 +139,7 @@ export class WebTransportRelayConnection implements Transport {
   readonly #wt: WebTransportLike;
   readonly #peers: RelayPeers;
   readonly #maxMessage: number;
-  #writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
+  #writer: WritableStreamWriterLike<Uint8Array> | undefined;
   /** Settles the admission (the relay's first message); cleared once called. */
   #admitted: ((code: number, text: string) => void) | undefined;
   #linger: ReturnType<typeof setTimeout> | undefined;
@@ -236,7 +238,7 @@ export class WebTransportRelayConnection implements Transport {
   }
 
   /** Reads the relay's messages until its stream ends; then ends the session. */
-  async #pump(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  async #pump(reader: ReadableStreamReaderLike<Uint8Array>): Promise<void> {
     const buf = new MessageBuffer(Math.max(this.#maxMessage, MAX_CONTROL));
     try {
       for (;;) {
@@ -339,9 +341,9 @@ class MessageBuffer {
   }
 }
 
-function hashBytes(h: string | Uint8Array): Uint8Array {
-  if (h instanceof Uint8Array) return h;
-  return Uint8Array.from(h.replace(/:/g, '').match(/../g) ?? [], (b) => parseInt(b, 16));
+/** The hash's bytes, in a buffer of their own (a `BufferSource` for the DOM's types). */
+function hashBytes(h: string | Uint8Array): Uint8Array<ArrayBuffer> {
+  return h instanceof Uint8Array ? h.slice() : fromHex(h.replace(/:/g, ''));
 }
 
 function describe(e: unknown): string {

@@ -100,6 +100,7 @@ export interface WasmModelInfo {
   outputLen: number;
   fracBits: number;
   batch: number;
+  inputRange: [number, number] | undefined;
 }
 
 /** @internal */

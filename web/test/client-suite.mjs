@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { Client, encodeFixed, generateNoiseKeypair, randomSessionId } from 'ringfence';
+import { Client, encodeFixed, generateNoiseKeypair, randomSessionId, toHex } from 'ringfence';
 import { rejectsWith, serveModel, startRelay } from './ws-relay.mjs';
 
 const MODELS = new URL('../../models/', import.meta.url);
@@ -64,7 +64,8 @@ export function defineClientSuite(name) {
         assert.deepEqual(r.classes, [expected], `${backend}: onnxruntime says ${expected}`);
         assert.equal(r.scores.length, 10);
         assert.equal(r.scores.indexOf(Math.max(...r.scores)), expected);
-        assert.deepEqual(r.model, { inputLen: PIXELS, outputLen: 10, fracBits: r.model.fracBits });
+        // The range comes from nn-a.onnx's metadata, through the native parties' description.
+        assert.deepEqual(r.model, { inputLen: PIXELS, outputLen: 10, fracBits: r.model.fracBits, inputRange: [0, 1] });
         assert.deepEqual(events.map((e) => e.stage), ['connecting', 'request', 'setup', 'online', 'done']);
         for (let i = 1; i < events.length; i++) assert.ok(events[i].bytesSent >= events[i - 1].bytesSent);
         assert.equal(events[2].bytesSent, REQUEST_BYTES, 'the setup starts after the request only');
@@ -123,7 +124,14 @@ export function defineClientSuite(name) {
     const cases = [
       [nan, {}, 'OUT_OF_RANGE', /input\[300\] is NaN/],
       [[...sample(0).subarray(1), Infinity], {}, 'OUT_OF_RANGE', /input\[783\] is Infinity/],
-      ['pixels', {}, 'INVALID_ARGUMENT', /input must be a Float32Array, Float64Array or number\[\], got string/],
+      ['pixels', {}, 'INVALID_ARGUMENT', /input must be a number\[\] or a typed array of numbers .*, got string/],
+      [new BigInt64Array(PIXELS), {}, 'INVALID_ARGUMENT', /input must be a number\[\] or a typed array of numbers .*, got BigInt64Array/],
+      // Raw canvas pixels for a model trained on [0, 1]: refused, saying how to scale them.
+      [Uint8ClampedArray.from(MNIST.subarray(0, PIXELS)), { inputRange: [0, 1] }, 'OUT_OF_RANGE',
+        /^input\[\d+\] is \d+, outside the model's input range \[0, 1\]: divide 0–255 pixels by 255$/],
+      [Float64Array.from(sample(0), (v) => v * 2 - 1), { inputRange: [0, 1] }, 'OUT_OF_RANGE', /^input\[0\] is -1, outside .*\[0, 1\]: scale it to \[0, 1\]$/],
+      [sample(0), { inputRange: [1, 0] }, 'INVALID_ARGUMENT', /inputRange must be \[min, max\] with finite min <= max, got \[1,0\]/],
+      [sample(0), { inputRange: [0] }, 'INVALID_ARGUMENT', /inputRange must be \[min, max\]/],
       [[0.5, '1'], {}, 'INVALID_ARGUMENT', /input\[1\] must be a number/],
       [sample(0), { backend: 'spdz' }, 'INVALID_ARGUMENT', /unknown backend "spdz"/],
       [sample(0), { output: 'logits' }, 'INVALID_ARGUMENT', /unknown output "logits"/],
@@ -135,9 +143,10 @@ export function defineClientSuite(name) {
       assert.deepEqual(client.stats(), { bytesSent: 0, bytesReceived: 0, rounds: 0 }, `nothing sent for ${e.message}`);
     }
     // The client is still fresh: the parties are waiting for its (first) request.
-    const r = await client.classify('nn-a', sample(2));
+    const r = await client.classify('nn-a', sample(2), { inputRange: [0, 1] });
     client.close();
     assert.deepEqual(r.classes, [REFERENCE.argmax[2]]);
+    assert.deepEqual(r.model.inputRange, [0, 1], 'the range it was checked against');
     for (const o of await d.outcomes()) assert.ok(o.ok, o.message);
     assert.ok(events.length > 5);
 
@@ -153,6 +162,35 @@ export function defineClientSuite(name) {
     assert.equal(await c2.classify('nn-a', sample(0)).catch((x) => x), e);
     c2.close();
     for (const o of await d2.outcomes()) assert.equal(o.ok, false, 'the parties lost their client');
+
+    // So is the range the parties describe (nn-a.onnx says [0, 1]): raw 0–255 pixels, as a
+    // canvas gives them, are refused with how to scale them, before the setup.
+    const d3 = deploy(t);
+    const c3 = await Client.connect(d3.options);
+    const raw = Uint8ClampedArray.from(MNIST.subarray(0, PIXELS));
+    const e3 = await rejectsWith(c3.classify('nn-a', raw), 'OUT_OF_RANGE');
+    assert.match(e3.message, /^input\[\d+\] is \d+, outside the model's input range \[0, 1\]: divide 0–255 pixels by 255$/);
+    assert.equal(c3.stats().bytesSent, REQUEST_BYTES, 'only the request went out');
+    c3.close();
+    await d3.outcomes();
+  });
+
+  test(`${name}: ids and keys in hex connect as bytes do; integer typed arrays are input`, async (t) => {
+    const keypair = generateNoiseKeypair();
+    const d = deploy(t, { keypair });
+    const o = d.options;
+    const client = await Client.connect({
+      ...o,
+      session: toHex(o.session),
+      parties: o.parties.map((k, i) => (i === 1 ? toHex(k).toUpperCase() : toHex(k))),
+      keypair: { privateKey: toHex(keypair.privateKey), publicKey: toHex(keypair.publicKey) },
+    });
+    assert.deepEqual(client.publicKey, keypair.publicKey);
+    // The parties answered the request over the Noise links (so the hex keys were right); a
+    // Uint8ClampedArray passed the type check and reached the model's length check.
+    const e = await rejectsWith(client.classify('nn-a', new Uint8ClampedArray(PIXELS - 1)), 'LENGTH_MISMATCH');
+    assert.match(e.message, /input has 783 values; the model takes 784 per sample/);
+    client.close();
   });
 
   test(`${name}: connect checks its options, honours the signal, times out and reports a dead relay`, async () => {
@@ -169,6 +207,9 @@ export function defineClientSuite(name) {
       [{ ...options, parties: options.parties.slice(1) }, /parties must list the 3 parties' public keys/],
       [{ ...options, relay: 'http://x' }, /relay must start with ws:\/\//],
       [{ ...options, session: new Uint8Array(8) }, /session must be 16 bytes/],
+      [{ ...options, session: 'zz'.repeat(16) }, /session must be 16 bytes \(a Uint8Array, or 32 hex digits\)/],
+      [{ ...options, parties: [...options.parties.slice(1), 'ab'.repeat(31)] }, /parties must list .*64 hex digits each/],
+      [{ ...options, keypair: { ...options.keypair, privateKey: 'x' } }, /keypair must be \{privateKey, publicKey\}/],
       [generated, /without a keypair or a deployment, onPublicKey must/],
       [{ ...options, timeoutMs: -1 }, /timeoutMs must be a positive integer/],
     ];

@@ -1,5 +1,7 @@
 // The README's examples are files under web/examples/, included verbatim: this test checks that
-// the README still contains each one and runs it, comparing what it prints.
+// the README still contains each one and runs it, comparing what it prints. (The quick starts,
+// which need `ringfence local-deployment --dev` and a browser, run in pack.test.mjs, from the
+// packed package; classify.mjs, which the README links to, runs here.)
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -9,13 +11,27 @@ import { promisify } from 'node:util';
 
 const README = new URL('../README.md', import.meta.url);
 
-/** Checks that the README includes `examples/NAME` and that it prints `lines` (and no stderr). */
-function readmeExample(name, lines, why) {
-  const example = new URL(`../examples/${name}`, import.meta.url);
+/** Checks that the README includes `examples/NAME` verbatim. */
+function includedVerbatim(name) {
   test(`README includes examples/${name} verbatim`, () => {
-    const code = readFileSync(example, 'utf8');
+    const code = readFileSync(new URL(`../examples/${name}`, import.meta.url), 'utf8');
     assert.ok(readFileSync(README, 'utf8').includes('```js\n' + code + '```\n'), 'README.md must contain the example in a ```js block');
   });
+}
+
+/**
+ * Checks that the README includes `examples/NAME` (or, `linked`, links to it) and that it prints
+ * `lines` (and no stderr).
+ */
+function readmeExample(name, lines, why, { linked = false } = {}) {
+  const example = new URL(`../examples/${name}`, import.meta.url);
+  if (linked) {
+    test(`README links to examples/${name}`, () => {
+      assert.ok(readFileSync(README, 'utf8').includes(`/web/examples/${name})`), `README.md must link to examples/${name}`);
+    });
+  } else {
+    includedVerbatim(name);
+  }
   test(`the README example ${name} runs and prints ${why}`, async () => {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [fileURLToPath(example)], {
       cwd: fileURLToPath(new URL('..', import.meta.url)),
@@ -44,4 +60,8 @@ readmeExample(
     'P0 received 784 masked values',
   ],
   "onnxruntime's class",
+  { linked: true },
 );
+
+includedVerbatim('quickstart-node.mjs');
+includedVerbatim('quickstart-browser.js');

@@ -31,7 +31,7 @@ pub mod zoo;
 
 pub use geom::{ConvGeom, PoolGeom};
 pub use import::import_onnx;
-pub use model::{argmax_rows, Affine, Conv, Dense, Layer, Model};
+pub use model::{argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
 pub use secure::{infer, preprocess, share_model, NnPrep, SharedModel};
 

@@ -23,7 +23,56 @@ pub struct Model {
     /// do not change the argmax (e.g. `Softmax`, `LinearClassifier.post_transform=SOFTMAX`,
     /// `Normalizer`). The plan's "logits" are the scores before these.
     pub dropped_transforms: Vec<String>,
+    /// The range of input values the model was trained on, when its file says so (ONNX
+    /// `metadata_props` key [`INPUT_RANGE_KEY`], value `"MIN,MAX"`): served to clients, which
+    /// refuse input outside it (e.g. 0–255 pixels for a model trained on pixels / 255).
+    pub input_range: Option<InputRange>,
 }
+
+/// The ONNX `metadata_props` key of [`Model::input_range`]; its value is `"MIN,MAX"` (decimal).
+pub const INPUT_RANGE_KEY: &str = "ringfence.input_range";
+
+/// A closed range `[min, max]` of input values (f32: what the wire carries, exact for the small
+/// integers and simple fractions ranges are made of).
+#[derive(Debug, Clone, Copy)]
+pub struct InputRange {
+    /// The smallest value.
+    pub min: f32,
+    /// The largest value.
+    pub max: f32,
+}
+
+impl InputRange {
+    /// A range from finite `min <= max`; `None` otherwise.
+    pub fn new(min: f32, max: f32) -> Option<Self> {
+        (min.is_finite() && max.is_finite() && min <= max).then_some(Self { min, max })
+    }
+
+    /// Parses the metadata value `"MIN,MAX"`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (min, max) = text.split_once(',')?;
+        Self::new(min.trim().parse().ok()?, max.trim().parse().ok()?)
+    }
+
+    /// The two bounds in one word, `min`'s bits high, for the wire.
+    pub fn to_bits(self) -> u64 {
+        u64::from(self.min.to_bits()) << 32 | u64::from(self.max.to_bits())
+    }
+
+    /// The inverse of [`Self::to_bits`]; `None` for bits that are not a range.
+    pub fn from_bits(bits: u64) -> Option<Self> {
+        Self::new(f32::from_bits((bits >> 32) as u32), f32::from_bits(bits as u32))
+    }
+}
+
+// Bitwise, so that a range equals itself and the parties' descriptions compare exactly.
+impl PartialEq for InputRange {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_bits() == other.to_bits()
+    }
+}
+
+impl Eq for InputRange {}
 
 /// One layer of a [`Model`].
 #[derive(Debug, Clone, PartialEq)]

@@ -42,7 +42,7 @@
 //!   the only error is the encoding of inputs, thresholds and weights (½ ulp each).
 
 use super::geom::{ConvGeom, PoolGeom};
-use super::model::{check_input, Layer, Model};
+use super::model::{check_input, InputRange, Layer, Model};
 use super::trees::{self, TreeShape};
 use super::NnError;
 use crate::ring::fixed::FixedPoint;
@@ -71,6 +71,8 @@ pub struct PlanShape {
     pub input_len: usize,
     /// The steps in order.
     pub steps: Vec<StepShape>,
+    /// The input range the model was trained on, if its file said (see [`Model::input_range`]).
+    pub input_range: Option<InputRange>,
 }
 
 /// The public shape of one step.
@@ -254,6 +256,7 @@ pub struct FixedPlan<R> {
     input_len: usize,
     steps: Vec<Step<R>>,
     class_labels: Option<Vec<i64>>,
+    input_range: Option<InputRange>,
 }
 
 impl<R> core::fmt::Debug for FixedPlan<R> {
@@ -470,6 +473,7 @@ impl<R: IntRing> FixedPlan<R> {
             input_len: model.input_len(),
             steps,
             class_labels: model.class_labels.clone(),
+            input_range: model.input_range,
         })
     }
 
@@ -495,6 +499,7 @@ impl<R: IntRing> FixedPlan<R> {
                     Step::Trees { shape, .. } => StepShape::Trees(shape.clone()),
                 })
                 .collect(),
+            input_range: self.input_range,
         }
     }
 

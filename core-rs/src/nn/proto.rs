@@ -1,6 +1,7 @@
 //! A minimal protobuf wire-format decoder for the subset of ONNX the importer reads.
 //!
-//! Messages decoded: `ModelProto` (ir_version, opset_import, graph), `GraphProto` (node,
+//! Messages decoded: `ModelProto` (ir_version, opset_import, graph, metadata_props),
+//! `StringStringEntryProto`, `GraphProto` (node,
 //! initializer, input, output), `NodeProto`, `AttributeProto`, `TensorProto` (dims, data_type,
 //! float_data, int64_data, raw_data, double_data, data_location), `ValueInfoProto` with tensor
 //! shapes. Unknown fields are skipped, as protobuf requires; every structural fault (truncated
@@ -166,6 +167,8 @@ pub(crate) struct ModelProto {
     /// `(domain, version)` pairs.
     pub(crate) opsets: Vec<(String, i64)>,
     pub(crate) graph: Option<GraphProto>,
+    /// `metadata_props`: `(key, value)` pairs.
+    pub(crate) metadata: Vec<(String, String)>,
 }
 
 /// `GraphProto`.
@@ -248,10 +251,25 @@ pub(crate) fn decode_model(buf: &[u8]) -> Result<ModelProto, NnError> {
                 m.graph = Some(decode_graph(want_bytes(M, f, v)?)?);
             }
             8 => m.opsets.push(decode_opset(want_bytes(M, f, v)?)?),
+            14 => m.metadata.push(decode_string_entry(want_bytes(M, f, v)?)?),
             _ => {}
         }
     }
     Ok(m)
+}
+
+fn decode_string_entry(buf: &[u8]) -> Result<(String, String), NnError> {
+    const M: &str = "StringStringEntryProto";
+    let (mut key, mut value) = (String::new(), String::new());
+    let mut r = Reader::new(buf, M);
+    while let Some((f, v)) = r.next()? {
+        match f {
+            1 => key = want_string(M, f, v)?,
+            2 => value = want_string(M, f, v)?,
+            _ => {}
+        }
+    }
+    Ok((key, value))
 }
 
 fn decode_opset(buf: &[u8]) -> Result<(String, i64), NnError> {

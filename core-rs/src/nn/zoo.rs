@@ -158,6 +158,7 @@ fn build(input_shape: Vec<usize>, specs: &[Spec], seed: u64) -> Model {
         layers,
         class_labels: None,
         dropped_transforms: Vec::new(),
+        input_range: None,
     }
 }
 
@@ -210,5 +211,5 @@ pub fn paper_shape(name: &str, frac_bits: u32) -> Option<PlanShape> {
             step
         })
         .collect();
-    Some(PlanShape { frac_bits, input_len, steps })
+    Some(PlanShape { frac_bits, input_len, steps, input_range: None })
 }

@@ -18,7 +18,7 @@ use core::mem;
 
 use js_sys::{Array, BigUint64Array, Float64Array, Object, Promise, Uint32Array};
 use ringfence_core::net::{Ctx, SessionId, Stats};
-use ringfence_core::nn::Output;
+use ringfence_core::nn::{InputRange, Output};
 use ringfence_core::prg::Seed;
 use ringfence_core::service::{self, Backend, Classification, ModelInfo, Ready, Request};
 use wasm_bindgen::prelude::*;
@@ -225,7 +225,13 @@ fn info_object(info: &ModelInfo) -> Object {
         ("outputLen", (info.output_len as f64).into()),
         ("fracBits", info.frac_bits.into()),
         ("batch", (info.batch as f64).into()),
+        ("inputRange", info.input_range.map_or(JsValue::UNDEFINED, |r| range_array(r).into())),
     ])
+}
+
+/// `[min, max]`.
+fn range_array(r: InputRange) -> Array {
+    [f64::from(r.min), f64::from(r.max)].into_iter().map(JsValue::from).collect()
 }
 
 fn classification_object(c: &Classification) -> Object {

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::model::{Dense, Layer, Model};
+use super::model::{Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
 use super::proto::{self, Attribute, Dim, NodeProto, TensorProto};
 use super::NnError;
 
@@ -43,6 +43,12 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
             d => return Err(NnError::Unsupported(format!("opset domain {d:?}"))),
         }
     }
+    let input_range = match m.metadata.iter().find(|(k, _)| k == INPUT_RANGE_KEY) {
+        Some((_, v)) => Some(InputRange::parse(v).ok_or_else(|| {
+            NnError::Malformed(format!("metadata {INPUT_RANGE_KEY} = {v:?}: expected \"MIN,MAX\""))
+        })?),
+        None => None,
+    };
     let g = m.graph.ok_or_else(|| NnError::Malformed("model has no graph".into()))?;
     if g.has_sparse_initializers {
         return Err(NnError::Unsupported("sparse initializers".into()));
@@ -120,6 +126,7 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
         layers: st.layers,
         class_labels: st.class_labels,
         dropped_transforms: st.dropped,
+        input_range,
     })
 }
 

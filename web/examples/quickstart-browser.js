@@ -1,0 +1,16 @@
+// main.js of a Vite page (index.html: <script type="module" src="/main.js"></script>), with
+// `ringfence local-deployment --dev` running here and a 28×28 digit (white on black) at public/digit.png.
+import { Client, init } from 'ringfence';
+
+await init();
+const img = new Image();
+img.src = '/digit.png';
+await img.decode();
+const ctx = Object.assign(document.createElement('canvas'), { width: 28, height: 28 }).getContext('2d');
+ctx.drawImage(img, 0, 0, 28, 28);
+const rgba = ctx.getImageData(0, 0, 28, 28).data; // a Uint8ClampedArray, 0–255
+const pixels = Float32Array.from({ length: 784 }, (_, i) => rgba[4 * i] / 255); // LeNet takes [0, 1]
+const client = await Client.connect(await (await fetch('http://127.0.0.1:8787/session')).json());
+const { classes } = await client.classify('lenet', pixels);
+client.close();
+document.body.textContent = `class ${classes[0]} (${client.transport})`;
