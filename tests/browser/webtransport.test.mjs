@@ -96,7 +96,7 @@ pageTest(
     const err = await page.evaluate((a) => window.rf.connectFails(a), { o: stolen });
     assert.ok(err, 'connect must fail');
     assert.equal(err.code, 'TRANSPORT', err.message);
-    assert.match(err.message, /refused \(403\): the token is for another session/, err.message);
+    assert.match(err.message, /the join token is not for this connection: .*\(relay: 403 the token is for another session\)/, err.message);
   },
   { timeout: 60_000 },
 );
