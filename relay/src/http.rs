@@ -28,6 +28,11 @@ impl Reply {
         Self { status, headers, body: body.into() }
     }
 
+    /// A reply without a body (e.g. `204 No Content`).
+    pub fn empty(status: &'static str) -> Self {
+        Self { status, headers: Vec::new(), body: String::new() }
+    }
+
     /// A `text/plain` reply.
     pub fn text(status: &'static str, body: impl Into<String>) -> Self {
         Self::new(status, "text/plain; charset=utf-8", body)

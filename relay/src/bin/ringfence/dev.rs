@@ -65,7 +65,7 @@ impl DevSessions {
     fn answer(&self, method: &str, target: &str) -> Reply {
         let path = target.split_once('?').map_or(target, |(p, _)| p);
         let reply = match (method, path) {
-            ("OPTIONS", _) => Reply::text("204 No Content", "")
+            ("OPTIONS", _) => Reply::empty("204 No Content")
                 .header("access-control-allow-methods", "GET")
                 .header("access-control-allow-headers", "*"),
             ("GET", "/session") => match self.session() {

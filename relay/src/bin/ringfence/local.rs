@@ -313,7 +313,9 @@ impl Drop for LocalDeployment {
         if let Some(r) = self.relay_stop.take() {
             let _ = r.stop.send(());
             // Bounded by the relay's own flush of its last close frames (2 s).
-            let _ = r.rt.block_on(tokio::time::timeout(Duration::from_secs(3), r.running));
+            let _ = r
+                .rt
+                .block_on(async { tokio::time::timeout(Duration::from_secs(3), r.running).await });
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
@@ -322,11 +324,15 @@ impl Drop for LocalDeployment {
 /// Asks a party to stop (SIGTERM: it leaves the lobby cleanly and lets its sessions finish);
 /// where there is no SIGTERM, stops it at once.
 fn terminate(c: &mut Child) {
+    // Already reaped (it exited): its pid may belong to another process by now.
+    if !matches!(c.try_wait(), Ok(None)) {
+        return;
+    }
     #[cfg(target_os = "linux")]
     if let Ok(pid) = libc::pid_t::try_from(c.id()) {
         #[allow(unsafe_code)]
         // SAFETY: kill(2) takes two integers and touches no memory of ours; `pid` is our own
-        // child, not yet waited for, so it cannot have been reused by another process.
+        // child, not reaped (checked above), so it cannot have been reused by another process.
         let sent = unsafe { libc::kill(pid, libc::SIGTERM) } == 0;
         if sent {
             return;
