@@ -45,13 +45,16 @@ impl Reply {
     }
 }
 
+/// A request handler: `(method, target)` to the reply.
+type Handler = dyn Fn(&str, &str) -> Reply + Send + Sync;
+
 /// Answers every request on `listener` with `handle(method, target)` (the target with its
 /// query) until the future is dropped.
 pub async fn serve(
     listener: TcpListener,
     handle: impl Fn(&str, &str) -> Reply + Send + Sync + 'static,
 ) {
-    let handle: Arc<dyn Fn(&str, &str) -> Reply + Send + Sync> = Arc::new(handle);
+    let handle: Arc<Handler> = Arc::new(handle);
     loop {
         let Ok((tcp, _)) = listener.accept().await else { continue };
         let handle = handle.clone();
@@ -61,10 +64,7 @@ pub async fn serve(
     }
 }
 
-async fn answer(
-    mut tcp: TcpStream,
-    handle: &(dyn Fn(&str, &str) -> Reply + Send + Sync),
-) -> std::io::Result<()> {
+async fn answer(mut tcp: TcpStream, handle: &Handler) -> std::io::Result<()> {
     let mut buf = vec![0u8; 4096];
     let mut n = 0;
     while !buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
