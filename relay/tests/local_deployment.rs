@@ -1,7 +1,8 @@
 //! `ringfence local-deployment` as a user runs it: it keeps running with stdin closed (started
 //! with `&`, nohup, Docker, systemd), stops cleanly on SIGTERM (exit 0, nothing alarming on
-//! stderr), ends quietly when its stdout goes away (`| head -1`), and with `--dev` hands out
-//! sessions whose tokens the relay accepts, over HTTP on loopback only.
+//! stderr), or when stdin closes only if asked (`--stop-on-stdin-eof`), ends quietly when its
+//! stdout goes away (`| head -1`), and with `--dev` hands out sessions whose tokens the relay
+//! accepts, over HTTP on loopback only.
 
 mod relay_common;
 #[path = "../src/bin/ringfence/testset.rs"]
@@ -22,7 +23,7 @@ use relay_common::{classify, http_get, http_request};
 
 const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
 
-/// A running `ringfence local-deployment ARGS` (stdin closed), once it printed its ready line.
+/// A running `ringfence local-deployment ARGS`, once it printed its ready line.
 struct Local {
     child: Child,
     /// Its stdout after the ready line (`None` once closed).
@@ -33,11 +34,16 @@ struct Local {
 }
 
 impl Local {
+    /// Started with its stdin closed.
     fn start(args: &[&str]) -> Self {
+        Self::start_with(args, Stdio::null())
+    }
+
+    fn start_with(args: &[&str], stdin: Stdio) -> Self {
         let mut child = Command::new(EXE)
             .arg("local-deployment")
             .args(args)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -199,6 +205,21 @@ fn a_closed_stdout_ends_it_quietly() {
     assert!(status.success(), "{status}");
     let log = d.stderr();
     assert!(!log.contains("panicked"), "{log}");
+}
+
+#[test]
+fn with_stop_on_stdin_eof_it_stops_cleanly_when_its_parent_closes_stdin() {
+    let mut d = Local::start_with(&["--no-webtransport", "--stop-on-stdin-eof"], Stdio::piped());
+    let stdin = d.child.stdin.take().unwrap();
+    assert!(d.exited_within(Duration::from_millis(500)).is_none(), "stopped with stdin open");
+    drop(stdin);
+    let status = d.exited_within(Duration::from_secs(20)).expect("still running");
+    assert!(status.success(), "{status}");
+    let log = d.stderr();
+    for alarming in ["reset", "protocol error", "without a close", "panicked"] {
+        assert!(!log.contains(alarming), "{alarming:?} in:\n{log}");
+    }
+    assert!(log.contains("left (closed by the party)"), "{log}");
 }
 
 #[test]
