@@ -114,9 +114,7 @@ impl Lobby {
             };
         }
     }
-}
 
-impl Lobby {
     /// Leaves the lobby with a WebSocket close handshake, so that the relay logs a planned
     /// departure (`closed by the party`) rather than a lost connection.
     pub async fn close(mut self) {
