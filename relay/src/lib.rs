@@ -57,6 +57,7 @@ pub mod direct;
 pub mod error;
 mod establish;
 mod handshake;
+pub mod http;
 pub mod keys;
 mod link;
 pub mod listen;

@@ -1,6 +1,6 @@
 //! Health and metrics endpoints shared by the relay and the server parties: the Prometheus
-//! text exposition format ([`TextFormat`]) and a minimal HTTP/1.1 responder ([`serve`]) that
-//! answers `GET /healthz` with `ok` and `GET /metrics` with a freshly rendered text, one
+//! text exposition format ([`TextFormat`]) and the endpoints ([`serve`], on [`crate::http`]) that
+//! answer `GET /healthz` with `ok` and `GET /metrics` with a freshly rendered text, one
 //! request per connection. Serve it on a listener of its own, off the public interface.
 //!
 //! ```
@@ -15,11 +15,9 @@
 //! );
 //! ```
 
-use std::sync::Arc;
-use std::time::Duration;
+use tokio::net::TcpListener;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use crate::http::Reply;
 
 /// A metric family's type (`# TYPE` line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,52 +95,17 @@ pub fn escape_label(v: &str) -> String {
 }
 
 /// Serves `/healthz` and `/metrics` (the text `render` returns at each request) on `listener`
-/// until the future is dropped. Each connection runs on its own task, for at most 5 s.
+/// until the future is dropped ([`crate::http::serve`]).
 pub async fn serve(listener: TcpListener, render: impl Fn() -> String + Send + Sync + 'static) {
-    let render: Arc<dyn Fn() -> String + Send + Sync> = Arc::new(render);
-    loop {
-        let (tcp, _) = crate::listen::accept(&listener, "metrics listener").await;
-        let render = render.clone();
-        tokio::spawn(async move {
-            let _ = tokio::time::timeout(Duration::from_secs(5), answer(tcp, &*render)).await;
-        });
-    }
-}
-
-async fn answer(
-    mut tcp: TcpStream,
-    render: &(dyn Fn() -> String + Send + Sync),
-) -> std::io::Result<()> {
-    let mut buf = vec![0u8; 4096];
-    let mut n = 0;
-    while !buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
-        if n == buf.len() {
-            return reply(&mut tcp, "431 Request Header Fields Too Large", "").await;
+    crate::http::serve(listener, "metrics listener", move |method, target| {
+        const TEXT: &str = "text/plain; version=0.0.4";
+        match (method, target) {
+            ("GET", "/healthz") => Reply::new("200 OK", TEXT, "ok\n"),
+            ("GET", "/metrics") => Reply::new("200 OK", TEXT, render()),
+            _ => Reply::new("404 Not Found", TEXT, "GET /healthz or /metrics\n"),
         }
-        let got = tcp.read(&mut buf[n..]).await?;
-        if got == 0 {
-            return Ok(());
-        }
-        n += got;
-    }
-    let head = String::from_utf8_lossy(&buf[..n]);
-    let target = head.lines().next().unwrap_or("").split(' ').take(2).collect::<Vec<_>>();
-    match target[..] {
-        ["GET", "/healthz"] => reply(&mut tcp, "200 OK", "ok\n").await,
-        ["GET", "/metrics"] => reply(&mut tcp, "200 OK", &render()).await,
-        _ => reply(&mut tcp, "404 Not Found", "GET /healthz or /metrics\n").await,
-    }
-}
-
-async fn reply(tcp: &mut TcpStream, status: &str, body: &str) -> std::io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\n\
-         connection: close\r\n\r\n",
-        body.len()
-    );
-    tcp.write_all(head.as_bytes()).await?;
-    tcp.write_all(body.as_bytes()).await?;
-    tcp.shutdown().await
+    })
+    .await
 }
 
 #[cfg(test)]

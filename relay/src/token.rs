@@ -177,6 +177,11 @@ impl Trusted {
         self.keys.insert(name.to_string(), key);
     }
 
+    /// Whether `name` is one of the trusted deployments.
+    pub fn knows(&self, name: &str) -> bool {
+        self.keys.contains_key(name)
+    }
+
     /// Whether tokens are required (some deployment is configured).
     pub fn required(&self) -> bool {
         !self.keys.is_empty()

@@ -17,12 +17,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ringfence_core::net::{Ctx, PartyId, SessionId};
+use ringfence_core::net::{Ctx, SessionId};
 use ringfence_core::service::{self, Backend, Request, CLIENT};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, PublicKey, Security, StaticKeypair, TcpTransport};
 
-use relay_common::{assert_metrics, http_get};
+use relay_common::{assert_metrics, classify, classify_counted, http_get};
 
 const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
 const PARTY_TIMEOUT_MS: u64 = 5000;
@@ -260,42 +260,6 @@ impl Drop for Deployment {
     }
 }
 
-/// One private classification of `input` by `model` as a client of the deployment.
-async fn classify(
-    cfg: RelayLinkConfig,
-    model: &str,
-    backend: Backend,
-    input: &[f64],
-) -> Result<usize, String> {
-    classify_counted(cfg, model, backend, input).await.map(|(class, _)| class)
-}
-
-/// [`classify`], with the bytes the client's links sent and received on the wire.
-async fn classify_counted(
-    cfg: RelayLinkConfig,
-    model: &str,
-    backend: Backend,
-    input: &[f64],
-) -> Result<(usize, u64), String> {
-    let session = cfg.session;
-    let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
-    let mut c = service::Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
-    let info = c.request(&Request::new(model, backend, 1)).await.map_err(|e| e.to_string())?;
-    let ready = c.setup(&info).await.map_err(|e| e.to_string())?;
-    let out = c.run(ready, input).await.map_err(|e| e.to_string())?;
-    let mut wire = 0;
-    if let Some(ctx) = c.into_ctx() {
-        let t = ctx.into_transport();
-        t.flushed().await.map_err(|e| e.to_string())?;
-        wire = (0..3u8)
-            .map(|j| t.wire_stats(PartyId(j)))
-            .map(|w| w.bytes_sent + w.bytes_received)
-            .sum();
-        t.close().await.map_err(|e| e.to_string())?;
-    }
-    Ok((out.classes[0], wire))
-}
-
 /// The relay's `ringfence_relay_bytes_total`.
 async fn relay_bytes(addr: SocketAddr) -> u64 {
     let m = http_get(addr, "/metrics").await;
@@ -372,7 +336,7 @@ fn the_relay_admits_only_the_token_s_session_and_party() {
     let (body, _) = t.rsplit_once('.').unwrap();
     cfg.token = Some(format!("{body}.{}", "00".repeat(64)));
     let err = rt.block_on(classify(cfg, "nn-a", Backend::Meteor, &input)).unwrap_err();
-    assert!(err.contains("403") && err.contains("signature") && !err.contains(body), "{err}");
+    assert!(err.contains("401") && err.contains("signature") && !err.contains(body), "{err}");
     // The deployment still serves a proper client.
     let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
     let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(5, 1)));

@@ -4,7 +4,8 @@
 // (LeNet, METEOR) and the page gets onnxruntime's class, with the client saying it used
 // WebTransport. When WebTransport cannot connect (a wrong certificate hash, nothing listening)
 // the client falls back to the WebSocket and says so and why; a refusal by the relay over
-// WebTransport is final and carries the relay's reason.
+// WebTransport is final and carries the relay's reason; over the WebSocket the page reads the
+// relay's refusal as well (in-band admission), turned into what to do.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { after, before } from 'node:test';
@@ -96,7 +97,21 @@ pageTest(
     const err = await page.evaluate((a) => window.rf.connectFails(a), { o: stolen });
     assert.ok(err, 'connect must fail');
     assert.equal(err.code, 'TRANSPORT', err.message);
-    assert.match(err.message, /refused \(403\): the token is for another session/, err.message);
+    assert.match(err.message, /the join token is not for this connection: .*\(relay: 403 the token is for another session\)/, err.message);
+  },
+  { timeout: 60_000 },
+);
+
+pageTest(
+  'websocket: a browser reads the relay\'s refusal too (in-band admission), and is told what to do',
+  async (page) => {
+    await page.evaluate(() => window.rf.init());
+    const { webTransport, token, ...noToken } = options();
+    const missing = await page.evaluate((a) => window.rf.connectFails(a), { o: noToken });
+    assert.equal(missing?.code, 'TRANSPORT', missing?.message);
+    assert.match(missing.message, /the relay requires a join token for this session: pass `token` .*\(relay: 401 this relay requires a token\)$/, missing.message);
+    const stolen = await page.evaluate((a) => window.rf.connectFails(a), { o: { ...noToken, token: d.clientOptions().token } });
+    assert.match(stolen?.message, /the join token is not for this connection: .*\(relay: 403 the token is for another session\)$/, stolen?.message);
   },
   { timeout: 60_000 },
 );

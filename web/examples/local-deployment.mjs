@@ -249,7 +249,8 @@ export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clie
  */
 export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = true } = {}) {
   const bin = ringfenceBinary();
-  const args = ['local-deployment', ...(webTransport ? [] : ['--no-webtransport'])];
+  // Its stdin is its lifeline: it stops (cleanly) when this process ends or `stop()` closes it.
+  const args = ['local-deployment', '--stop-on-stdin-eof', ...(webTransport ? [] : ['--no-webtransport'])];
   const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await firstLine(child, timeoutMs, 'ringfence local-deployment');
   let ready;

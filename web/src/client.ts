@@ -425,6 +425,11 @@ function checkClientOptions(options: ClientOptions): CheckedOptions {
   if (o.token !== undefined && (typeof o.token !== 'string' || !/^[A-Za-z0-9._-]{1,512}$/.test(o.token))) {
     throw bad('token must be the string `ringfence token issue` printed');
   }
+  if (o.token !== undefined && o.deployment === undefined && o.keypair === undefined && typeof o.onPublicKey !== 'function') {
+    // A join token names its deployment (`rf1.{deployment}.…`): the likely intent is to invite it.
+    const named = o.token.split('.')[1];
+    throw bad(`a token but no deployment: pass \`deployment\`${named ? ` ('${named}', the token's)` : ''} so that the relay invites its server parties into the session`);
+  }
   if (o.keypair === undefined && o.deployment === undefined && typeof o.onPublicKey !== 'function') {
     throw bad('without a keypair or a deployment, onPublicKey must hand the generated public key to the parties (they authenticate the client by it)');
   }

@@ -38,7 +38,36 @@ export interface WebSocketLike {
 }
 
 /** A WebSocket constructor (`globalThis.WebSocket`, or `WebSocket` from the `ws` package). */
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
+export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocketLike;
+
+/**
+ * The relay's WebSocket subprotocol for clients that learn of their admission in-band (a
+ * browser cannot read the HTTP status of a refused upgrade): the relay answers `admitted`
+ * first, or closes with 4000 + the HTTP status of its refusal and the reason.
+ */
+const IN_BAND_ADMISSION = 'ringfence.admission';
+
+/**
+ * What to do about the relay's refusal to admit a connection, for the error message: `status`
+ * is the HTTP status of the refusal (over WebSocket the close code 4000 + status, over
+ * WebTransport the admission answer's code), `reason` the relay's. @internal
+ */
+export function refusalMessage(status: number, reason: string, o: Pick<WebSocketTransportOptions, 'id' | 'token' | 'invite'>): string {
+  const relay = `(relay: ${status} ${reason})`;
+  switch (status) {
+    case 401:
+      return o.token === undefined
+        ? 'the relay requires a join token for this session: pass `token` (`ringfence local-deployment --dev` serves one at ' +
+            `http://127.0.0.1:8787/session; a deployment's backend issues them with \`ringfence token issue\`) ${relay}`
+        : `the relay did not accept the join token (malformed, expired, or not signed by a deployment it trusts): get a fresh token for this session ${relay}`;
+    case 403:
+      return `the join token is not for this connection: pass the token issued for this session id and participant ${o.id} ${relay}`;
+    case 404:
+      return `the relay has no deployment ${JSON.stringify(o.invite?.deployment ?? '')}: check \`deployment\` (\`ringfence local-deployment\` serves "local") ${relay}`;
+    default:
+      return `the relay refused the connection ${relay}`;
+  }
+}
 
 /** Options of {@link WebSocketTransport.connect}. */
 export interface WebSocketTransportOptions {
@@ -151,16 +180,19 @@ export class WebSocketTransport implements Transport {
   readonly #ws: WebSocketLike;
   readonly #maxMessage: number;
   readonly #peers: RelayPeers;
-  /** Settles `connect` (`undefined` = open); cleared once called. */
+  /** Settles `connect` (`undefined` = admitted); cleared once called. */
   #opened: ((failure?: string) => void) | undefined;
+  /** The options it was opened with (what a refusal's message refers to). */
+  #options: Pick<WebSocketTransportOptions, 'id' | 'token' | 'invite'> | undefined;
 
   private constructor(ws: WebSocketLike, id: number, parties: number, timeoutMs: number, maxMessage: number) {
     this.#ws = ws;
     this.#maxMessage = maxMessage;
     this.#peers = new RelayPeers(id, parties, timeoutMs);
-    ws.onopen = () => this.#settle();
+    // Open is not admitted yet: the relay's first message says so (IN_BAND_ADMISSION).
+    ws.onopen = () => {};
     ws.onmessage = (ev) => this.#onMessage(ev.data);
-    ws.onclose = (ev) => this.#shutdown(`relay connection closed (${ev.code ?? ''})${ev.reason ? `: ${ev.reason}` : ''}`);
+    ws.onclose = (ev) => this.#shutdown(this.#closeMessage(ev.code, ev.reason));
     ws.onerror = (ev) => this.#shutdown(`relay connection failed: ${ev.message ?? String(ev.error ?? 'error')}`);
   }
 
@@ -196,11 +228,12 @@ export class WebSocketTransport implements Transport {
     const connectMs = o.connectTimeoutMs ?? 10_000;
     const maxMessage = o.maxMessageBytes ?? (16 << 20) + 1;
     const Ctor = o.WebSocket ?? (await defaultWebSocket());
-    const ws = new Ctor(`${o.url.replace(/\/+$/, '')}${relayPath(o, kind)}`);
+    const ws = new Ctor(`${o.url.replace(/\/+$/, '')}${relayPath(o, kind)}`, IN_BAND_ADMISSION);
     ws.binaryType = 'arraybuffer';
     // Wired before the connection opens: messages queued for this party at the relay can
     // arrive in the same read as the handshake answer, before `connect` resumes.
     const transport = new WebSocketTransport(ws, o.id, parties, timeoutMs, maxMessage);
+    transport.#options = o;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         transport.close();
@@ -238,7 +271,14 @@ export class WebSocketTransport implements Transport {
     this.#shutdown('closed by this party');
   }
 
+  /** Why the relay closed the connection: what to do about it, for a refusal. */
+  #closeMessage(code: number | undefined, reason: string | undefined): string {
+    if (code !== undefined && code >= 4000 && code < 5000 && this.#options) return refusalMessage(code - 4000, reason ?? '', this.#options);
+    return `relay connection closed (${code ?? ''})${reason ? `: ${reason}` : ''}`;
+  }
+
   #onMessage(data: unknown): void {
+    if (this.#opened && data === 'admitted') return this.#settle();
     const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : data instanceof Uint8Array ? data : null;
     const malformed = bytes ? this.#peers.deliver(bytes) : `the relay sent a malformed message (${typeof data})`;
     if (malformed !== undefined) {

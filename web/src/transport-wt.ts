@@ -10,7 +10,7 @@ import { linkError } from './inbox.js';
 import type { ReadableStreamLike, ReadableStreamReaderLike, WritableStreamLike, WritableStreamWriterLike } from './platform.js';
 import { MODES, RelayPeers, relayPath } from './relay-peers.js';
 import type { Transport } from './transport.js';
-import { WebSocketTransport, type WebSocketTransportOptions } from './transport-ws.js';
+import { WebSocketTransport, refusalMessage, type WebSocketTransportOptions } from './transport-ws.js';
 
 /** How a relay connection reached the relay. */
 export type RelayTransportKind = 'webtransport' | 'websocket';
@@ -175,7 +175,7 @@ export class WebTransportRelayConnection implements Transport {
       timer = setTimeout(() => reject(new Error(`${where}: no connection within ${connectMs} ms`)), connectMs);
     });
     try {
-      await Promise.race([c.#start(), timeout]);
+      await Promise.race([c.#start(o), timeout]);
       return c;
     } catch (e) {
       c.#end();
@@ -187,11 +187,11 @@ export class WebTransportRelayConnection implements Transport {
   }
 
   /** Waits for the session and the relay's stream, starts reading, waits for the admission. */
-  async #start(): Promise<void> {
+  async #start(o: RelayOpenOptions): Promise<void> {
     const admission = new Promise<void>((resolve, reject) => {
       this.#admitted = (code, text) => {
         if (code === ADMITTED) resolve();
-        else if (code >= 400 && code < 600) reject(new Refusal(`refused (${code}): ${text}`));
+        else if (code >= 400 && code < 600) reject(new Refusal(refusalMessage(code, text, o)));
         else reject(new Error(text));
       };
     });

@@ -45,7 +45,7 @@ test('concurrent clients of a deployment get the plaintext model’s classes', a
   assert.equal(d.events.filter((e) => e.event === 'answered').length, 3 * jobs.length);
 });
 
-test('the deployment refuses unknown models, and the relay clients without a valid token', async () => {
+test('the deployment refuses unknown models, and the relay clients without a valid token, saying what to do', async () => {
   const client = await Client.connect(d.clientOptions());
   const e = await client.classify('vgg16', new Float32Array(784)).catch((x) => x);
   client.close();
@@ -53,13 +53,26 @@ test('the deployment refuses unknown models, and the relay clients without a val
   assert.match(e.message, /vgg16/);
   assert.match(e.message, /lenet/);
 
+  // Each refusal says what to do about it (the relay's reason comes along).
   const { token, ...noToken } = d.clientOptions();
   assert.ok(token);
   const refused = await Client.connect({ ...noToken, timeoutMs: 5_000 }).catch((x) => x);
   assert.equal(refused.name, 'RingfenceError', String(refused));
+  assert.match(refused.message, /the relay requires a join token for this session: pass `token` \(`ringfence local-deployment --dev` serves one at http:\/\/127\.0\.0\.1:8787\/session/);
+  assert.match(refused.message, /\(relay: 401 this relay requires a token\)$/);
   const other = d.clientOptions();
   const stolen = await Client.connect({ ...other, token: d.clientOptions().token, timeoutMs: 5_000 }).catch((x) => x);
   assert.equal(stolen.name, 'RingfenceError', String(stolen));
+  assert.match(stolen.message, /the join token is not for this connection: pass the token issued for this session id and participant 3 \(relay: 403 the token is for another session\)$/);
+  const stale = await Client.connect({ ...other, token: `${other.token.slice(0, -4)}0000`, timeoutMs: 5_000 }).catch((x) => x);
+  assert.match(stale.message, /the relay did not accept the join token .*get a fresh token .*\(relay: 401 token signature is not "local"'s\)$/);
+  const typo = await Client.connect({ ...d.clientOptions(), deployment: 'locale', timeoutMs: 5_000 }).catch((x) => x);
+  assert.match(typo.message, /the relay has no deployment "locale": check `deployment`/);
+  // A token without its deployment: named before anything is sent.
+  const { deployment, ...noDeployment } = d.clientOptions();
+  const missing = await Client.connect(noDeployment).catch((x) => x);
+  assert.equal(missing.code, 'INVALID_ARGUMENT', String(missing));
+  assert.ok(missing.message.includes(`a token but no deployment: pass \`deployment\` ('${deployment}', the token's)`), missing.message);
   // The deployment still serves a proper client afterwards.
   const r = await classify('nn-a', 7, 'meteor');
   assert.equal(r.got, r.expected);

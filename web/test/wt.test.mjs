@@ -163,7 +163,7 @@ test('a refusal over WebTransport is final: no WebSocket attempt, the relay’s 
     connect(randomSessionId(), 0, kps, { webTransport: { url: 'https://relay.test' }, WebTransport: fake.WebTransport, WebSocket: NoWebSocket }),
     'TRANSPORT',
   );
-  assert.match(e.message, /refused \(403\): the token is for another session/);
+  assert.match(e.message, /the join token is not for this connection: .* \(relay: 403 the token is for another session\)$/);
 });
 
 test('a WebTransport that cannot connect falls back to the WebSocket, and says why', async () => {

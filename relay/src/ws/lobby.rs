@@ -114,6 +114,20 @@ impl Lobby {
             };
         }
     }
+
+    /// Leaves the lobby with a WebSocket close handshake, so that the relay logs a planned
+    /// departure (`closed by the party`) rather than a lost connection.
+    pub async fn close(mut self) {
+        use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+        use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+        let frame = CloseFrame { code: CloseCode::Away, reason: "server party stopping".into() };
+        if self.ws.close(Some(frame)).await.is_err() {
+            return;
+        }
+        // The relay answers with its own close frame; waiting for it ends the handshake cleanly.
+        let answered = async { while let Some(Ok(_)) = self.ws.next().await {} };
+        let _ = tokio::time::timeout(Duration::from_secs(2), answered).await;
+    }
 }
 
 fn lost(e: impl ToString) -> RelayError {

@@ -10,6 +10,10 @@
 //!  relay → party   [from: u8]              (no payload) `from` left: its link has ended
 //! ```
 //!
+//! A refused connection gets the HTTP status and reason of its refusal; a client offering the
+//! subprotocol [`IN_BAND_ADMISSION`] (browsers: they cannot read a refused upgrade) is upgraded
+//! either way, then hears [`ADMITTED`] first or is closed with 4000 + that status.
+//!
 //! What the payloads are is up to the parties' link mode (announced in the path, equal for
 //! every party of a session):
 //! - `noise-aesgcm` (native [`TcpTransport::connect_via_relay`](crate::TcpTransport), and the
@@ -39,7 +43,7 @@ pub(crate) use client::Mux;
 pub use client::RelayLinkConfig;
 pub use lobby::{Invitation, Lobby, LobbyEvent};
 pub use path::{parse_session_hex, Invite, LobbyPath, RelayPath, Request};
-pub use server::{RelayLimits, RelayServer};
+pub use server::{RelayLimits, RelayServer, ADMITTED, IN_BAND_ADMISSION};
 pub use session::{log, set_log_json};
 // The WebTransport front end (`crate::wt`) serves the same sessions.
 pub(crate) use pump::{run_member, truncate, PartyReader, PartyWriter};

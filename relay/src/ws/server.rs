@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_tungstenite::tungstenite::http::{Response, StatusCode};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, Response, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::Message;
@@ -15,7 +15,7 @@ use tokio_tungstenite::WebSocketStream;
 
 use super::path::Request;
 use super::pump::{run_member, truncate, PartyReader, PartyWriter};
-use super::session::{log, reap_interval, short, Member, Registry, Waiter};
+use super::session::{log, reap_interval, short, Member, Refusal, Registry, Waiter};
 use crate::error::RelayError;
 use crate::token::Trusted;
 
@@ -241,11 +241,17 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
         .max_message_size(Some(limits.max_message))
         .max_frame_size(Some(limits.max_message));
     let mut admitted: Option<Admitted> = None;
+    let mut refused_in_band: Option<Refusal> = None;
+    let mut in_band = false;
     // tungstenite's callback signature fixes the error type (an HTTP response).
     #[allow(clippy::result_large_err)]
     let admit = |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
-                 resp: Response<()>| {
+                 mut resp: Response<()>| {
         let path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        in_band = offers_in_band_admission(req.headers());
+        if in_band {
+            resp.headers_mut().insert(PROTOCOL, HeaderValue::from_static(IN_BAND_ADMISSION));
+        }
         let joined = Request::parse(path).map_err(|e| (400, e)).and_then(|r| match r {
             Request::Session(p) => registry.join(&p).map(Admitted::Member),
             Request::Lobby(p) => registry.wait(&p).map(|(w, rx)| Admitted::Waiter(w, rx)),
@@ -258,6 +264,10 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
             }
             Err(refusal) => {
                 registry.count_refused(addr, "", &refusal);
+                if in_band {
+                    refused_in_band = Some(refusal);
+                    return Ok(resp);
+                }
                 let (code, reason) = refusal;
                 let mut r = Response::new(Some(reason));
                 *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
@@ -270,7 +280,7 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
         tokio_tungstenite::accept_hdr_async_with_config(tcp, admit, Some(cfg)),
     )
     .await;
-    let ws = match accepted {
+    let mut ws = match accepted {
         Ok(Ok(ws)) => ws,
         Ok(Err(e)) => {
             if admitted.is_some() {
@@ -280,10 +290,16 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
         }
         Err(_) => return log(format_args!("{addr}: no WebSocket handshake in time")),
     };
+    if let Some(refusal) = refused_in_band {
+        return refuse_in_band(ws, refusal).await;
+    }
+    let Some(admitted) = admitted else { return };
+    if in_band && ws.send(Message::Text(ADMITTED.into())).await.is_err() {
+        return;
+    }
     let member = match admitted {
-        None => return,
-        Some(Admitted::Member(m)) => m,
-        Some(Admitted::Waiter(w, invites)) => {
+        Admitted::Member(m) => m,
+        Admitted::Waiter(w, invites) => {
             let (d, party) = (w.deployment.clone(), w.party);
             log(format_args!("lobby {d}: {party} waiting, from {addr}"));
             let reason = run_waiter(ws, invites).await;
@@ -304,6 +320,40 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
 enum Admitted {
     Member(Member),
     Waiter(Waiter, tokio::sync::mpsc::Receiver<String>),
+}
+
+/// The WebSocket subprotocol of clients that learn of their admission in-band, for browsers:
+/// a browser's WebSocket cannot read the HTTP status or body of a refused upgrade (it sees only
+/// "error"). A client offering it (`Sec-WebSocket-Protocol`) is always upgraded, then either
+/// receives the text message [`ADMITTED`] before anything else, or is closed with the code
+/// 4000 + the HTTP status the relay would have refused it with (4401, 4403, 4404, ...; see
+/// the statuses of the admission refusals in [`super::session`]) and the reason.
+pub const IN_BAND_ADMISSION: &str = "ringfence.admission";
+
+/// The first message to an admitted client of [`IN_BAND_ADMISSION`].
+pub const ADMITTED: &str = "admitted";
+
+/// The header naming the WebSocket subprotocols.
+const PROTOCOL: &str = "sec-websocket-protocol";
+
+/// Whether the client offers [`IN_BAND_ADMISSION`] among its subprotocols.
+fn offers_in_band_admission(headers: &tokio_tungstenite::tungstenite::http::HeaderMap) -> bool {
+    headers
+        .get_all(PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == IN_BAND_ADMISSION)
+}
+
+/// Closes an upgraded but refused connection with 4000 + the HTTP status and the reason,
+/// then waits a moment for the client's close frame (a clean close handshake).
+async fn refuse_in_band(mut ws: WebSocketStream<TcpStream>, (code, reason): Refusal) {
+    let frame =
+        CloseFrame { code: CloseCode::from(4000 + code), reason: truncate(&reason, 120).into() };
+    let _ = ws.close(Some(frame)).await;
+    let drained = async { while let Some(Ok(_)) = ws.next().await {} };
+    let _ = tokio::time::timeout(Duration::from_secs(2), drained).await;
 }
 
 /// Writes invitations (text messages) to a waiting server party until it leaves or another

@@ -31,6 +31,11 @@ pub(crate) struct Queued {
 }
 
 /// Why a join was refused: an HTTP status and a reason for the client.
+///
+/// Admission refusals keep distinct statuses so that a client can say what to do about them
+/// without parsing the reason: 401 no token, or one that does not verify (malformed, forged,
+/// expired); 403 a valid token for another session, party or deployment; 404 an invited
+/// deployment this relay does not know.
 pub(crate) type Refusal = (u16, String);
 
 /// Counters of a relay since it started (exported by [`super::metrics`]).
@@ -177,7 +182,7 @@ impl Registry {
             return Ok(None);
         }
         let token = token.ok_or((401, "this relay requires a token".to_string()))?;
-        let t: Token = self.trusted.verify(token, unix_now()).map_err(|e| (403, e))?;
+        let t: Token = self.trusted.verify(token, unix_now()).map_err(|e| (401, e))?;
         if t.party != party {
             return Err((403, format!("the token is for {}, not {party}", t.party)));
         }
@@ -311,6 +316,10 @@ impl Registry {
     /// Admits a connection for `p`: creates the session if needed, refuses duplicates,
     /// mismatches and anything over the limits.
     pub(crate) fn join(self: &Arc<Self>, p: &RelayPath) -> Result<Member, Refusal> {
+        let trusts = |d: &str| !self.trusted.required() || self.trusted.knows(d);
+        if let Some(i) = p.invite.as_ref().filter(|i| !trusts(&i.deployment)) {
+            return Err((404, format!("this relay has no deployment {:?}", i.deployment)));
+        }
         let admitted = self.admit(p.token.as_deref(), p.party, Some(p.session))?;
         if let (Some(d), Some(i)) = (&admitted, &p.invite) {
             if *d != i.deployment {

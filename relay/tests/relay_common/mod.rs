@@ -31,8 +31,13 @@ pub async fn relay(limits: RelayLimits) -> String {
 
 /// `GET path` on a plain HTTP listener; returns the whole response.
 pub async fn http_get(addr: SocketAddr, path: &str) -> String {
+    http_request(addr, &format!("GET {path}")).await
+}
+
+/// The request `METHOD TARGET` on a plain HTTP listener; returns the whole response.
+pub async fn http_request(addr: SocketAddr, request: &str) -> String {
     let mut tcp = TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes()).await.unwrap();
+    tcp.write_all(format!("{request} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes()).await.unwrap();
     let mut out = String::new();
     tcp.read_to_string(&mut out).await.unwrap();
     out
@@ -139,4 +144,47 @@ pub async fn tap(relay_url: &str) -> (String, Arc<Mutex<Vec<u8>>>) {
 /// Whether `needle` occurs in `hay`.
 pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// One private classification of `input` by `model` as a client of a deployment (a
+/// configuration inviting it, with a token for its session).
+pub async fn classify(
+    cfg: ringfence_relay::ws::RelayLinkConfig,
+    model: &str,
+    backend: ringfence_core::service::Backend,
+    input: &[f64],
+) -> Result<usize, String> {
+    classify_counted(cfg, model, backend, input).await.map(|(class, _)| class)
+}
+
+/// [`classify`], with the bytes the client's links sent and received on the wire.
+pub async fn classify_counted(
+    cfg: ringfence_relay::ws::RelayLinkConfig,
+    model: &str,
+    backend: ringfence_core::service::Backend,
+    input: &[f64],
+) -> Result<(usize, u64), String> {
+    use ringfence_core::net::{Ctx, PartyId};
+    use ringfence_core::service::{Client, CLIENT};
+    use ringfence_relay::{os_seed, TcpTransport};
+    let session = cfg.session;
+    let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+    let mut c = Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
+    let info = c
+        .request(&ringfence_core::service::Request::new(model, backend, 1))
+        .await
+        .map_err(|e| e.to_string())?;
+    let ready = c.setup(&info).await.map_err(|e| e.to_string())?;
+    let out = c.run(ready, input).await.map_err(|e| e.to_string())?;
+    let mut wire = 0;
+    if let Some(ctx) = c.into_ctx() {
+        let t = ctx.into_transport();
+        t.flushed().await.map_err(|e| e.to_string())?;
+        wire = (0..3u8)
+            .map(|j| t.wire_stats(PartyId(j)))
+            .map(|w| w.bytes_sent + w.bytes_received)
+            .sum();
+        t.close().await.map_err(|e| e.to_string())?;
+    }
+    Ok((out.classes[0], wire))
 }

@@ -8,11 +8,14 @@
 //! Everything the deployment needs (identity keys, tokens, configuration files) is written to a
 //! fresh private directory, removed when the deployment is dropped; the deployment's signing
 //! key is kept there too, so a script can issue client tokens with `ringfence token issue`.
+//!
+//! Dropping the deployment stops it in order, so that nothing reads like a crash: the parties
+//! get SIGTERM and leave the relay's lobby with a close handshake, then the relay shuts down.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -31,6 +34,12 @@ pub(crate) const DEPLOYMENT: &str = "local";
 /// How long the server parties may take to load their models and reach the lobby.
 const STARTUP: Duration = Duration::from_secs(60);
 
+/// How long a stopping party may take to leave (and finish a session) before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// How long client tokens of the deployment stay valid.
+const CLIENT_TOKEN_LIFETIME: u64 = 600;
+
 /// A running local deployment. Dropping it stops the parties and removes its directory.
 pub(crate) struct LocalDeployment {
     /// The relay's URL.
@@ -39,9 +48,10 @@ pub(crate) struct LocalDeployment {
     pub(crate) webtransport: Option<(String, String)>,
     /// The server parties' public keys, P0..P2.
     pub(crate) public_keys: Vec<PublicKey>,
-    key: DeploymentKey,
+    key: Arc<DeploymentKey>,
     dir: PathBuf,
     procs: Vec<Child>,
+    relay_stop: Option<RelayStop>,
     events: mpsc::Receiver<(usize, Option<serde_json::Value>)>,
     /// Events read while waiting for the parties to start, handed out first by `next_event`.
     early: std::collections::VecDeque<(usize, serde_json::Value)>,
@@ -60,7 +70,7 @@ impl LocalDeployment {
         max_sessions: usize,
         direct_sessions: bool,
     ) -> Result<Self, String> {
-        let key = DeploymentKey::generate().map_err(|e| e.to_string())?;
+        let key = Arc::new(DeploymentKey::generate().map_err(|e| e.to_string())?);
         let mut trusted = Trusted::default();
         trusted.add(DEPLOYMENT, key.public());
         let server = rt
@@ -78,7 +88,14 @@ impl LocalDeployment {
             }
             None => None,
         };
-        rt.spawn(server.run());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = rt.spawn(server.run_until(
+            async {
+                let _ = stopped.await;
+            },
+            Duration::ZERO,
+        ));
+        let relay_stop = Some(RelayStop { stop, running, rt: rt.handle().clone() });
         let dir = private_dir()?;
         let mut me = Self {
             relay,
@@ -87,6 +104,7 @@ impl LocalDeployment {
             key,
             dir,
             procs: Vec::new(),
+            relay_stop,
             events: mpsc::channel().1,
             early: Default::default(),
         };
@@ -184,9 +202,19 @@ impl LocalDeployment {
 
     /// A token for the client (participant 3) of `session`, valid for ten minutes.
     pub(crate) fn client_token(&self, session: SessionId) -> String {
-        let expires = unix_now() + 600;
-        Token { deployment: DEPLOYMENT.into(), session: Some(session), party: PartyId(3), expires }
-            .sign(&self.key)
+        client_token(&self.key, session)
+    }
+
+    /// What `--dev` hands out: the deployment's addresses and keys, and its signing key for a
+    /// fresh client token per session.
+    pub(crate) fn dev_sessions(&self) -> crate::dev::DevSessions {
+        crate::dev::DevSessions {
+            relay: self.relay.clone(),
+            webtransport: self.webtransport.clone(),
+            deployment: DEPLOYMENT,
+            parties: self.public_keys.iter().map(|k| k.to_hex()).collect(),
+            key: self.key.clone(),
+        }
     }
 
     /// Each server party's peak resident memory in bytes (0 where unknown).
@@ -255,14 +283,62 @@ impl LocalDeployment {
     }
 }
 
+/// A token for the client (participant 3) of `session` of the local deployment.
+pub(crate) fn client_token(key: &DeploymentKey, session: SessionId) -> String {
+    let expires = unix_now() + CLIENT_TOKEN_LIFETIME;
+    Token { deployment: DEPLOYMENT.into(), session: Some(session), party: PartyId(3), expires }
+        .sign(key)
+}
+
+/// The embedded relay's shutdown switch.
+struct RelayStop {
+    stop: tokio::sync::oneshot::Sender<()>,
+    running: tokio::task::JoinHandle<Result<(), ringfence_relay::RelayError>>,
+    rt: tokio::runtime::Handle,
+}
+
 impl Drop for LocalDeployment {
     fn drop(&mut self) {
         for c in &mut self.procs {
+            terminate(c);
+        }
+        let deadline = Instant::now() + STOP_GRACE;
+        for c in &mut self.procs {
+            while matches!(c.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }
+        if let Some(r) = self.relay_stop.take() {
+            let _ = r.stop.send(());
+            // Bounded by the relay's own flush of its last close frames (2 s).
+            let _ = r
+                .rt
+                .block_on(async { tokio::time::timeout(Duration::from_secs(3), r.running).await });
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Asks a party to stop (SIGTERM: it leaves the lobby cleanly and lets its sessions finish);
+/// where there is no SIGTERM, stops it at once.
+fn terminate(c: &mut Child) {
+    // Already reaped (it exited): its pid may belong to another process by now.
+    if !matches!(c.try_wait(), Ok(None)) {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    if let Ok(pid) = libc::pid_t::try_from(c.id()) {
+        #[allow(unsafe_code)]
+        // SAFETY: kill(2) takes two integers and touches no memory of ours; `pid` is our own
+        // child, not reaped (checked above), so it cannot have been reused by another process.
+        let sent = unsafe { libc::kill(pid, libc::SIGTERM) } == 0;
+        if sent {
+            return;
+        }
+    }
+    let _ = c.kill();
 }
 
 /// A new directory only this user can enter, under the system's temporary directory.
@@ -306,20 +382,52 @@ pub(crate) struct LocalArgs {
     /// Serve WebSocket only.
     #[arg(long)]
     no_webtransport: bool,
+    /// Also stop when stdin closes (for a parent process that holds the pipe as a lifeline);
+    /// without it, only SIGINT (Ctrl-C) or SIGTERM stop the deployment.
+    #[arg(long)]
+    stop_on_stdin_eof: bool,
+    /// Development only: also serve a fresh session and its join token to anyone who asks, at
+    /// `GET http://<--dev-http>/session` (JSON with the keys of the SDK's ClientOptions).
+    #[arg(long)]
+    dev: bool,
+    /// Where --dev serves sessions (a loopback address: it hands tokens to anyone).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787", requires = "dev")]
+    dev_http: std::net::SocketAddr,
 }
 
 /// `ringfence local-deployment`: starts a local deployment serving the shipped models, prints
 /// one JSON line `{"relay", "webtransport", "cert_sha256", "deployment", "public_keys",
 /// "signing_key_file"}` once it is ready (`webtransport`: the `https://` URL of the relay's
 /// WebTransport front end, `cert_sha256`: its certificate's hash for `serverCertificateHashes`;
-/// both `null` with `--no-webtransport`),
-/// then the parties' events (JSON lines, each with its `party`), until stdin closes or the
-/// process is killed.
+/// both `null` with `--no-webtransport`; with `--dev` also `"dev"`, the URL of its sessions),
+/// then the parties' events (JSON lines, each with its `party`), until SIGINT or SIGTERM (or
+/// stdin closing, with `--stop-on-stdin-eof`, or stdout closing), and stops cleanly.
 pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
+    // Refused before anything starts: the address is the one thing a user may get wrong here.
+    if a.dev {
+        crate::dev::check_loopback(a.dev_http)?;
+    }
     let rt = crate::runtime(2)?;
     let models = shipped_models();
     if models.is_empty() {
         return Err("no shipped model found (run from the repository, see models/README.md)".into());
+    }
+    // Every reason to stop ends up here; the signal handlers are in place before the parties
+    // start, so that a signal during start-up still stops them.
+    let (stop_tx, stop) = mpsc::channel::<()>();
+    let on_signal = stop_tx.clone();
+    rt.spawn(async move {
+        crate::relay::terminated().await;
+        let _ = on_signal.send(());
+    });
+    if a.stop_on_stdin_eof {
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while matches!(std::io::stdin().read_line(&mut sink), Ok(n) if n > 0) {
+                sink.clear();
+            }
+            let _ = stop_tx.send(());
+        });
     }
     eprintln!(
         "ringfence local-deployment: starting a relay and 3 server parties serving {}",
@@ -328,7 +436,7 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
     let wt = (!a.no_webtransport).then_some(a.webtransport);
     let mut d = LocalDeployment::start(&rt, a.listen, wt, &models, 16, true)?;
     let (webtransport, cert_sha256) = d.webtransport.clone().unzip();
-    let ready = serde_json::json!({
+    let mut ready = serde_json::json!({
         "relay": d.relay,
         "webtransport": webtransport,
         "cert_sha256": cert_sha256,
@@ -336,24 +444,42 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
         "public_keys": d.public_keys.iter().map(|k| k.to_hex()).collect::<Vec<_>>(),
         "signing_key_file": d.key_file(),
     });
-    println!("{ready}");
-    // Stop (and clean up) when the parent closes our stdin.
-    let (stop_tx, stop) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while matches!(std::io::stdin().read_line(&mut sink), Ok(n) if n > 0) {
-            sink.clear();
-        }
-        let _ = stop_tx.send(());
-    });
+    if a.dev {
+        let url = rt.block_on(crate::dev::serve(a.dev_http, d.dev_sessions()))?;
+        ready["dev"] = url.clone().into();
+        eprintln!(
+            "ringfence local-deployment: session tokens for anyone at {url} (development only: \
+             never expose it)\nringfence local-deployment: ready; Ctrl-C stops it"
+        );
+    }
+    if !emit(&ready.to_string()) {
+        return Ok(());
+    }
     loop {
         if stop.try_recv().is_ok() {
             return Ok(());
         }
-        if let Some((_, e)) = d.next_event(Duration::from_millis(200))? {
-            println!("{e}");
+        match d.next_event(Duration::from_millis(200)) {
+            Ok(Some((_, e))) => {
+                if !emit(&e.to_string()) {
+                    return Ok(());
+                }
+            }
+            Ok(None) => {}
+            // A party stopped by the same signal as this process (a terminal's Ctrl-C reaches
+            // the whole process group, systemd signals every process of the unit) is a stop.
+            Err(_) if stop.recv_timeout(Duration::from_secs(1)).is_ok() => return Ok(()),
+            Err(e) => return Err(e),
         }
     }
+}
+
+/// Writes one line to stdout; `false` once stdout is gone (a closed pipe, e.g. `| head -1`:
+/// then there is nobody left to tell, and the deployment stops quietly).
+fn emit(line: &str) -> bool {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
 }
 
 #[cfg(test)]

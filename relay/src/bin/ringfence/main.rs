@@ -1,15 +1,19 @@
-//! `ringfence`: run three rep3 parties as separate processes on loopback, linked by
-//! Noise-encrypted TCP, to benchmark operations (`bench`) or show an end-to-end computation
-//! (`demo`).
+//! `ringfence`: the native side of ringfence in one binary: the relay (`relay`), long-running
+//! server parties of a deployment (`party`), their keys and join tokens (`keygen`, `token`), a
+//! whole deployment on loopback for development (`local-deployment`), an end-to-end private
+//! classification (`demo`), benchmarks and load tests (`bench`, `load`), and model inspection
+//! (`model`).
 //!
-//! The parent generates the parties' Noise keypairs, spawns three children of this executable
-//! (hidden subcommands), hands each its private key on stdin, collects the ports they bound,
-//! tells them their peers, and gathers their JSON-line reports from stdout. Children exit when
-//! their stdin closes, and the parent kills them if anything fails.
+//! `bench` runs its parties as processes: the parent generates their Noise keypairs, spawns
+//! three children of this executable (hidden subcommands), hands each its private key on stdin,
+//! collects the ports they bound, tells them their peers, and gathers their JSON-line reports
+//! from stdout. Children exit when their stdin closes, and the parent kills them if anything
+//! fails.
 
 mod bench;
 mod children;
 mod demo;
+mod dev;
 mod inspect;
 mod join;
 mod keygen;
@@ -38,7 +42,8 @@ use crate::bench::Op;
 use crate::children::Children;
 use crate::msgs::FromChild;
 
-/// Secure 3-party computation over Z_2^k on loopback: benchmarks and a demo.
+/// Secure 3-party computation over Z_2^k: the relay, server parties of a deployment, their keys
+/// and join tokens, a local deployment for development, a demo, benchmarks and load tests.
 #[derive(Parser)]
 #[command(name = "ringfence", version)]
 struct Cli {
@@ -73,7 +78,8 @@ enum Cmd {
     #[command(hide = true)]
     BenchParty(PartyArgs),
     /// Run a local deployment (a relay and three server parties on 127.0.0.1 serving the
-    /// shipped models) until stdin closes; prints its address and keys as one JSON line.
+    /// shipped models) until Ctrl-C or SIGTERM; prints its address and keys as one JSON line.
+    /// With --dev, also hands out sessions and join tokens over HTTP (development only).
     LocalDeployment(local::LocalArgs),
     /// Bounded load tests on loopback: concurrent clients of a local deployment, or concurrent
     /// sessions through one relay; prints throughput, latency percentiles and memory.

@@ -350,24 +350,26 @@ pub(crate) fn run(a: &ServerArgs) -> Result<(), String> {
     }
     let slots = Arc::new(tokio::sync::Semaphore::new(server.max_sessions));
     rt.block_on(async {
-        tokio::select! {
-            r = lobby_loop(server.clone(), slots.clone()) => r,
-            () = crate::relay::terminated() => {
-                // Leave the lobby (no new sessions), let the running ones finish.
-                let running = server.max_sessions - slots.available_permits();
-                server.event("stopping", &[("running_sessions", running.into())]);
-                let all = u32::try_from(server.max_sessions).unwrap_or(u32::MAX);
-                let drained = tokio::time::timeout(server.timeout * 2, slots.acquire_many(all)).await;
-                server.event("stopped", &[("drained", drained.is_ok().into())]);
-                Ok(())
-            }
-        }
+        let mut stop = std::pin::pin!(crate::relay::terminated());
+        lobby_loop(server.clone(), slots.clone(), stop.as_mut()).await?;
+        // Out of the lobby (no new sessions): let the running ones finish.
+        let running = server.max_sessions - slots.available_permits();
+        server.event("stopping", &[("running_sessions", running.into())]);
+        let all = u32::try_from(server.max_sessions).unwrap_or(u32::MAX);
+        let drained = tokio::time::timeout(server.timeout * 2, slots.acquire_many(all)).await;
+        server.event("stopped", &[("drained", drained.is_ok().into())]);
+        Ok(())
     })
 }
 
 /// Waits in the lobby (reconnecting with back-off) and starts a session per invitation,
-/// holding one of `slots` while it runs.
-async fn lobby_loop(s: Arc<Server>, slots: Arc<tokio::sync::Semaphore>) -> Result<(), String> {
+/// holding one of `slots` while it runs; returns once `stop` resolves, having left the lobby
+/// with a close handshake.
+async fn lobby_loop(
+    s: Arc<Server>,
+    slots: Arc<tokio::sync::Semaphore>,
+    mut stop: std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+) -> Result<(), String> {
     let path = LobbyPath {
         deployment: s.deployment.clone(),
         party: s.me,
@@ -377,11 +379,18 @@ async fn lobby_loop(s: Arc<Server>, slots: Arc<tokio::sync::Semaphore>) -> Resul
     };
     let mut backoff = Duration::from_millis(200);
     loop {
-        let mut lobby = match Lobby::connect(&s.relay, &path, s.timeout).await {
+        let connected = tokio::select! {
+            c = Lobby::connect(&s.relay, &path, s.timeout) => c,
+            () = &mut stop => return Ok(()),
+        };
+        let mut lobby = match connected {
             Ok(l) => l,
             Err(e) => {
                 s.event("relay_unreachable", &[("error", e.to_string().into())]);
-                tokio::time::sleep(backoff).await;
+                tokio::select! {
+                    () = tokio::time::sleep(backoff) => {}
+                    () = &mut stop => return Ok(()),
+                }
                 backoff = (backoff * 2).min(Duration::from_secs(10));
                 continue;
             }
@@ -397,7 +406,14 @@ async fn lobby_loop(s: Arc<Server>, slots: Arc<tokio::sync::Semaphore>) -> Resul
             ],
         );
         loop {
-            match lobby.next().await {
+            let next = tokio::select! {
+                n = lobby.next() => n,
+                () = &mut stop => {
+                    lobby.close().await;
+                    return Ok(());
+                }
+            };
+            match next {
                 Ok(LobbyEvent::Invited(inv)) => {
                     let Ok(slot) = slots.clone().acquire_owned().await else {
                         return Err("the session limit was closed".into());

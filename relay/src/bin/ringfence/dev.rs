@@ -1,0 +1,111 @@
+//! `ringfence local-deployment --dev`: hands a fresh session and its join token to anyone who
+//! asks over HTTP, so that a page or script can be the client of the local deployment without
+//! a backend of its own. Development only: a real deployment's backend decides who gets a
+//! token (`ringfence token issue`), which is the whole point of tokens.
+//!
+//! ```text
+//! GET /session   200 application/json, a fresh session each time:
+//!                {"relay", "webTransport": {"url", "certificateHash"}, "deployment",
+//!                 "session": 32 hex, "token", "parties": [3 × 64 hex]}
+//! OPTIONS *      204 (CORS preflight)
+//! GET /          200 text/plain: what is served here
+//! anything else  404 text/plain
+//! ```
+//!
+//! The keys are those of the SDK's `ClientOptions` (`session` and `parties` as hex, which the
+//! SDK's byte options are made from); `webTransport` is left out without a WebTransport front
+//! end. Every answer allows any origin: pages are served from anywhere during development.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use ringfence_core::net::SessionId;
+use ringfence_relay::http::Reply;
+use ringfence_relay::token::DeploymentKey;
+
+/// What `GET /session` hands out.
+pub(crate) struct DevSessions {
+    /// The relay's `ws://` URL.
+    pub(crate) relay: String,
+    /// The WebTransport front end's URL and certificate hash (hex), if on.
+    pub(crate) webtransport: Option<(String, String)>,
+    /// The deployment the client invites.
+    pub(crate) deployment: &'static str,
+    /// The server parties' public keys (hex), P0..P2.
+    pub(crate) parties: Vec<String>,
+    /// Signs each session's client token.
+    pub(crate) key: Arc<DeploymentKey>,
+}
+
+impl DevSessions {
+    /// A fresh session and its client token, as the body of `GET /session` (written by hand:
+    /// the keys keep the documented order, which a JSON map would sort).
+    fn session(&self) -> Result<String, String> {
+        let id = SessionId(crate::random_bytes::<16>()?);
+        let hex: String = id.0.iter().map(|b| format!("{b:02x}")).collect();
+        let json = |v: serde_json::Value| v.to_string();
+        let webtransport = match &self.webtransport {
+            Some((url, hash)) => format!(
+                r#""webTransport":{{"url":{},"certificateHash":{}}},"#,
+                json(url.clone().into()),
+                json(hash.clone().into())
+            ),
+            None => String::new(),
+        };
+        Ok(format!(
+            r#"{{"relay":{},{webtransport}"deployment":{},"session":"{hex}","token":{},"parties":{}}}"#,
+            json(self.relay.clone().into()),
+            json(self.deployment.into()),
+            json(crate::local::client_token(&self.key, id).into()),
+            json(self.parties.clone().into()),
+        ))
+    }
+
+    /// The answer to `method target`.
+    fn answer(&self, method: &str, target: &str) -> Reply {
+        let path = target.split_once('?').map_or(target, |(p, _)| p);
+        let reply = match (method, path) {
+            ("OPTIONS", _) => Reply::empty("204 No Content")
+                .header("access-control-allow-methods", "GET")
+                .header("access-control-allow-headers", "*"),
+            ("GET", "/session") => match self.session() {
+                Ok(body) => Reply::new("200 OK", "application/json", body)
+                    .header("cache-control", "no-store"),
+                Err(e) => Reply::text("500 Internal Server Error", format!("{e}\n")),
+            },
+            ("GET", "/") => Reply::text(
+                "200 OK",
+                "ringfence local-deployment --dev (development only)\n\
+                 GET /session: a fresh session of the local deployment and a join token for its \
+                 client, as JSON with the keys of the SDK's ClientOptions.\n",
+            ),
+            _ => Reply::text("404 Not Found", "not found: GET /session serves sessions\n"),
+        };
+        reply.header("access-control-allow-origin", "*")
+    }
+}
+
+/// Refuses an address other than loopback, saying why.
+pub(crate) fn check_loopback(addr: SocketAddr) -> Result<(), String> {
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    Err(format!(
+        "--dev-http {addr}: not a loopback address. --dev hands a join token to anyone who asks, \
+         so it serves on loopback only (e.g. 127.0.0.1:8787); a real deployment issues tokens \
+         from its own backend (ringfence token issue)"
+    ))
+}
+
+/// Serves `sessions` on `addr` (loopback only) in the background; returns the URL of
+/// `GET /session`.
+pub(crate) async fn serve(addr: SocketAddr, sessions: DevSessions) -> Result<String, String> {
+    check_loopback(addr)?;
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("--dev-http {addr}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| format!("--dev-http {addr}: {e}"))?;
+    tokio::spawn(ringfence_relay::http::serve(listener, "dev session server", move |m, t| {
+        sessions.answer(m, t)
+    }));
+    Ok(format!("http://{bound}/session"))
+}
