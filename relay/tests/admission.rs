@@ -114,3 +114,21 @@ async fn an_admitted_in_band_client_hears_so_first_and_others_keep_http_refusals
     let e = connect(&format!("{url}{}", client_path(""))).await.unwrap_err();
     assert!(e.starts_with("HTTP 401") && e.contains("requires a token"), "{e}");
 }
+
+/// A lobby of 255 server parties (the most a path can name) has no room for a client: the
+/// invitation is refused with the reason, where counting the client overflowed a `u8` before.
+#[tokio::test]
+async fn a_lobby_of_255_servers_refuses_an_invitation_instead_of_overflowing() {
+    let (url, key) = trusting_relay().await;
+    let server = token(&key, None, 0, unix_now() + 600);
+    let lobby = format!("{url}/v1/lobby/acme/0?parties=255&mode=noise-aesgcm&token={server}");
+    let _p0 = connect(&lobby).await.expect("the lobby admits P0 of 255");
+    let t = token(&key, Some(S), 3, unix_now() + 600);
+    let invite = format!("&token={t}&deployment=acme&client_key={}", "ab".repeat(32));
+    let (code, reason) = in_band(&format!("{url}{}", client_path(&invite))).await.unwrap_err();
+    assert_eq!(code, 4400, "{reason}");
+    assert!(
+        reason.contains("has 255 server parties") && reason.contains("P255 of 256"),
+        "{reason}"
+    );
+}

@@ -244,16 +244,17 @@ impl Registry {
         let Some(lobby) = lobbies.get(deployment) else {
             return Err((503, format!("deployment {deployment:?} has no party connected")));
         };
-        if lobby.parties + 1 != p.parties || p.party.0 != lobby.parties || lobby.mode != p.mode {
+        // The client is the participant after the servers: in u16, since a lobby of 255 servers
+        // would overflow the count.
+        let with_client = u16::from(lobby.parties) + 1;
+        if with_client != u16::from(p.parties) || p.party.0 != lobby.parties || lobby.mode != p.mode
+        {
             return Err((
                 400,
                 format!(
                     "deployment {deployment:?} has {} server parties in mode {}: its client is \
                      P{} of {} in that mode",
-                    lobby.parties,
-                    lobby.mode,
-                    lobby.parties,
-                    lobby.parties + 1
+                    lobby.parties, lobby.mode, lobby.parties, with_client
                 ),
             ));
         }
