@@ -13,11 +13,13 @@
 //! knows `r_1`.
 //!
 //! **Error.** The result is `⌊x·y / 2^d⌋` or one less (−1 in the last place: the carry of the
-//! dropped low bits of `c` and `r` is lost), and is wrong by about 2^(k−d) with probability ≈ |x·y| / 2^(k−1), when
-//! `z − r` wraps (|x·y| here is the product of the *encoded* integers, i.e. with 2d fractional
-//! bits). With k = 64 and encoded products below 2^40 that is below 2^-23 per multiplication.
-//! In Z_2^32 the margin is thin: with d = 8, real products of magnitude 1000 fail about once in
-//! 32 multiplications, so use Z_2^32 fixed point only for values of a few units, or Z_2^64.
+//! dropped low bits of `c` and `r` is lost), and is wrong by about 2^(k−d) exactly when `z − r`
+//! leaves the signed range [−2^(k−1), 2^(k−1)): with `r` uniform there, that has probability
+//! |z| / 2^k (|z| here is the product of the *encoded* integers, i.e. with 2d fractional bits;
+//! the failures over many truncations add up at most). With k = 64 and encoded products below
+//! 2^40 that is below 2^-24 per multiplication. In Z_2^32 the margin is thin: with d = 8, real
+//! products of magnitude 1000 fail about once in 64 multiplications, so use Z_2^32 fixed point
+//! only for values of a few units, or Z_2^64.
 //!
 //! **Leakage caveat.** The rounding bit depends on the dropped low bits of `x·y` and on `r`; the
 //! ideal functionality is "truncate with a random −1 error", not exact truncation. Revealing

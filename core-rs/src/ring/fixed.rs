@@ -10,7 +10,8 @@
 //!   infinities, is an [`Error::OutOfRange`], never a silent wrap.
 //! * **Products** carry 2f fractional bits until truncated, so a product is exact only while
 //!   |x·y| < 2^(k-1-2f); probabilistic truncation (see `rep3::trunc`) further needs the product
-//!   far below 2^(k-1), because it fails with probability about |x·y·2^(2f)| / 2^(k-1).
+//!   far below 2^(k-1), because it fails with probability |x·y·2^(2f)| / 2^k (the encoded
+//!   product's magnitude over the ring size).
 
 use super::IntRing;
 use crate::error::Error;
