@@ -25,6 +25,25 @@ fn owner(onnx: &[u8]) -> (ModelShape, FixedPlan<Z64>) {
     }
 }
 
+/// The committed shape files (`models/NAME.rfshape`, what the demo's P1 and P2 serve) are those
+/// of the committed ONNX files.
+#[test]
+fn the_committed_shape_files_are_the_shipped_models_shapes() {
+    let committed: [(&str, &[u8]); 7] = [
+        ("nn-a", include_bytes!("../../models/nn-a.rfshape")),
+        ("nn-b", include_bytes!("../../models/nn-b.rfshape")),
+        ("nn-c", include_bytes!("../../models/nn-c.rfshape")),
+        ("lenet", include_bytes!("../../models/lenet.rfshape")),
+        ("logreg", include_bytes!("../../models/logreg.rfshape")),
+        ("svm", include_bytes!("../../models/svm.rfshape")),
+        ("tree", include_bytes!("../../models/tree.rfshape")),
+    ];
+    for ((name, onnx), (file, bytes)) in MODELS.iter().zip(committed) {
+        assert_eq!(*name, file);
+        assert_eq!(bytes, &owner(onnx).0.encode()[..], "models/{name}.rfshape is stale: regenerate it with ringfence model shape");
+    }
+}
+
 #[test]
 fn every_shipped_model_s_shape_round_trips_and_matches_the_owner_s_digest() {
     for (name, onnx) in MODELS {
