@@ -40,7 +40,11 @@ fn the_committed_shape_files_are_the_shipped_models_shapes() {
     ];
     for ((name, onnx), (file, bytes)) in MODELS.iter().zip(committed) {
         assert_eq!(*name, file);
-        assert_eq!(bytes, &owner(onnx).0.encode()[..], "models/{name}.rfshape is stale: regenerate it with ringfence model shape");
+        assert_eq!(
+            bytes,
+            &owner(onnx).0.encode()[..],
+            "models/{name}.rfshape is stale: regenerate it with ringfence model shape"
+        );
     }
 }
 
