@@ -605,3 +605,30 @@ fn a_server_other_than_the_owner_refuses_the_weights_unless_the_model_is_public(
     assert!(matches!(load(1, &damaged, false), Err(NnError::ShapeFile(_))));
     assert!(matches!(load(1, b"not a model", false), Err(NnError::Malformed(_))));
 }
+
+/// Servers given different shapes of a model do not make runs of it ahead of demand: the mesh
+/// fails at its start, at every party, naming the model.
+#[test]
+fn a_mesh_of_servers_holding_different_shapes_of_a_model_fails_naming_it() {
+    let scores = ModelPolicy { reveals: Output::Logits, ..ModelPolicy::default() };
+    let mut catalogs = loaded(common::LOGREG, [scores; 3]);
+    let model = import_onnx(common::LOGREG).unwrap();
+    let other = ModelShape::new(&model, FixedPlan::<Z64>::new(&model, 12).unwrap().shape());
+    catalogs[1].load(PartyId(1), "logreg", &other.encode(), scores).unwrap();
+    let net = testing::Net::new(3);
+    let targets = [Target { model: "logreg".into(), backend: Backend::Rep3, runs: 1 }];
+    let mut futs: Vec<Fut<'_, Result<(), Error>>> = Vec::new();
+    for ((i, seeds), cat) in testing::rep3_seeds(11).into_iter().enumerate().zip(&catalogs) {
+        let me = PartyId(i as u8);
+        let ctx = Ctx::new(me, 3, SessionId([9; 16]), net.transport(me));
+        let targets = &targets;
+        futs.push(Box::pin(async move {
+            let mut m = Meteor::new(Rep3::setup(ctx, seeds).await?);
+            Mesh::start(&mut m, cat, targets, &Shelf::new(), 7).await.map(|_| ())
+        }));
+    }
+    for r in net.run(futs) {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("hold different shapes of model \"logreg\""), "{e}");
+    }
+}
