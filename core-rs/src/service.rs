@@ -7,8 +7,10 @@
 //! ```text
 //!  client                       P0, P1, P2
 //!  Request ───────────────────▶ (each)            model, backend, output, batch      1 round
-//!                               P_i ↔ P_j          the parties compare the requests   1 round
-//!                                                  (P0 adds the id of a stocked run, if any)
+//!                               P_i ↔ P_j          the parties compare the requests,  1 round
+//!                                                  the model's shape digest and their
+//!                                                  verdicts (P0 adds the id of a stocked
+//!                                                  run, if any)
 //!  ◀─────────────────────────── ModelInfo (each)  sizes, input range, or a refusal   1 round
 //!  ··· setup: model weights shared by P0, masks, preprocessing (METEOR: the client
 //!      receives its input mask); with a run made ahead of demand (see [`stock`]) only that
@@ -20,14 +22,22 @@
 //! ```
 //!
 //! The three parties check that they received the same request before anything else runs, so a
-//! client cannot make them run different programs; a refusal (unknown model, batch too large,
-//! an output the backend cannot give) reaches the client as [`Error::Refused`] with the reason,
-//! and the parties as [`Outcome::Refused`].
+//! client cannot make them run different programs, and that they hold the same shape of the
+//! requested model ([`PlanShape::digest`]: P1 and P2 load a shape file, P0 the weights, see
+//! [`nn::shape`]); each also sends its own verdict, so a refusal by any one is a refusal by all.
+//! A refusal (unknown model, batch too large, an output the backend cannot give or the model's
+//! owner does not allow, different shapes) reaches the client as [`Error::Refused`] with the
+//! reason, and the parties as [`Outcome::Refused`].
+//!
+//! What a client may learn is the model owner's choice, per model ([`ModelPolicy::reveals`]):
+//! the class only (the default: scores help extract a model by repeated queries) or the scores.
+//! Every party enforces it; METEOR always reveals the scores, so it serves only models whose
+//! scores may be revealed.
 //! Control words travel as [`Z64`] elements in ordinary checked frames.
 //!
 //! ```
 //! use std::pin::Pin;
-//! use ringfence_core::{net::{Ctx, PartyId, SessionId}, nn::{Dense, Layer, Model, FixedPlan}, prg::Seed,
+//! use ringfence_core::{net::{Ctx, PartyId, SessionId}, nn::{self, Dense, Layer, Model, FixedPlan}, prg::Seed,
 //!     rep3::Rep3, ring::Z64, service::{self, Backend, Catalog, Request}, testing};
 //! // A one-layer model y = 2·x0 − x1 + 0.5.
 //! let model = Model { input_name: "x".into(), input_shape: vec![2], class_labels: None,
@@ -40,7 +50,8 @@
 //! for (i, seeds) in testing::rep3_seeds(1).into_iter().enumerate() {
 //!     let me = PartyId(i as u8);
 //!     let mut catalog = Catalog::new(8);
-//!     catalog.add("tiny", plan.shape(), (i == 0).then(|| plan.clone()));
+//!     // This example asks for the scores: the model's owner allows them.
+//!     catalog.add("tiny", plan.shape(), (i == 0).then(|| plan.clone()), nn::Output::Logits);
 //!     let ctx = Ctx::new(me, 4, SessionId([1; 16]), net.transport(me));
 //!     futs.push(Box::pin(async move {
 //!         let p = Rep3::setup(ctx, seeds).await?;
@@ -64,7 +75,7 @@
 use crate::meteor::client::MeteorClient;
 use crate::meteor::Meteor;
 use crate::net::{Ctx, FrameError, PartyId, Stats, Transport};
-use crate::nn::{self, argmax_rows, FixedPlan, InputRange, Output, PlanShape};
+use crate::nn::{self, argmax_rows, FixedPlan, InputRange, ModelFile, NnError, Output, PlanShape};
 use crate::prg::Seed;
 use crate::rep3::client::Rep3Client;
 use crate::rep3::Rep3;
@@ -254,7 +265,27 @@ impl ModelInfo {
 struct Served {
     name: String,
     shape: PlanShape,
+    /// [`PlanShape::digest`] of `shape`, compared among the parties for every request.
+    digest: [u8; 32],
     plan: Option<FixedPlan<Z64>>,
+    reveals: Output,
+}
+
+/// How a party serves one model: its deployment's per-model settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelPolicy {
+    /// The weights are public: a party other than the owner may load the weight-bearing file
+    /// (else it must be given the shape file, see [`nn::shape`]).
+    pub public: bool,
+    /// The most a client may learn: [`Output::Argmax`] (the class only, the default) or
+    /// [`Output::Logits`] (the scores, or the class).
+    pub reveals: Output,
+}
+
+impl Default for ModelPolicy {
+    fn default() -> Self {
+        Self { public: false, reveals: Output::Argmax }
+    }
 }
 
 /// The models a compute party serves, by name, and its limits. The model owner
@@ -294,10 +325,54 @@ impl Catalog {
         self.models.iter().find(|m| m.name == name)
     }
 
-    /// Serves `shape` under `name`; the owner passes the weights (`plan`), others `None`.
-    pub fn add(&mut self, name: &str, shape: PlanShape, plan: Option<FixedPlan<Z64>>) {
+    /// Serves `shape` under `name`, revealing at most `reveals` to clients; the owner passes
+    /// the weights (`plan`), others `None`.
+    pub fn add(
+        &mut self,
+        name: &str,
+        shape: PlanShape,
+        plan: Option<FixedPlan<Z64>>,
+        reveals: Output,
+    ) {
         self.models.retain(|m| m.name != name);
-        self.models.push(Served { name: name.into(), shape, plan });
+        let digest = shape.digest();
+        self.models.push(Served { name: name.into(), shape, digest, plan, reveals });
+    }
+
+    /// Serves the model file `bytes` (ONNX or a shape file, see [`ModelFile`]) under `name` as
+    /// party `me`, with `policy`. The owner ([`MODEL_OWNER`]) needs the weights; any other party
+    /// refuses them unless the model is public (it takes the shape file instead, which holds no
+    /// weight). Errors say what is wrong and how to fix it.
+    pub fn load(
+        &mut self,
+        me: PartyId,
+        name: &str,
+        bytes: &[u8],
+        policy: ModelPolicy,
+    ) -> Result<(), NnError> {
+        let file = ModelFile::parse(bytes)?;
+        let (shape, plan) = match file {
+            ModelFile::Weights { plan, .. } if me == MODEL_OWNER => (plan.shape(), Some(plan)),
+            ModelFile::Weights { shape, .. } if policy.public => (shape.plan, None),
+            ModelFile::Weights { .. } => {
+                return Err(NnError::NotServable(format!(
+                    "model {name:?}: this file holds the model's weights (ONNX), and {me} is not \
+                     the model owner ({MODEL_OWNER}), which alone may hold them: give {me} the \
+                     weight-free shape file instead (ringfence model shape MODEL.onnx --out \
+                     {name}.rfshape), or mark the model public (public = true) if its weights \
+                     may be shown to every server"
+                )))
+            }
+            ModelFile::Shape(_) if me == MODEL_OWNER => {
+                return Err(NnError::NotServable(format!(
+                    "model {name:?}: this is a shape file, without weights, and {me} is the \
+                     model owner, which shares them: give {me} the model's ONNX file"
+                )))
+            }
+            ModelFile::Shape(shape) => (shape.plan, None),
+        };
+        self.add(name, shape, plan, policy.reveals);
+        Ok(())
     }
 
     /// The served names, in the order they were added.
@@ -316,6 +391,18 @@ impl Catalog {
             return Err(format!(
                 "batch of {} (this deployment takes 1 to {})",
                 req.batch, self.max_batch
+            ));
+        }
+        if req.output != Output::Argmax && m.reveals == Output::Argmax {
+            return Err(format!(
+                "model {:?} reveals only the class, not the scores (its owner's choice): ask for \
+                 the class{}",
+                req.model,
+                if req.backend == Backend::Meteor {
+                    " on rep3 (meteor always reveals the scores)"
+                } else {
+                    ""
+                }
             ));
         }
         if req.backend == Backend::Meteor && req.output == Output::Argmax {
@@ -398,16 +485,35 @@ pub async fn serve<T: Transport>(
         }
         _ => None,
     };
+    // After the request: the ticket, this party's verdict (1: accepted) and the digest of the
+    // model's shape it holds (zeros when it refuses).
+    let digest = verdict.as_ref().map_or([0; 32], |(_, (m, _))| m.digest);
     let mut mine = words.clone();
     mine.push(Z64(stocked.as_ref().map_or(0, |r| r.id)));
+    mine.push(Z64(u64::from(verdict.is_ok())));
+    mine.extend(digest_words(&digest));
     for &j in &others {
         ctx.send(j, &mine)?;
     }
     let mut ticket = 0;
     for &j in &others {
-        let theirs = ctx.recv::<Z64>(j, REQUEST_WORDS + 1).await?;
+        let theirs = ctx.recv::<Z64>(j, REQUEST_WORDS + 6).await?;
         if theirs[..REQUEST_WORDS] != words[..] {
             verdict = Err(format!("the client sent {j} and {me} different requests"));
+        } else if let Ok((r, _)) = &verdict {
+            // Keep this party's own reason if it refused; otherwise say whose verdict differs.
+            if theirs[REQUEST_WORDS + 1].0 != 1 {
+                verdict = Err(format!("{j} refused the request for model {:?}", r.model));
+            } else if theirs[REQUEST_WORDS + 2..] != mine[REQUEST_WORDS + 2..] {
+                verdict = Err(format!(
+                    "the servers hold different shapes of model {:?} ({me}: {}, {j}: {}): \
+                     give every server the shape of the same model file (ringfence model \
+                     shape)",
+                    r.model,
+                    short_hex(&digest),
+                    short_hex(&words_digest(&theirs[REQUEST_WORDS + 2..]))
+                ));
+            }
         }
         if j == MODEL_OWNER {
             ticket = theirs[REQUEST_WORDS].0;
@@ -508,6 +614,24 @@ fn wrong_material(backend: Backend) -> Error {
         "the stocked run taken for a {} session is not {0} material",
         backend.name()
     ))
+}
+
+/// A shape digest as the four words of a control message.
+fn digest_words(d: &[u8; 32]) -> Vec<Z64> {
+    d.chunks(8).map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))).collect()
+}
+
+fn words_digest(w: &[Z64]) -> [u8; 32] {
+    let mut d = [0; 32];
+    for (c, z) in d.chunks_mut(8).zip(w) {
+        c.copy_from_slice(&z.0.to_le_bytes());
+    }
+    d
+}
+
+/// The first 8 bytes of a digest in hex: enough to tell two apart in a message.
+fn short_hex(d: &[u8; 32]) -> String {
+    d[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn used_up() -> Error {

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use ringfence_core::meteor::Meteor;
 use ringfence_core::net::{Ctx, PartyId, SessionId, Stats};
 use ringfence_core::nn::{
-    argmax_rows, import_onnx, FixedPlan, InputRange, Output, DEFAULT_FRAC_BITS,
+    argmax_rows, import_onnx, FixedPlan, InputRange, ModelFile, ModelShape, NnError, Output,
+    DEFAULT_FRAC_BITS,
 };
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::Rep3;
@@ -18,7 +19,7 @@ use ringfence_core::ring::fixed::FixedPoint;
 use ringfence_core::ring::Z64;
 use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
 use ringfence_core::service::{
-    self, Backend, Catalog, Classification, Outcome, Request, Stage, CLIENT,
+    self, Backend, Catalog, Classification, ModelPolicy, Outcome, Request, Stage, CLIENT,
 };
 use ringfence_core::testing::{self, MemTransport};
 use ringfence_core::Error;
@@ -39,10 +40,37 @@ fn logreg_plan() -> FixedPlan<Z64> {
     FixedPlan::new(&import_onnx(common::LOGREG).unwrap(), DEFAULT_FRAC_BITS).unwrap()
 }
 
+/// Party `me`'s catalogue serving `plan` as "logreg", scores allowed.
 fn catalog(me: u8, plan: &FixedPlan<Z64>) -> Catalog {
     let mut c = Catalog::new(16);
-    c.add("logreg", plan.shape(), (me == 0).then(|| plan.clone()));
+    c.add("logreg", plan.shape(), (me == 0).then(|| plan.clone()), Output::Logits);
     c
+}
+
+/// The shape file of an ONNX model.
+fn shape_file(onnx: &[u8]) -> Vec<u8> {
+    ModelFile::parse(onnx).unwrap().shape().encode()
+}
+
+/// The catalogues of a deployment as it is meant to run: P0 loads the ONNX file, P1 and P2
+/// its shape file, each with its own policy.
+fn loaded(onnx: &[u8], policies: [ModelPolicy; 3]) -> [Catalog; 3] {
+    let shape = shape_file(onnx);
+    [0u8, 1, 2].map(|i| {
+        let mut c = Catalog::new(16);
+        let bytes = if i == 0 { onnx } else { &shape[..] };
+        c.load(PartyId(i), "logreg", bytes, policies[usize::from(i)]).unwrap();
+        c
+    })
+}
+
+/// Every party refused, and the client was told a reason containing `want`.
+fn assert_all_refused(parties: &[PartyResult], out: Result<Classification, Error>, want: &str) {
+    let reason = refused(out);
+    assert!(reason.contains(want), "{reason}");
+    for p in parties {
+        assert!(matches!(p, Ok((Outcome::Refused(_), ..))), "{p:?}");
+    }
 }
 
 /// Runs the three parties serving `plan` as "logreg" and `client` on a fresh network; returns
@@ -497,4 +525,113 @@ fn the_decision_tree_runs_on_meteor_in_a_session_and_from_a_run_made_ahead() {
         assert_eq!(stages[1], Stage::SetupDone { stocked: true }, "the run made ahead was used");
     }
     assert!(shelves.iter().all(|s| s.ready("logreg", Backend::Meteor) == 0));
+}
+
+/// By default a model reveals only the class: every party refuses a request for the scores, on
+/// rep3 and on METEOR (which has no other output), and answers a request for the class.
+#[test]
+fn a_class_only_model_refuses_the_scores_on_both_backends_and_answers_the_class() {
+    let plan = logreg_plan();
+    for backend in [Backend::Rep3, Backend::Meteor] {
+        let catalogs = loaded(common::LOGREG, [ModelPolicy::default(); 3]);
+        let req = Request::new("logreg", backend, 1);
+        let (parties, out) = run_catalogs(3, catalogs, classify(req, digits(1)));
+        assert_all_refused(&parties, out, "model \"logreg\" reveals only the class");
+    }
+    let catalogs = loaded(common::LOGREG, [ModelPolicy::default(); 3]);
+    let req = Request { output: Output::Argmax, ..Request::new("logreg", Backend::Rep3, 2) };
+    let (parties, out) = run_catalogs(3, catalogs, classify(req, digits(2)));
+    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
+    let plain = plan.eval_plain(&fp.encode_slice::<Z64>(&digits(2)).unwrap(), 2).unwrap();
+    let want = argmax_rows(&plain.iter().map(|v| fp.decode(*v)).collect::<Vec<_>>(), 10);
+    assert_eq!(out.unwrap().classes, want);
+    assert!(parties.iter().all(|p| matches!(p, Ok((Outcome::Answered, ..)))), "{parties:?}");
+}
+
+/// A party whose settings refuse what the others accept makes all of them refuse (none runs a
+/// protocol the others do not).
+#[test]
+fn one_party_s_refusal_is_every_party_s() {
+    let scores = ModelPolicy { reveals: Output::Logits, ..ModelPolicy::default() };
+    let catalogs = loaded(common::LOGREG, [scores, scores, ModelPolicy::default()]);
+    let (parties, out) =
+        run_catalogs(3, catalogs, classify(Request::new("logreg", Backend::Rep3, 1), digits(1)));
+    assert_all_refused(&parties, out, "P2 refused the request for model \"logreg\"");
+}
+
+/// Servers given shapes of different models under one name refuse it, naming it, before any
+/// weight or input moves.
+#[test]
+fn servers_holding_different_shapes_of_a_model_refuse_it_by_name() {
+    let scores = ModelPolicy { reveals: Output::Logits, ..ModelPolicy::default() };
+    let mut catalogs = loaded(common::LOGREG, [scores; 3]);
+    let model = import_onnx(common::LOGREG).unwrap();
+    let other = ModelShape::new(&model, FixedPlan::<Z64>::new(&model, 12).unwrap().shape());
+    catalogs[2].load(PartyId(2), "logreg", &other.encode(), scores).unwrap();
+    let (parties, out) =
+        run_catalogs(3, catalogs, classify(Request::new("logreg", Backend::Meteor, 1), digits(1)));
+    assert_all_refused(&parties, out, "the servers hold different shapes of model \"logreg\"");
+    for p in &parties {
+        let Ok((Outcome::Refused(r), stages, _)) = p else { unreachable!() };
+        assert!(r.contains("different shapes"), "{r}");
+        assert!(stages.is_empty(), "nothing ran: {stages:?}");
+    }
+}
+
+/// Only the model owner may load the weights, unless the model is public; the owner needs them.
+#[test]
+fn a_server_other_than_the_owner_refuses_the_weights_unless_the_model_is_public() {
+    let shape = shape_file(common::LOGREG);
+    let load = |me: u8, bytes: &[u8], public: bool| {
+        Catalog::new(1).load(
+            PartyId(me),
+            "logreg",
+            bytes,
+            ModelPolicy { public, ..Default::default() },
+        )
+    };
+    for me in [1, 2] {
+        let e = load(me, common::LOGREG, false).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, NnError::NotServable(_)), "{e:?}");
+        assert!(msg.contains("holds the model's weights"), "{msg}");
+        assert!(msg.contains("ringfence model shape"), "{msg}");
+        assert!(msg.contains("public = true"), "{msg}");
+        load(me, common::LOGREG, true).unwrap();
+        load(me, &shape, false).unwrap();
+    }
+    load(0, common::LOGREG, false).unwrap();
+    let e = load(0, &shape, false).unwrap_err().to_string();
+    assert!(e.contains("shape file, without weights") && e.contains("model owner"), "{e}");
+    let mut damaged = shape.clone();
+    damaged[20] ^= 1;
+    assert!(matches!(load(1, &damaged, false), Err(NnError::ShapeFile(_))));
+    assert!(matches!(load(1, b"not a model", false), Err(NnError::Malformed(_))));
+}
+
+/// Servers given different shapes of a model do not make runs of it ahead of demand: the mesh
+/// fails at its start, at every party, naming the model.
+#[test]
+fn a_mesh_of_servers_holding_different_shapes_of_a_model_fails_naming_it() {
+    let scores = ModelPolicy { reveals: Output::Logits, ..ModelPolicy::default() };
+    let mut catalogs = loaded(common::LOGREG, [scores; 3]);
+    let model = import_onnx(common::LOGREG).unwrap();
+    let other = ModelShape::new(&model, FixedPlan::<Z64>::new(&model, 12).unwrap().shape());
+    catalogs[1].load(PartyId(1), "logreg", &other.encode(), scores).unwrap();
+    let net = testing::Net::new(3);
+    let targets = [Target { model: "logreg".into(), backend: Backend::Rep3, runs: 1 }];
+    let mut futs: Vec<Fut<'_, Result<(), Error>>> = Vec::new();
+    for ((i, seeds), cat) in testing::rep3_seeds(11).into_iter().enumerate().zip(&catalogs) {
+        let me = PartyId(i as u8);
+        let ctx = Ctx::new(me, 3, SessionId([9; 16]), net.transport(me));
+        let targets = &targets;
+        futs.push(Box::pin(async move {
+            let mut m = Meteor::new(Rep3::setup(ctx, seeds).await?);
+            Mesh::start(&mut m, cat, targets, &Shelf::new(), 7).await.map(|_| ())
+        }));
+    }
+    for r in net.run(futs) {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("hold different shapes of model \"logreg\""), "{e}");
+    }
 }

@@ -34,11 +34,14 @@ try {
   // Each operator: an identity key and a token for any session; then the config file.
   const keys = [0, 1, 2].map((i) => publicKeyIn(cli('keygen', '--out', at(`p${i}.key`))));
   const template = readFileSync(join(HERE, 'party.toml.in'), 'utf8');
+  // The model's owner (P0) keeps the ONNX file; P1 and P2 get its shape file, without weights.
+  cli('model', 'shape', model, '--out', at('digits.rfshape'));
   for (const i of [0, 1, 2]) {
     const token = cli('token', 'issue', '--key', at('deploy.key'), '--deployment', DEPLOYMENT,
       '--party', String(i), '--any-session', '--ttl-secs', '3600');
     writeFileSync(at(`p${i}.token`), token);
-    const values = { party: i, relay: relay.url, public_keys: keys.map((k) => `"${k}"`).join(', '), model };
+    const file = i === 0 ? model : at('digits.rfshape');
+    const values = { party: i, relay: relay.url, public_keys: keys.map((k) => `"${k}"`).join(', '), model: file };
     writeFileSync(at(`p${i}.toml`), template.replace(/\{\{(\w+)\}\}/g, (_, name) => String(values[name])));
   }
   // The three servers; each logs one JSON line per event, `waiting` once it is in the lobby.

@@ -4,6 +4,11 @@
 //! onnxruntime's classes; tokens are enforced; a vanished client or a killed party ends its
 //! session with a clear error within the timeout, and the deployment serves new sessions
 //! afterwards. Each party serves its health and metrics (`metrics = ADDR`).
+//!
+//! As in a real deployment only P0, the model owner, gets the ONNX file; P1 and P2 get its
+//! shape file (`ringfence model shape`), and the tests check that it holds no weight, that a
+//! non-owner refuses the weights, that servers with different shapes refuse the model, and
+//! that a class-only model (the default) never reveals its scores.
 
 mod relay_common;
 #[path = "../src/bin/ringfence/testset.rs"]
@@ -18,6 +23,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ringfence_core::net::{Ctx, SessionId};
+use ringfence_core::nn::{import_onnx, Layer, ModelFile, Output};
 use ringfence_core::service::{self, Backend, Request, CLIENT};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, PublicKey, Security, StaticKeypair, TcpTransport};
@@ -71,6 +77,19 @@ impl Deployment {
 
     /// A deployment whose party `i`'s configuration gets `extra(i)` before its `[[model]]`.
     fn start_each(tag: &str, extra: impl Fn(usize) -> String) -> Self {
+        Self::start_models(tag, extra, |_, files| {
+            model_entry("nn-a", &files[0], "output = \"scores\"")
+        })
+    }
+
+    /// A deployment whose party `i`'s configuration gets `extra(i)`, then `models(i, files)`:
+    /// its `[[model]]` tables, `files` being what it may load of NN-A (P0: the ONNX file, P1
+    /// and P2: the shape file, then the ONNX file; in the deployment's directory).
+    fn start_models(
+        tag: &str,
+        extra: impl Fn(usize) -> String,
+        models: impl Fn(usize, &[PathBuf]) -> String,
+    ) -> Self {
         let dir =
             std::env::temp_dir().join(format!("ringfence-deploy-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -101,7 +120,15 @@ impl Deployment {
         let keys: Vec<String> = (0..3)
             .map(|i| public_key_in(&cli(&["keygen", "--out", &p(&format!("p{i}.key"))])))
             .collect();
-        let models = repo().join("models");
+        let onnx = repo().join("models/nn-a.onnx");
+        let shape = dir.join("nn-a.rfshape");
+        cli(&[
+            "model",
+            "shape",
+            &onnx.display().to_string(),
+            "--out",
+            &shape.display().to_string(),
+        ]);
         for (i, _) in keys.iter().enumerate() {
             let token = cli(&[
                 "token",
@@ -120,9 +147,9 @@ impl Deployment {
             let cfg = format!(
                 "party = {i}\ndeployment = \"acme\"\nrelay = \"{url}\"\nkey_file = \"p{i}.key\"\n\
                  token_file = \"p{i}.token\"\npublic_keys = {keys:?}\ntimeout_ms = {PARTY_TIMEOUT_MS}\n\
-                 {}\n[[model]]\nname = \"nn-a\"\npath = \"{}\"\n",
+                 {}\n{}",
                 extra(i),
-                models.join("nn-a.onnx").display()
+                models(i, &if i == 0 { vec![onnx.clone()] } else { vec![shape.clone(), onnx.clone()] })
             );
             std::fs::write(p(&format!("p{i}.toml")), cfg).unwrap();
         }
@@ -260,6 +287,11 @@ impl Drop for Deployment {
     }
 }
 
+/// A `[[model]]` table serving `file` as `name`, with more `settings` lines.
+fn model_entry(name: &str, file: &Path, settings: &str) -> String {
+    format!("\n[[model]]\nname = {name:?}\npath = {:?}\n{settings}\n", file.display().to_string())
+}
+
 /// The relay's `ringfence_relay_bytes_total`.
 async fn relay_bytes(addr: SocketAddr) -> u64 {
     let m = http_get(addr, "/metrics").await;
@@ -298,9 +330,10 @@ fn a_cli_deployment_serves_concurrent_clients_with_the_plaintext_models_answers(
         assert_eq!(e["model"], "nn-a");
         assert!(e["online_bytes"].as_u64().unwrap() > 0, "{e}");
     }
-    // A request for a model the deployment does not serve is refused with the list it serves.
+    // A request for a model the deployment does not serve is refused without the list it
+    // serves.
     let err = rt.block_on(classify(d.client(), "vgg16", Backend::Meteor, &[0.0])).unwrap_err();
-    assert!(err.contains("vgg16") && err.contains("nn-a"), "{err}");
+    assert!(err.contains("vgg16") && !err.contains("nn-a"), "{err}");
 }
 
 #[test]
@@ -428,8 +461,11 @@ fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
     // A METEOR client takes one: the session's setup is only its input mask; the mesh refills.
     // The servers' frames to each other go over direct links: the relay carries the client's.
     let relayed = rt.block_on(relay_bytes(d.relay_metrics));
-    let got =
-        rt.block_on(classify_counted(d.client(), "nn-a", Backend::Meteor, &set.samples(0, 1)));
+    let got = rt.block_on(classify_counted(
+        d.client(),
+        &Request::new("nn-a", Backend::Meteor, 1),
+        &set.samples(0, 1),
+    ));
     let (class, client_wire) = got.unwrap();
     assert_eq!(class, set.expected(0, 1)[0]);
     let relayed = rt.block_on(relay_bytes(d.relay_metrics)) - relayed;
@@ -596,4 +632,209 @@ fn a_pair_of_servers_that_cannot_link_directly_keeps_the_relay_and_says_why() {
         let none = "this party takes no direct links";
         assert_eq!(links[2], format!("P0 relay ({none}), P1 relay ({none})"));
     }
+}
+
+/// The 4-byte patterns of a model's weights as its ONNX file stores them (f32), leaving out
+/// the ones with two or more zero bytes (e.g. a tree's threshold 0.5 is `00 00 00 3f`, also the
+/// tail of one size and the start of the next): what is left are the values with a full
+/// mantissa, which a shape file holding no weight cannot contain by chance.
+fn weight_patterns(onnx: &Path) -> Vec<[u8; 4]> {
+    let model = import_onnx(&std::fs::read(onnx).unwrap()).unwrap();
+    let mut ws: Vec<f64> = Vec::new();
+    for l in &model.layers {
+        match l {
+            Layer::Dense(d) => ws.extend(d.weights.iter().chain(&d.bias)),
+            Layer::Conv(c) => ws.extend(c.weights.iter().chain(&c.bias)),
+            Layer::Trees(t) => ws.extend(t.thresholds.iter().chain(&t.leaf_weights)),
+            _ => {}
+        }
+    }
+    ws.iter()
+        .map(|&w| (w as f32).to_le_bytes())
+        .filter(|b| b.iter().filter(|&&x| x == 0).count() < 2)
+        .collect()
+}
+
+/// `file` is a shape file (no ONNX, so no initializer) of the model in `onnx`, and none of
+/// that model's weights appears in it (the checksum at its end is left out: 32 random bytes).
+fn assert_weight_free(file: &Path, onnx: &Path) {
+    let bytes = std::fs::read(file).unwrap();
+    assert!(
+        matches!(ModelFile::parse(&bytes), Ok(ModelFile::Shape(_))),
+        "{} is not a shape file",
+        file.display()
+    );
+    let weights = weight_patterns(onnx);
+    assert!(!weights.is_empty(), "{}", onnx.display());
+    let body = &bytes[..bytes.len() - 32];
+    for w in &weights {
+        assert!(
+            !body.windows(4).any(|b| b == w),
+            "{}: a weight of {}",
+            file.display(),
+            onnx.display()
+        );
+    }
+}
+
+/// The `[[model]]` tables of a party configuration: (name, path).
+fn configured_models(cfg: &Path) -> Vec<(String, PathBuf)> {
+    let v: toml::Value = toml::from_str(&std::fs::read_to_string(cfg).unwrap()).unwrap();
+    let dir = cfg.parent().unwrap();
+    v["model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["name"].as_str().unwrap().into(), dir.join(m["path"].as_str().unwrap())))
+        .collect()
+}
+
+/// Runs `ringfence party` on a configuration it must refuse at start-up; returns its error.
+fn party_refuses(cfg: &Path) -> String {
+    let out = Command::new(EXE).args(["party", "--config"]).arg(cfg).output().unwrap();
+    assert!(!out.status.success(), "{} was accepted", cfg.display());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn p1_and_p2_get_only_the_shape_and_refuse_the_weights_unless_the_model_is_public() {
+    let d = Deployment::start("shape");
+    let onnx = repo().join("models/nn-a.onnx");
+    for i in 1..3 {
+        let models = configured_models(&d.dir.join(format!("p{i}.toml")));
+        assert_eq!(models.len(), 1);
+        assert_weight_free(&models[0].1, &onnx);
+    }
+    let (set, rt) = (testset::TestSet::for_model(&onnx).unwrap(), runtime());
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &set.samples(4, 1)));
+    assert_eq!(got, Ok(set.expected(4, 1)[0]));
+    // P1 given the weights refuses them, saying why and what to do; so does P0 given a shape.
+    let p1 = std::fs::read_to_string(d.dir.join("p1.toml")).unwrap();
+    let with_weights = p1
+        .replace("nn-a.rfshape", "nn-a.onnx")
+        .replace(&d.dir.join("nn-a.onnx").display().to_string(), &onnx.display().to_string());
+    let bad = d.dir.join("p1-weights.toml");
+    std::fs::write(&bad, &with_weights).unwrap();
+    let err = party_refuses(&bad);
+    for want in [
+        "holds the model's weights",
+        "P1 is not the model owner",
+        "ringfence model shape",
+        "public = true",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    let p0 = std::fs::read_to_string(d.dir.join("p0.toml")).unwrap();
+    let bad = d.dir.join("p0-shape.toml");
+    std::fs::write(
+        &bad,
+        p0.replace(&onnx.display().to_string(), &d.dir.join("nn-a.rfshape").display().to_string()),
+    )
+    .unwrap();
+    assert!(party_refuses(&bad).contains("shape file, without weights"));
+}
+
+#[test]
+fn servers_given_different_shapes_refuse_the_model_by_name() {
+    let d = Deployment::start_models(
+        "mismatch",
+        |_| String::new(),
+        |i, files| {
+            // P2 is given LeNet's shape under NN-A's name.
+            let file = if i == 2 {
+                let lenet = files[0].with_file_name("lenet.rfshape");
+                cli(&[
+                    "model",
+                    "shape",
+                    &repo().join("models/lenet.onnx").display().to_string(),
+                    "--out",
+                    &lenet.display().to_string(),
+                ]);
+                lenet
+            } else {
+                files[0].clone()
+            };
+            model_entry("nn-a", &file, "output = \"scores\"")
+        },
+    );
+    let rt = runtime();
+    let err = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &[0.0; 784])).unwrap_err();
+    assert!(err.contains("the servers hold different shapes of model \"nn-a\""), "{err}");
+    for i in 0..3 {
+        let reason = d.expect(i, "refused")["reason"].as_str().unwrap().to_string();
+        assert!(reason.contains("different shapes of model \"nn-a\""), "P{i}: {reason}");
+    }
+}
+
+#[test]
+fn a_class_only_model_answers_the_class_and_refuses_the_scores_on_both_backends() {
+    // No `output` setting: the default, the class only.
+    let d = Deployment::start_models(
+        "class",
+        |_| String::new(),
+        |_, files| model_entry("nn-a", &files[0], ""),
+    );
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    for backend in [Backend::Meteor, Backend::Rep3] {
+        let err =
+            rt.block_on(classify(d.client(), "nn-a", backend, &set.samples(0, 1))).unwrap_err();
+        assert!(err.contains("model \"nn-a\" reveals only the class"), "{backend:?}: {err}");
+        for i in 0..3 {
+            d.expect(i, "refused");
+        }
+    }
+    let req = Request { output: Output::Argmax, ..Request::new("nn-a", Backend::Rep3, 1) };
+    let got = rt.block_on(classify_counted(d.client(), &req, &set.samples(6, 1)));
+    assert_eq!(got.map(|(class, _)| class), Ok(set.expected(6, 1)[0]));
+}
+
+/// `ringfence local-deployment` (which the demo and the SDK's tests use) gives P0 the ONNX
+/// files and P1 and P2 weight-free shape files of the same models.
+#[test]
+fn the_local_deployment_gives_p1_and_p2_shape_files_only() {
+    let mut child = Command::new(EXE)
+        .args(["local-deployment", "--no-webtransport"])
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    // Kept open until the end: the deployment stops (removing its files) when its output closes.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut line).unwrap();
+    let ready: serde_json::Value =
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let dir =
+        PathBuf::from(ready["signing_key_file"].as_str().unwrap()).parent().unwrap().to_path_buf();
+    let owner = configured_models(&dir.join("p0.toml"));
+    assert!(owner.len() >= 5, "{owner:?}");
+    for (_, onnx) in &owner {
+        let bytes = std::fs::read(onnx).unwrap();
+        assert!(
+            matches!(ModelFile::parse(&bytes), Ok(ModelFile::Weights { .. })),
+            "{}",
+            onnx.display()
+        );
+    }
+    for i in 1..3 {
+        let models = configured_models(&dir.join(format!("p{i}.toml")));
+        assert_eq!(
+            models.iter().map(|m| &m.0).collect::<Vec<_>>(),
+            owner.iter().map(|m| &m.0).collect::<Vec<_>>()
+        );
+        for ((_, file), (_, onnx)) in models.iter().zip(&owner) {
+            assert_weight_free(file, onnx);
+        }
+    }
+    drop(child.stdin.take());
+    drop(out);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

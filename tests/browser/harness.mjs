@@ -20,7 +20,7 @@ export const ARTIFACTS = resolve(HERE, '../artifacts');
 /** Serves ROOTS on 127.0.0.1 (ephemeral port); resolves with `{ url, close }`. */
 export function serve() {
   return serveStatic(ROOTS, {
-    types: { '.json': 'application/json', '.onnx': 'application/octet-stream' },
+    types: { '.json': 'application/json', '.onnx': 'application/octet-stream', '.rfshape': 'application/octet-stream' },
     headers: { 'cache-control': 'no-store' },
   });
 }

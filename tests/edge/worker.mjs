@@ -63,7 +63,9 @@ async function serve({ relay, session, id, privateKey, publicKeys, timeoutMs }) 
   });
   try {
     const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport, parties: 4 });
-    const r = await party.serve({ models: { 'nn-a': new Uint8Array(nnA) } });
+    // As P0, the model owner, it serves the ONNX file (P1 and P2 would serve its shape file);
+    // the test's client asks for the scores.
+    const r = await party.serve({ models: { 'nn-a': { model: new Uint8Array(nnA), output: 'scores' } } });
     party.finish();
     return { outcome: r.outcome, request: r.request, reason: r.reason };
   } finally {

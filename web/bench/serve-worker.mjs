@@ -4,12 +4,13 @@
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { init } from 'ringfence';
-import { joinServingParty } from '../examples/local-deployment.mjs';
+import { joinServingParty, shapeFile } from '../examples/local-deployment.mjs';
 
 const { id, module, model, modelFile, requests, ...session } = workerData;
 await init({ forceFallback: module === 'nosimd' });
 const { party, close } = await joinServingParty({ ...session, id });
-const models = { [model]: readFileSync(modelFile) };
+// P0, the model owner, serves the ONNX file, P1 and P2 its shape file; the bench asks for scores.
+const models = { [model]: { model: readFileSync(id === 0 ? modelFile : shapeFile(modelFile)), output: 'scores' } };
 try {
   for (let r = 0; r < requests; r++) parentPort.postMessage({ result: await party.serve({ models, maxBatch: 1 }) });
   party.finish();

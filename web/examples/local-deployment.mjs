@@ -5,7 +5,9 @@
 // RINGFENCE_BIN overrides where it is looked for). Not part of the npm package.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Party, SecureRelayTransport, generateNoiseKeypair } from 'ringfence';
@@ -129,9 +131,27 @@ export async function startRelay(args = [], log = []) {
   };
 }
 
+/** Shape files written by {@link shapeFile}, by ONNX path. */
+const shapes = new Map();
+
+/**
+ * The path of the shape file of the ONNX model at `onnx` (no weights: what P1 and P2 serve),
+ * written once with `ringfence model shape` into a fresh temporary directory, under the same
+ * file stem (the name a session party serves it under).
+ */
+export function shapeFile(onnx) {
+  if (!shapes.has(onnx)) {
+    const out = join(mkdtempSync(join(tmpdir(), 'ringfence-shape-')), basename(onnx).replace(/\.onnx$/, '') + '.rfshape');
+    execFileSync(ringfenceBinary(), ['model', 'shape', onnx, '--out', out], { stdio: 'ignore' });
+    shapes.set(onnx, out);
+  }
+  return shapes.get(onnx);
+}
+
 /**
  * Native compute parties (`ids`, by default all three) serving the ONNX model at `model`
- * (under its file stem, e.g. `nn-a`) for one classification by a client, participant 3, whose
+ * (under its file stem, e.g. `nn-a`; P0, the model owner, loads that file, P1 and P2 its shape
+ * file, {@link shapeFile}; the scores may be revealed) for one classification by a client, participant 3, whose
  * public key is `clientPublicKey`: `ringfence session-party` processes linked through the relay at `relayUrl`,
  * driven by their parent line protocol (relay/src/bin/ringfence/msgs.rs): this side writes
  * `setup` (the party's private key, all four public keys, the session), each party answers
@@ -154,7 +174,7 @@ export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicK
   const children = ids.map((id) => {
     const child = spawn(
       ringfenceBinary(),
-      ['session-party', '--id', String(id), '--model', model, '--relay', relayUrl, '--timeout-ms', String(timeoutMs), ...args],
+      ['session-party', '--id', String(id), '--model', id === 0 ? model : shapeFile(model), '--relay', relayUrl, '--timeout-ms', String(timeoutMs), ...args],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     const send = (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`);

@@ -16,7 +16,7 @@
  * ```ts
  * const transport = await SecureRelayTransport.connect({ url, sessionId, id, keypair, publicKeys, parties: 4 });
  * const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport, parties: 4 });
- * const result = await party.serve({ models: { 'nn-a': onnxBytes }, maxBatch: 1 });
+ * const result = await party.serve({ models: { 'nn-a': { model: id === 0 ? onnxBytes : shapeBytes, output: 'scores' } }, maxBatch: 1 });
  * ```
  *
  * An input provider: a private classification by three parties that serve a model (they see
@@ -57,7 +57,8 @@ export type {
 } from './transport-wt.js';
 export { DaBitStore, Party, SharedBitVector, SharedVector, TruncPairStore } from './party.js';
 export type { PartyOptions, PartySeeds, PartyStats, ProgressCounters, ProgressEvent, RingValues, Stage } from './party.js';
-export type { ServeAnswered, ServeOptions, ServeRefused, ServeResult, ServeStageFigures, ServeStages, ServedRequest } from './serve.js';
+export { modelShape } from './serve.js';
+export type { ServeAnswered, ServeOptions, ServeRefused, ServeResult, ServeStageFigures, ServeStages, ServedModel, ServedRequest } from './serve.js';
 export { Client } from './client.js';
 export type {
   Classification, ClassifyInput, ClassifyOptions, ClientOptions, ClientProgressEvent, ClientStage, ModelDescription,

@@ -365,14 +365,16 @@ export class Party {
    * party must have joined with `parties: 4` (or more), over a transport that reaches the client.
    *
    * ```ts
-   * const onnx = new Uint8Array(await (await fetch('/models/nn-a.onnx')).arrayBuffer());
-   * const r = await party.serve({ models: { 'nn-a': onnx }, maxBatch: 1 });
+   * // P0, the model owner, serves the ONNX file; P1 and P2 its shape file (no weights).
+   * const file = new Uint8Array(await (await fetch(id === 0 ? '/models/nn-a.onnx' : '/models/nn-a.rfshape')).arrayBuffer());
+   * const r = await party.serve({ models: { 'nn-a': { model: file, output: 'scores' } }, maxBatch: 1 });
    * if (r.outcome === 'refused') console.log('refused:', r.reason);
    * else console.log(r.request.model, r.stages.online.ms, r.stages.online.bytesSent);
    * ```
    *
-   * Every model is imported before anything is sent: a malformed file rejects with
-   * `INVALID_MODEL` and the importer's reason, and the party stays fresh. A failure during the
+   * Every model is loaded before anything is sent: a malformed file rejects with
+   * `INVALID_MODEL` and the importer's reason, weights given to P1 or P2 (without `public`)
+   * with `INVALID_ARGUMENT`, and the party stays fresh. A failure during the
    * protocol (a peer or the client gone, a timeout) rejects, and the party is lost with it:
    * every later call fails with the same error.
    */

@@ -4,19 +4,44 @@
  * @module
  */
 
-import { RingfenceError } from './errors.js';
+import { RingfenceError, toRingfenceError } from './errors.js';
+import { bindings } from './init.js';
 import type { ProgressCounters, Stage } from './party.js';
 import type { WasmServeOutcome, WasmServeStage } from './wasm-api.js';
+
+/** One served model and how it is served (an entry of {@link ServeOptions.models}). */
+export interface ServedModel {
+  /**
+   * The model file: its ONNX bytes at the model owner, P0 (or anywhere for a `public` model),
+   * and its shape file ({@link modelShape}, `ringfence model shape`) at P1 and P2.
+   */
+  model: Uint8Array;
+  /**
+   * What a client may learn: the class only, or the scores too. Scores make extracting the
+   * model by repeated queries easier. METEOR always reveals the scores, so a `'class'` model is
+   * served on rep3 only. All three parties must agree (any refusal is every party's).
+   * @defaultValue 'class'
+   */
+  output?: 'class' | 'scores';
+  /**
+   * The weights are public: P1 and P2 may load the ONNX file (else they refuse it with
+   * `INVALID_ARGUMENT`: only the model owner may hold the weights).
+   * @defaultValue false
+   */
+  public?: boolean;
+}
 
 /** Options of {@link Party.serve}. */
 export interface ServeOptions {
   /**
-   * The served models: each name (1 to 32 bytes, what clients ask for) mapped to the model's
-   * ONNX bytes. The model owner, P0, shares the weights; P1 and P2 use only the shapes, so all
-   * three may load the same file. Every file is imported before anything is sent: a malformed
-   * one fails with `INVALID_MODEL`.
+   * The served models: each name (1 to 32 bytes, what clients ask for) mapped to the model file
+   * (a `Uint8Array`, served with the defaults) or a {@link ServedModel}. Only the model owner,
+   * P0, may hold the weights (ONNX): P1 and P2 load its shape file, which has none
+   * ({@link modelShape}), unless the model is `public`. The three compare the shape's digest on
+   * every request, so different files are a refusal naming the model. Every file is loaded
+   * before anything is sent: a malformed one fails with `INVALID_MODEL`.
    */
-  models: Record<string, Uint8Array>;
+  models: Record<string, Uint8Array | ServedModel>;
   /**
    * The most samples a request may carry; larger requests are refused.
    * @defaultValue 1
@@ -80,9 +105,27 @@ export interface ServeRefused {
 /** How {@link Party.serve} ended. */
 export type ServeResult = ServeAnswered | ServeRefused;
 
+/**
+ * The shape file of a model, from its ONNX bytes: the layers, sizes and fixed-point parameters
+ * without any weight (format: `core-rs/src/nn/shape.rs`; the same bytes as `ringfence model
+ * shape`). What P1 and P2 serve. A malformed model fails with `INVALID_MODEL`. Requires
+ * `await init()`.
+ *
+ * ```ts
+ * const shape = modelShape(onnx); // hand it to P1 and P2; P0 keeps `onnx`
+ * ```
+ */
+export function modelShape(onnx: Uint8Array): Uint8Array {
+  try {
+    return bindings().modelShape(onnx);
+  } catch (e) {
+    throw toRingfenceError(e);
+  }
+}
+
 /** The checked options, with defaults. @internal */
 export interface CheckedServeOptions {
-  models: Record<string, Uint8Array>;
+  models: Record<string, Uint8Array | ServedModel>;
   maxBatch: number;
   client: number;
 }

@@ -7,6 +7,7 @@
  */
 
 import type { Transport } from './transport.js';
+import type { ServedModel } from './serve.js';
 
 /** @internal */
 export interface WasmFreeable {
@@ -72,7 +73,7 @@ export interface WasmParty extends WasmFreeable {
   reveal(x: WasmSharedVec): Promise<BigInt64Array>;
   revealBits(b: WasmSharedBitVec): Promise<Uint8Array>;
   serve(
-    models: Record<string, Uint8Array>,
+    models: Record<string, Uint8Array | ServedModel>,
     maxBatch: number,
     client: number,
     onStage: ((stage: WasmServeStage, stats: WasmStats) => void) | undefined,
@@ -126,6 +127,7 @@ export interface WasmModule {
   };
   Client: new (session: Uint8Array, own: Uint8Array, transport: Transport) => WasmClient;
   encodeFixed(values: unknown, fracBits: number): BigInt64Array;
+  modelShape(onnx: Uint8Array): Uint8Array;
   decodeFixed(values: unknown, fracBits: number): Float64Array;
   builtWithSimd(): boolean;
 }

@@ -1,17 +1,21 @@
 // SDK compute parties serving a model (`Party.serve`) to the SDK `Client`, run on both wasm
 // modules (serve.test.mjs, serve-nosimd.test.mjs): one SDK party beside two native `ringfence
 // session-party` processes (as the model owner P0, and as P2), three SDK parties, malformed models
-// and refused requests. Every session is fresh and goes through the native relay.
+// and refused requests. Every session is fresh and goes through the native relay. As in a real
+// deployment P0 serves the ONNX file and P1 and P2 its weight-free shape file (`modelShape`).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { Client, InMemoryNetwork, Party, generateNoiseKeypair, insecureTestSeeds, randomSessionId } from 'ringfence';
+import { Client, InMemoryNetwork, Party, generateNoiseKeypair, insecureTestSeeds, modelShape, randomSessionId } from 'ringfence';
 import { joinServingParty, modelPath, referenceSample } from '../examples/local-deployment.mjs';
 import { rejectsWith, serveModel, startRelay } from './ws-relay.mjs';
 
 const NN_A = modelPath('nn-a');
 const NN_A_BYTES = readFileSync(NN_A);
 const TIMEOUT_MS = 20_000;
+
+/** What party `id` serves of the ONNX model `onnx`: P0 the file, P1 and P2 its shape; scores allowed. */
+const served = (id, onnx = NN_A_BYTES) => ({ model: id === 0 ? onnx : modelShape(onnx), output: 'scores' });
 
 /** Held-out MNIST digit `k` (pixels / 255) and onnxruntime's class for it. */
 const digit = (k) => referenceSample('nn-a', k);
@@ -31,7 +35,7 @@ export function defineServeSuite(name) {
    * the connected client, the SDK parties' results (a promise of `{ id, result, events }`
    * each, in `sdk` order) and the native parties' outcomes (a promise).
    */
-  async function deploy(t, sdk, serve = (party) => party.serve({ models: { 'nn-a': NN_A_BYTES } })) {
+  async function deploy(t, sdk, serve = (party, id) => party.serve({ models: { 'nn-a': served(id) } })) {
     const keypairs = [0, 1, 2].map(() => generateNoiseKeypair());
     const clientKey = generateNoiseKeypair();
     const sessionId = randomSessionId();
@@ -116,21 +120,28 @@ export function defineServeSuite(name) {
       [{ models: { 'nn-a': garbage } }, 'INVALID_MODEL', /^model "nn-a" \(4 bytes\): malformed ONNX: /],
       [{ models: { 'nn-a': NN_A_BYTES.subarray(0, NN_A_BYTES.length >> 1) } }, 'INVALID_MODEL', /^model "nn-a" \(\d+ bytes\): malformed ONNX/],
       [{ models: {} }, 'INVALID_ARGUMENT', /models must name at least one model/],
-      [{ models: NN_A_BYTES }, 'INVALID_ARGUMENT', /models must be an object \{name: ONNX bytes\}, got Buffer/],
-      [{ models: { 'nn-a': [1, 2] } }, 'INVALID_ARGUMENT', /models\["nn-a"\] must be the model's ONNX bytes \(a Uint8Array\), got Array/],
+      [{ models: NN_A_BYTES }, 'INVALID_ARGUMENT', /models must be an object \{name: model bytes\}, got Buffer/],
+      [{ models: { 'nn-a': [1, 2] } }, 'INVALID_ARGUMENT', /models\["nn-a"\]: model must be a Uint8Array, got undefined/],
+      [{ models: { 'nn-a': 7 } }, 'INVALID_ARGUMENT', /models\["nn-a"\] \(the model file, a Uint8Array, or \{model, output\}\) must be an object, got number/],
+      [{ models: { 'nn-a': { model: NN_A_BYTES, output: 'all' } } }, 'INVALID_ARGUMENT', /output must be 'class' or 'scores', got string/],
+      [{ models: { 'nn-a': { model: garbage } } }, 'INVALID_MODEL', /malformed ONNX/],
       [{ models: { ['x'.repeat(33)]: NN_A_BYTES } }, 'INVALID_ARGUMENT', /1 to 32 bytes/],
       [{ models: { 'nn-a': NN_A_BYTES }, maxBatch: 0 }, 'INVALID_ARGUMENT', /maxBatch must be at least 1/],
       [{ models: { 'nn-a': NN_A_BYTES }, client: 2 }, 'API_MISUSE', /client 2 is not a client of this session/],
       [null, 'INVALID_ARGUMENT', /needs an options object/],
     ];
-    const d = await deploy(t, [0, 1, 2], async (party) => {
+    const d = await deploy(t, [0, 1, 2], async (party, id) => {
       const before = party.stats();
-      for (const [options, code, message] of bad) {
+      // Only the model owner may hold the weights (unless they are public); it needs them.
+      const wrongFile = id === 0
+        ? [{ models: { 'nn-a': modelShape(NN_A_BYTES) } }, 'INVALID_ARGUMENT', /shape file, without weights, and P0 is the model owner/]
+        : [{ models: { 'nn-a': NN_A_BYTES } }, 'INVALID_ARGUMENT', new RegExp(`holds the model's weights \\(ONNX\\), and P${id} is not the model owner.*public = true`)];
+      for (const [options, code, message] of [...bad, wrongFile]) {
         assert.match((await rejectsWith(party.serve(options), code)).message, message);
       }
       assert.deepEqual(party.stats(), before, 'nothing was sent');
       // The party is still fresh: it serves the client's (refused) request.
-      return party.serve({ models: { 'nn-a': NN_A_BYTES, 'nn-b': readFileSync(modelPath('nn-b')) } });
+      return party.serve({ models: { 'nn-a': served(id), 'nn-b': served(id, readFileSync(modelPath('nn-b'))) } });
     });
     const e = await rejectsWith(d.client.classify('lenet', sample(0)), 'REFUSED');
     d.client.close();
@@ -142,6 +153,22 @@ export function defineServeSuite(name) {
       assert.deepEqual(Object.keys(result.stages), ['request']);
       assert.deepEqual(events.filter((e) => e.operation === 'serve'), [], 'no stage started');
     }
+  });
+
+  test(`${name}: a model served with the defaults reveals only the class: the scores are refused, the class answered`, async (t) => {
+    const d = await deploy(t, [0, 1, 2], (party, id) =>
+      party.serve({ models: { 'nn-a': { model: id === 0 ? NN_A_BYTES : modelShape(NN_A_BYTES) } } }));
+    const e = await rejectsWith(d.client.classify('nn-a', sample(0), { backend: 'meteor' }), 'REFUSED');
+    d.client.close();
+    assert.match(e.message, /model "nn-a" reveals only the class, not the scores \(its owner's choice\): ask for the class on rep3/);
+    for (const { result } of await d.sdk) assert.equal(result.outcome, 'refused');
+    const c = await deploy(t, [0, 1, 2], (party, id) =>
+      party.serve({ models: { 'nn-a': id === 0 ? NN_A_BYTES : modelShape(NN_A_BYTES) } }));
+    const r = await c.client.classify('nn-a', sample(2), { backend: 'rep3', output: 'class' });
+    c.client.close();
+    assert.deepEqual(r.classes, [digit(2).expected]);
+    assert.equal(r.scores, undefined);
+    for (const { result } of await c.sdk) assert.deepEqual(result.request, { model: 'nn-a', backend: 'rep3', output: 'class', batch: 1 });
   });
 
   test(`${name}: a party whose session has no client cannot serve`, async () => {

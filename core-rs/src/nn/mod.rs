@@ -16,6 +16,8 @@
 //!   error); [`FixedPlan::eval_plain`] is the plaintext fixed-point reference.
 //! * [`secure`] runs the plan on `rep3` with explicit, single-use preprocessing; [`meteor`]
 //!   runs it on METEOR's masked sharing with a separate, function-dependent setup phase.
+//! * [`shape`] writes and reads a model's public shape without its weights (`.rfshape`), what
+//!   the servers other than the model owner load.
 //! * [`trees`] evaluates tree ensembles obliviously (both backends); [`zoo`] builds the paper's
 //!   CIFAR-10 networks (AlexNet, VGG16) with random weights in memory.
 
@@ -26,6 +28,7 @@ mod model;
 pub mod plan;
 mod proto;
 pub mod secure;
+pub mod shape;
 pub mod trees;
 pub mod zoo;
 
@@ -34,6 +37,7 @@ pub use import::import_onnx;
 pub use model::{argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
 pub use secure::{infer, preprocess, share_model, NnPrep, SharedModel};
+pub use shape::{ModelFile, ModelShape};
 
 use crate::Error;
 
@@ -51,6 +55,13 @@ pub enum NnError {
     /// Shapes do not fit (model input versus data, layer widths, values out of range).
     #[error("shape mismatch: {0}")]
     Shape(String),
+    /// A shape file ([`shape`]) that is damaged, of another version, or describes no plan.
+    #[error("malformed shape file: {0}")]
+    ShapeFile(String),
+    /// A model file this server may not serve as given (e.g. weights at a server that does not
+    /// own the model); the message says why and what to do.
+    #[error("{0}")]
+    NotServable(String),
     /// A core error (e.g. a value out of the fixed-point range).
     #[error(transparent)]
     Core(#[from] Error),

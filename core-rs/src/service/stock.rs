@@ -199,10 +199,11 @@ impl core::fmt::Debug for Mesh {
 
 impl Mesh {
     /// Opens a mesh epoch: P0 draws the epoch and sends it (1 round), every party empties its
-    /// shelf (runs of an older epoch may be missing elsewhere), and the models with a nonzero
-    /// target are shared once per backend (1 round each; the model owner P0 passes its
-    /// weights through `catalog`). Unknown names, and models a backend does not run, are
-    /// refused.
+    /// shelf (runs of an older epoch may be missing elsewhere), the parties compare the shape
+    /// digests of the models with a nonzero target (1 round; a difference is an error naming
+    /// the model, as for a client's request), and those models are shared once per backend (1
+    /// round each; the model owner P0 passes its weights through `catalog`). Unknown names,
+    /// and models a backend does not run, are refused.
     pub async fn start<T: Transport>(
         m: &mut Meteor<T>,
         catalog: &Catalog,
@@ -220,11 +221,18 @@ impl Mesh {
         }
         let epoch = e;
         shelf.clear();
+        let active: Vec<&Target> = targets.iter().filter(|t| t.runs > 0).collect();
+        let served = active
+            .iter()
+            .map(|t| {
+                catalog.find(&t.model).ok_or_else(|| {
+                    Error::ApiMisuse(format!("mesh: {:?} is not a served model", t.model))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        same_shapes(m, &active, &served).await?;
         let mut models = Vec::new();
-        for t in targets.iter().filter(|t| t.runs > 0) {
-            let served = catalog.find(&t.model).ok_or_else(|| {
-                Error::ApiMisuse(format!("mesh: {:?} is not a served model", t.model))
-            })?;
+        for (t, served) in active.into_iter().zip(served) {
             let plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
             let weights = match t.backend {
                 Backend::Meteor => {
@@ -316,6 +324,35 @@ impl Mesh {
 
 /// One word from P0 to P1 and P2 (1 round): P0 passes `Some(word)` and gets it back, the others
 /// pass `None` and get P0's.
+/// Checks with the two other parties that each holds the same shape of every model in
+/// `targets` (`served`, in the same order): one round, the digests to both.
+async fn same_shapes<T: Transport>(
+    m: &mut Meteor<T>,
+    targets: &[&Target],
+    served: &[&super::Served],
+) -> Result<(), Error> {
+    let me = m.me();
+    let ctx = m.rep3_mut().ctx_mut();
+    ctx.round();
+    let mine: Vec<Z64> = served.iter().flat_map(|s| super::digest_words(&s.digest)).collect();
+    let others: Vec<PartyId> = (0..3).map(PartyId).filter(|&j| j != me).collect();
+    for &j in &others {
+        ctx.send(j, &mine)?;
+    }
+    for &j in &others {
+        let theirs = ctx.recv::<Z64>(j, mine.len()).await?;
+        let differs = theirs.chunks(4).zip(mine.chunks(4)).position(|(a, b)| a != b);
+        if let Some(i) = differs {
+            return Err(Error::ApiMisuse(format!(
+                "mesh: {me} and {j} hold different shapes of model {:?}: give every server the \
+                 shape of the same model file (ringfence model shape)",
+                targets[i].model
+            )));
+        }
+    }
+    Ok(())
+}
+
 async fn from_owner<T: Transport>(m: &mut Meteor<T>, word: Option<u64>) -> Result<u64, Error> {
     let ctx = m.rep3_mut().ctx_mut();
     ctx.round();

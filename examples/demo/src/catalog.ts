@@ -71,17 +71,21 @@ export const PAGE_PARTY = 2;
 /** What each compute party does with the model, by id. */
 export const ROLES: readonly string[] = ['shares the weights', 'computes blind', 'computes blind'];
 
-// The model files this tab loads when it is a party (it takes the shapes from them; the
-// weights are P0's to share). Listed, not `*.onnx`: a build would copy every match.
-const FILES: Record<string, string> = import.meta.glob('../../../models/{lenet,nn-a,nn-b,logreg,svm,tree}.onnx', {
+// The model files a tab loads when it is a party: the ONNX file at P0 (the weights are P0's to
+// share), the shape file at P1 and P2 (no weights). Listed, not `*`: a build would copy every
+// match.
+const FILES: Record<string, string> = import.meta.glob('../../../models/{lenet,nn-a,nn-b,logreg,svm,tree}.{onnx,rfshape}', {
   query: '?url',
   import: 'default',
   eager: true,
 });
 
-/** Where this page gets model `id`'s ONNX file. */
-export function modelUrl(id: string): string {
-  const url = FILES[`../../../models/${id}.onnx`];
+/**
+ * Where a page serving as party `party` gets model `id`'s file: the ONNX file (with the weights)
+ * for P0, the model owner, and the weight-free shape file (`models/ID.rfshape`) for P1 and P2.
+ */
+export function modelUrl(id: string, party: number): string {
+  const url = FILES[`../../../models/${id}.${party === 0 ? 'onnx' : 'rfshape'}`];
   if (!url) throw new Error(`no model file for ${id}`);
   return url;
 }

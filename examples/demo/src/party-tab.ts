@@ -132,7 +132,7 @@ function bytesOf(s: string, what: string): Uint8Array {
 function fetchModel(model: string): Promise<Uint8Array> {
   let file = models.get(model);
   if (!file) {
-    file = fetch(modelUrl(model)).then(async (res) => {
+    file = fetch(modelUrl(model, party)).then(async (res) => {
       if (!res.ok) throw new Error(`cannot fetch the ${model} model file: HTTP ${res.status}`);
       return new Uint8Array(await res.arrayBuffer());
     });
@@ -193,7 +193,8 @@ async function serve(m: Extract<TabMessage, { t: 'join' }>, channel: BroadcastCh
       if (s !== reached) stage(s);
     };
     const p = await Party.join({ id: party, sessionId, seeds: transport.seeds, transport: watched.transport, parties: 4, signal: stop.signal, onProgress });
-    const served = await p.serve({ models: { [m.model]: await onnx } });
+    // P0's tab serves the ONNX file, the others the shape file; the demo shows the scores.
+    const served = await p.serve({ models: { [m.model]: { model: await onnx, output: 'scores' } } });
     p.finish();
     if (served.outcome === 'refused') throw new RingfenceError('REFUSED', served.reason);
     const stats = transport.stats();

@@ -69,7 +69,7 @@ export async function classifyPrivately(o: RunOptions): Promise<PrivateRun> {
   }
   const asParty = o.deployment === 'browser-party';
   // Fetched before the session opens: its parties wait for this tab only so long.
-  const onnx = asParty ? await fetchModel(o.model) : undefined;
+  const modelFile = asParty ? await fetchModel(o.model) : undefined;
   // Fresh identities per classification. Private keys never leave this tab; the parties
   // learn the public keys from the deployment, to authenticate this tab's links (Noise KK).
   const keypair = generateNoiseKeypair();
@@ -80,7 +80,7 @@ export async function classifyPrivately(o: RunOptions): Promise<PrivateRun> {
   const failed = new AbortController();
   const halves = Promise.all([
     runClient(o, session, keypair, failed.signal),
-    partyKeypair && onnx ? serveFromPage(o.model, onnx, session, partyKeypair, keypair.publicKey, failed.signal) : undefined,
+    partyKeypair && modelFile ? serveFromPage(o.model, modelFile, session, partyKeypair, keypair.publicKey, failed.signal) : undefined,
   ]);
   halves.catch((e: unknown) => failed.abort(e));
   const [client, pageParty] = await halves;
@@ -163,7 +163,7 @@ async function runClient(o: RunOptions, session: SessionInfo, keypair: NoiseKeyp
  */
 async function serveFromPage(
   model: string,
-  onnx: Uint8Array,
+  modelFile: Uint8Array,
   session: SessionInfo,
   keypair: NoiseKeypair,
   clientPublicKey: Uint8Array,
@@ -181,7 +181,8 @@ async function serveFromPage(
   });
   try {
     const party = await Party.join({ id: PAGE_PARTY, sessionId, seeds: transport.seeds, transport, parties: 4, signal });
-    const served = await party.serve({ models: { [model]: onnx } });
+    // The deployment serves the scores (the page shows them); this tab holds only the shape.
+    const served = await party.serve({ models: { [model]: { model: modelFile, output: 'scores' } } });
     party.finish();
     if (served.outcome === 'refused') throw new RingfenceError('REFUSED', served.reason);
     return served.stages;
@@ -193,7 +194,7 @@ async function serveFromPage(
 async function fetchModel(model: string): Promise<Uint8Array> {
   let res: Response;
   try {
-    res = await fetch(modelUrl(model));
+    res = await fetch(modelUrl(model, PAGE_PARTY));
   } catch (e) {
     throw new ApiError(`cannot fetch the ${model} model file: ${String(e instanceof Error ? e.message : e)}`, { cause: e });
   }

@@ -154,14 +154,15 @@ pub async fn classify(
     backend: ringfence_core::service::Backend,
     input: &[f64],
 ) -> Result<usize, String> {
-    classify_counted(cfg, model, backend, input).await.map(|(class, _)| class)
+    let request = ringfence_core::service::Request::new(model, backend, 1);
+    classify_counted(cfg, &request, input).await.map(|(class, _)| class)
 }
 
-/// [`classify`], with the bytes the client's links sent and received on the wire.
+/// [`classify`] of any request, with the bytes the client's links sent and received on the
+/// wire.
 pub async fn classify_counted(
     cfg: ringfence_relay::ws::RelayLinkConfig,
-    model: &str,
-    backend: ringfence_core::service::Backend,
+    request: &ringfence_core::service::Request,
     input: &[f64],
 ) -> Result<(usize, u64), String> {
     use ringfence_core::net::{Ctx, PartyId};
@@ -170,10 +171,7 @@ pub async fn classify_counted(
     let session = cfg.session;
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
     let mut c = Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
-    let info = c
-        .request(&ringfence_core::service::Request::new(model, backend, 1))
-        .await
-        .map_err(|e| e.to_string())?;
+    let info = c.request(request).await.map_err(|e| e.to_string())?;
     let ready = c.setup(&info).await.map_err(|e| e.to_string())?;
     let out = c.run(ready, input).await.map_err(|e| e.to_string())?;
     let mut wire = 0;

@@ -207,10 +207,13 @@ window.rf = {
     return out.join(',');
   },
 
-  /** Step 3b: serves `models/NAME.onnx` to the session's client (P0 shares the weights). */
+  /**
+   * Step 3b: serves model NAME to the session's client: P0 (which shares the weights) from
+   * `models/NAME.onnx`, P1 and P2 from its weight-free shape file `models/NAME.rfshape`.
+   */
   async rtcServe({ model }) {
-    const onnx = new Uint8Array(await (await fetch(`/models/${model}.onnx`)).arrayBuffer());
-    const r = await this.rtcParty.serve({ models: { [model]: onnx } });
+    const file = await modelFile(model, this.rtcParty.id);
+    const r = await this.rtcParty.serve({ models: { [model]: { model: file, output: 'scores' } } });
     log(`P${this.rtcParty.id}: served ${model}: ${r.outcome} (setup ${Math.round(r.stages.setup?.ms)} ms, online ${Math.round(r.stages.online?.ms)} ms)`);
     return r.outcome === 'answered' ? { outcome: r.outcome, request: r.request } : { outcome: r.outcome, reason: r.reason };
   },
@@ -262,14 +265,14 @@ window.rf = {
   /**
    * Party `id` of a session through the relay at `url` (over WebTransport when `webTransport` is
    * given), with Noise keys in hex (`publicKeys`: the three parties' and the client's), serves
-   * `models/NAME.onnx` to the client for one classification; returns which front end its links
+   * model NAME to the client for one classification (P0 from `models/NAME.onnx`, P1 and P2 from
+   * `models/NAME.rfshape`); returns which front end its links
    * used, the connect time, the stage figures of `Party.serve`, and per stage the time spent
    * waiting for the peers and sending (see `timedTransport`). With `rtc`, over RtcTransport (its
    * peers run `--webrtc`): the result also says where each pair's frames went (`links`).
    */
   async relayServe({ url, webTransport, session, id, privateKey, publicKeys, model, rtc }) {
-    this.onnx ??= {};
-    this.onnx[model] ??= new Uint8Array(await (await fetch(`/models/${model}.onnx`)).arrayBuffer());
+    const file = await modelFile(model, id);
     const sessionId = unhex(session);
     const keys = publicKeys.map(unhex);
     const t0 = performance.now();
@@ -284,7 +287,7 @@ window.rf = {
     const onProgress = (e) => (marks[e.stage] ??= { ...timed.times });
     try {
       const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport: timed, parties: 4, onProgress });
-      const r = await party.serve({ models: { [model]: this.onnx[model] } });
+      const r = await party.serve({ models: { [model]: { model: file, output: 'scores' } } });
       party.finish();
       log(`P${id} via ${transport.transport}: served ${model}: ${r.outcome}`);
       if (r.outcome !== 'answered') throw new Error(`P${id} refused the request: ${r.reason}`);
@@ -401,3 +404,11 @@ window.rf = {
 };
 
 document.getElementById('status').textContent = 'ready';
+
+/** The model file party `id` serves (fetched once): the ONNX file at P0, the shape file elsewhere. */
+const modelFiles = new Map();
+function modelFile(model, id) {
+  const path = `/models/${model}.${id === 0 ? 'onnx' : 'rfshape'}`;
+  if (!modelFiles.has(path)) modelFiles.set(path, fetch(path).then(async (r) => new Uint8Array(await r.arrayBuffer())));
+  return modelFiles.get(path);
+}

@@ -38,6 +38,7 @@ pub use client::Client;
 use error::{from_core, js_error, Code};
 pub use handles::{DaBitStore, SharedBitVec, SharedVec, TruncPairStore};
 pub use noise::{noise_keypair, NoiseLinks, RawByteLink};
+pub use serve::model_shape;
 use slot::{stats_object, Counted, Slot};
 use transport::JsTransport;
 pub use transport::RawTransport;

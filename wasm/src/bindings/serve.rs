@@ -7,19 +7,21 @@
 //!   onStage('accepted' | 'setup-done' | 'online-done', counters)   as each point is reached
 //! ```
 //!
-//! Every model is imported and planned before anything is sent, so a malformed file fails with
-//! `INVALID_MODEL` and the importer's message while the party is still fresh. The model owner
-//! (P0) keeps the weights; the others keep only the shapes (they may load the same file).
+//! Every model is loaded before anything is sent, so a malformed file fails with
+//! `INVALID_MODEL` and the importer's message while the party is still fresh. Only the model
+//! owner (P0) may hold the weights (ONNX bytes): the others take the model's shape file
+//! ([`modelShape`], `ringfence model shape`) and refuse weights unless the model is `public`
+//! ([`Catalog::load`]). Each model reveals the class only unless its entry says
+//! `output: 'scores'`.
 
 use js_sys::{Function, Object, Promise, Uint8Array};
 use ringfence_core::net::{PartyId, Stats};
-use ringfence_core::nn::{self, FixedPlan, Output, DEFAULT_FRAC_BITS};
-use ringfence_core::ring::Z64;
-use ringfence_core::service::{self, Catalog, Outcome, Request, Stage};
+use ringfence_core::nn::{ModelFile, NnError, Output};
+use ringfence_core::service::{self, Catalog, ModelPolicy, Outcome, Request, Stage};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::args::{describe, index, object};
+use super::args::{describe, field, index, object};
 use super::error::{from_core, js_error, Code};
 use super::slot::stats_object;
 use super::Party;
@@ -30,8 +32,9 @@ const MAX_BATCH: u64 = 1 << 20;
 #[wasm_bindgen]
 impl Party {
     /// Serves one classification request of participant `client` (≥ 3) with the models in
-    /// `models` (an object mapping each served name to its ONNX bytes, a `Uint8Array`),
-    /// accepting batches of 1 to `maxBatch` samples. `onStage` (a function, or `undefined`) is
+    /// `models` (an object mapping each served name to its file, a `Uint8Array` — ONNX at the
+    /// owner P0 or for a public model, else the shape file — or to `{model, output, public}`
+    /// with `output` `'class'` (default) or `'scores'` and `public` a boolean), accepting batches of 1 to `maxBatch` samples. `onStage` (a function, or `undefined`) is
     /// called with `'accepted'`, `'setup-done'` and `'online-done'` and the counters
     /// `{bytesSent, payloadBytesSent, framesSent, rounds}` as the session reaches each point.
     /// Resolves with `{outcome: 'answered', request: {model, backend, output, batch}}` or
@@ -111,8 +114,8 @@ impl Party {
     }
 }
 
-/// The catalogue of `models` (`{name: Uint8Array}`) as party `me` serves it: every file
-/// imported and planned here, before the request is awaited.
+/// The catalogue of `models` (`{name: Uint8Array | {model, output, public}}`) as party `me`
+/// serves it: every file loaded here, before the request is awaited.
 fn catalog(me: PartyId, models: &JsValue, max_batch: usize) -> Result<Catalog, JsValue> {
     if !models.is_object()
         || js_sys::Array::is_array(models)
@@ -120,7 +123,7 @@ fn catalog(me: PartyId, models: &JsValue, max_batch: usize) -> Result<Catalog, J
     {
         return Err(js_error(
             Code::InvalidArgument,
-            format!("models must be an object {{name: ONNX bytes}}, got {}", describe(models)),
+            format!("models must be an object {{name: model bytes}}, got {}", describe(models)),
         ));
     }
     let entries = Object::entries(models.unchecked_ref::<Object>());
@@ -139,26 +142,75 @@ fn catalog(me: PartyId, models: &JsValue, max_batch: usize) -> Result<Catalog, J
             };
             js_error(Code::InvalidArgument, format!("models: {why}"))
         })?;
-        let Some(bytes) = entry.get(1).dyn_ref::<Uint8Array>().map(Uint8Array::to_vec) else {
-            return Err(js_error(
-                Code::InvalidArgument,
-                format!(
-                    "models[{name:?}] must be the model's ONNX bytes (a Uint8Array), got {}",
-                    describe(&entry.get(1))
-                ),
-            ));
-        };
-        let plan = plan(&bytes).map_err(|e| {
-            js_error(Code::InvalidModel, format!("model {name:?} ({} bytes): {e}", bytes.len()))
+        let (bytes, policy) = served_model(&name, &entry.get(1))?;
+        catalog.load(me, &name, &bytes, policy).map_err(|e| {
+            let code = match e {
+                NnError::NotServable(_) => Code::InvalidArgument,
+                _ => Code::InvalidModel,
+            };
+            js_error(code, format!("model {name:?} ({} bytes): {e}", bytes.len()))
         })?;
-        catalog.add(&name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
     }
     Ok(catalog)
 }
 
-/// Imports an ONNX file and plans it in fixed point, as native parties do.
-fn plan(bytes: &[u8]) -> Result<FixedPlan<Z64>, nn::NnError> {
-    FixedPlan::new(&nn::import_onnx(bytes)?, DEFAULT_FRAC_BITS)
+/// One entry of `models`: the file's bytes and how to serve it.
+fn served_model(name: &str, v: &JsValue) -> Result<(Vec<u8>, ModelPolicy), JsValue> {
+    let bad = |what: String| js_error(Code::InvalidArgument, format!("models[{name:?}]: {what}"));
+    if let Some(b) = v.dyn_ref::<Uint8Array>() {
+        return Ok((b.to_vec(), ModelPolicy::default()));
+    }
+    let what = format!("models[{name:?}] (the model file, a Uint8Array, or {{model, output}})");
+    let field = |k: &str| field(v, k, &what);
+    let model = field("model")?;
+    let bytes = model
+        .dyn_ref::<Uint8Array>()
+        .map(Uint8Array::to_vec)
+        .ok_or_else(|| bad(format!("model must be a Uint8Array, got {}", describe(&model))))?;
+    let reveals = match field("output")? {
+        o if o.is_undefined() => Output::Argmax,
+        o => match o.as_string().as_deref() {
+            Some("class") => Output::Argmax,
+            Some("scores") => Output::Logits,
+            _ => {
+                return Err(bad(format!(
+                    "output must be 'class' or 'scores', got {}",
+                    describe(&o)
+                )))
+            }
+        },
+    };
+    let public = match field("public")? {
+        p if p.is_undefined() => false,
+        p => p
+            .as_bool()
+            .ok_or_else(|| bad(format!("public must be a boolean, got {}", describe(&p))))?,
+    };
+    Ok((bytes, ModelPolicy { public, reveals }))
+}
+
+/// The shape file of a model (its ONNX bytes): its layers, sizes and fixed-point parameters
+/// without any weight, what the parties other than the model owner serve. A malformed model
+/// fails with `INVALID_MODEL`.
+#[wasm_bindgen(js_name = modelShape)]
+pub fn model_shape(onnx: JsValue) -> Result<Uint8Array, JsValue> {
+    let Some(bytes) = onnx.dyn_ref::<Uint8Array>().map(Uint8Array::to_vec) else {
+        return Err(js_error(
+            Code::InvalidArgument,
+            format!(
+                "modelShape needs the model's ONNX bytes (a Uint8Array), got {}",
+                describe(&onnx)
+            ),
+        ));
+    };
+    match ModelFile::parse(&bytes) {
+        Ok(ModelFile::Weights { shape, .. }) => Ok(Uint8Array::from(shape.encode().as_slice())),
+        Ok(ModelFile::Shape(_)) => Err(js_error(
+            Code::InvalidArgument,
+            "modelShape: already a shape file (give the ONNX bytes)",
+        )),
+        Err(e) => Err(js_error(Code::InvalidModel, format!("modelShape: {e}"))),
+    }
 }
 
 fn answered(r: &Request) -> Object {

@@ -1,11 +1,14 @@
 //! `ringfence model inspect`: what a model file becomes before anyone serves it — its layers,
 //! the fixed-point plan, and what one secure inference costs on each backend. A file the
 //! importer cannot take is an error naming the op, attribute or shape.
+//!
+//! `ringfence model shape IN.onnx --out OUT.rfshape`: the model's shape file, without the
+//! weights, for the servers that do not own the model ([`ringfence_core::nn::shape`]).
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use ringfence_core::nn::{self, FixedPlan, Output, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::{self, FixedPlan, ModelFile, Output, DEFAULT_FRAC_BITS};
 use ringfence_core::ring::Z64;
 
 /// `ringfence model ...`.
@@ -13,6 +16,22 @@ use ringfence_core::ring::Z64;
 pub(crate) enum ModelCmd {
     /// Print a model's layers, its fixed-point plan and the cost of one secure inference.
     Inspect(InspectArgs),
+    /// Write a model's shape file: its layers, sizes and fixed-point parameters without any
+    /// weight, what the servers other than the model owner (P1, P2) load.
+    Shape(ShapeArgs),
+}
+
+/// Options of `ringfence model shape`.
+#[derive(Args, Clone)]
+pub(crate) struct ShapeArgs {
+    /// The ONNX file, or one of the shipped model names (nn-a, lenet, ...).
+    model: PathBuf,
+    /// Where to write the shape file (conventionally NAME.rfshape).
+    #[arg(long)]
+    out: PathBuf,
+    /// Leave the class labels out (when the labels themselves are not public).
+    #[arg(long)]
+    no_labels: bool,
 }
 
 /// Options of `ringfence model inspect`.
@@ -27,7 +46,41 @@ pub(crate) struct InspectArgs {
 
 /// Runs `ringfence model ...`.
 pub(crate) fn run(cmd: &ModelCmd) -> Result<(), String> {
-    let ModelCmd::Inspect(a) = cmd;
+    match cmd {
+        ModelCmd::Inspect(a) => inspect(a),
+        ModelCmd::Shape(a) => shape(a),
+    }
+}
+
+fn shape(a: &ShapeArgs) -> Result<(), String> {
+    let path = crate::bench::resolve_model(&a.model)?;
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut shape = match ModelFile::parse(&bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+    {
+        ModelFile::Weights { shape, .. } => shape,
+        ModelFile::Shape(_) => {
+            return Err(format!("{}: already a shape file (give the ONNX file)", path.display()))
+        }
+    };
+    if a.no_labels {
+        shape.class_labels = None;
+    }
+    let out = shape.encode();
+    std::fs::write(&a.out, &out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    let digest: String = shape.plan.digest().iter().map(|b| format!("{b:02x}")).collect();
+    println!(
+        "{}: the shape of {} ({} steps, {} bytes, no weights)\n  digest  {digest}\n  give it \
+         to P1 and P2 (path = in their [[model]]); P0, the model owner, keeps the ONNX file",
+        a.out.display(),
+        path.display(),
+        shape.plan.steps.len(),
+        out.len()
+    );
+    Ok(())
+}
+
+fn inspect(a: &InspectArgs) -> Result<(), String> {
     let path = crate::bench::resolve_model(&a.model)?;
     let model = crate::bench::load_model(&path)?.model;
     let plan = FixedPlan::<Z64>::new(&model, DEFAULT_FRAC_BITS)

@@ -5,6 +5,11 @@
 //! runs per model). Used by `ringfence demo` and `ringfence local-deployment` (which the SDK's
 //! tests and the demo app start).
 //!
+//! As in a real deployment, only P0, the model owner, loads the ONNX files; P1 and P2 load
+//! shape files written from them ([`ringfence_core::nn::shape`]), which hold no weight. Every
+//! model is served with `output = "scores"`: the demo and the SDK's examples show the scores
+//! (a deployment's default is the class only).
+//!
 //! Everything the deployment needs (identity keys, tokens, configuration files) is written to a
 //! fresh private directory, removed when the deployment is dropped; the deployment's signing
 //! key is kept there too, so a script can issue client tokens with `ringfence token issue`.
@@ -20,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use ringfence_core::net::{PartyId, SessionId};
+use ringfence_core::nn::ModelFile;
 use ringfence_core::service::Backend;
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
@@ -116,8 +122,10 @@ impl LocalDeployment {
         let (tx, events) = mpsc::channel();
         me.events = events;
         let mesh = free_ports(3)?;
+        let shapes = me.write_shapes(models)?;
         for (i, k) in keys.iter().enumerate() {
-            let config = me.write_party(i, k, models, max_sessions, &mesh, direct_sessions)?;
+            let files = if i == 0 { models } else { &shapes[..] };
+            let config = me.write_party(i, k, files, max_sessions, &mesh, direct_sessions)?;
             let mut child = Command::new(&exe)
                 .args(["party", "--log", "json", "--config"])
                 .arg(&config)
@@ -156,7 +164,25 @@ impl LocalDeployment {
         Ok(me)
     }
 
-    /// Writes party `i`'s key, token and configuration; returns the configuration's path.
+    /// Writes the shape file of each of `models` (name, ONNX file) into the deployment's
+    /// directory; returns them as (name, shape file).
+    fn write_shapes(&self, models: &[(String, PathBuf)]) -> Result<Vec<(String, PathBuf)>, String> {
+        models
+            .iter()
+            .map(|(name, path)| {
+                let at = |e: String| format!("{}: {e}", path.display());
+                let bytes = std::fs::read(path).map_err(|e| at(e.to_string()))?;
+                let shape = ModelFile::parse(&bytes).map_err(|e| at(e.to_string()))?;
+                let file = self.dir.join(format!("{name}.rfshape"));
+                std::fs::write(&file, shape.shape().encode())
+                    .map_err(|e| format!("{}: {e}", file.display()))?;
+                Ok((name.clone(), file))
+            })
+            .collect()
+    }
+
+    /// Writes party `i`'s key, token and configuration serving `models` (name, model file: the
+    /// ONNX file at P0, the shape file at P1 and P2); returns the configuration's path.
     fn write_party(
         &self,
         i: usize,
@@ -191,7 +217,7 @@ impl LocalDeployment {
             let path =
                 std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
             cfg.push_str(&format!(
-                "\n[[model]]\nname = {name:?}\npath = {:?}\n",
+                "\n[[model]]\nname = {name:?}\npath = {:?}\noutput = \"scores\"\n",
                 path.display().to_string()
             ));
         }

@@ -27,10 +27,22 @@
 //!
 //! [[model]]
 //! name = "lenet"
-//! path = "../models/lenet.onnx"
+//! path = "../models/lenet.onnx"       # P0 (the model owner): the ONNX file, with the weights;
+//!                                    # P1, P2: its shape file, without (ringfence model shape)
+//! output = "class"                   # what a client may learn: "class" (default) or "scores"
+//! public = false                     # true: the weights are public, P1 and P2 may load the ONNX
 //! ready = 2                          # METEOR runs (batch 1) made ahead of demand (with [mesh])
 //! ready_rep3 = 2                     # rep3 runs (truncation pairs, daBits), likewise
 //! ```
+//!
+//! Only the model owner, P0, may hold the weights: P1 and P2 refuse a file with weights (ONNX)
+//! unless the model is marked `public`, and take its shape file instead
+//! (`ringfence model shape lenet.onnx --out lenet.rfshape`; [`ringfence_core::nn::shape`]).
+//! The three compare the shape's digest for every request, so different files are a refusal
+//! naming the model. `output` is the owner's choice of what a client learns: the class only
+//! (the default: scores help extract the model by repeated queries) or the scores; every party
+//! enforces it, and as METEOR always reveals the scores it serves only `output = "scores"`
+//! models (a class-only model keeps no METEOR runs ready).
 //!
 //! With `[mesh]`, each session's frames among the servers leave the relay for direct links
 //! ([`TcpTransport::connect_direct`]; a pair that cannot link keeps the relay, and the
@@ -54,10 +66,10 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use ringfence_core::net::{Ctx, PartyId, Stats};
-use ringfence_core::nn::{import_onnx, FixedPlan, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::Output;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
-use ringfence_core::service::{self, Backend, Catalog, Outcome, Stage, CLIENT};
+use ringfence_core::service::{self, Backend, Catalog, ModelPolicy, Outcome, Stage, CLIENT};
 use ringfence_relay::direct::{DirectLinks, Router};
 use ringfence_relay::rtc::PairReport;
 use ringfence_relay::ws::{Invitation, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig};
@@ -135,11 +147,29 @@ mod defaults {
 #[serde(deny_unknown_fields)]
 struct ModelEntry {
     name: String,
+    /// The model file: ONNX (the owner, or a public model) or its shape file.
     path: PathBuf,
+    /// What a client may learn.
+    #[serde(default)]
+    output: Reveals,
+    /// The weights are public: any party may load the ONNX file.
+    #[serde(default)]
+    public: bool,
     /// METEOR runs to keep ready. Default: 2 with a mesh.
     ready: Option<usize>,
     /// rep3 runs to keep ready. Default: 2 with a mesh.
     ready_rep3: Option<usize>,
+}
+
+/// A model's `output` setting: what a client may learn.
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Reveals {
+    /// The class only.
+    #[default]
+    Class,
+    /// The scores (and so the class).
+    Scores,
 }
 
 /// A loaded, checked configuration.
@@ -236,11 +266,6 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     let mut models = Vec::new();
     let mut targets = Vec::new();
     for m in &c.models {
-        let file = rel(&m.path);
-        let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let model = import_onnx(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-        let plan = FixedPlan::new(&model, DEFAULT_FRAC_BITS)
-            .map_err(|e| format!("{}: {e}", file.display()))?;
         if models.contains(&m.name) {
             return Err(at(format!("model {:?} is listed twice", m.name)));
         }
@@ -254,9 +279,17 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
                 m.name
             )));
         }
+        if m.output == Reveals::Class && m.ready.is_some_and(|n| n > 0) {
+            return Err(at(format!(
+                "model {:?}: ready keeps METEOR runs, but METEOR reveals the scores and the \
+                 model reveals only the class (output = \"class\"): use ready_rep3, or set \
+                 output = \"scores\"",
+                m.name
+            )));
+        }
         let ready = match m.ready {
             Some(n) => n,
-            None if c.mesh.is_none() => 0,
+            None if c.mesh.is_none() || m.output == Reveals::Class => 0,
             None => defaults::READY,
         };
         let ready_rep3 = match m.ready_rep3 {
@@ -267,7 +300,15 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         for (backend, runs) in [(Backend::Meteor, ready), (Backend::Rep3, ready_rep3)] {
             targets.push(Target { model: m.name.clone(), backend, runs });
         }
-        catalog.add(&m.name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
+        let file = rel(&m.path);
+        let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let reveals = match m.output {
+            Reveals::Class => Output::Argmax,
+            Reveals::Scores => Output::Logits,
+        };
+        catalog
+            .load(me, &m.name, &bytes, ModelPolicy { public: m.public, reveals })
+            .map_err(|e| format!("{}: {e}", file.display()))?;
         models.push(m.name.clone());
     }
     let mut direct_sessions = Vec::new();

@@ -2,13 +2,17 @@
 //! driven by a parent over the line protocol of [`crate::msgs`] (keys and session on stdin).
 //! The SDK's tests use it to put native parties beside SDK parties (`Party.serve`) in a session
 //! whose participants are all known up front; deployments use `ringfence party` instead.
+//!
+//! `--model` is the model owner's ONNX file at P0 and the model's shape file at P1 and P2 (as
+//! at `ringfence party`); the model, served under the file's stem, reveals its scores (the
+//! tests ask for them).
 
 use std::path::Path;
 use std::time::Instant;
 
 use ringfence_core::net::Stats;
-use ringfence_core::nn::{FixedPlan, DEFAULT_FRAC_BITS};
-use ringfence_core::service::{self, Catalog, Stage, CLIENT};
+use ringfence_core::nn::Output;
+use ringfence_core::service::{self, Catalog, ModelPolicy, Stage, CLIENT};
 
 use crate::msgs::{FromChild, ServedReport};
 use crate::party::{report, Session};
@@ -17,12 +21,10 @@ use crate::party::{report, Session};
 pub(crate) async fn serve(p: Session, model: &Path) -> Result<Session, String> {
     let me = p.me();
     let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
-    let m =
-        ringfence_core::nn::import_onnx(&bytes).map_err(|e| format!("{}: {e}", model.display()))?;
-    let plan = FixedPlan::new(&m, DEFAULT_FRAC_BITS).map_err(|e| e.to_string())?;
     let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut catalog = Catalog::new(1);
-    catalog.add(&name, plan.shape(), (me == service::MODEL_OWNER).then_some(plan));
+    let policy = ModelPolicy { reveals: Output::Logits, ..ModelPolicy::default() };
+    catalog.load(me, &name, &bytes, policy).map_err(|e| format!("{}: {e}", model.display()))?;
     let mut marks: Vec<(Instant, Stats)> = Vec::new();
     let (p, outcome) =
         service::serve(p, CLIENT, &catalog, |_: &Stage, s| marks.push((Instant::now(), s)))

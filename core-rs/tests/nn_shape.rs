@@ -1,0 +1,193 @@
+//! Shape files (`nn::shape`): every shipped model's shape survives the round trip, matches the
+//! owner's plan digest and holds no weight; damaged, forged and foreign bytes are clear errors.
+
+mod common;
+
+use ringfence_core::nn::shape::{is_shape_file, SHAPE_MAGIC};
+use ringfence_core::nn::{import_onnx, FixedPlan, Layer, ModelFile, ModelShape, NnError};
+use ringfence_core::ring::Z64;
+use sha2::{Digest, Sha256};
+
+const MODELS: [(&str, &[u8]); 7] = [
+    ("nn-a", common::NN_A),
+    ("nn-b", common::NN_B),
+    ("nn-c", common::NN_C),
+    ("lenet", common::LENET),
+    ("logreg", common::LOGREG),
+    ("svm", common::SVM),
+    ("tree", common::TREE),
+];
+
+fn owner(onnx: &[u8]) -> (ModelShape, FixedPlan<Z64>) {
+    match ModelFile::parse(onnx).unwrap() {
+        ModelFile::Weights { shape, plan } => (shape, plan),
+        ModelFile::Shape(_) => panic!("an ONNX file parsed as a shape file"),
+    }
+}
+
+/// The committed shape files (`models/NAME.rfshape`, what the demo's P1 and P2 serve) are those
+/// of the committed ONNX files.
+#[test]
+fn the_committed_shape_files_are_the_shipped_models_shapes() {
+    let committed: [(&str, &[u8]); 7] = [
+        ("nn-a", include_bytes!("../../models/nn-a.rfshape")),
+        ("nn-b", include_bytes!("../../models/nn-b.rfshape")),
+        ("nn-c", include_bytes!("../../models/nn-c.rfshape")),
+        ("lenet", include_bytes!("../../models/lenet.rfshape")),
+        ("logreg", include_bytes!("../../models/logreg.rfshape")),
+        ("svm", include_bytes!("../../models/svm.rfshape")),
+        ("tree", include_bytes!("../../models/tree.rfshape")),
+    ];
+    for ((name, onnx), (file, bytes)) in MODELS.iter().zip(committed) {
+        assert_eq!(*name, file);
+        assert_eq!(
+            bytes,
+            &owner(onnx).0.encode()[..],
+            "models/{name}.rfshape is stale: regenerate it with ringfence model shape"
+        );
+    }
+}
+
+#[test]
+fn every_shipped_model_s_shape_round_trips_and_matches_the_owner_s_digest() {
+    for (name, onnx) in MODELS {
+        let (shape, plan) = owner(onnx);
+        let bytes = shape.encode();
+        assert!(is_shape_file(&bytes) && !is_shape_file(onnx), "{name}");
+        let back = ModelShape::decode(&bytes).unwrap();
+        assert_eq!(back, shape, "{name}");
+        assert_eq!(back.plan, plan.shape(), "{name}");
+        assert_eq!(back.plan.digest(), plan.shape().digest(), "{name}");
+        let model = import_onnx(onnx).unwrap();
+        assert_eq!(back.input_shape, model.input_shape, "{name}");
+        assert_eq!(back.class_labels, model.class_labels, "{name}");
+        match ModelFile::parse(&bytes).unwrap() {
+            ModelFile::Shape(s) => assert_eq!(s, shape, "{name}"),
+            ModelFile::Weights { .. } => panic!("{name}: a shape file parsed as weights"),
+        }
+    }
+}
+
+/// Two plans share a digest exactly when their shapes are equal (logreg and svm are both one
+/// 64 → 10 dense layer; their weights differ, which the digest leaves out).
+#[test]
+fn digests_are_equal_exactly_for_equal_shapes() {
+    let shapes: Vec<_> = MODELS.iter().map(|(_, m)| owner(m).1.shape()).collect();
+    for a in &shapes {
+        for b in &shapes {
+            assert_eq!(a == b, a.digest() == b.digest(), "{a:?} / {b:?}");
+        }
+    }
+    assert!(shapes[4] == shapes[5], "logreg and svm have one shape");
+    let model = import_onnx(common::NN_A).unwrap();
+    let f12 = FixedPlan::<Z64>::new(&model, 12).unwrap().shape();
+    assert_ne!(f12.digest(), owner(common::NN_A).1.shape().digest());
+}
+
+/// No weight of the model appears in its shape file, as the float the ONNX file stores or as
+/// the fixed-point word the plan encodes (checked on the dense layers of NN-A: 100k weights).
+#[test]
+fn a_shape_file_holds_no_weight() {
+    let model = import_onnx(common::NN_A).unwrap();
+    let (shape, _) = owner(common::NN_A);
+    let bytes = shape.encode();
+    let mut checked = 0;
+    for l in &model.layers {
+        if let Layer::Dense(d) = l {
+            for &w in d.weights.iter().chain(&d.bias).filter(|w| w.abs() > 1e-3) {
+                let as_f32 = (w as f32).to_le_bytes();
+                assert!(!bytes.windows(4).any(|b| b == as_f32), "weight {w} in the shape file");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 10_000, "only {checked} weights checked");
+}
+
+/// Re-seals a damaged file with a valid checksum, so the decoder's other checks are reached.
+fn sealed(mut b: Vec<u8>) -> Vec<u8> {
+    let n = b.len() - 32;
+    b.truncate(n);
+    let sum = Sha256::digest(&b);
+    b.extend_from_slice(&sum);
+    b
+}
+
+fn shape_error(bytes: &[u8]) -> String {
+    match ModelShape::decode(bytes) {
+        Err(e @ NnError::ShapeFile(_)) => e.to_string(),
+        other => panic!("expected a shape file error, got {other:?}"),
+    }
+}
+
+#[test]
+fn damaged_forged_and_foreign_bytes_are_clear_errors() {
+    let good = owner(common::LENET).0.encode();
+    assert!(shape_error(common::LENET).contains("no RFSHAPE magic"));
+    assert!(shape_error(b"").contains("no RFSHAPE magic"));
+    // Every truncation, and trailing data.
+    for n in 0..good.len() {
+        shape_error(&good[..n]);
+    }
+    let mut long = good.clone();
+    long.push(0);
+    assert!(shape_error(&long).contains("trailing data"));
+    // Every flipped bit past the magic is caught (by the checksum or the header checks).
+    for i in SHAPE_MAGIC.len()..good.len() {
+        for bit in [0, 7] {
+            let mut b = good.clone();
+            b[i] ^= 1 << bit;
+            shape_error(&b);
+        }
+    }
+    let mut b = good.clone();
+    b[8] = 2;
+    assert!(shape_error(&b).contains("version 2"));
+    let mut b = good.clone();
+    b[40] ^= 1;
+    assert!(shape_error(&b).contains("checksum mismatch"));
+    // Forged bodies with a valid checksum: a huge count, an unknown step tag, a broken chain.
+    let body = 14;
+    let mut b = good.clone();
+    b[body + 4..body + 8].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(shape_error(&sealed(b)).contains("input name length"));
+    let (range_at, steps_at) = {
+        let s = owner(common::LENET).0;
+        assert!(s.plan.input_range.is_some(), "LeNet declares its input range");
+        let range_at = body + 4 + 4 + s.input_name.len() + 4 + 8 * s.input_shape.len() + 1;
+        (range_at, range_at + 1 + 8)
+    };
+    // A range whose minimum is above its maximum (min's bits are the high half).
+    let mut b = good.clone();
+    let (min, max) = (2f32.to_bits() as u64, 1f32.to_bits() as u64);
+    b[range_at + 1..range_at + 9].copy_from_slice(&(min << 32 | max).to_le_bytes());
+    assert!(shape_error(&sealed(b)).contains("input range"));
+    let mut b = good.clone();
+    b[steps_at..steps_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(shape_error(&sealed(b)).contains("steps"));
+    let mut b = good.clone();
+    b[steps_at + 4] = 99;
+    assert!(shape_error(&sealed(b)).contains("unknown step tag 99"));
+    // The first step's first size (a convolution's input channels) no longer fits the input.
+    let mut b = good.clone();
+    b[steps_at + 5] ^= 2;
+    assert!(shape_error(&sealed(b)).contains("does not fit"));
+    // A size beyond the per-layer cap.
+    let mut b = good.clone();
+    b[steps_at + 5..steps_at + 13].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(shape_error(&sealed(b)).contains("at most"));
+    // Random bytes behind a valid header and checksum.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for len in [0usize, 1, 7, 64, 1000] {
+        let mut b = good[..14].to_vec();
+        b[10..14].copy_from_slice(&(len as u32).to_le_bytes());
+        for _ in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b.push(x as u8);
+        }
+        b.extend_from_slice(&[0; 32]);
+        shape_error(&sealed(b));
+    }
+}
