@@ -21,6 +21,7 @@
 //   8. web build   npm run build -w web: wasm-bindgen CLI (pinned), SIMD + fallback modules, tsc
 //   9. npm         npm test --workspaces --if-present
 //  10. charts      node scripts/charts.mjs --check: docs/charts/*.svg are what docs/bench/*.jsonl give
+//  11. security    node scripts/check-security-doc.mjs: every test SECURITY.md cites exists
 
 import { spawn } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
@@ -264,6 +265,11 @@ const steps = [
     name: 'charts',
     title: 'Benchmark charts: docs/charts/*.svg are what docs/bench/*.jsonl give',
     fn: () => run(process.execPath, ['scripts/charts.mjs', '--check']),
+  },
+  {
+    name: 'security',
+    title: 'SECURITY.md: every test it cites exists',
+    fn: () => run(process.execPath, ['scripts/check-security-doc.mjs']),
   },
 ];
 
