@@ -70,6 +70,7 @@ use ringfence_core::net::{PartyId, SessionId};
 use ringfence_core::prg::Seed;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
 use crate::keys::PublicKey;
 use crate::record::{Aead, Cipher, RecordKey};
@@ -118,8 +119,10 @@ pub struct Established {
     /// The pairwise PRG seed, equal at both ends.
     pub seed: Seed,
     /// The same seed as bytes, for APIs that take seeds as bytes (the SDK's `PartySeeds`).
-    /// Secret: never log it.
-    pub seed_bytes: [u8; 32],
+    /// Secret: never log it. Zeroized on drop, as are `seed` and the `Noise` record keys of
+    /// ChaCha20-Poly1305 (RustCrypto zeroizes its key); ring's AES-GCM keys are not (ring
+    /// does not zeroize).
+    pub seed_bytes: Zeroizing<[u8; 32]>,
     /// The Noise handshake hash `h` (`None` for insecure plain links). Public: anyone who saw
     /// the handshake bytes and knows both static public keys can compute it, so it must never
     /// key anything by itself; exposed for channel binding and for tests of that very fact.
@@ -155,7 +158,7 @@ pub struct Handshake {
     sent: u64,
     noise: Option<(snow::HandshakeState, PublicKey)>,
     prologue: Vec<u8>,
-    entropy: [u8; 32],
+    entropy: Zeroizing<[u8; 32]>,
     /// Plain mode: (dialer nonce, acceptor nonce) once known.
     nonces: ([u8; NONCE_LEN], [u8; NONCE_LEN]),
     /// This end's record preference, and the peer's once its Noise message is read.
@@ -238,7 +241,7 @@ impl Handshake {
             sent: 0,
             noise: None,
             prologue: Vec::new(),
-            entropy: *entropy,
+            entropy: Zeroizing::new(*entropy),
             nonces: ([0; NONCE_LEN], [0; NONCE_LEN]),
             aead: (aead, None),
         })
@@ -324,8 +327,8 @@ impl Handshake {
                 if self.initiator {
                     self.nonces.1 = theirs;
                 } else {
-                    self.nonces = (theirs, self.entropy);
-                    self.out.extend_from_slice(&self.entropy);
+                    self.nonces = (theirs, *self.entropy);
+                    self.out.extend_from_slice(&self.entropy[..]);
                     self.sent += NONCE_LEN as u64;
                 }
                 self.step = Step::Done;
@@ -365,7 +368,7 @@ impl Handshake {
         let before = self.out.len();
         if self.initiator {
             let confirm = Keys::of(hs)?.derive(CONFIRM_LABEL)?;
-            self.out.extend_from_slice(&confirm);
+            self.out.extend_from_slice(&*confirm);
             self.step = Step::Done;
         } else {
             let mine = self.aead.0.to_byte();
@@ -383,7 +386,7 @@ impl Handshake {
             return Err(self.fail("no Noise state"));
         };
         let expected = Keys::of(hs)?.derive(CONFIRM_LABEL)?;
-        if !bool::from(expected.ct_eq(theirs)) {
+        if !bool::from(expected[..].ct_eq(theirs)) {
             return Err(self.fail(
                 "key confirmation failed: the dialer does not hold this handshake's keys (a \
                  replayed message 1?)",
@@ -439,8 +442,8 @@ impl Handshake {
             h.update(&self.prologue);
             h.update(self.nonces.0);
             h.update(self.nonces.1);
-            let seed_bytes: [u8; 32] = h.finalize().into();
-            let seed = Seed::from_bytes(seed_bytes);
+            let seed_bytes = Zeroizing::new(h.finalize().into());
+            let seed = Seed::from_bytes(*seed_bytes);
             let (send, recv) = (Cipher::DangerPlain, Cipher::DangerPlain);
             return Ok(Established {
                 peer,
@@ -461,7 +464,7 @@ impl Handshake {
         }
         let keys = Keys::of(&mut hs)?;
         let seed_bytes = keys.derive(SEED_LABEL)?;
-        let seed = Seed::from_bytes(seed_bytes);
+        let seed = Seed::from_bytes(*seed_bytes);
         let (send, recv) = if hs.is_initiator() {
             (&keys.to_responder, &keys.to_initiator)
         } else {
@@ -496,6 +499,15 @@ struct Keys {
     hash: [u8; 32],
 }
 
+impl Drop for Keys {
+    fn drop(&mut self) {
+        self.to_responder.zeroize();
+        self.to_initiator.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for Keys {}
+
 impl Keys {
     /// The keys of `hs`, once its last message is written or read.
     fn of(hs: &mut snow::HandshakeState) -> Result<Self, LinkError> {
@@ -510,15 +522,15 @@ impl Keys {
     /// `HKDF-SHA256(ikm = k₁ ‖ k₂, info = label ‖ h)` (see the module docs): keyed by the split
     /// keys, in the same order at both ends, which only the two ends can compute; the handshake
     /// hash binds it to this transcript and the label to its one use.
-    fn derive(&self, label: &[u8]) -> Result<[u8; 32], LinkError> {
-        let mut ikm = [0u8; 64];
+    fn derive(&self, label: &[u8]) -> Result<Zeroizing<[u8; 32]>, LinkError> {
+        let mut ikm = Zeroizing::new([0u8; 64]);
         ikm[..32].copy_from_slice(&self.to_responder);
         ikm[32..].copy_from_slice(&self.to_initiator);
         let mut info = label.to_vec();
         info.extend_from_slice(&self.hash);
-        let mut out = [0u8; 32];
-        hkdf::Hkdf::<Sha256>::new(None, &ikm)
-            .expand(&info, &mut out)
+        let mut out = Zeroizing::new([0u8; 32]);
+        hkdf::Hkdf::<Sha256>::new(None, &*ikm)
+            .expand(&info, &mut *out)
             .map_err(|e| LinkError::Crypto(format!("HKDF: {e}")))?;
         Ok(out)
     }
@@ -704,6 +716,26 @@ mod tests {
         assert!(e.to_string().contains("key confirmation failed"), "{e}");
         assert!(!later.is_done());
         assert!(later.finish().is_err());
+    }
+
+    /// Checked by the compiler: every secret a handshake holds or hands out zeroizes itself on
+    /// drop (the record keys: see [`RecordKey`]).
+    #[test]
+    fn secrets_zeroize_on_drop() {
+        fn zeroizes<T: ZeroizeOnDrop>(_: &T) {}
+        let keys = keys();
+        zeroizes(&keys[0]);
+        zeroizes(&keys[0].private);
+        let s0 = security(&keys, 0);
+        let ends = LinkEnds { me: PartyId(0), session: SessionId([9; 16]), security: &s0 };
+        zeroizes(&Handshake::dial(ends, PartyId(1), &[5; 32]).unwrap().entropy);
+        let (d, _) = link(Aead::ChaChaPoly, Aead::ChaChaPoly);
+        zeroizes(&d.seed);
+        zeroizes(&d.seed_bytes);
+        let Cipher::Noise { key: RecordKey::ChaCha(key), .. } = &d.send else { panic!() };
+        zeroizes(&**key);
+        fn zeroizes_type<T: ZeroizeOnDrop>() {}
+        zeroizes_type::<Keys>();
     }
 
     #[test]

@@ -25,6 +25,7 @@ use ringfence_link::{Handshake, LinkEnds, PrivateKey, PublicKey, Security, Stati
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use zeroize::Zeroizing;
 
 use super::args::{bytes, index, object};
 use super::error::{js_error, Code};
@@ -62,7 +63,7 @@ struct State {
 struct Peer {
     enc: FrameEncoder,
     dec: FrameDecoder,
-    seed: [u8; 32],
+    seed: Zeroizing<[u8; 32]>,
     cipher: &'static str,
 }
 
@@ -127,8 +128,7 @@ impl NoiseLinks {
     #[wasm_bindgen(js_name = seedWith)]
     pub fn seed_with(&self, peer: JsValue) -> Result<Uint8Array, JsValue> {
         let p = self.peer(&peer)?;
-        let seed = p.borrow().seed;
-        Ok(Uint8Array::from(&seed[..]))
+        Ok(Uint8Array::from(&p.borrow().seed[..]))
     }
 
     /// The AEAD of the link with `peer`'s records, as both ends agreed: `"chacha20-poly1305"`
@@ -221,8 +221,8 @@ async fn establish(
     let ends = LinkEnds { me, session, security };
     let fail = |e: ringfence_link::LinkError| js_error(Code::PeerMisbehaved, e.to_string());
     let key = |j: usize| {
-        let mut k = [0u8; 32];
-        Prg::new(entropy, ENTROPY_DOMAIN, j as u32).fill_bytes(&mut k);
+        let mut k = Zeroizing::new([0u8; 32]);
+        Prg::new(entropy, ENTROPY_DOMAIN, j as u32).fill_bytes(&mut *k);
         k
     };
     let send = |j: usize, h: &mut Handshake| -> Result<(), JsValue> {
@@ -236,7 +236,7 @@ async fn establish(
     let mut leftover: Vec<Vec<u8>> = vec![Vec::new(); n];
     // 1. Hellos to the parties above.
     for (j, slot) in hs.iter_mut().enumerate().skip(me.index() + 1) {
-        let mut h = Handshake::dial(ends, PartyId(j as u8), &key(j)).map_err(fail)?;
+        let mut h = Handshake::dial(ends, PartyId(j as u8), &*key(j)).map_err(fail)?;
         send(j, &mut h)?;
         *slot = Some(h);
     }
@@ -244,7 +244,7 @@ async fn establish(
     for j in (0..me.index()).chain(me.index() + 1..n) {
         let mut h = match hs[j].take() {
             Some(h) => h,
-            None => Handshake::accept(ends, &key(j)).map_err(fail)?,
+            None => Handshake::accept(ends, &*key(j)).map_err(fail)?,
         };
         while !h.is_done() {
             let chunk = recv_bytes(raw, j).await?;
