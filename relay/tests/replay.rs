@@ -2,7 +2,9 @@
 //! message 1 replays, and the mesh's session id is the same every epoch). The acceptor answers
 //! a replayed message 1, but the link counts only after the dialer's key confirmation, which a
 //! replayer cannot make: the replay never becomes a link, and the genuine dialer of the later
-//! run links beside it, without waiting for the stalled replay to time out.
+//! run links beside it, without waiting for the stalled replay to time out. The acceptor runs a
+//! bounded number of candidates at once, each for a bounded time: replays that fill every slot
+//! only delay the genuine dialer.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -19,9 +21,13 @@ const PREAMBLE: usize = 4 + 16;
 const HELLO: usize = 24;
 /// The dialer's key confirmation after message 1.
 const CONFIRM: usize = 32;
-/// Short enough that a run which had to wait for the acceptor to drop a stalled candidate (5 s)
-/// fails.
+/// Short enough that a run which had to wait for the acceptor to drop a stalled candidate
+/// ([`ACCEPT_HANDSHAKE`]) fails.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// The acceptor's limits (`relay/src/establish.rs`): candidates in their handshake at once, and
+/// how long each may take.
+const CANDIDATES: usize = 4;
+const ACCEPT_HANDSHAKE: Duration = Duration::from_secs(5);
 
 fn noise(keys: &[StaticKeypair], i: usize) -> Security {
     Security::Noise {
@@ -90,19 +96,19 @@ async fn linked(t0: &mut TcpTransport, t1: &mut TcpTransport) {
     assert_eq!(t0.seed_with(PartyId(1)), t1.seed_with(PartyId(0)));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_replayed_handshake_never_links_and_the_genuine_dialer_still_does() {
-    let keys: Vec<StaticKeypair> = (0..2).map(|_| StaticKeypair::generate().unwrap()).collect();
+/// Run 1 of `session` between P0 and P1 (accepting on `router`), with P0's bytes captured on
+/// the way: returns what a replayer has, the preamble, hello and message 1, and then the key
+/// confirmation (what came after message 1, for a dialer without one).
+async fn capture(
+    keys: &[StaticKeypair],
+    router: &Router,
+    session: SessionId,
+) -> (Vec<u8>, Vec<u8>) {
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    // P1's router outlives the runs, as a server's does across mesh epochs.
-    let router = Router::bind(any).await.unwrap();
-    let session = SessionId([0x5e; 16]);
-
-    // Run 1, with P0's bytes captured on the way.
     let (proxy, seen) = recording_proxy(router.local_addr()).await;
     let (r0, r1) = tokio::join!(
-        TcpTransport::connect_routed(config(&keys, 0, &[any, proxy], session), None),
-        TcpTransport::connect_routed(config(&keys, 1, &[any, any], session), Some(&router)),
+        TcpTransport::connect_routed(config(keys, 0, &[any, proxy], session), None),
+        TcpTransport::connect_routed(config(keys, 1, &[any, any], session), Some(router)),
     );
     let (mut t0, mut t1) = (r0.unwrap(), r1.unwrap());
     linked(&mut t0, &mut t1).await;
@@ -113,14 +119,24 @@ async fn a_replayed_handshake_never_links_and_the_genuine_dialer_still_does() {
     let msg1_end = at + 2 + usize::from(u16::from_be_bytes([captured[at], captured[at + 1]]));
     assert_eq!(&captured[PREAMBLE..PREAMBLE + 5], b"RFNC2");
     let confirmation = &captured[msg1_end..(msg1_end + CONFIRM).min(captured.len())];
-    let message_1 = &captured[..msg1_end];
+    (captured[..msg1_end].to_vec(), confirmation.to_vec())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_handshake_never_links_and_the_genuine_dialer_still_does() {
+    let keys: Vec<StaticKeypair> = (0..2).map(|_| StaticKeypair::generate().unwrap()).collect();
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    // P1's router outlives the runs, as a server's does across mesh epochs.
+    let router = Router::bind(any).await.unwrap();
+    let session = SessionId([0x5e; 16]);
+    let (message_1, confirmation) = capture(&keys, &router, session).await;
 
     // Run 2 of the same session. Two replayers reach P1's router before the genuine dialer: one
     // sends the preamble, hello and message 1, the other the captured confirmation too.
     let mut stalled = TcpStream::connect(router.local_addr()).await.unwrap();
-    stalled.write_all(message_1).await.unwrap();
+    stalled.write_all(&message_1).await.unwrap();
     let mut confirming = TcpStream::connect(router.local_addr()).await.unwrap();
-    confirming.write_all(message_1).await.unwrap();
+    confirming.write_all(&message_1).await.unwrap();
     let addr1 = router.local_addr();
     let started = Instant::now();
     let acceptor = tokio::spawn({
@@ -138,7 +154,7 @@ async fn a_replayed_handshake_never_links_and_the_genuine_dialer_still_does() {
         TcpTransport::connect_routed(config(&keys, 0, &[any, addr1], session), None),
         async {
             if answer(&mut confirming).await.is_some() {
-                confirming.write_all(confirmation).await.unwrap();
+                confirming.write_all(&confirmation).await.unwrap();
             }
         },
     );
@@ -155,6 +171,41 @@ async fn a_replayed_handshake_never_links_and_the_genuine_dialer_still_does() {
         assert!(read.is_ok(), "P1 keeps the {name} replay's connection open");
         assert!(rest.is_empty(), "P1 sent {} bytes on the {name} replay", rest.len());
     }
+    t0.close().await.unwrap();
+    t1.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replays_filling_every_candidate_slot_only_delay_the_genuine_dialer() {
+    let keys: Vec<StaticKeypair> = (0..2).map(|_| StaticKeypair::generate().unwrap()).collect();
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let router = Router::bind(any).await.unwrap();
+    let session = SessionId([0x5f; 16]);
+    let (message_1, _) = capture(&keys, &router, session).await;
+    // More stalled replays than the acceptor runs at once, all ahead of the genuine dialer.
+    let mut replays = Vec::new();
+    for _ in 0..CANDIDATES + 2 {
+        let mut s = TcpStream::connect(router.local_addr()).await.unwrap();
+        s.write_all(&message_1).await.unwrap();
+        replays.push(s);
+    }
+    let patient = |me: usize, addrs: &[SocketAddr]| {
+        let mut cfg = config(&keys, me, addrs, session);
+        cfg.connect_timeout = ACCEPT_HANDSHAKE * 3;
+        cfg
+    };
+    let started = Instant::now();
+    let (r0, r1) = tokio::join!(
+        TcpTransport::connect_routed(patient(0, &[any, router.local_addr()]), None),
+        TcpTransport::connect_routed(patient(1, &[any, any]), Some(&router)),
+    );
+    let (mut t0, mut t1) = (r0.unwrap(), r1.unwrap());
+    let took = started.elapsed();
+    linked(&mut t0, &mut t1).await;
+    // The first replays held every slot until they timed out: the acceptor never ran more than
+    // its bound at once, and a slot came free for the genuine dialer.
+    assert!(took >= ACCEPT_HANDSHAKE - Duration::from_millis(500), "linked after {took:?}");
+    assert!(took < ACCEPT_HANDSHAKE * 2, "linked after {took:?}");
     t0.close().await.unwrap();
     t1.close().await.unwrap();
 }
