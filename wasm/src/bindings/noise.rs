@@ -236,7 +236,7 @@ async fn establish(
     let mut leftover: Vec<Vec<u8>> = vec![Vec::new(); n];
     // 1. Hellos to the parties above.
     for (j, slot) in hs.iter_mut().enumerate().skip(me.index() + 1) {
-        let mut h = Handshake::dial(ends, PartyId(j as u8), &*key(j)).map_err(fail)?;
+        let mut h = Handshake::dial(ends, PartyId(j as u8), &key(j)).map_err(fail)?;
         send(j, &mut h)?;
         *slot = Some(h);
     }
@@ -244,7 +244,7 @@ async fn establish(
     for j in (0..me.index()).chain(me.index() + 1..n) {
         let mut h = match hs[j].take() {
             Some(h) => h,
-            None => Handshake::accept(ends, &*key(j)).map_err(fail)?,
+            None => Handshake::accept(ends, &key(j)).map_err(fail)?,
         };
         while !h.is_done() {
             let chunk = recv_bytes(raw, j).await?;
