@@ -29,9 +29,17 @@ const LANES: usize = 4;
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(crate) const BUF_BYTES: usize = 64 * LANES;
 
-/// A 256-bit PRG key. `Debug` never prints the key.
+/// A 256-bit PRG key. `Debug` never prints the key; the key is zeroized on drop.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Seed(pub(crate) [u8; 32]);
+
+impl Drop for Seed {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0);
+    }
+}
+
+impl zeroize::ZeroizeOnDrop for Seed {}
 
 impl Seed {
     /// Wraps 32 bytes of key material (from a key agreement or an OS RNG at the edge).

@@ -6,6 +6,7 @@
 //! ```text
 //! dialer → acceptor   hello = "RFNC2" ‖ mode ‖ dialer id ‖ acceptor id ‖ session (24 bytes)
 //! Noise KK            → e, es, ss, [aead]   ← e, ee, se, [aead]   (messages: u16 BE length ‖ body)
+//! key confirmation    → confirm (32)
 //! plain (insecure)    → nonce_d (32)   ← nonce_a (32)
 //! ```
 //!
@@ -25,6 +26,16 @@
 //! ends know the seed; h binds it to this transcript. Link v1 hashed h alone, but h absorbs
 //! only public data (the hello, static and ephemeral public keys, handshake ciphertexts): the
 //! relay could recompute every v1 seed. A v1 hello ("RFNC1") is therefore refused.
+//!
+//! Key confirmation: in `KK` the responder has its keys after writing message 2, but nothing yet
+//! proves that the dialer is live: message 1 carries no freshness from the responder, so a
+//! message 1 recorded from an earlier link of the same session (the servers' mesh reuses one
+//! session id every epoch) replays verbatim and the responder would answer it. The dialer
+//! therefore ends the handshake with `confirm = HKDF-SHA256(ikm = k₁ ‖ k₂, salt = none, info =
+//! "ringfence key confirmation v2" ‖ h)`, which takes the ephemeral secret of message 1 to
+//! compute, and the acceptor is done only once it has checked it: a replayed message 1 never
+//! becomes a link. (The dialer needs no such proof: message 2 depends on its fresh ephemeral
+//! key.) The insecure plain mode has no keys to confirm and skips it.
 //!
 //! Driving it: send [`Handshake::take_output`], feed received bytes to
 //! [`Handshake::handle_input`] (it consumes only what the handshake needs, so bytes that follow
@@ -58,6 +69,8 @@
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_core::prg::Seed;
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
 use crate::keys::PublicKey;
 use crate::record::{Aead, Cipher, RecordKey};
@@ -72,6 +85,11 @@ const MAGIC_V1: &[u8; 5] = b"RFNC1";
 /// records use the split keys directly, the seed is a labelled HKDF output whose extract step
 /// only hashes them (so no key serves two primitives).
 const SEED_LABEL: &[u8] = b"ringfence pairwise seed v2";
+/// HKDF info label of the dialer's key confirmation: another output of the same extract as the
+/// seed, independent of it, so sending it in the clear reveals nothing about the seed.
+const CONFIRM_LABEL: &[u8] = b"ringfence key confirmation v2";
+/// Bytes of the key confirmation.
+const CONFIRM_LEN: usize = 32;
 /// Bytes of the dialer's hello.
 pub const HELLO_LEN: usize = MAGIC.len() + 3 + 16;
 /// Handshake messages of `KK` with our one-byte payloads are 49 bytes; anything far larger is
@@ -101,8 +119,10 @@ pub struct Established {
     /// The pairwise PRG seed, equal at both ends.
     pub seed: Seed,
     /// The same seed as bytes, for APIs that take seeds as bytes (the SDK's `PartySeeds`).
-    /// Secret: never log it.
-    pub seed_bytes: [u8; 32],
+    /// Secret: never log it. Zeroized on drop, as are `seed` and the `Noise` record keys of
+    /// ChaCha20-Poly1305 (RustCrypto zeroizes its key); ring's AES-GCM keys are not (ring
+    /// does not zeroize).
+    pub seed_bytes: Zeroizing<[u8; 32]>,
     /// The Noise handshake hash `h` (`None` for insecure plain links). Public: anyone who saw
     /// the handshake bytes and knows both static public keys can compute it, so it must never
     /// key anything by itself; exposed for channel binding and for tests of that very fact.
@@ -119,6 +139,8 @@ enum Step {
     Hello,
     Len,
     Msg(usize),
+    /// The responder waits for the dialer's key confirmation.
+    Confirm,
     Nonce,
     Done,
 }
@@ -136,7 +158,7 @@ pub struct Handshake {
     sent: u64,
     noise: Option<(snow::HandshakeState, PublicKey)>,
     prologue: Vec<u8>,
-    entropy: [u8; 32],
+    entropy: Zeroizing<[u8; 32]>,
     /// Plain mode: (dialer nonce, acceptor nonce) once known.
     nonces: ([u8; NONCE_LEN], [u8; NONCE_LEN]),
     /// This end's record preference, and the peer's once its Noise message is read.
@@ -219,7 +241,7 @@ impl Handshake {
             sent: 0,
             noise: None,
             prologue: Vec::new(),
-            entropy: *entropy,
+            entropy: Zeroizing::new(*entropy),
             nonces: ([0; NONCE_LEN], [0; NONCE_LEN]),
             aead: (aead, None),
         })
@@ -230,7 +252,8 @@ impl Handshake {
         self.peer
     }
 
-    /// Whether the handshake is complete (take its last output, then [`finish`](Self::finish)).
+    /// Whether the handshake is complete (take its last output, then [`finish`](Self::finish)):
+    /// for a Noise acceptor, only once the dialer has confirmed the keys (see the module docs).
     pub fn is_done(&self) -> bool {
         self.step == Step::Done
     }
@@ -241,6 +264,7 @@ impl Handshake {
             Step::Hello => HELLO_LEN,
             Step::Len => 2,
             Step::Msg(n) => n,
+            Step::Confirm => CONFIRM_LEN,
             Step::Nonce => NONCE_LEN,
             Step::Done => return 0,
         };
@@ -297,13 +321,14 @@ impl Handshake {
                 self.step = Step::Msg(len);
             }
             Step::Msg(_) => self.noise_message(item)?,
+            Step::Confirm => self.check_confirmation(item)?,
             Step::Nonce => {
                 let theirs: [u8; NONCE_LEN] = item.try_into().map_err(|_| self.fail("nonce"))?;
                 if self.initiator {
                     self.nonces.1 = theirs;
                 } else {
-                    self.nonces = (theirs, self.entropy);
-                    self.out.extend_from_slice(&self.entropy);
+                    self.nonces = (theirs, *self.entropy);
+                    self.out.extend_from_slice(&self.entropy[..]);
                     self.sent += NONCE_LEN as u64;
                 }
                 self.step = Step::Done;
@@ -340,12 +365,32 @@ impl Handshake {
             ));
         };
         self.aead.1 = Some(theirs);
-        if !self.initiator {
-            let before = self.out.len();
+        let before = self.out.len();
+        if self.initiator {
+            let confirm = Keys::of(hs)?.derive(CONFIRM_LABEL)?;
+            self.out.extend_from_slice(&*confirm);
+            self.step = Step::Done;
+        } else {
             let mine = self.aead.0.to_byte();
             write_msg(&mut self.out, |buf| hs.write_message(&[mine], buf))
                 .map_err(|e| LinkError::handshake(peer, format!("writing message 2: {e}")))?;
-            self.sent += (self.out.len() - before) as u64;
+            self.step = Step::Confirm;
+        }
+        self.sent += (self.out.len() - before) as u64;
+        Ok(())
+    }
+
+    /// Checks the dialer's key confirmation (see the module docs).
+    fn check_confirmation(&mut self, theirs: &[u8]) -> Result<(), LinkError> {
+        let Some((hs, _)) = self.noise.as_mut() else {
+            return Err(self.fail("no Noise state"));
+        };
+        let expected = Keys::of(hs)?.derive(CONFIRM_LABEL)?;
+        if !bool::from(expected[..].ct_eq(theirs)) {
+            return Err(self.fail(
+                "key confirmation failed: the dialer does not hold this handshake's keys (a \
+                 replayed message 1?)",
+            ));
         }
         self.step = Step::Done;
         Ok(())
@@ -397,8 +442,8 @@ impl Handshake {
             h.update(&self.prologue);
             h.update(self.nonces.0);
             h.update(self.nonces.1);
-            let seed_bytes: [u8; 32] = h.finalize().into();
-            let seed = Seed::from_bytes(seed_bytes);
+            let seed_bytes = Zeroizing::new(h.finalize().into());
+            let seed = Seed::from_bytes(*seed_bytes);
             let (send, recv) = (Cipher::DangerPlain, Cipher::DangerPlain);
             return Ok(Established {
                 peer,
@@ -417,19 +462,13 @@ impl Handshake {
         if !hs.is_handshake_finished() {
             return Err(LinkError::handshake(peer, "Noise handshake incomplete"));
         }
-        let handshake_hash: [u8; 32] = hs
-            .get_handshake_hash()
-            .try_into()
-            .map_err(|_| LinkError::Crypto("the handshake hash is not 32 bytes".into()))?;
-        // The split's first key protects initiator → responder (Noise §5.2), as in snow's
-        // transport state; the records then are exactly its transport messages.
-        let (to_responder, to_initiator) = hs.dangerously_get_raw_split();
-        let seed_bytes = pairwise_seed(&to_responder, &to_initiator, &handshake_hash)?;
-        let seed = Seed::from_bytes(seed_bytes);
+        let keys = Keys::of(&mut hs)?;
+        let seed_bytes = keys.derive(SEED_LABEL)?;
+        let seed = Seed::from_bytes(*seed_bytes);
         let (send, recv) = if hs.is_initiator() {
-            (to_responder, to_initiator)
+            (&keys.to_responder, &keys.to_initiator)
         } else {
-            (to_initiator, to_responder)
+            (&keys.to_initiator, &keys.to_responder)
         };
         let (mine, theirs) = self.aead;
         let theirs = theirs.ok_or_else(|| LinkError::handshake(peer, "handshake incomplete"))?;
@@ -439,35 +478,62 @@ impl Handshake {
         };
         Ok(Established {
             peer,
-            send: Cipher::Noise { key: key(&send)?, nonce: 0 },
-            recv: Cipher::Noise { key: key(&recv)?, nonce: 0 },
+            send: Cipher::Noise { key: key(send)?, nonce: 0 },
+            recv: Cipher::Noise { key: key(recv)?, nonce: 0 },
             seed,
             seed_bytes,
-            handshake_hash: Some(handshake_hash),
+            handshake_hash: Some(keys.hash),
             bytes_sent,
             aead: Some(aead),
         })
     }
 }
 
-/// The pairwise seed of a Noise link (see the module docs): keyed by the split keys, in the same
-/// order at both ends, which only the two ends can compute; the handshake hash in the info binds
-/// it to this transcript.
-fn pairwise_seed(
-    to_responder: &[u8; 32],
-    to_initiator: &[u8; 32],
-    handshake_hash: &[u8; 32],
-) -> Result<[u8; 32], LinkError> {
-    let mut ikm = [0u8; 64];
-    ikm[..32].copy_from_slice(to_responder);
-    ikm[32..].copy_from_slice(to_initiator);
-    let mut info = SEED_LABEL.to_vec();
-    info.extend_from_slice(handshake_hash);
-    let mut seed = [0u8; 32];
-    hkdf::Hkdf::<Sha256>::new(None, &ikm)
-        .expand(&info, &mut seed)
-        .map_err(|e| LinkError::Crypto(format!("pairwise seed: {e}")))?;
-    Ok(seed)
+/// What a finished Noise handshake yields: its split keys and hash.
+struct Keys {
+    /// The split's first key, which protects initiator → responder (Noise §5.2), as in snow's
+    /// transport state; the records then are exactly its transport messages.
+    to_responder: [u8; 32],
+    to_initiator: [u8; 32],
+    /// The handshake hash `h`.
+    hash: [u8; 32],
+}
+
+impl Drop for Keys {
+    fn drop(&mut self) {
+        self.to_responder.zeroize();
+        self.to_initiator.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for Keys {}
+
+impl Keys {
+    /// The keys of `hs`, once its last message is written or read.
+    fn of(hs: &mut snow::HandshakeState) -> Result<Self, LinkError> {
+        let hash = hs
+            .get_handshake_hash()
+            .try_into()
+            .map_err(|_| LinkError::Crypto("the handshake hash is not 32 bytes".into()))?;
+        let (to_responder, to_initiator) = hs.dangerously_get_raw_split();
+        Ok(Self { to_responder, to_initiator, hash })
+    }
+
+    /// `HKDF-SHA256(ikm = k₁ ‖ k₂, info = label ‖ h)` (see the module docs): keyed by the split
+    /// keys, in the same order at both ends, which only the two ends can compute; the handshake
+    /// hash binds it to this transcript and the label to its one use.
+    fn derive(&self, label: &[u8]) -> Result<Zeroizing<[u8; 32]>, LinkError> {
+        let mut ikm = Zeroizing::new([0u8; 64]);
+        ikm[..32].copy_from_slice(&self.to_responder);
+        ikm[32..].copy_from_slice(&self.to_initiator);
+        let mut info = label.to_vec();
+        info.extend_from_slice(&self.hash);
+        let mut out = Zeroizing::new([0u8; 32]);
+        hkdf::Hkdf::<Sha256>::new(None, &*ikm)
+            .expand(&info, &mut *out)
+            .map_err(|e| LinkError::Crypto(format!("HKDF: {e}")))?;
+        Ok(out)
+    }
 }
 
 /// The Noise KK state for one side of a link: our static key, the peer's expected key, and the
@@ -612,6 +678,64 @@ mod tests {
         let mut a = Handshake::accept(ends, &[6; 32]).unwrap();
         let e = a.handle_input(&wire).unwrap_err();
         assert!(e.to_string().contains("no known record cipher"), "{e}");
+    }
+
+    #[test]
+    fn a_replayed_message_1_and_confirmation_never_complete_the_acceptor() {
+        let keys = keys();
+        let (s0, s1) = (security(&keys, 0), security(&keys, 1));
+        let session = SessionId([9; 16]);
+        let ends = |me: u8, security| LinkEnds { me: PartyId(me), session, security };
+        // A genuine link, with every byte the dialer sent captured.
+        let mut d = Handshake::dial(ends(0, &s0), PartyId(1), &[5; 32]).unwrap();
+        let mut a = Handshake::accept(ends(1, &s1), &[6; 32]).unwrap();
+        let first = d.take_output();
+        a.handle_input(&first).unwrap();
+        assert!(!a.is_done(), "message 1 alone does not finish the acceptor");
+        assert!(matches!(a.finish(), Err(LinkError::Handshake { .. })));
+        let mut a = Handshake::accept(ends(1, &s1), &[6; 32]).unwrap();
+        a.handle_input(&first).unwrap();
+        d.handle_input(&a.take_output()).unwrap();
+        assert!(d.is_done());
+        let confirm = d.take_output();
+        assert_eq!(confirm.len(), CONFIRM_LEN);
+        assert_eq!(a.handle_input(&confirm).unwrap(), CONFIRM_LEN);
+        assert!(a.is_done());
+        let (d, a) = (d.finish().unwrap(), a.finish().unwrap());
+        assert_eq!(d.seed_bytes, a.seed_bytes);
+        assert_eq!(d.bytes_sent, (first.len() + CONFIRM_LEN) as u64);
+        // A later acceptor of the same session answers the replayed message 1 (it cannot tell),
+        // but neither the captured confirmation nor any other completes it: its fresh ephemeral
+        // key changed the keys, which the replayer does not hold.
+        let mut later = Handshake::accept(ends(1, &s1), &[7; 32]).unwrap();
+        assert_eq!(later.handle_input(&first).unwrap(), first.len());
+        assert!(!later.take_output().is_empty(), "message 2 goes out");
+        assert!(!later.is_done());
+        assert_eq!(later.wants(), CONFIRM_LEN);
+        let e = later.handle_input(&confirm).unwrap_err();
+        assert!(e.to_string().contains("key confirmation failed"), "{e}");
+        assert!(!later.is_done());
+        assert!(later.finish().is_err());
+    }
+
+    /// Checked by the compiler: every secret a handshake holds or hands out zeroizes itself on
+    /// drop (the record keys: see [`RecordKey`]).
+    #[test]
+    fn secrets_zeroize_on_drop() {
+        fn zeroizes<T: ZeroizeOnDrop>(_: &T) {}
+        let keys = keys();
+        zeroizes(&keys[0]);
+        zeroizes(&keys[0].private);
+        let s0 = security(&keys, 0);
+        let ends = LinkEnds { me: PartyId(0), session: SessionId([9; 16]), security: &s0 };
+        zeroizes(&Handshake::dial(ends, PartyId(1), &[5; 32]).unwrap().entropy);
+        let (d, _) = link(Aead::ChaChaPoly, Aead::ChaChaPoly);
+        zeroizes(&d.seed);
+        zeroizes(&d.seed_bytes);
+        let Cipher::Noise { key: RecordKey::ChaCha(key), .. } = &d.send else { panic!() };
+        zeroizes(&**key);
+        fn zeroizes_type<T: ZeroizeOnDrop>() {}
+        zeroizes_type::<Keys>();
     }
 
     #[test]

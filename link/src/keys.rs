@@ -6,6 +6,8 @@
 
 use core::fmt;
 
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
 use crate::rng::builder;
 use crate::LinkError;
 
@@ -34,9 +36,18 @@ impl fmt::Debug for PublicKey {
     }
 }
 
-/// A party's x25519 static private key. `Debug` is redacted; there is no `Display`.
+/// A party's x25519 static private key. `Debug` is redacted; there is no `Display`; the key is
+/// zeroized on drop.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PrivateKey([u8; KEY_LEN]);
+
+impl Drop for PrivateKey {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for PrivateKey {}
 
 impl PrivateKey {
     /// Wraps raw key bytes.
@@ -66,7 +77,7 @@ impl fmt::Debug for PrivateKey {
     }
 }
 
-/// A static keypair: the private key and its public key.
+/// A static keypair: the private key and its public key (the private key zeroized on drop).
 #[derive(Clone, PartialEq, Eq)]
 pub struct StaticKeypair {
     /// The private half (redacted in `Debug`).
@@ -75,12 +86,15 @@ pub struct StaticKeypair {
     pub public: PublicKey,
 }
 
+/// Its only secret is the [`PrivateKey`], which zeroizes itself.
+impl ZeroizeOnDrop for StaticKeypair {}
+
 impl StaticKeypair {
     /// Generates a fresh keypair from the OS random source.
     #[cfg(feature = "os-rng")]
     pub fn generate() -> Result<Self, LinkError> {
-        let mut entropy = [0u8; 32];
-        getrandom::fill(&mut entropy)
+        let mut entropy = zeroize::Zeroizing::new([0u8; 32]);
+        getrandom::fill(&mut *entropy)
             .map_err(|e| LinkError::Crypto(format!("OS random source: {e}")))?;
         Self::from_entropy(&entropy)
     }
@@ -108,7 +122,7 @@ impl StaticKeypair {
     /// assert_ne!(a.public, StaticKeypair::from_entropy(&[8; 32]).unwrap().public);
     /// ```
     pub fn from_entropy(entropy: &[u8; 32]) -> Result<Self, LinkError> {
-        let kp = builder(entropy)?
+        let mut kp = builder(entropy)?
             .generate_keypair()
             .map_err(|e| LinkError::Crypto(format!("key generation failed: {e}")))?;
         let private: [u8; KEY_LEN] = kp
@@ -116,12 +130,15 @@ impl StaticKeypair {
             .as_slice()
             .try_into()
             .map_err(|_| LinkError::Crypto("generated private key is not 32 bytes".into()))?;
+        // snow's keypair does not zeroize itself.
+        kp.private.zeroize();
         let public: [u8; KEY_LEN] = kp
             .public
             .as_slice()
             .try_into()
             .map_err(|_| LinkError::Crypto("generated public key is not 32 bytes".into()))?;
-        Ok(Self { private: PrivateKey(private), public: PublicKey(public) })
+        let private = PrivateKey(private);
+        Ok(Self { private, public: PublicKey(public) })
     }
 }
 

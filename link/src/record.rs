@@ -125,6 +125,11 @@ impl Aead {
 /// `write_message` takes the plaintext and a separate output, which costs a zero-fill and a copy
 /// of every byte on top of the copy into the record; here the plaintext is appended to the
 /// record once and sealed where it lies (opened likewise in the input buffer).
+///
+/// Dropping it zeroizes the ChaCha20-Poly1305 key (RustCrypto's cipher does so itself) but not
+/// ring's AES-GCM key schedule (ring does not zeroize, and its key is opaque). RustCrypto's
+/// AES-GCM, used without ring (WebAssembly), is not relied on either: its zeroizing is opt-in
+/// per crate and not asserted here.
 // Boxed: the expanded key schedules are hundreds of bytes, `Cipher::DangerPlain` none.
 pub enum RecordKey {
     /// AES-256-GCM: ring natively (AES-NI/VAES), RustCrypto in wasm.

@@ -55,11 +55,11 @@ fn v1_seeds_were_public_and_v2_seeds_are_not() {
         assert!(candidates.contains(&parties_v1));
         for (k, c) in candidates.iter().enumerate() {
             assert_ne!(
-                *c, d.seed_bytes,
+                *c, *d.seed_bytes,
                 "link {pair:?}: derivation {k} of public data is the seed"
             );
         }
-        seen.push(d.seed_bytes);
+        seen.push(*d.seed_bytes);
     }
     // The same pair in another session (fresh ephemerals) gets a fresh seed.
     assert_ne!(seen[1], seen[3]);

@@ -72,7 +72,7 @@ fn record_links() -> Links {
         let (d, a, wire) = record_link(&keys, SESSION, pair, entropy);
         assert_eq!(d.seed_bytes, a.seed_bytes);
         let k = pair_index(pair.0, pair.1);
-        seeds[k] = d.seed_bytes;
+        seeds[k] = *d.seed_bytes;
         hashes[k] = d.handshake_hash.unwrap();
         if pair == (0, 2) {
             wire02 = Some(wire);

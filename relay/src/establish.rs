@@ -24,6 +24,14 @@ use crate::handshake::{self, Handshaken};
 
 /// Retry interval while a peer's listener is not up yet.
 const DIAL_RETRY: Duration = Duration::from_millis(25);
+/// Accepted connections in their handshake at once, at most; more wait in the listener's
+/// backlog (or the router's queue) until one ends. Several, because a connection can stall
+/// until its key confirmation (a replayed message 1 never confirms): the genuine dialer's
+/// connection must find room beside it.
+const CANDIDATES: usize = 4;
+/// How long an accepted connection may take from its first byte to the key confirmation
+/// (within the plan's deadline), so that stalled candidates make room.
+const ACCEPT_HANDSHAKE: Duration = Duration::from_secs(5);
 
 /// This party's side of every handshake, owned so that handshake tasks can hold it.
 pub(crate) struct OwnedEnds {
@@ -83,10 +91,7 @@ pub(crate) struct Plan {
     pub(crate) patient: bool,
 }
 
-enum Outcome {
-    Dialed(PartyId, Result<Handshaken<TcpStream>, RelayError>),
-    Accepted(Result<Handshaken<TcpStream>, RelayError>),
-}
+type Dialed = (PartyId, Result<Handshaken<TcpStream>, RelayError>);
 
 /// Per peer id: `None` (not attempted, or not up by the deadline), or the outcome.
 pub(crate) type Slots = Vec<Option<Result<Handshaken<TcpStream>, RelayError>>>;
@@ -98,9 +103,12 @@ pub(crate) type GaveUp = mpsc::UnboundedReceiver<(PartyId, String)>;
 impl Plan {
     /// Dials `dial`, accepts `accept` on `acceptor`, and returns each peer's link or failure
     /// once all are settled or the deadline passes, with the reason of the last connection
-    /// refused on the acceptor. Accepted connections from anyone but `accept` (or a second one
-    /// from the same peer) are refused and waited past; a peer named on `gave_up` is not
-    /// waited for.
+    /// refused on the acceptor. An accepted connection counts only once its handshake is done,
+    /// key confirmation included, and the first to get there takes the peer's slot: up to
+    /// [`CANDIDATES`] run at once, each for at most [`ACCEPT_HANDSHAKE`], so a connection that
+    /// stalls (a replayed handshake) cannot block the genuine one. Connections from anyone but
+    /// `accept` (or a second one from the same peer) are refused and waited past; a peer named
+    /// on `gave_up` is not waited for.
     pub(crate) async fn establish(
         &self,
         dial: &[PartyId],
@@ -109,7 +117,8 @@ impl Plan {
         mut gave_up: Option<&mut GaveUp>,
     ) -> (Slots, Option<String>) {
         let mut done: Slots = (0..self.addrs.len()).map(|_| None).collect();
-        let mut tasks = JoinSet::new();
+        let mut tasks: JoinSet<Dialed> = JoinSet::new();
+        let mut candidates = JoinSet::new();
         for &peer in dial {
             let Some(&addr) = self.addrs.get(peer.index()) else {
                 let e = RelayError::Config(format!("no address for {peer}"));
@@ -120,14 +129,13 @@ impl Plan {
                 self.ends.clone(),
                 Dial { routed: self.routed, patient: self.patient, deadline: self.deadline },
             );
-            tasks.spawn(
-                async move { Outcome::Dialed(peer, dial_peer(&ends, peer, addr, how).await) },
-            );
+            tasks.spawn(async move { (peer, dial_peer(&ends, peer, addr, how).await) });
         }
         let mut last_rejected = None;
         let settled = |done: &Slots| dial.iter().chain(accept).all(|p| done[p.index()].is_some());
         while !settled(&done) {
-            let accepting = accept.iter().any(|p| done[p.index()].is_none());
+            let accepting =
+                accept.iter().any(|p| done[p.index()].is_none()) && candidates.len() < CANDIDATES;
             // A dial ends by itself at the deadline, with its own reason: wait for it rather
             // than racing it (the deadline alone only ends the wait for peers to dial in).
             let dialling = dial.iter().any(|p| done[p.index()].is_none());
@@ -135,8 +143,13 @@ impl Plan {
                 acc = acceptor.next(), if accepting => match acc {
                     Ok(stream) => {
                         let ends = self.ends.clone();
-                        tasks.spawn(async move {
-                            Outcome::Accepted(handshake::accept(ends.ends(), stream).await)
+                        let until = self.deadline.min(Instant::now() + ACCEPT_HANDSHAKE);
+                        candidates.spawn(async move {
+                            let shake = handshake::accept(ends.ends(), stream);
+                            tokio::time::timeout_at(until, shake).await.unwrap_or_else(|_| {
+                                let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
+                                Err(RelayError::io("an accepted connection's handshake", e))
+                            })
                         });
                     }
                     Err(e) => {
@@ -150,14 +163,17 @@ impl Plan {
                     }
                 },
                 Some(joined) = tasks.join_next() => match joined {
-                    Ok(Outcome::Dialed(peer, r)) => {
+                    Ok((peer, r)) => {
                         let failed = r.is_err();
                         done[peer.index()] = Some(r);
                         if failed && self.fail_fast {
                             break;
                         }
                     }
-                    Ok(Outcome::Accepted(Ok(h))) => {
+                    Err(e) => last_rejected = Some(format!("dialling task failed: {e}")),
+                },
+                Some(joined) = candidates.join_next() => match joined {
+                    Ok(Ok(h)) => {
                         let peer = h.link.peer;
                         if !accept.contains(&peer) {
                             last_rejected = Some(format!("{peer} is not expected to connect here"));
@@ -167,7 +183,7 @@ impl Plan {
                             done[peer.index()] = Some(Ok(h));
                         }
                     }
-                    Ok(Outcome::Accepted(Err(e))) => last_rejected = Some(e.to_string()),
+                    Ok(Err(e)) => last_rejected = Some(e.to_string()),
                     Err(e) => last_rejected = Some(format!("handshake task failed: {e}")),
                 },
                 Some((peer, why)) = async {

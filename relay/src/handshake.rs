@@ -10,6 +10,7 @@ use ringfence_link::{Established, Handshake, LinkEnds};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
+use zeroize::Zeroizing;
 
 use crate::error::RelayError;
 
@@ -44,7 +45,7 @@ pub(crate) async fn dial<S: Duplex>(
     peer: PartyId,
     stream: S,
 ) -> Result<Handshaken<S>, RelayError> {
-    let h = Handshake::dial(ends, peer, &entropy()?)?;
+    let h = Handshake::dial(ends, peer, &*entropy()?)?;
     drive(h, stream, Some(peer)).await
 }
 
@@ -54,7 +55,7 @@ pub(crate) async fn accept<S: Duplex>(
     ends: LinkEnds<'_>,
     stream: S,
 ) -> Result<Handshaken<S>, RelayError> {
-    let h = Handshake::accept(ends, &entropy()?)?;
+    let h = Handshake::accept(ends, &*entropy()?)?;
     drive(h, stream, None).await
 }
 
@@ -83,8 +84,8 @@ async fn drive<S: Duplex>(
 }
 
 /// 32 fresh bytes from the OS for the handshake's ephemeral key or nonce.
-fn entropy() -> Result<[u8; 32], RelayError> {
-    let mut b = [0u8; 32];
-    getrandom::fill(&mut b).map_err(|e| RelayError::Crypto(format!("OS random source: {e}")))?;
+fn entropy() -> Result<Zeroizing<[u8; 32]>, RelayError> {
+    let mut b = Zeroizing::new([0u8; 32]);
+    getrandom::fill(&mut *b).map_err(|e| RelayError::Crypto(format!("OS random source: {e}")))?;
     Ok(b)
 }

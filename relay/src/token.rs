@@ -32,6 +32,7 @@ use std::fmt;
 
 use ring::signature::{Ed25519KeyPair, KeyPair, UnparsedPublicKey, ED25519};
 use ringfence_core::net::{PartyId, SessionId};
+use zeroize::Zeroizing;
 
 use crate::error::RelayError;
 use crate::ws::parse_session_hex;
@@ -39,9 +40,10 @@ use crate::ws::parse_session_hex;
 /// Domain separation of the signed text.
 const CONTEXT: &[u8] = b"ringfence join token v1\0";
 
-/// A deployment's signing key (an Ed25519 seed). `Debug` never shows it.
+/// A deployment's signing key (an Ed25519 seed). `Debug` never shows it. The seed is zeroized
+/// on drop; ring's expanded key pair is not (ring does not zeroize, and the pair is opaque).
 pub struct DeploymentKey {
-    seed: [u8; 32],
+    seed: Zeroizing<[u8; 32]>,
     pair: Ed25519KeyPair,
 }
 
@@ -54,28 +56,29 @@ impl fmt::Debug for DeploymentKey {
 impl DeploymentKey {
     /// A fresh key from the OS random source.
     pub fn generate() -> Result<Self, RelayError> {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).map_err(|e| RelayError::Crypto(format!("OS random: {e}")))?;
-        Self::from_seed(seed)
+        let mut seed = Zeroizing::new([0u8; 32]);
+        getrandom::fill(&mut *seed).map_err(|e| RelayError::Crypto(format!("OS random: {e}")))?;
+        Self::from_seed(*seed)
     }
 
     /// The key with this 32-byte seed.
     pub fn from_seed(seed: [u8; 32]) -> Result<Self, RelayError> {
         let pair = Ed25519KeyPair::from_seed_unchecked(&seed)
             .map_err(|e| RelayError::Crypto(format!("Ed25519 key: {e}")))?;
-        Ok(Self { seed, pair })
+        Ok(Self { seed: Zeroizing::new(seed), pair })
     }
 
     /// Parses the seed written as 64 hex digits (surrounding whitespace ignored).
     pub fn from_hex(s: &str) -> Result<Self, RelayError> {
         let seed = hex32(s.trim())
+            .map(Zeroizing::new)
             .ok_or_else(|| RelayError::Config("a deployment key is 64 hex digits".into()))?;
-        Self::from_seed(seed)
+        Self::from_seed(*seed)
     }
 
     /// The seed as 64 hex digits (for the key file).
     pub fn to_hex(&self) -> String {
-        hex(&self.seed)
+        hex(&*self.seed)
     }
 
     /// The public key the relay is configured with.
@@ -271,5 +274,12 @@ mod tests {
         assert_eq!(again.public(), key.public());
         assert!(!format!("{key:?}").contains(&key.to_hex()));
         assert!(DeploymentKey::from_hex("12").is_err());
+    }
+
+    /// Checked by the compiler: the signing key's seed zeroizes itself on drop.
+    #[test]
+    fn the_seed_zeroizes_on_drop() {
+        fn zeroizes<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+        zeroizes(&setup().0.seed);
     }
 }

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 /// The bytes of one link handshake as they crossed the wire.
 pub struct Wire {
-    /// Dialer → acceptor: hello, then message 1 (u16 BE length ‖ body).
+    /// Dialer → acceptor: hello, message 1 (u16 BE length ‖ body), then the key confirmation.
     pub to_acceptor: Vec<u8>,
     /// Acceptor → dialer: message 2 (u16 BE length ‖ body).
     pub to_dialer: Vec<u8>,
@@ -65,6 +65,8 @@ pub struct Observed {
     pub ephemerals: [[u8; 32]; 2],
     /// The Noise handshake hash `h` after both messages.
     pub h: [u8; 32],
+    /// The dialer's key confirmation, sent in the clear after message 2.
+    pub confirm: [u8; 32],
 }
 
 /// Noise's `MixHash`: h = HASH(h ‖ data).
@@ -93,7 +95,8 @@ pub fn observe(
     const HELLO: usize = 24;
     let hello = &wire.to_acceptor[..HELLO];
     let (msg1, rest) = message(&wire.to_acceptor[HELLO..]);
-    assert!(rest.is_empty(), "the dialer sends nothing after message 1");
+    let confirm: [u8; 32] =
+        rest.try_into().expect("the dialer sends only its key confirmation after message 1");
     let (msg2, rest) = message(&wire.to_dialer);
     assert!(rest.is_empty(), "the acceptor sends nothing after message 2");
 
@@ -120,7 +123,7 @@ pub fn observe(
         mix_hash(&mut h, epub);
         mix_hash(&mut h, ciphertext);
     }
-    Observed { hello: hello.to_vec(), ephemerals, h }
+    Observed { hello: hello.to_vec(), ephemerals, h, confirm }
 }
 
 /// Link v1's pairwise seed: SHA-256("ringfence pairwise seed v1" ‖ h), as `Handshake::finish`
@@ -131,7 +134,8 @@ pub fn v1_seed(h: &[u8; 32]) -> [u8; 32] {
 
 /// Every seed the observer can make of what it saw: v1's derivation, v2's label over public
 /// inputs (with the hash, the transcript, the public keys and the ephemerals standing in for
-/// the secret split keys), and the plain hashes.
+/// the secret split keys), the plain hashes, and the key confirmation (an HKDF output of the
+/// same keys as the seed, under another label).
 pub fn public_derivations(o: &Observed, wire: &Wire, keys: [&PublicKey; 2]) -> Vec<[u8; 32]> {
     let v2_info = [b"ringfence pairwise seed v2".as_slice(), &o.h].concat();
     let transcript = [wire.to_acceptor.as_slice(), &wire.to_dialer].concat();
@@ -143,8 +147,13 @@ pub fn public_derivations(o: &Observed, wire: &Wire, keys: [&PublicKey; 2]) -> V
         [o.ephemerals[0], o.ephemerals[1]].concat(),
         o.hello.clone(),
     ];
-    let mut out =
-        vec![v1_seed(&o.h), o.h, Sha256::digest(o.h).into(), Sha256::digest(&transcript).into()];
+    let mut out = vec![
+        v1_seed(&o.h),
+        o.h,
+        Sha256::digest(o.h).into(),
+        Sha256::digest(&transcript).into(),
+        o.confirm,
+    ];
     out.push(
         Sha256::new()
             .chain_update(b"ringfence pairwise seed v2")

@@ -25,6 +25,7 @@ use ringfence_link::{Handshake, LinkEnds, PrivateKey, PublicKey, Security, Stati
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use zeroize::Zeroizing;
 
 use super::args::{bytes, index, object};
 use super::error::{js_error, Code};
@@ -62,7 +63,7 @@ struct State {
 struct Peer {
     enc: FrameEncoder,
     dec: FrameDecoder,
-    seed: [u8; 32],
+    seed: Zeroizing<[u8; 32]>,
     cipher: &'static str,
 }
 
@@ -127,8 +128,7 @@ impl NoiseLinks {
     #[wasm_bindgen(js_name = seedWith)]
     pub fn seed_with(&self, peer: JsValue) -> Result<Uint8Array, JsValue> {
         let p = self.peer(&peer)?;
-        let seed = p.borrow().seed;
-        Ok(Uint8Array::from(&seed[..]))
+        Ok(Uint8Array::from(&p.borrow().seed[..]))
     }
 
     /// The AEAD of the link with `peer`'s records, as both ends agreed: `"chacha20-poly1305"`
@@ -221,8 +221,8 @@ async fn establish(
     let ends = LinkEnds { me, session, security };
     let fail = |e: ringfence_link::LinkError| js_error(Code::PeerMisbehaved, e.to_string());
     let key = |j: usize| {
-        let mut k = [0u8; 32];
-        Prg::new(entropy, ENTROPY_DOMAIN, j as u32).fill_bytes(&mut k);
+        let mut k = Zeroizing::new([0u8; 32]);
+        Prg::new(entropy, ENTROPY_DOMAIN, j as u32).fill_bytes(&mut *k);
         k
     };
     let send = |j: usize, h: &mut Handshake| -> Result<(), JsValue> {
