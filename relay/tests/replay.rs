@@ -73,18 +73,18 @@ async fn recording_proxy(upstream: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<u8>
     (addr, seen)
 }
 
-/// Reads one `u16 BE length ‖ body` handshake message.
-async fn read_message(s: &mut TcpStream) -> Vec<u8> {
+/// Reads one `u16 BE length ‖ body` handshake message; `None` if the connection ends first.
+async fn read_message(s: &mut TcpStream) -> Option<Vec<u8>> {
     let mut len = [0u8; 2];
-    s.read_exact(&mut len).await.unwrap();
+    s.read_exact(&mut len).await.ok()?;
     let mut body = vec![0u8; usize::from(u16::from_be_bytes(len))];
-    s.read_exact(&mut body).await.unwrap();
-    body
+    s.read_exact(&mut body).await.ok()?;
+    Some(body)
 }
 
 /// The acceptor's message 2, if it comes in time.
 async fn answer(s: &mut TcpStream) -> Option<Vec<u8>> {
-    tokio::time::timeout(CONNECT_TIMEOUT, read_message(s)).await.ok()
+    tokio::time::timeout(CONNECT_TIMEOUT, read_message(s)).await.ok().flatten()
 }
 
 /// One frame each way and the seeds: the two transports hold the same link.
@@ -138,7 +138,6 @@ async fn a_replayed_handshake_never_links_and_the_genuine_dialer_still_does() {
     let mut confirming = TcpStream::connect(router.local_addr()).await.unwrap();
     confirming.write_all(&message_1).await.unwrap();
     let addr1 = router.local_addr();
-    let started = Instant::now();
     let acceptor = tokio::spawn({
         let cfg = config(&keys, 1, &[any, any], session);
         async move {
@@ -147,21 +146,22 @@ async fn a_replayed_handshake_never_links_and_the_genuine_dialer_still_does() {
             (t, router)
         }
     });
-    // P1 answers the first: as far as message 2, a replay is indistinguishable from its dialer.
+    // P1 answers both: as far as message 2, a replay is indistinguishable from its dialer. Only
+    // then does the genuine dialer come, so both replays hold candidate slots when it does.
     assert!(answer(&mut stalled).await.is_some_and(|m| !m.is_empty()));
-    // The genuine dialer comes while the other replay sends its captured confirmation.
-    let (r0, ()) = tokio::join!(
-        TcpTransport::connect_routed(config(&keys, 0, &[any, addr1], session), None),
-        async {
-            if answer(&mut confirming).await.is_some() {
-                confirming.write_all(&confirmation).await.unwrap();
-            }
-        },
-    );
+    let stalled_since = Instant::now();
+    assert!(answer(&mut confirming).await.is_some_and(|m| !m.is_empty()));
+    confirming.write_all(&confirmation).await.unwrap();
+    let r0 = TcpTransport::connect_routed(config(&keys, 0, &[any, addr1], session), None).await;
     let (r1, _router) = acceptor.await.unwrap();
     let mut t0 = r0.expect("the genuine dialer links despite the replays");
     let mut t1 = r1.expect("P1 links with the genuine dialer");
-    assert!(started.elapsed() < CONNECT_TIMEOUT);
+    // It did not wait for the stalled replay to time out.
+    assert!(
+        stalled_since.elapsed() < ACCEPT_HANDSHAKE,
+        "linked after {:?}",
+        stalled_since.elapsed()
+    );
     linked(&mut t0, &mut t1).await;
 
     // Neither replay became the link: P1 dropped both, sending nothing after message 2.
@@ -194,11 +194,21 @@ async fn replays_filling_every_candidate_slot_only_delay_the_genuine_dialer() {
         cfg.connect_timeout = ACCEPT_HANDSHAKE * 3;
         cfg
     };
+    let addr1 = router.local_addr();
     let started = Instant::now();
-    let (r0, r1) = tokio::join!(
-        TcpTransport::connect_routed(patient(0, &[any, router.local_addr()]), None),
-        TcpTransport::connect_routed(patient(1, &[any, any]), Some(&router)),
-    );
+    let acceptor = tokio::spawn({
+        let cfg = patient(1, &[any, any]);
+        async move { TcpTransport::connect_routed(cfg, Some(&router)).await }
+    });
+    // P1 runs as many as it may at once: exactly that many replays hear message 2 (the others
+    // wait unanswered), and only then does the genuine dialer come.
+    let answered = futures_util::future::join_all(replays.iter_mut().map(|s| async move {
+        tokio::time::timeout(ACCEPT_HANDSHAKE / 2, read_message(s)).await.ok().flatten().is_some()
+    }))
+    .await;
+    assert_eq!(answered.iter().filter(|&&a| a).count(), CANDIDATES, "{answered:?}");
+    let r0 = TcpTransport::connect_routed(patient(0, &[any, addr1]), None).await;
+    let r1 = acceptor.await.unwrap();
     let (mut t0, mut t1) = (r0.unwrap(), r1.unwrap());
     let took = started.elapsed();
     linked(&mut t0, &mut t1).await;
