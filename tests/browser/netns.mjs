@@ -11,8 +11,14 @@ import { basename } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-/** The namespace's network (TOOLCHAIN.md recipe A): Chromium connects with its default flags. */
+/**
+ * The namespace's network (TOOLCHAIN.md recipe A): Chromium connects with its default flags.
+ * The veths get no IPv6: their link-local addresses would finish duplicate address detection a
+ * second or two after set-up, and Chromium, seeing addresses change under a page it is loading,
+ * fails the page's requests with ERR_NETWORK_CHANGED (seen on a loaded machine).
+ */
 const NETWORK = [
+  'echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6',
   'ip link set lo up',
   'ip link add v0 type veth peer name v1',
   'ip addr add 10.200.0.1/24 dev v0',
