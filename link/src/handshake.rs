@@ -299,7 +299,15 @@ impl Handshake {
     fn process(&mut self, item: &[u8]) -> Result<(), LinkError> {
         match self.step {
             Step::Hello => {
-                let peer = self.check_hello(item)?;
+                if item[..MAGIC_V1.len()] == *MAGIC_V1 {
+                    // Before the other checks: the peer's id is all that is known of it.
+                    return Err(LinkError::handshake(
+                        PartyId(item[6]),
+                        "the peer speaks ringfence link v1, whose pairwise seeds are derivable \
+                         from public data (the relay could recompute them); upgrade it to link v2",
+                    ));
+                }
+                let peer = self.check_hello(item).map_err(|r| self.fail(r))?;
                 self.peer = Some(peer);
                 self.prologue = prologue_of(item);
                 self.step = match &self.security {
@@ -397,34 +405,22 @@ impl Handshake {
     }
 
     /// Validates a hello received by this party and returns the dialer's claimed id.
-    fn check_hello(&self, h: &[u8]) -> Result<PartyId, LinkError> {
-        let (dialer, acceptor) = (PartyId(h[6]), PartyId(h[7]));
-        if &h[..5] == MAGIC_V1 {
-            return Err(LinkError::handshake(
-                dialer,
-                "the peer speaks ringfence link v1, whose pairwise seeds are derivable from \
-                 public data (the relay could recompute them); upgrade it to link v2",
-            ));
-        }
+    fn check_hello(&self, h: &[u8]) -> Result<PartyId, String> {
         if &h[..5] != MAGIC {
-            return Err(self.fail("not a ringfence link (bad magic)"));
+            return Err("not a ringfence link (bad magic)".into());
         }
         if h[5] != self.security.mode_byte() {
-            return Err(self.fail(format!(
-                "link mode {} but this party runs {}",
-                h[5],
-                self.security.name()
-            )));
+            return Err(format!("link mode {} but this party runs {}", h[5], self.security.name()));
         }
+        let (dialer, acceptor) = (PartyId(h[6]), PartyId(h[7]));
         if acceptor != self.me {
-            return Err(self.fail(format!("hello addressed to {acceptor}, this is {}", self.me)));
+            return Err(format!("hello addressed to {acceptor}, this is {}", self.me));
         }
         if dialer >= self.me {
-            return Err(self
-                .fail(format!("{dialer} may not dial {} (lower ids dial higher ones)", self.me)));
+            return Err(format!("{dialer} may not dial {} (lower ids dial higher ones)", self.me));
         }
         if h[8..] != self.session.0 {
-            return Err(self.fail(format!("{dialer} is in another session")));
+            return Err(format!("{dialer} is in another session"));
         }
         Ok(dialer)
     }

@@ -85,3 +85,8 @@ pub fn os_seed() -> Result<Seed, RelayError> {
     getrandom::fill(&mut b).map_err(|e| RelayError::Crypto(format!("OS random source: {e}")))?;
     Ok(Seed::from_bytes(b))
 }
+
+/// Lower-case hex of `bytes`: how session ids, digests and certificate hashes are shown.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,9 +1,11 @@
-// Keys, session ids and tokens travel as hex (in the API's JSON and between tabs).
+// Keys, session ids and tokens travel as hex (in the API's JSON and between tabs): the SDK's
+// own encoding, with a decoder that answers `undefined` for the callers that word the error.
+import { fromHex, toHex } from 'ringfence';
 
-export const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+export const hex = toHex;
 
 /** The bytes of `s`, or `undefined` when it is not hex bytes. */
 export function unhex(s: unknown): Uint8Array | undefined {
   if (typeof s !== 'string' || !/^(?:[0-9a-f]{2})*$/i.test(s)) return undefined;
-  return Uint8Array.from(s.match(/../g) ?? [], (b) => parseInt(b, 16));
+  return fromHex(s);
 }

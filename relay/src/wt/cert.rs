@@ -85,8 +85,3 @@ impl WtCertificate {
         }
     }
 }
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}

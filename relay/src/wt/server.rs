@@ -12,9 +12,10 @@ use wtransport::error::StreamReadExactError;
 use wtransport::quinn::{IdleTimeout, TransportConfig, VarInt};
 use wtransport::{Endpoint, RecvStream, SendStream, ServerConfig};
 
-use super::cert::{hex, WtCertificate};
+use super::cert::WtCertificate;
 use super::wire::{self, Control};
 use crate::error::RelayError;
+use crate::hex;
 use crate::ws::{log, run_member, short, PartyReader, PartyWriter, RelayServer, Request};
 
 /// How long the relay waits for its last bytes to be acknowledged, and then for the party to

@@ -42,7 +42,7 @@ impl DevSessions {
     /// the keys keep the documented order, which a JSON map would sort).
     fn session(&self) -> Result<String, String> {
         let id = SessionId(crate::random_bytes::<16>()?);
-        let hex: String = id.0.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = ringfence_relay::hex(&id.0);
         let json = |v: serde_json::Value| v.to_string();
         let webtransport = match &self.webtransport {
             Some((url, hash)) => format!(

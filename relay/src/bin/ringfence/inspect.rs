@@ -68,7 +68,7 @@ fn shape(a: &ShapeArgs) -> Result<(), String> {
     }
     let out = shape.encode();
     std::fs::write(&a.out, &out).map_err(|e| format!("{}: {e}", a.out.display()))?;
-    let digest: String = shape.plan.digest().iter().map(|b| format!("{b:02x}")).collect();
+    let digest = ringfence_relay::hex(&shape.plan.digest());
     println!(
         "{}: the shape of {} ({} steps, {} bytes, no weights)\n  digest  {digest}\n  give it \
          to P1 and P2 (path = in their [[model]]); P0, the model owner, keeps the ONNX file",
