@@ -17,7 +17,8 @@
 //                  release build of the `ringfence` binary, if a crate defines it (later tests spawn it)
 //   6. core wasm   the core's own tests (`cargo test -p ringfence-core`) compiled to wasm32-wasip1
 //                  (+simd128) and run by Node's WASI (scripts/lib/wasi-runner.mjs)
-//   7. sans-IO     ringfence-wasm built for wasm32 (+simd128) must import nothing from the host
+//   7. sans-IO     ringfence-wasm built for wasm32 (+simd128, feature selftest) must import nothing
+//                  from the host, and runs its rep3 self-test
 //   8. web build   npm run build -w web: wasm-bindgen CLI (pinned), SIMD + fallback modules, tsc
 //   9. npm         npm test --workspaces --if-present
 //  10. charts      node scripts/charts.mjs --check: docs/charts/*.svg are what docs/bench/*.jsonl give
@@ -169,7 +170,9 @@ function sansIoProof() {
   const lib = wasmPkg.targets.find((t) => t.kind.includes('cdylib'));
   if (!lib) throw new StepError('crate ringfence-wasm is not a cdylib: no .wasm module to inspect');
 
-  run('cargo', ['build', '-p', 'ringfence-wasm', '--release', '--target', WASM_TARGET], {
+  // `selftest` adds the raw export called below (and the core's in-memory harness it runs
+  // on); the SDK's build (`web build`) leaves it out.
+  run('cargo', ['build', '-p', 'ringfence-wasm', '--release', '--features', 'selftest', '--target', WASM_TARGET], {
     env: { RUSTFLAGS: WASM_RUSTFLAGS },
   });
 

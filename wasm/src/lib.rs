@@ -3,23 +3,25 @@
 //! * `bindings` (wasm32 only, via wasm-bindgen): a `rep3` compute party `Party` over a
 //!   JS-provided transport, share handles, preprocessing stores, coded errors. The npm package
 //!   `ringfence` (`web/`) wraps it; `npm run build:wasm` builds it with and without SIMD.
-//! * [`ringfence_selftest`], a raw export that runs a three-party `rep3` session on the core's
-//!   in-memory network inside the module. `scripts/test.mjs` builds this crate for
+//! * `ringfence_selftest` (feature `selftest`, off in the SDK's build), a raw export that runs a
+//!   three-party `rep3` session on the core's in-memory network inside the module.
+//!   `scripts/test.mjs` builds this crate for
 //!   `wasm32-unknown-unknown` with `simd128`, checks that the module imports nothing from its
 //!   host but wasm-bindgen's placeholders (the core is sans-IO: no clock, no OS randomness, no
 //!   sockets), and calls the export in Node.
 
 pub mod bindings;
 
-use ringfence_core::ring::Z64;
-use ringfence_core::testing;
-
 /// Runs a 3-party multiplication, comparison and ReLU of random shared vectors inside the
 /// module and checks them against plaintext: returns 1 on success, 0 on a wrong result, 2 on a
 /// protocol error.
+#[cfg(feature = "selftest")]
 #[allow(unsafe_code)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ringfence_selftest() -> u32 {
+    use ringfence_core::ring::Z64;
+    use ringfence_core::testing;
+
     let outs = testing::run_rep3_on(&testing::Net::new(3), 3, 7, |mut p| async move {
         let x = p.random::<Z64>(100);
         let y = p.random::<Z64>(100);
@@ -42,7 +44,7 @@ pub extern "C" fn ringfence_selftest() -> u32 {
     ok as u32
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "selftest"))]
 mod tests {
     #[test]
     fn selftest_passes_natively() {
