@@ -99,28 +99,29 @@ where
     run_catalogs(seed, [0, 1, 2].map(|i| catalog(i, plan)), client)
 }
 
+/// A test's client: what it does with its context.
+trait ClientRun<'a>: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>> {}
+impl<'a, F: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>> ClientRun<'a>
+    for F
+{
+}
+
 /// [`run_seeded`] with each party's catalogue given.
-fn run_catalogs<'a, C>(
+fn run_catalogs<'a>(
     seed: u64,
     catalogs: [Catalog; 3],
-    client: C,
-) -> (Vec<PartyResult>, Result<Classification, Error>)
-where
-    C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
-{
+    client: impl ClientRun<'a>,
+) -> (Vec<PartyResult>, Result<Classification, Error>) {
     run_on(&testing::Net::new(4), seed, catalogs, client)
 }
 
 /// [`run_catalogs`] on a given network of four (e.g. with a hook).
-fn run_on<'a, C>(
+fn run_on<'a>(
     net: &testing::Net,
     seed: u64,
     catalogs: [Catalog; 3],
-    client: C,
-) -> (Vec<PartyResult>, Result<Classification, Error>)
-where
-    C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
-{
+    client: impl ClientRun<'a>,
+) -> (Vec<PartyResult>, Result<Classification, Error>) {
     let mut futs: Vec<Fut<'a, Out>> = Vec::new();
     for ((i, seeds), cat) in testing::rep3_seeds(seed).into_iter().enumerate().zip(catalogs) {
         let me = PartyId(i as u8);
@@ -178,6 +179,13 @@ fn classify_seeded<'a>(
     }
 }
 
+/// The plaintext plan's scores for `x` (`batch` samples).
+fn plain_scores(plan: &FixedPlan<Z64>, x: &[f64], batch: usize) -> Vec<f64> {
+    let fp = FixedPoint::new(plan.shape().frac_bits);
+    let enc = fp.encode_slice::<Z64>(x).unwrap();
+    plan.eval_plain(&enc, batch).unwrap().iter().map(|&v| fp.decode(v)).collect()
+}
+
 fn digits(n: usize) -> Vec<f64> {
     common::DIGITS8[..n * 64].iter().map(|&p| f64::from(p)).collect()
 }
@@ -188,12 +196,7 @@ fn both_backends_classify_like_the_plaintext_plan() {
     let batch = 5;
     let x = digits(batch);
     let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
-    let plain: Vec<f64> = plan
-        .eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), batch)
-        .unwrap()
-        .iter()
-        .map(|&v| fp.decode(v))
-        .collect();
+    let plain = plain_scores(&plan, &x, batch);
     let want = argmax_rows(&plain, 10);
     for backend in [Backend::Meteor, Backend::Rep3] {
         let (parties, out) =
@@ -368,7 +371,6 @@ fn inconsistent_inputs() -> Vec<(&'static [u8], Backend, u8, usize, &'static str
 /// round, a 32-byte digest to each peer) and the reveal.
 #[test]
 fn a_client_cannot_send_the_parties_inconsistent_input() {
-    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
     let x = digits(3);
     for (onnx, backend, victim, at, want) in inconsistent_inputs() {
         let plan = FixedPlan::<Z64>::new(&import_onnx(onnx).unwrap(), DEFAULT_FRAC_BITS).unwrap();
@@ -406,12 +408,7 @@ fn a_client_cannot_send_the_parties_inconsistent_input() {
         }
 
         let (parties, out) = run(&plan, classify(req, x.clone()));
-        let plain: Vec<f64> = plan
-            .eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), 3)
-            .unwrap()
-            .iter()
-            .map(|&v| fp.decode(v))
-            .collect();
+        let plain = plain_scores(&plan, &x, 3);
         assert_eq!(out.unwrap().classes, argmax_rows(&plain, 10), "{case}: honest client");
         for (i, p) in parties.into_iter().enumerate() {
             let (outcome, _, stats) = p.unwrap();
@@ -623,14 +620,8 @@ fn a_party_without_the_named_run_fails_the_session_clearly() {
 fn the_decision_tree_runs_on_meteor_in_a_session_and_from_a_run_made_ahead() {
     let plan =
         FixedPlan::<Z64>::new(&import_onnx(common::TREE).unwrap(), DEFAULT_FRAC_BITS).unwrap();
-    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
     let x = digits(3);
-    let plain: Vec<f64> = plan
-        .eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), 3)
-        .unwrap()
-        .iter()
-        .map(|&v| fp.decode(v))
-        .collect();
+    let plain = plain_scores(&plan, &x, 3);
     let (parties, out) = run(&plan, classify(Request::new("logreg", Backend::Meteor, 3), x));
     let out = out.unwrap();
     assert_eq!(out.scores.as_deref(), Some(&plain[..]));
