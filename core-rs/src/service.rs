@@ -16,6 +16,9 @@
 //!      receives its input mask); with a run made ahead of demand (see [`stock`]) only that
 //!      mask delivery, and nothing at all on rep3 ···
 //!  input shares / masked input ▶                                                       1 round
+//!                               P_i ↔ P_j          digests of the input each received,    1 round
+//!                                                  compared: a client that sent them
+//!                                                  inconsistent shares is refused by all
 //!  ··· online inference ···
 //!  ◀─────────────────────────── output shares                                          1 round
 //!                               P_i ↔ P_j          closing barrier (no party leaves early) 1 round

@@ -297,10 +297,10 @@ impl<T: Transport> Meteor<T> {
     /// An external client (`owner` ≥ 3, see [`client`]) sends `m` to all three parties, and
     /// nothing makes it send the same `m` to each: with a different `m` at one party the first
     /// opening after a linear layer would carry the weights times the difference. So the parties
-    /// then compare digests of the `m` they received (one more round, 32 bytes to each peer,
-    /// [`Rep3::check_client_input`](crate::rep3::Rep3)) and fail naming the client if they
-    /// differ. It is done here rather than by callers so that none can forget it; a compute
-    /// party's input needs no check (the parties are trusted to follow the protocol).
+    /// then compare digests of the `m` they received (one more round, 32 bytes to each peer, as
+    /// [`Rep3::input_from_client`] does) and fail naming the client if they differ. It is done
+    /// here rather than by callers so that none can forget it; a compute party's input needs no
+    /// check (the parties are trusted to follow the protocol).
     pub async fn share<R: Ring>(
         &mut self,
         owner: PartyId,

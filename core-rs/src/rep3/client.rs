@@ -10,7 +10,7 @@
 //! parties, and a client that sent them different values (with one server colluding) could learn
 //! from the first opening after a linear layer the weights times its difference. So before
 //! returning the input, [`Rep3::input_from_client`] has the parties compare digests of what they
-//! received ([`Rep3::check_client_input`], one round of 32-byte digests), and fails naming the
+//! received (`check_client_input`, one round of 32-byte digests), and fails naming the
 //! client on any difference. The check lives in the receiving function, not in its callers, so
 //! no caller (the service, a test, a future SDK path) can use a client's input unchecked.
 //!
