@@ -16,6 +16,9 @@
 //!      receives its input mask); with a run made ahead of demand (see [`stock`]) only that
 //!      mask delivery, and nothing at all on rep3 ···
 //!  input shares / masked input ▶                                                       1 round
+//!                               P_i ↔ P_j          digests of the input each received,    1 round
+//!                                                  compared: a client that sent them
+//!                                                  inconsistent shares is refused by all
 //!  ··· online inference ···
 //!  ◀─────────────────────────── output shares                                          1 round
 //!                               P_i ↔ P_j          closing barrier (no party leaves early) 1 round
@@ -74,7 +77,7 @@
 
 use crate::meteor::client::MeteorClient;
 use crate::meteor::Meteor;
-use crate::net::{Ctx, FrameError, PartyId, Stats, Transport};
+use crate::net::{digest_words, words_digest, Ctx, FrameError, PartyId, Stats, Transport};
 use crate::nn::{self, argmax_rows, FixedPlan, InputRange, ModelFile, NnError, Output, PlanShape};
 use crate::prg::Seed;
 use crate::rep3::client::Rep3Client;
@@ -614,19 +617,6 @@ fn wrong_material(backend: Backend) -> Error {
         "the stocked run taken for a {} session is not {0} material",
         backend.name()
     ))
-}
-
-/// A shape digest as the four words of a control message.
-fn digest_words(d: &[u8; 32]) -> Vec<Z64> {
-    d.chunks(8).map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))).collect()
-}
-
-fn words_digest(w: &[Z64]) -> [u8; 32] {
-    let mut d = [0; 32];
-    for (c, z) in d.chunks_mut(8).zip(w) {
-        c.copy_from_slice(&z.0.to_le_bytes());
-    }
-    d
 }
 
 /// The first 8 bytes of a digest in hex: enough to tell two apart in a message.

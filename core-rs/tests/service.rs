@@ -8,7 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use ringfence_core::meteor::Meteor;
-use ringfence_core::net::{Ctx, PartyId, SessionId, Stats};
+use ringfence_core::net::frame::HEADER_LEN;
+use ringfence_core::net::{Ctx, FrameError, PartyId, SessionId, Stats};
+use ringfence_core::nn::meteor::online_cost;
 use ringfence_core::nn::{
     argmax_rows, import_onnx, FixedPlan, InputRange, ModelFile, ModelShape, NnError, Output,
     DEFAULT_FRAC_BITS,
@@ -21,7 +23,7 @@ use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
 use ringfence_core::service::{
     self, Backend, Catalog, Classification, ModelPolicy, Outcome, Request, Stage, CLIENT,
 };
-use ringfence_core::testing::{self, MemTransport};
+use ringfence_core::testing::{self, Action, MemTransport};
 use ringfence_core::Error;
 
 type Fut<'a, O> = Pin<Box<dyn Future<Output = O> + 'a>>;
@@ -97,16 +99,29 @@ where
     run_catalogs(seed, [0, 1, 2].map(|i| catalog(i, plan)), client)
 }
 
+/// A test's client: what it does with its context.
+trait ClientRun<'a>: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>> {}
+impl<'a, F: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>> ClientRun<'a>
+    for F
+{
+}
+
 /// [`run_seeded`] with each party's catalogue given.
-fn run_catalogs<'a, C>(
+fn run_catalogs<'a>(
     seed: u64,
     catalogs: [Catalog; 3],
-    client: C,
-) -> (Vec<PartyResult>, Result<Classification, Error>)
-where
-    C: FnOnce(Ctx<MemTransport>) -> Fut<'a, Result<Classification, Error>>,
-{
-    let net = testing::Net::new(4);
+    client: impl ClientRun<'a>,
+) -> (Vec<PartyResult>, Result<Classification, Error>) {
+    run_on(&testing::Net::new(4), seed, catalogs, client)
+}
+
+/// [`run_catalogs`] on a given network of four (e.g. with a hook).
+fn run_on<'a>(
+    net: &testing::Net,
+    seed: u64,
+    catalogs: [Catalog; 3],
+    client: impl ClientRun<'a>,
+) -> (Vec<PartyResult>, Result<Classification, Error>) {
     let mut futs: Vec<Fut<'a, Out>> = Vec::new();
     for ((i, seeds), cat) in testing::rep3_seeds(seed).into_iter().enumerate().zip(catalogs) {
         let me = PartyId(i as u8);
@@ -164,6 +179,13 @@ fn classify_seeded<'a>(
     }
 }
 
+/// The plaintext plan's scores for `x` (`batch` samples).
+fn plain_scores(plan: &FixedPlan<Z64>, x: &[f64], batch: usize) -> Vec<f64> {
+    let fp = FixedPoint::new(plan.shape().frac_bits);
+    let enc = fp.encode_slice::<Z64>(x).unwrap();
+    plan.eval_plain(&enc, batch).unwrap().iter().map(|&v| fp.decode(v)).collect()
+}
+
 fn digits(n: usize) -> Vec<f64> {
     common::DIGITS8[..n * 64].iter().map(|&p| f64::from(p)).collect()
 }
@@ -174,12 +196,7 @@ fn both_backends_classify_like_the_plaintext_plan() {
     let batch = 5;
     let x = digits(batch);
     let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
-    let plain: Vec<f64> = plan
-        .eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), batch)
-        .unwrap()
-        .iter()
-        .map(|&v| fp.decode(v))
-        .collect();
+    let plain = plain_scores(&plan, &x, batch);
     let want = argmax_rows(&plain, 10);
     for backend in [Backend::Meteor, Backend::Rep3] {
         let (parties, out) =
@@ -305,6 +322,110 @@ fn a_client_cannot_send_the_parties_different_requests() {
     let (parties, out) = run(&plan, mismatched_requests());
     assert!(matches!(out, Err(Error::ApiMisuse(m)) if m == "sent"));
     assert_all_refused_different_requests(parties);
+}
+
+/// The tampered runs of [`a_client_cannot_send_the_parties_inconsistent_input`]: model, backend,
+/// the party whose copy of the input is altered, the payload byte flipped, and the reason every
+/// party must give. rep3 sends P_i components i and i + 1 (3 samples of 64 values each), METEOR
+/// the masked input to all three.
+fn inconsistent_inputs() -> Vec<(&'static [u8], Backend, u8, usize, &'static str)> {
+    let second = 3 * 64 * 8;
+    vec![
+        (
+            common::LOGREG,
+            Backend::Meteor,
+            1,
+            0,
+            "the client sent P0 and P1 different masked inputs",
+        ),
+        (
+            common::LOGREG,
+            Backend::Rep3,
+            1,
+            5,
+            "the client sent P0 and P1 different copies of component 1 of its input",
+        ),
+        (
+            common::LOGREG,
+            Backend::Rep3,
+            1,
+            second + 17,
+            "the client sent P1 and P2 different copies of component 2 of its input",
+        ),
+        (common::TREE, Backend::Meteor, 2, 40, "the client sent P1 and P2 different masked inputs"),
+        (
+            common::TREE,
+            Backend::Rep3,
+            0,
+            0,
+            "the client sent P0 and P2 different copies of component 0 of its input",
+        ),
+    ]
+}
+
+/// A client that sends one server a different share of its input (the in-memory network alters
+/// one bit of its input frame to that server, as a cheating client would send it) is caught by
+/// all three servers, which fail naming it before anything computed from the input is opened;
+/// nothing more reaches the client. Unaltered, the same run answers the plaintext plan's class,
+/// and METEOR's online counters are the cost model's plus the input's sharing, its check (one
+/// round, a 32-byte digest to each peer) and the reveal.
+#[test]
+fn a_client_cannot_send_the_parties_inconsistent_input() {
+    let x = digits(3);
+    for (onnx, backend, victim, at, want) in inconsistent_inputs() {
+        let plan = FixedPlan::<Z64>::new(&import_onnx(onnx).unwrap(), DEFAULT_FRAC_BITS).unwrap();
+        let req = Request::new("logreg", backend, 3);
+        let case = format!("{backend:?}, P{victim}'s byte {at}");
+
+        let net = testing::Net::new(4);
+        let after_input = std::rc::Rc::new(std::cell::Cell::new((false, 0)));
+        let seen = after_input.clone();
+        net.set_hook(move |e| {
+            // The client's frames: the request (index 0), then its input (index 1).
+            if e.from == CLIENT && e.to == PartyId(victim) && e.index == 1 {
+                e.bytes[HEADER_LEN + at] ^= 1;
+                seen.set((true, 0));
+            } else if e.to == CLIENT && seen.get().0 {
+                seen.set((true, seen.get().1 + 1));
+            }
+            Action::Deliver
+        });
+        let catalogs = [0, 1, 2].map(|i| catalog(i, &plan));
+        let (parties, out) = run_on(&net, 7, catalogs, classify(req.clone(), x.clone()));
+        assert_eq!(
+            after_input.get(),
+            (true, 0),
+            "{case}: no frame reached the client after its input"
+        );
+        assert!(out.is_err(), "{case}: the client got {out:?}");
+        for p in parties {
+            match p {
+                Err(Error::PeerMisbehaved { peer, reason: FrameError::Inconsistent(r) }) => {
+                    assert_eq!((peer, r.as_str()), (CLIENT, want), "{case}")
+                }
+                other => panic!("{case}: expected the client blamed, got {other:?}"),
+            }
+        }
+
+        let (parties, out) = run(&plan, classify(req, x.clone()));
+        let plain = plain_scores(&plan, &x, 3);
+        assert_eq!(out.unwrap().classes, argmax_rows(&plain, 10), "{case}: honest client");
+        for (i, p) in parties.into_iter().enumerate() {
+            let (outcome, _, stats) = p.unwrap();
+            assert_eq!(outcome, Outcome::Answered);
+            if backend == Backend::Meteor {
+                let online = stats[2] - stats[1];
+                let (bytes, rounds) = online_cost(&plan.shape(), 64, 3);
+                // The scores' reveal: each party's mask component, and P0 the public m too.
+                let reveal = 8 * 30 * if i == 0 { 2 } else { 1 };
+                assert_eq!(
+                    (online.payload_bytes_sent, online.rounds),
+                    (bytes + 2 * 32 + reveal, rounds + 3),
+                    "{case}: P{i}'s online counters"
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -499,14 +620,8 @@ fn a_party_without_the_named_run_fails_the_session_clearly() {
 fn the_decision_tree_runs_on_meteor_in_a_session_and_from_a_run_made_ahead() {
     let plan =
         FixedPlan::<Z64>::new(&import_onnx(common::TREE).unwrap(), DEFAULT_FRAC_BITS).unwrap();
-    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
     let x = digits(3);
-    let plain: Vec<f64> = plan
-        .eval_plain(&fp.encode_slice::<Z64>(&x).unwrap(), 3)
-        .unwrap()
-        .iter()
-        .map(|&v| fp.decode(v))
-        .collect();
+    let plain = plain_scores(&plan, &x, 3);
     let (parties, out) = run(&plan, classify(Request::new("logreg", Backend::Meteor, 3), x));
     let out = out.unwrap();
     assert_eq!(out.scores.as_deref(), Some(&plain[..]));

@@ -3,8 +3,10 @@
 //!
 //! Setup: each party sends the client its first mask component (`ψ_0, ψ_1, ψ_2` arrive from
 //! P0, P1, P2), so the client learns `ψ` and nothing else. Online: the client sends `m = x − ψ`
-//! to each party (1 round, one element per value to each), and for the result each party sends
-//! its first component of the output mask and P0 the public `m_out`.
+//! to each party (1 round, one element per value to each; the parties then check among
+//! themselves that they received the same `m`, see [`Meteor::share`](super::Meteor::share)), and
+//! for the result each party sends its first component of the output mask and P0 the public
+//! `m_out`.
 //!
 //! ```
 //! use std::pin::Pin;

@@ -293,6 +293,14 @@ impl<T: Transport> Meteor<T> {
     /// Online sharing of `values` owned by compute party `owner` (who passes `Some`), under a
     /// mask from [`Meteor::input_mask`]: the owner sends `m = x − ψ` to both others (1 round,
     /// one element per value to each).
+    ///
+    /// An external client (`owner` ≥ 3, see [`client`]) sends `m` to all three parties, and
+    /// nothing makes it send the same `m` to each: with a different `m` at one party the first
+    /// opening after a linear layer would carry the weights times the difference. So the parties
+    /// then compare digests of the `m` they received (one more round, 32 bytes to each peer, as
+    /// [`Rep3::input_from_client`] does) and fail naming the client if they differ. It is done
+    /// here rather than by callers so that none can forget it; a compute party's input needs no
+    /// check (the parties are trusted to follow the protocol).
     pub async fn share<R: Ring>(
         &mut self,
         owner: PartyId,
@@ -333,6 +341,11 @@ impl<T: Transport> Meteor<T> {
                 return Err(Error::ApiMisuse("share: the owner's mask lacks its clear part".into()))
             }
         };
+        if owner.0 >= 3 {
+            // Every party holds the one piece `m`.
+            let held = |_: PartyId| vec![0];
+            self.p.check_client_input(owner, &held, &[&m], |_| "masked inputs".into()).await?;
+        }
         MVec::new(m, mask.psi)
     }
 

@@ -80,6 +80,10 @@ pub enum FrameError {
     /// A control message (e.g. a service request or reply) is well framed but meaningless.
     #[error("malformed message: {0}")]
     Malformed(&'static str),
+    /// Well-formed frames that disagree with what the sender sent other parties where the
+    /// protocol has them equal (e.g. a client's shares of its input); the text says which.
+    #[error("inconsistent messages: {0}")]
+    Inconsistent(String),
 }
 
 /// The header of a frame with a payload of `payload_len` bytes.

@@ -12,7 +12,7 @@ use core::fmt;
 use core::future::Future;
 
 use crate::error::Error;
-use crate::ring::Ring;
+use crate::ring::{Ring, Z64};
 pub use frame::{FrameError, SessionId};
 
 /// A participant's index in a session: compute parties are `0..n`, external input providers
@@ -37,6 +37,20 @@ impl fmt::Display for PartyId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "P{}", self.0)
     }
+}
+
+/// A 32-byte digest as the four words of a control message.
+pub(crate) fn digest_words(d: &[u8; 32]) -> Vec<Z64> {
+    d.chunks(8).map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))).collect()
+}
+
+/// The digest in the first four words of `w` (the inverse of [`digest_words`]).
+pub(crate) fn words_digest(w: &[Z64]) -> [u8; 32] {
+    let mut d = [0; 32];
+    for (c, z) in d.chunks_mut(8).zip(w) {
+        c.copy_from_slice(&z.0.to_le_bytes());
+    }
+    d
 }
 
 /// Failure of the link to a peer, reported by a [`Transport`].
@@ -218,7 +232,9 @@ impl<T: Transport> Ctx<T> {
         }
     }
 
-    fn poison(&mut self, e: Error) -> Error {
+    /// Poisons the context with `e` (every later call returns it) and gives `e` back: for a
+    /// protocol that finds a peer at fault in well-framed data, which the framing cannot see.
+    pub(crate) fn poison(&mut self, e: Error) -> Error {
         self.poisoned = Some(e.clone());
         e
     }

@@ -547,6 +547,20 @@ impl<R: IntRing> FixedPlan<R> {
     /// Evaluates the plan in plaintext fixed point (floor truncation), `batch × input_len`
     /// encoded inputs to `batch × output_len` encoded scores: the reference for the secure run.
     pub fn eval_plain(&self, x: &[R], batch: usize) -> Result<Vec<R>, NnError> {
+        self.eval_plain_observed(x, batch, |_| {})
+    }
+
+    /// [`FixedPlan::eval_plain`], showing `truncated` every batch of values the secure
+    /// protocols truncate, as they are before the shift (products with twice the fractional
+    /// bits; the bias is added after): probabilistic truncation fails with probability about
+    /// |z| / 2^k for each such z (`core-rs/src/rep3/trunc.rs`), so these bound the failures
+    /// of a run on the same input (`core-rs/examples/trunc_failure.rs`).
+    pub fn eval_plain_observed(
+        &self,
+        x: &[R],
+        batch: usize,
+        mut truncated: impl FnMut(&[R]),
+    ) -> Result<Vec<R>, NnError> {
         check_input(x.len(), batch, self.input_len)?;
         let f = self.fp.frac_bits;
         let mut h = x.to_vec();
@@ -554,6 +568,7 @@ impl<R: IntRing> FixedPlan<R> {
             h = match s {
                 Step::Dense { inputs, outputs, w, b } => {
                     let mut z = crate::ring::kernels::matmul(&h, w, batch, *inputs, *outputs);
+                    truncated(&z);
                     for (i, v) in z.iter_mut().enumerate() {
                         *v = v.shr_arith(f) + b[i % outputs];
                     }
@@ -577,6 +592,7 @@ impl<R: IntRing> FixedPlan<R> {
                     };
                     let mut z =
                         crate::ring::kernels::matmul(&cols, w, rows, g.full_patch_len(), g.out_c);
+                    truncated(&z);
                     for (i, v) in z.iter_mut().enumerate() {
                         *v = v.shr_arith(f) + b[i % g.out_c];
                     }
@@ -596,7 +612,9 @@ impl<R: IntRing> FixedPlan<R> {
                     .collect(),
                 Step::Scale { divisor, .. } => {
                     let c = inverse::<R>(self.fp, *divisor)?;
-                    h.into_iter().map(|v| (v * c).shr_arith(f)).collect()
+                    let z: Vec<R> = h.into_iter().map(|v| v * c).collect();
+                    truncated(&z);
+                    z.into_iter().map(|v| v.shr_arith(f)).collect()
                 }
                 Step::Trees { shape, t, w, base } => {
                     trees::eval_plain(shape, (t, w, base), &h, batch)

@@ -6,6 +6,14 @@
 //! keys with the parties, so both components travel). For outputs, each P_i sends the client its
 //! first component `x_i`; no party sees another's, so only the client learns `x`.
 //!
+//! **The client is not trusted to send consistent shares.** Each component travels to two
+//! parties, and a client that sent them different values (with one server colluding) could learn
+//! from the first opening after a linear layer the weights times its difference. So before
+//! returning the input, [`Rep3::input_from_client`] has the parties compare digests of what they
+//! received (`check_client_input`, one round of 32-byte digests), and fails naming the
+//! client on any difference. The check lives in the receiving function, not in its callers, so
+//! no caller (the service, a test, a future SDK path) can use a client's input unchecked.
+//!
 //! ```
 //! use std::pin::Pin;
 //! use ringfence_core::{net::{Ctx, PartyId, SessionId}, prg::Seed, rep3::{client::Rep3Client, Rep3}, ring::Z64, testing};
@@ -32,11 +40,18 @@
 //! assert_eq!(outs[3].as_ref().unwrap().as_deref(), Some(&[Z64(9), Z64(25)][..]));
 //! ```
 
+use sha2::{Digest as _, Sha256};
+
 use super::{purpose, Rep3, Rep3Vec};
-use crate::net::{Ctx, PartyId, Transport};
+use crate::net::{digest_words, words_digest, Ctx, FrameError, PartyId, Transport};
 use crate::prg::{Prg, Seed};
-use crate::ring::{kernels, Ring};
+use crate::ring::{kernels, Ring, Z64};
 use crate::Error;
+
+/// Domain of the digests in [`Rep3::check_client_input`]: they name nothing else.
+const INPUT_DIGEST_DOMAIN: &[u8] = b"ringfence/client-input-consistency/v1";
+/// Words of one digest on the wire (32 bytes as [`Z64`]s).
+const DIGEST_WORDS: usize = 4;
 
 /// The client side of a `rep3` session. `Debug` is redacted.
 pub struct Rep3Client<T> {
@@ -112,7 +127,74 @@ impl<T: Transport> Rep3<T> {
         self.ctx.round();
         let mut pair = self.ctx.recv::<R>(client, 2 * n).await?;
         let b = pair.split_off(n);
+        // P_i holds components i and i + 1: each is checked against its other holder.
+        let held = |j: PartyId| vec![j.0, (j.0 + 1) % 3];
+        self.check_client_input(client, &held, &[&pair, &b], |c| {
+            format!("copies of component {c} of its input")
+        })
+        .await?;
         Ok(Rep3Vec::from_parts(self.me(), pair, b))
+    }
+
+    /// Checks that the parties received the same pieces of a client's input wherever the
+    /// protocol sends a piece to more than one of them (1 round): `held(P_j)` lists the pieces
+    /// P_j received, in the order of `mine` for this party; `what(piece)` names a piece in the
+    /// error. Each party sends both others a domain-separated SHA-256 digest of each of its
+    /// pieces, bound to the session, this operation's number, the client and the piece; all
+    /// three then hold every digest, so all three reach the same verdict and none waits for a
+    /// party that stopped. A difference is [`Error::PeerMisbehaved`] naming the client, with
+    /// the two parties that received different values, and poisons the context.
+    pub(crate) async fn check_client_input<R: Ring>(
+        &mut self,
+        client: PartyId,
+        held: &dyn Fn(PartyId) -> Vec<u8>,
+        mine: &[&[R]],
+        what: impl Fn(u8) -> String,
+    ) -> Result<(), Error> {
+        let me = self.me();
+        let op = self.ctx.next_op();
+        let session = self.ctx.session();
+        let digest = |piece: u8, values: &[R]| -> [u8; 32] {
+            let mut scratch = Vec::new();
+            Sha256::new()
+                .chain_update(INPUT_DIGEST_DOMAIN)
+                .chain_update(session.0)
+                .chain_update(op.to_le_bytes())
+                .chain_update([client.0, piece])
+                .chain_update((values.len() as u64).to_le_bytes())
+                .chain_update(R::wire_bytes(values, &mut scratch))
+                .finalize()
+                .into()
+        };
+        let own: Vec<[u8; 32]> =
+            held(me).into_iter().zip(mine).map(|(piece, v)| digest(piece, v)).collect();
+        let words: Vec<Z64> = own.iter().flat_map(digest_words).collect();
+        self.ctx.round();
+        let others = [me.0 + 1, me.0 + 2].map(|j| PartyId(j % 3));
+        for j in others {
+            self.ctx.send(j, &words)?;
+        }
+        // (holder, piece, digest) for every piece every party received.
+        let mut table: Vec<(PartyId, u8, [u8; 32])> =
+            held(me).into_iter().zip(own).map(|(piece, d)| (me, piece, d)).collect();
+        for j in others {
+            let pieces = held(j);
+            let theirs = self.ctx.recv::<Z64>(j, DIGEST_WORDS * pieces.len()).await?;
+            for (piece, w) in pieces.into_iter().zip(theirs.chunks(DIGEST_WORDS)) {
+                table.push((j, piece, words_digest(w)));
+            }
+        }
+        table.sort_by_key(|&(j, piece, _)| (piece, j));
+        for (a, b) in table.iter().zip(&table[1..]) {
+            if a.1 == b.1 && a.2 != b.2 {
+                let reason = format!("the client sent {} and {} different {}", a.0, b.0, what(a.1));
+                return Err(self.ctx.poison(Error::PeerMisbehaved {
+                    peer: client,
+                    reason: FrameError::Inconsistent(reason),
+                }));
+            }
+        }
+        Ok(())
     }
 
     /// Sends this party's component of `x` to the external `client`, which alone reconstructs

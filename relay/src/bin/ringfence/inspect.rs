@@ -105,7 +105,7 @@ fn inspect(a: &InspectArgs) -> Result<(), String> {
     );
     let (bytes_online, rounds) = nn::meteor::online_cost(&shape, 64, a.batch);
     println!(
-        "  meteor  online {bytes_online} B per party, {rounds} rounds (batch {}, cost model; input sharing and output reveal not included)",
+        "  meteor  online {bytes_online} B per party, {rounds} rounds (batch {}, cost model; input sharing and output reveal not included; a client's input adds its consistency check, 1 round and 64 B)",
         a.batch
     );
     for (name, out) in [("scores", Output::Logits), ("class", Output::Argmax)] {
