@@ -69,7 +69,7 @@ test('the deployment refuses unknown models, and the relay clients without a val
   const typo = await Client.connect({ ...d.clientOptions(), deployment: 'locale', timeoutMs: 5_000 }).catch((x) => x);
   assert.match(typo.message, /the relay has no deployment "locale": check `deployment`/);
   // A token without its deployment: named before anything is sent.
-  const { deployment, ...noDeployment } = d.clientOptions();
+  const { deployment, keypair, ...noDeployment } = d.clientOptions();
   const missing = await Client.connect(noDeployment).catch((x) => x);
   assert.equal(missing.code, 'INVALID_ARGUMENT', String(missing));
   assert.ok(missing.message.includes(`a token but no deployment: pass \`deployment\` ('${deployment}', the token's)`), missing.message);
