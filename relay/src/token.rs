@@ -176,10 +176,8 @@ impl Token {
             ["rf1", dep, session, party, expires] => (dep, session, party, None, expires),
             ["rf2", dep, session, party, key, expires] => (dep, session, party, Some(key), expires),
             _ => {
-                return bad(
-                    "expected rf1.DEPLOYMENT.SESSION.PARTY.EXPIRES.SIGNATURE or \
-                     rf2.DEPLOYMENT.SESSION.PARTY.CLIENT_KEY.EXPIRES.SIGNATURE",
-                )
+                return bad("expected rf1.DEPLOYMENT.SESSION.PARTY.EXPIRES.SIGNATURE or \
+                     rf2.DEPLOYMENT.SESSION.PARTY.CLIENT_KEY.EXPIRES.SIGNATURE")
             }
         };
         if !valid_name(dep) {
@@ -331,7 +329,10 @@ mod tests {
         assert!(trusted.verify(&swapped, 50).unwrap_err().contains("signature"));
         // The same fields as rf1 (no key) do not verify: the versions sign different contexts.
         let (body, sig) = good.rsplit_once('.').unwrap();
-        let as_rf1 = format!("{}.{sig}", body.replacen("rf2", "rf1", 1).replace(&format!(".{}", "ab".repeat(32)), ""));
+        let as_rf1 = format!(
+            "{}.{sig}",
+            body.replacen("rf2", "rf1", 1).replace(&format!(".{}", "ab".repeat(32)), "")
+        );
         assert!(trusted.verify(&as_rf1, 50).unwrap_err().contains("signature"), "{as_rf1}");
         let upper = good.replace(&"ab".repeat(32), &"AB".repeat(32));
         assert!(trusted.verify(&upper, 50).unwrap_err().contains("lower-case"));

@@ -137,7 +137,10 @@ impl Deployment {
                  public_keys = {keys:?}\ntimeout_ms = {PARTY_TIMEOUT_MS}\n\
                  {}\n{}",
                 extra(i),
-                models(i, &if i == 0 { vec![onnx.clone()] } else { vec![shape.clone(), onnx.clone()] })
+                models(
+                    i,
+                    &if i == 0 { vec![onnx.clone()] } else { vec![shape.clone(), onnx.clone()] }
+                )
             );
             std::fs::write(p(&format!("p{i}.toml")), cfg).unwrap();
         }

@@ -30,6 +30,9 @@ use relay_common::{cli, public_key_in};
 
 type ServerWs = WebSocketStream<tokio::net::TcpStream>;
 
+/// An invitation for a given session.
+type MakeInvitation<'a> = Box<dyn Fn(SessionId) -> String + 'a>;
+
 /// Bound on each wait for a party.
 const PATIENCE: Duration = Duration::from_secs(20);
 
@@ -52,6 +55,8 @@ impl Hostile {
                 let (lobby_tx, join_tx) = (lobby_tx.clone(), join_tx.clone());
                 tokio::spawn(async move {
                     let mut path = String::new();
+                    // tungstenite's callback signature fixes the error type (an HTTP response).
+                    #[allow(clippy::result_large_err)]
                     let seen = |req: &Request, resp: Response| {
                         path = req.uri().to_string();
                         Ok(resp)
@@ -92,8 +97,8 @@ impl Parties {
         std::fs::create_dir_all(&dir).unwrap();
         let p = |f: &str| dir.join(f).display().to_string();
         let deploy_pub = public_key_in(&cli(&["token", "key", "--out", &p("deploy.key")]));
-        let key = DeploymentKey::from_hex(&std::fs::read_to_string(p("deploy.key")).unwrap())
-            .unwrap();
+        let key =
+            DeploymentKey::from_hex(&std::fs::read_to_string(p("deploy.key")).unwrap()).unwrap();
         let keys: Vec<String> = (0..3)
             .map(|i| public_key_in(&cli(&["keygen", "--out", &p(&format!("p{i}.key"))])))
             .collect();
@@ -158,10 +163,22 @@ impl Drop for Parties {
 }
 
 /// A client token of deployment `name` for `session` and `client_key`, valid `ttl` seconds.
-fn token(key: &DeploymentKey, name: &str, session: SessionId, client_key: Option<PublicKey>, ttl: i64) -> String {
+fn token(
+    key: &DeploymentKey,
+    name: &str,
+    session: SessionId,
+    client_key: Option<PublicKey>,
+    ttl: i64,
+) -> String {
     let expires = unix_now().saturating_add_signed(ttl);
-    Token { deployment: name.into(), session: Some(session), party: PartyId(3), client_key, expires }
-        .sign(key)
+    Token {
+        deployment: name.into(),
+        session: Some(session),
+        party: PartyId(3),
+        client_key,
+        expires,
+    }
+    .sign(key)
 }
 
 /// The lobby message inviting the parties into `session` for `client_key` with `token`.
@@ -178,7 +195,13 @@ fn invitation(session: SessionId, client_key: &PublicKey, token: Option<&str>) -
 
 /// Sends `msg` to every party's lobby; each must answer with a refusal of `session` whose
 /// reason holds `why`, and log it.
-async fn all_refuse(lobbies: &mut [ServerWs], parties: &Parties, msg: &str, session: SessionId, why: &str) {
+async fn all_refuse(
+    lobbies: &mut [ServerWs],
+    parties: &Parties,
+    msg: &str,
+    session: SessionId,
+    why: &str,
+) {
     for ws in lobbies.iter_mut() {
         ws.send(Message::Text(msg.into())).await.unwrap();
     }
@@ -223,16 +246,40 @@ async fn the_server_parties_refuse_what_a_hostile_relay_invites_them_to() {
         SessionId(s)
     };
     let other_deployment = DeploymentKey::generate().unwrap();
-    let refusals: Vec<(&str, Box<dyn Fn(SessionId) -> String>)> = vec![
+    let refusals: Vec<(&str, MakeInvitation)> = vec![
         ("carries no client token", Box::new(|s| invitation(s, &client, None))),
-        ("signature", Box::new(|s| invitation(s, &client, Some(&token(&other_deployment, "acme", s, Some(client), 60))))),
-        ("unknown deployment", Box::new(|s| invitation(s, &client, Some(&token(key, "evil", s, Some(client), 60))))),
-        ("expired", Box::new(|s| invitation(s, &client, Some(&token(key, "acme", s, Some(client), -60))))),
-        ("not bound to a client key", Box::new(|s| invitation(s, &client, Some(&token(key, "acme", s, None, 60))))),
+        (
+            "signature",
+            Box::new(|s| {
+                invitation(s, &client, Some(&token(&other_deployment, "acme", s, Some(client), 60)))
+            }),
+        ),
+        (
+            "unknown deployment",
+            Box::new(|s| invitation(s, &client, Some(&token(key, "evil", s, Some(client), 60)))),
+        ),
+        (
+            "expired",
+            Box::new(|s| invitation(s, &client, Some(&token(key, "acme", s, Some(client), -60)))),
+        ),
+        (
+            "not bound to a client key",
+            Box::new(|s| invitation(s, &client, Some(&token(key, "acme", s, None, 60)))),
+        ),
         // A genuine client's token, with the relay's own key in place of the client's.
-        ("bound to another key", Box::new(|s| invitation(s, &relays_own, Some(&token(key, "acme", s, Some(client), 60))))),
+        (
+            "bound to another key",
+            Box::new(|s| {
+                invitation(s, &relays_own, Some(&token(key, "acme", s, Some(client), 60)))
+            }),
+        ),
         // A genuine token for another session.
-        ("another session", Box::new(|s| invitation(s, &client, Some(&token(key, "acme", fresh(), Some(client), 60))))),
+        (
+            "another session",
+            Box::new(|s| {
+                invitation(s, &client, Some(&token(key, "acme", fresh(), Some(client), 60)))
+            }),
+        ),
     ];
     for (why, make) in &refusals {
         let s = fresh();
@@ -248,7 +295,8 @@ async fn the_server_parties_refuse_what_a_hostile_relay_invites_them_to() {
     }
     let mut joined = Vec::new();
     for _ in 0..3 {
-        let path = tokio::time::timeout(PATIENCE, relay.joins.recv()).await.expect("no join").unwrap();
+        let path =
+            tokio::time::timeout(PATIENCE, relay.joins.recv()).await.expect("no join").unwrap();
         assert!(path.starts_with(&format!("/v1/{}/", hex(&s.0))), "{path}");
         joined.push(path);
     }

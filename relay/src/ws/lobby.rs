@@ -194,11 +194,7 @@ impl InvitationCheck {
     pub fn new(deployment: &str, key: DeploymentPublicKey) -> Self {
         let mut trusted = Trusted::default();
         trusted.add(deployment, key);
-        Self {
-            trusted,
-            served: HashMap::new(),
-            cap: MAX_REMEMBERED_SESSIONS,
-        }
+        Self { trusted, served: HashMap::new(), cap: MAX_REMEMBERED_SESSIONS }
     }
 
     /// The same check remembering at most `cap` sessions at once (tests).
@@ -225,8 +221,10 @@ impl InvitationCheck {
         }
         match t.client_key {
             None => {
-                return Err("client token not bound to a client key (rf1): issue it with --client-key"
-                    .into())
+                return Err(
+                    "client token not bound to a client key (rf1): issue it with --client-key"
+                        .into(),
+                )
             }
             Some(k) if k != inv.client_key => {
                 return Err("client token bound to another key than the invited client's".into())

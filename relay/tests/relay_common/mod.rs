@@ -143,7 +143,8 @@ pub async fn tap(relay_url: &str) -> (String, Arc<Mutex<Vec<u8>>>) {
 
 /// Runs a `ringfence` command to completion; returns its stdout (panics with stderr on failure).
 pub fn cli(args: &[&str]) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringfence")).args(args).output().unwrap();
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_ringfence")).args(args).output().unwrap();
     let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "ringfence {args:?}: {so}\n{se}");
     so.into_owned()

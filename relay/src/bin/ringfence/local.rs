@@ -315,7 +315,11 @@ impl LocalDeployment {
 
 /// A token for the client (participant 3) of `session` of the local deployment, bound to its
 /// Noise public key `client_key` (the server parties check both).
-pub(crate) fn client_token(key: &DeploymentKey, session: SessionId, client_key: PublicKey) -> String {
+pub(crate) fn client_token(
+    key: &DeploymentKey,
+    session: SessionId,
+    client_key: PublicKey,
+) -> String {
     let expires = unix_now() + CLIENT_TOKEN_LIFETIME;
     Token {
         deployment: DEPLOYMENT.into(),

@@ -247,7 +247,9 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
                 it), with which this party checks each client's token"
                 .into())
         })
-        .and_then(|k| DeploymentPublicKey::from_hex(k).map_err(|e| at(format!("deployment_key: {e}"))))?;
+        .and_then(|k| {
+            DeploymentPublicKey::from_hex(k).map_err(|e| at(format!("deployment_key: {e}")))
+        })?;
     let metrics_addr = match &c.metrics {
         None => None,
         Some(a) => Some(a.parse::<SocketAddr>().map_err(|e| {
