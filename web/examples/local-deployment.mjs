@@ -313,15 +313,14 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
     waitPrepared: shelf.waitPrepared,
     /**
      * Options for `Client.connect` for a fresh session of this deployment: a fresh client
-     * keypair (hex) and a token bound to its public key, as an app's backend would issue for
-     * the key its page sent.
+     * `keypair` and a token bound to its public key, as an app's backend would issue for the
+     * key its page sent.
      */
     clientOptions() {
       const session = randomBytes(16);
-      const k = generateNoiseKeypair();
-      const keypair = { privateKey: toHex(k.privateKey), publicKey: toHex(k.publicKey) };
+      const keypair = generateNoiseKeypair();
       return {
-        relay: ready.relay, deployment: ready.deployment, session, token: this.token(session, 3, k.publicKey), parties: publicKeys,
+        relay: ready.relay, deployment: ready.deployment, session, token: this.token(session, 3, keypair.publicKey), parties: publicKeys,
         keypair, ...(wt ? { webTransport: wt } : {}),
       };
     },

@@ -46,9 +46,9 @@ function longRunning(signal) {
  */
 async function serversSession(clientPublicKey, signal) {
   const d = await longRunning(signal);
-  const o = d.clientOptions();
-  const session = toHex(o.session);
-  const token = d.token(o.session, 3, Buffer.from(clientPublicKey, 'hex'));
+  const id = randomSessionId();
+  const session = toHex(id);
+  const token = d.token(id, 3, Buffer.from(clientPublicKey, 'hex'));
   const ended = new Map();
   let stop;
   const report = new Promise((resolve) => {
@@ -68,7 +68,7 @@ async function serversSession(clientPublicKey, signal) {
   });
   // `webTransport` (the relay's HTTP/3 front end and its self-signed certificate's hash): the
   // page's client tries it first, and falls back to the WebSocket at `relay`.
-  return { relay: o.relay, webTransport: o.webTransport, session, parties: o.parties.map(toHex), deployment: o.deployment, token, report };
+  return { relay: d.relay, webTransport: d.webTransport, session, parties: d.publicKeys.map(toHex), deployment: d.deployment, token, report };
 }
 
 /**
