@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Client, init, randomSessionId } from 'ringfence';
+import { Client, generateNoiseKeypair, init, randomSessionId } from 'ringfence';
 import { ringfenceBinary, startRelay } from '../../web/examples/local-deployment.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -41,7 +41,7 @@ try {
       '--party', String(i), '--any-session', '--ttl-secs', '3600');
     writeFileSync(at(`p${i}.token`), token);
     const file = i === 0 ? model : at('digits.rfshape');
-    const values = { party: i, relay: relay.url, public_keys: keys.map((k) => `"${k}"`).join(', '), model: file };
+    const values = { party: i, relay: relay.url, deployment_key: deployPub, public_keys: keys.map((k) => `"${k}"`).join(', '), model: file };
     writeFileSync(at(`p${i}.toml`), template.replace(/\{\{(\w+)\}\}/g, (_, name) => String(values[name])));
   }
   // The three servers; each logs one JSON line per event, `waiting` once it is in the lobby.
@@ -53,16 +53,18 @@ try {
   })));
   console.log(`deployment ${DEPLOYMENT}: relay ${relay.url}, 3 parties serving ${model}`);
 
-  // A client per classification, with a token for its session (a web backend would issue it).
+  // A client per classification, with a token for its session bound to its key (a web backend
+  // would issue it for the public key the page sent).
   await init();
   let wrong = 0;
   for (const backend of ['meteor', 'rep3']) {
     const got = [];
     for (const pixels of samples.inputs) {
       const session = randomSessionId();
+      const keypair = generateNoiseKeypair();
       const token = cli('token', 'issue', '--key', at('deploy.key'), '--deployment', DEPLOYMENT,
-        '--party', '3', '--session', hex(session)).trim();
-      const client = await Client.connect({ relay: relay.url, deployment: DEPLOYMENT, session, token, parties: keys.map((k) => Buffer.from(k, 'hex')) });
+        '--party', '3', '--session', hex(session), '--client-key', hex(keypair.publicKey)).trim();
+      const client = await Client.connect({ relay: relay.url, deployment: DEPLOYMENT, session, token, keypair, parties: keys.map((k) => Buffer.from(k, 'hex')) });
       try {
         got.push((await client.classify('digits', pixels, { backend })).classes[0]);
       } finally {

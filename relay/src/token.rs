@@ -1,13 +1,21 @@
 //! Join tokens: who may join which relay session as which party.
 //!
 //! A deployment (the operator of three server parties) holds an Ed25519 signing key; the relay
-//! knows only its public key. A token names the deployment, the party index, the session it is
-//! good for (or any session of the deployment: server parties get those, since they join every
-//! session a client opens) and an expiry, and carries the deployment's signature over them:
+//! and the server parties know its public key. A token names the deployment, the party index,
+//! the session it is good for (or any session of the deployment: server parties get those,
+//! since they join every session a client opens), optionally the client's Noise static public
+//! key it is bound to, and an expiry, and carries the deployment's signature over them:
 //!
 //! ```text
 //! rf1.{deployment}.{session: 32 hex | any}.{party}.{expires: unix seconds}.{signature: 128 hex}
+//! rf2.{deployment}.{session: 32 hex | any}.{party}.{client key: 64 hex}.{expires}.{signature}
 //! ```
+//!
+//! `rf1` has no client key (server parties' tokens); `rf2` binds the token to one client key
+//! (a client inviting a deployment's server parties): the relay forwards the client's token
+//! with the invitation and the server parties check it themselves (signature, session, key;
+//! [`crate::ws::InvitationCheck`]), so a relay can neither open sessions without a token nor
+//! put its own key in place of the client's. The two versions sign under different contexts.
 //!
 //! The relay admits a connection only with a valid token for exactly that session and party
 //! index, so a client holding a token for session A cannot join session B, and nobody can speak
@@ -19,7 +27,7 @@
 //! use ringfence_relay::token::{DeploymentKey, Token, Trusted};
 //! let key = DeploymentKey::generate().unwrap();
 //! let t = Token { deployment: "acme".into(), session: Some(SessionId([1; 16])),
-//!                 party: PartyId(3), expires: 4_000_000_000 };
+//!                 party: PartyId(3), client_key: None, expires: 4_000_000_000 };
 //! let s = t.sign(&key);
 //! let mut trusted = Trusted::default();
 //! trusted.add("acme", key.public());
@@ -35,10 +43,14 @@ use ringfence_core::net::{PartyId, SessionId};
 use zeroize::Zeroizing;
 
 use crate::error::RelayError;
+use crate::keys::PublicKey;
 use crate::ws::parse_session_hex;
 
-/// Domain separation of the signed text.
+/// Domain separation of the signed text of `rf1` tokens.
 const CONTEXT: &[u8] = b"ringfence join token v1\0";
+
+/// Domain separation of the signed text of `rf2` tokens (bound to a client key).
+const CONTEXT_V2: &[u8] = b"ringfence join token v2\0";
 
 /// A deployment's signing key (an Ed25519 seed). `Debug` never shows it. The seed is zeroized
 /// on drop; ring's expanded key pair is not (ring does not zeroize, and the pair is opaque).
@@ -123,6 +135,9 @@ pub struct Token {
     pub session: Option<SessionId>,
     /// The party index it may join as.
     pub party: PartyId,
+    /// The client's Noise static public key it is bound to (an `rf2` token); `None`: an `rf1`
+    /// token, bound to no key (server parties' tokens).
+    pub client_key: Option<PublicKey>,
     /// Unix time (seconds) after which it is refused.
     pub expires: u64,
 }
@@ -130,13 +145,25 @@ pub struct Token {
 impl Token {
     fn body(&self) -> String {
         let session = self.session.map_or_else(|| "any".to_string(), |s| hex(&s.0));
-        format!("rf1.{}.{session}.{}.{}", self.deployment, self.party.0, self.expires)
+        let (d, p, e) = (&self.deployment, self.party.0, self.expires);
+        match &self.client_key {
+            None => format!("rf1.{d}.{session}.{p}.{e}"),
+            Some(k) => format!("rf2.{d}.{session}.{p}.{}.{e}", k.to_hex()),
+        }
+    }
+
+    fn context(&self) -> &'static [u8] {
+        if self.client_key.is_some() {
+            CONTEXT_V2
+        } else {
+            CONTEXT
+        }
     }
 
     /// The token string, signed with `key`.
     pub fn sign(&self, key: &DeploymentKey) -> String {
         let body = self.body();
-        let sig = key.pair.sign(&[CONTEXT, body.as_bytes()].concat());
+        let sig = key.pair.sign(&[self.context(), body.as_bytes()].concat());
         format!("{body}.{}", hex(sig.as_ref()))
     }
 
@@ -144,11 +171,14 @@ impl Token {
     fn parse(s: &str) -> Result<(Self, &str, [u8; 64]), String> {
         let bad = |what: &str| Err(format!("malformed token: {what}"));
         let Some((body, sig)) = s.rsplit_once('.') else { return bad("no signature") };
-        let mut f = body.split('.');
-        let (Some("rf1"), Some(dep), Some(session), Some(party), Some(expires), None) =
-            (f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
-        else {
-            return bad("expected rf1.DEPLOYMENT.SESSION.PARTY.EXPIRES.SIGNATURE");
+        let f: Vec<&str> = body.split('.').collect();
+        let (dep, session, party, client_key, expires) = match f[..] {
+            ["rf1", dep, session, party, expires] => (dep, session, party, None, expires),
+            ["rf2", dep, session, party, key, expires] => (dep, session, party, Some(key), expires),
+            _ => {
+                return bad("expected rf1.DEPLOYMENT.SESSION.PARTY.EXPIRES.SIGNATURE or \
+                     rf2.DEPLOYMENT.SESSION.PARTY.CLIENT_KEY.EXPIRES.SIGNATURE")
+            }
         };
         if !valid_name(dep) {
             return bad("deployment name must be [a-z0-9-]{1,32}");
@@ -158,12 +188,27 @@ impl Token {
             h => Some(parse_session_hex(h)?),
         };
         let Ok(party) = party.parse::<u8>() else { return bad("party index") };
+        // Lower case only: the signed text must have one spelling per key.
+        let client_key = match client_key {
+            None => None,
+            Some(k) if k.bytes().all(|b| !b.is_ascii_uppercase()) => match hex32(k) {
+                Some(k) => Some(PublicKey(k)),
+                None => return bad("client key must be 64 lower-case hex digits"),
+            },
+            Some(_) => return bad("client key must be 64 lower-case hex digits"),
+        };
         let Ok(expires) = expires.parse::<u64>() else { return bad("expiry") };
         let mut signature = [0u8; 64];
         if sig.len() != 128 || !decode_hex(sig, &mut signature) {
             return bad("signature must be 128 hex digits");
         }
-        let t = Self { deployment: dep.to_string(), session, party: PartyId(party), expires };
+        let t = Self {
+            deployment: dep.to_string(),
+            session,
+            party: PartyId(party),
+            client_key,
+            expires,
+        };
         Ok((t, body, signature))
     }
 }
@@ -198,7 +243,7 @@ impl Trusted {
             .get(&t.deployment)
             .ok_or_else(|| format!("unknown deployment {:?}", t.deployment))?;
         UnparsedPublicKey::new(&ED25519, key.0)
-            .verify(&[CONTEXT, body.as_bytes()].concat(), &sig)
+            .verify(&[t.context(), body.as_bytes()].concat(), &sig)
             .map_err(|_| format!("token signature is not {:?}'s", t.deployment))?;
         if t.expires < now {
             return Err(format!("token expired {} s ago", now - t.expires));
@@ -246,7 +291,13 @@ mod tests {
         let key = DeploymentKey::from_seed([9; 32]).unwrap();
         let mut trusted = Trusted::default();
         trusted.add("acme", key.public());
-        let t = Token { deployment: "acme".into(), session: None, party: PartyId(1), expires: 100 };
+        let t = Token {
+            deployment: "acme".into(),
+            session: None,
+            party: PartyId(1),
+            client_key: None,
+            expires: 100,
+        };
         (key, trusted, t)
     }
 
@@ -265,6 +316,26 @@ mod tests {
         for junk in ["", "rf1", "rf1.acme.any.1.100", "rf2.acme.any.1.100.00", "x.y.z.w.v.u.t"] {
             assert!(trusted.verify(junk, 50).is_err(), "{junk}");
         }
+    }
+
+    #[test]
+    fn a_client_key_is_signed_into_an_rf2_token_and_cannot_be_swapped() {
+        let (key, trusted, t) = setup();
+        let bound = Token { client_key: Some(PublicKey([0xab; 32])), ..t };
+        let good = bound.sign(&key);
+        assert!(good.starts_with("rf2.acme.any.1.abab"), "{good}");
+        assert_eq!(trusted.verify(&good, 50), Ok(bound.clone()));
+        let swapped = good.replace(&"ab".repeat(32), &"cd".repeat(32));
+        assert!(trusted.verify(&swapped, 50).unwrap_err().contains("signature"));
+        // The same fields as rf1 (no key) do not verify: the versions sign different contexts.
+        let (body, sig) = good.rsplit_once('.').unwrap();
+        let as_rf1 = format!(
+            "{}.{sig}",
+            body.replacen("rf2", "rf1", 1).replace(&format!(".{}", "ab".repeat(32)), "")
+        );
+        assert!(trusted.verify(&as_rf1, 50).unwrap_err().contains("signature"), "{as_rf1}");
+        let upper = good.replace(&"ab".repeat(32), &"AB".repeat(32));
+        assert!(trusted.verify(&upper, 50).unwrap_err().contains("lower-case"));
     }
 
     #[test]

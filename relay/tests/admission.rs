@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer, ADMITTED, IN_BAND_ADMISSION};
+use ringfence_relay::PublicKey;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
@@ -38,8 +39,14 @@ fn client_path(query: &str) -> String {
     format!("/v1/{hex}/3?parties=4&mode=noise-aesgcm{query}")
 }
 
+/// The invited client's key in these tests.
+const CLIENT_KEY: PublicKey = PublicKey([0xab; 32]);
+
+/// A token of `acme`; a client's (participant 3) is bound to [`CLIENT_KEY`].
 fn token(key: &DeploymentKey, session: Option<SessionId>, party: u8, expires: u64) -> String {
-    Token { deployment: "acme".into(), session, party: PartyId(party), expires }.sign(key)
+    let client_key = (party == 3).then_some(CLIENT_KEY);
+    Token { deployment: "acme".into(), session, party: PartyId(party), client_key, expires }
+        .sign(key)
 }
 
 /// What an in-band client learns: `Ok(first text message)` or `Err((close code, reason))`.
@@ -77,6 +84,21 @@ async fn each_refusal_reaches_an_in_band_client_as_its_close_code_and_reason() {
         // Valid tokens for another session, or another party.
         (with(&token(&key, Some(SessionId([7; 16])), 3, later)), 4403, "another session"),
         (with(&token(&key, Some(S), 2, later)), 4403, "not P3"),
+        // A valid token bound to another client's key than the invited one.
+        (
+            with(
+                &Token {
+                    deployment: "acme".into(),
+                    session: Some(S),
+                    party: PartyId(3),
+                    client_key: Some(PublicKey([0xcd; 32])),
+                    expires: later,
+                }
+                .sign(&key),
+            ),
+            4403,
+            "bound to another client key",
+        ),
         // An invitation of a deployment this relay does not know.
         (
             format!(

@@ -28,26 +28,13 @@ use ringfence_core::service::{self, Backend, Request, CLIENT};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, PublicKey, Security, StaticKeypair, TcpTransport};
 
-use relay_common::{assert_metrics, classify, classify_counted, http_get};
+use relay_common::{assert_metrics, classify, classify_counted, cli, http_get, public_key_in};
 
 const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
 const PARTY_TIMEOUT_MS: u64 = 5000;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-/// Runs a `ringfence` command to completion; returns its stdout (panics with stderr on failure).
-fn cli(args: &[&str]) -> String {
-    let out = Command::new(EXE).args(args).output().unwrap();
-    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "ringfence {args:?}: {so}\n{se}");
-    so.into_owned()
-}
-
-/// The value after `public key ` in a `keygen`/`token key` output.
-fn public_key_in(out: &str) -> String {
-    out.lines().find_map(|l| l.strip_prefix("public key ")).unwrap().trim().to_string()
 }
 
 /// Processes of one deployment; all killed (and the directory removed) on drop.
@@ -146,10 +133,14 @@ impl Deployment {
             std::fs::write(p(&format!("p{i}.token")), token).unwrap();
             let cfg = format!(
                 "party = {i}\ndeployment = \"acme\"\nrelay = \"{url}\"\nkey_file = \"p{i}.key\"\n\
-                 token_file = \"p{i}.token\"\npublic_keys = {keys:?}\ntimeout_ms = {PARTY_TIMEOUT_MS}\n\
+                 token_file = \"p{i}.token\"\ndeployment_key = \"{deploy_pub}\"\n\
+                 public_keys = {keys:?}\ntimeout_ms = {PARTY_TIMEOUT_MS}\n\
                  {}\n{}",
                 extra(i),
-                models(i, &if i == 0 { vec![onnx.clone()] } else { vec![shape.clone(), onnx.clone()] })
+                models(
+                    i,
+                    &if i == 0 { vec![onnx.clone()] } else { vec![shape.clone(), onnx.clone()] }
+                )
             );
             std::fs::write(p(&format!("p{i}.toml")), cfg).unwrap();
         }
@@ -237,7 +228,8 @@ impl Deployment {
         c.wait().unwrap();
     }
 
-    fn client_token(&self, session: SessionId) -> String {
+    /// `ringfence token issue` for the client of `session` with the public key `client_key`.
+    fn client_token(&self, session: SessionId, client_key: &PublicKey) -> String {
         let hex: String = session.0.iter().map(|b| format!("{b:02x}")).collect();
         let key = self.dir.join("deploy.key").display().to_string();
         cli(&[
@@ -251,12 +243,14 @@ impl Deployment {
             "3",
             "--session",
             &hex,
+            "--client-key",
+            &client_key.to_hex(),
         ])
         .trim()
         .to_string()
     }
 
-    /// A client's link configuration for a fresh session, with a token for it.
+    /// A client's link configuration for a fresh session, with a token for it and its key.
     fn client(&self) -> RelayLinkConfig {
         let me = StaticKeypair::generate().unwrap();
         let mut keys = self.public_keys.clone();
@@ -264,11 +258,12 @@ impl Deployment {
         let mut session = [0u8; 16];
         getrandom::fill(&mut session).unwrap();
         let session = SessionId(session);
+        let token = self.client_token(session, &me.public);
         let security = Security::Noise { keypair: me, public_keys: keys };
         let mut cfg = RelayLinkConfig::new(self.url.clone(), CLIENT, 4, security, session)
             .inviting("acme")
             .unwrap();
-        cfg.token = Some(self.client_token(session));
+        cfg.token = Some(token);
         cfg.recv_timeout = Duration::from_millis(PARTY_TIMEOUT_MS * 2);
         cfg.connect_timeout = Duration::from_millis(PARTY_TIMEOUT_MS * 2);
         cfg
@@ -370,10 +365,55 @@ fn the_relay_admits_only_the_token_s_session_and_party() {
     cfg.token = Some(format!("{body}.{}", "00".repeat(64)));
     let err = rt.block_on(classify(cfg, "nn-a", Backend::Meteor, &input)).unwrap_err();
     assert!(err.contains("401") && err.contains("signature") && !err.contains(body), "{err}");
+    // A token bound to another client's key, and one bound to none (rf1), cannot invite.
+    let (mut cfg, other) = (d.client(), StaticKeypair::generate().unwrap());
+    cfg.token = Some(d.client_token(cfg.session, &other.public));
+    let err = rt.block_on(classify(cfg, "nn-a", Backend::Meteor, &input)).unwrap_err();
+    assert!(err.contains("403") && err.contains("bound to another client key"), "{err}");
+    let mut cfg = d.client();
+    let hex: String = cfg.session.0.iter().map(|b| format!("{b:02x}")).collect();
+    let key = d.dir.join("deploy.key").display().to_string();
+    let rf1 = ["token", "issue", "--key", &key, "--deployment", "acme", "--party", "3"];
+    cfg.token = Some(cli(&[&rf1[..], &["--session", &hex]].concat()).trim().to_string());
+    let err = rt.block_on(classify(cfg, "nn-a", Backend::Meteor, &input)).unwrap_err();
+    assert!(err.contains("403") && err.contains("must be bound to its key"), "{err}");
     // The deployment still serves a proper client.
     let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
     let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(5, 1)));
     assert_eq!(got, Ok(set.expected(5, 1)[0]));
+}
+
+/// A client token opens its session once: the same client, token and session again (the
+/// relay admits it: the first session has ended) are refused by every server party, which
+/// logs why; the client reads the reason.
+#[test]
+fn the_servers_refuse_a_replayed_client_token_and_the_client_reads_why() {
+    let d = Deployment::start("replay");
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    let cfg = d.client();
+    let got = rt.block_on(classify(cfg.clone(), "nn-a", Backend::Rep3, &set.samples(7, 1)));
+    assert_eq!(got, Ok(set.expected(7, 1)[0]));
+    for i in 0..3 {
+        d.expect(i, "answered");
+    }
+    // The relay forgets the session once its last connection has gone: retried until then.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let err = loop {
+        let err = rt.block_on(classify(cfg.clone(), "nn-a", Backend::Rep3, &set.samples(7, 1)));
+        let err = err.expect_err("a replayed token was served");
+        if !err.contains("409") || Instant::now() > deadline {
+            break err;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(err.contains("refused the invitation") && err.contains("replayed"), "{err}");
+    for i in 0..3 {
+        let e = d.expect(i, "invitation_refused");
+        assert!(e["reason"].as_str().unwrap().contains("already served"), "P{i}: {e}");
+    }
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &set.samples(8, 1)));
+    assert_eq!(got, Ok(set.expected(8, 1)[0]));
 }
 
 #[test]

@@ -110,9 +110,8 @@ fn body_of<'a>(response: &'a str, status: &str, headers: &[&str]) -> &'a str {
     body
 }
 
-/// A client configuration of the session `GET /session` handed out.
-fn client_of(session: &serde_json::Value) -> RelayLinkConfig {
-    let me = StaticKeypair::generate().unwrap();
+/// A client with keypair `me` of the session `GET /session?key=` (its public key) handed out.
+fn client_of(session: &serde_json::Value, me: StaticKeypair) -> RelayLinkConfig {
     let parties = session["parties"].as_array().unwrap().iter();
     let mut keys: Vec<PublicKey> =
         parties.map(|k| PublicKey::from_hex(k.as_str().unwrap()).unwrap()).collect();
@@ -143,7 +142,12 @@ fn dev_serves_sessions_the_relay_admits_and_sigterm_stops_it_cleanly() {
     let addr = addr.parse().unwrap_or_else(|e| panic!("{e}: {dev}"));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let cors = "access-control-allow-origin: *";
-    let got = rt.block_on(http_get(addr, "/session"));
+    // The client's key comes first: the session's token is bound to it.
+    let missing_key = rt.block_on(http_get(addr, "/session"));
+    assert!(body_of(&missing_key, "400 Bad Request", &[cors]).contains("key=HEX"), "{missing_key}");
+    let (me, other) = (StaticKeypair::generate().unwrap(), StaticKeypair::generate().unwrap());
+    let for_key = |k: &StaticKeypair| format!("/session?key={}", k.public.to_hex());
+    let got = rt.block_on(http_get(addr, &for_key(&me)));
     let headers = [cors, "content-type: application/json", "cache-control: no-store"];
     let body = body_of(&got, "200 OK", &headers);
     let s: serde_json::Value = serde_json::from_str(body).unwrap();
@@ -161,19 +165,23 @@ fn dev_serves_sessions_the_relay_admits_and_sigterm_stops_it_cleanly() {
     assert_eq!(s["deployment"], "local");
     assert!(hex_of(&s["session"], 32), "{body}");
     assert_eq!(s["parties"], d.ready["public_keys"]);
+    assert!(s["token"].as_str().unwrap().contains(&me.public.to_hex()), "{body}");
     // Each request is a fresh session.
-    let again: serde_json::Value =
-        serde_json::from_str(body_of(&rt.block_on(http_get(addr, "/session")), "200 OK", &[]))
-            .unwrap();
+    let again: serde_json::Value = serde_json::from_str(body_of(
+        &rt.block_on(http_get(addr, &for_key(&other))),
+        "200 OK",
+        &[],
+    ))
+    .unwrap();
     assert_ne!(again["session"], s["session"]);
     assert_ne!(again["token"], s["token"]);
     // The token admits a client of that session, which gets the plaintext model's class.
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/nn-a.onnx");
     let set = testset::TestSet::for_model(&model).unwrap();
-    let got = rt.block_on(classify(client_of(&s), "nn-a", Backend::Meteor, &set.samples(3, 1)));
+    let got = rt.block_on(classify(client_of(&s, me), "nn-a", Backend::Meteor, &set.samples(3, 1)));
     assert_eq!(got, Ok(set.expected(3, 1)[0]));
     // ... and no other session.
-    let mut stolen = client_of(&again);
+    let mut stolen = client_of(&again, other);
     stolen.token = Some(s["token"].as_str().unwrap().into());
     let err = rt.block_on(classify(stolen, "nn-a", Backend::Meteor, &[0.0; 784])).unwrap_err();
     assert!(err.contains("403") && err.contains("another session"), "{err}");

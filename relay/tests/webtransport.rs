@@ -236,6 +236,7 @@ async fn tokens_are_checked_as_over_websocket() {
             deployment: "acme".into(),
             session: Some(session),
             party: PartyId(party),
+            client_key: None,
             expires: unix_now() + 60,
         };
         t.sign(&key)

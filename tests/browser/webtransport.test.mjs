@@ -24,8 +24,12 @@ const MODEL = 'lenet';
 /** Client options for a fresh session, for the page (bytes as hex), `webTransport` overridden. */
 function options(webTransport = d.webTransport) {
   const o = d.clientOptions();
-  return { ...o, session: hex(o.session), parties: o.parties.map(hex), webTransport };
+  const keypair = { privateKey: hex(o.keypair.privateKey), publicKey: hex(o.keypair.publicKey) };
+  return { ...o, session: hex(o.session), parties: o.parties.map(hex), keypair, webTransport };
 }
+
+/** A genuine token for the client key of options `o` (hex), but for another session. */
+const elsewhere = (o) => d.token(globalThis.crypto.getRandomValues(new Uint8Array(16)), 3, Buffer.from(o.keypair.publicKey, 'hex'));
 
 /** Classifies held-out sample `k` in the page with options `o`. */
 async function classify(page, o, k) {
@@ -93,7 +97,8 @@ pageTest(
   'webtransport: a refusal by the relay over WebTransport is final and carries its reason',
   async (page) => {
     await page.evaluate(() => window.rf.init());
-    const stolen = { ...options(), token: d.clientOptions().token }; // a token for another session
+    const o = options();
+    const stolen = { ...o, token: elsewhere(o) }; // a token for another session
     const err = await page.evaluate((a) => window.rf.connectFails(a), { o: stolen });
     assert.ok(err, 'connect must fail');
     assert.equal(err.code, 'TRANSPORT', err.message);
@@ -110,7 +115,7 @@ pageTest(
     const missing = await page.evaluate((a) => window.rf.connectFails(a), { o: noToken });
     assert.equal(missing?.code, 'TRANSPORT', missing?.message);
     assert.match(missing.message, /the relay requires a join token for this session: pass `token` .*\(relay: 401 this relay requires a token\)$/, missing.message);
-    const stolen = await page.evaluate((a) => window.rf.connectFails(a), { o: { ...noToken, token: d.clientOptions().token } });
+    const stolen = await page.evaluate((a) => window.rf.connectFails(a), { o: { ...noToken, token: elsewhere(noToken) } });
     assert.match(stolen?.message, /the join token is not for this connection: .*\(relay: 403 the token is for another session\)$/, stolen?.message);
   },
   { timeout: 60_000 },

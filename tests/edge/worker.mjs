@@ -41,9 +41,9 @@ export default {
 };
 
 /** The input provider: one classification by a deployment's parties. */
-async function classify({ relay, deployment, session, token, parties, model, input, backend, timeoutMs }) {
+async function classify({ relay, deployment, session, token, keypair, parties, model, input, backend, timeoutMs }) {
   const client = await Client.connect({
-    relay, deployment, session: fromHex(session), token, parties: parties.map(fromHex), timeoutMs,
+    relay, deployment, session: fromHex(session), token, keypair, parties: parties.map(fromHex), timeoutMs,
   });
   try {
     const r = await client.classify(model, Float32Array.from(input), { backend });

@@ -61,7 +61,8 @@ describe(`ringfence in ${workerd.version ?? 'workerd'}`, { skip: workerd.skip, t
     const { input, expected } = referenceSample('lenet', 3);
     const o = d.clientOptions();
     const out = await call(worker, '/classify', {
-      relay: o.relay, deployment: o.deployment, session: hex(o.session), token: o.token, parties: o.parties.map(hex),
+      relay: o.relay, deployment: o.deployment, session: hex(o.session), token: o.token,
+      keypair: { privateKey: hex(o.keypair.privateKey), publicKey: hex(o.keypair.publicKey) }, parties: o.parties.map(hex),
       model: 'lenet', input: Array.from(input), backend: 'meteor', timeoutMs: TIMEOUT_MS,
     });
     assert.deepEqual(out.classes, [expected]);

@@ -311,22 +311,29 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
     },
     shelf: shelf.state,
     waitPrepared: shelf.waitPrepared,
-    /** Options for `Client.connect` for a fresh session of this deployment. */
+    /**
+     * Options for `Client.connect` for a fresh session of this deployment: a fresh client
+     * `keypair` and a token bound to its public key, as an app's backend would issue for the
+     * key its page sent.
+     */
     clientOptions() {
       const session = randomBytes(16);
+      const keypair = generateNoiseKeypair();
       return {
-        relay: ready.relay, deployment: ready.deployment, session, token: this.token(session, 3), parties: publicKeys,
-        ...(wt ? { webTransport: wt } : {}),
+        relay: ready.relay, deployment: ready.deployment, session, token: this.token(session, 3, keypair.publicKey), parties: publicKeys,
+        keypair, ...(wt ? { webTransport: wt } : {}),
       };
     },
     /**
      * A join token for participant `party` of `session` (16 bytes) at this deployment's relay:
-     * for compute parties run elsewhere (e.g. browsers) in a session of their own.
+     * for compute parties run elsewhere (e.g. browsers) in a session of their own, or, with
+     * `clientKey` (32 bytes), for a client inviting the deployment, bound to its public key.
      */
-    token(session, party) {
+    token(session, party, clientKey) {
       return execFileSync(bin, [
         'token', 'issue', '--key', ready.signing_key_file, '--deployment', ready.deployment,
         '--party', String(party), '--session', toHex(session),
+        ...(clientKey ? ['--client-key', toHex(clientKey)] : []),
       ]).toString().trim();
     },
     stop: () =>

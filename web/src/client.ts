@@ -6,7 +6,7 @@
  */
 
 import { RingfenceError, toRingfenceError } from './errors.js';
-import { bytesOf } from './hex.js';
+import { bytesOf, toHex } from './hex.js';
 import { bindings } from './init.js';
 import { Link, abortError, untilAborted } from './link.js';
 import { NoiseRelayLinks, generateNoiseKeypair, type NoiseKeypair } from './noise.js';
@@ -67,14 +67,19 @@ export interface ClientOptions {
    */
   deployment?: string;
   /**
-   * The join token for this session as participant 3, when the relay requires one: the
-   * deployment's backend issues it (`ringfence token issue --party 3 --session HEX`).
+   * The join token for this session as participant 3: the deployment's backend issues it
+   * (`ringfence token issue --party 3 --session HEX --client-key HEX`). A client inviting a
+   * `deployment` needs one bound to its public key (an `rf2.` token): the server parties check
+   * the token themselves and refuse a key the relay hands them that is not the token's. So make
+   * the `keypair` first ({@link generateNoiseKeypair}), send its public key to the backend, and
+   * pass the same `keypair` here with the token it returns.
    */
   token?: string;
   /**
    * This client's keypair (each key 32 bytes or 64 hex digits). The parties authenticate the
    * client by its public key (Noise KK). When absent, a fresh keypair is generated; unless a
    * `deployment` is invited, its public key is handed to {@link ClientOptions.onPublicKey} first.
+   * Required with a token bound to a client key (`rf2.`): the key it was issued for.
    */
   keypair?:
     | NoiseKeypair
@@ -430,6 +435,13 @@ function checkClientOptions(options: ClientOptions): CheckedOptions {
     const named = o.token.split('.')[1];
     throw bad(`a token but no deployment: pass \`deployment\`${named ? ` ('${named}', the token's)` : ''} so that the relay invites its server parties into the session`);
   }
+  const bound = o.token !== undefined ? boundKey(o.token) : undefined;
+  if (bound !== undefined && !keypair) {
+    throw bad('the token is bound to a client key (rf2): pass the keypair it was issued for (make it with generateNoiseKeypair() before asking for the token)');
+  }
+  if (bound !== undefined && keypair && toHex(keypair.publicKey) !== bound) {
+    throw bad("the token is bound to another client key than keypair's: ask for a token for this keypair's public key");
+  }
   if (o.keypair === undefined && o.deployment === undefined && typeof o.onPublicKey !== 'function') {
     throw bad('without a keypair or a deployment, onPublicKey must hand the generated public key to the parties (they authenticate the client by it)');
   }
@@ -442,6 +454,16 @@ function checkClientOptions(options: ClientOptions): CheckedOptions {
   }
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw bad('onProgress must be a function');
   return { ...o, session, parties: parties as Uint8Array[], keypair };
+}
+
+/**
+ * The client key (64 hex digits) a token is bound to, for an `rf2.` token
+ * (`rf2.{deployment}.{session}.{party}.{client key}.{expires}.{signature}`); `undefined` for any
+ * other (the relay and the parties judge those).
+ */
+function boundKey(token: string): string | undefined {
+  const f = token.split('.');
+  return f[0] === 'rf2' && f.length === 7 && /^[0-9a-f]{64}$/.test(f[4]) ? f[4] : undefined;
 }
 
 /** `inputRange`, checked: two finite numbers, the first not above the second. */

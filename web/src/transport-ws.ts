@@ -58,7 +58,7 @@ export function refusalMessage(status: number, reason: string, o: Pick<WebSocket
     case 401:
       return o.token === undefined
         ? 'the relay requires a join token for this session: pass `token` (`ringfence local-deployment --dev` serves one at ' +
-            `http://127.0.0.1:8787/session; a deployment's backend issues them with \`ringfence token issue\`) ${relay}`
+            `http://127.0.0.1:8787/session?key=HEX; a deployment's backend issues them with \`ringfence token issue\`) ${relay}`
         : `the relay did not accept the join token (malformed, expired, or not signed by a deployment it trusts): get a fresh token for this session ${relay}`;
     case 403:
       return `the join token is not for this connection: pass the token issued for this session id and participant ${o.id} ${relay}`;

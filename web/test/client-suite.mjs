@@ -193,6 +193,9 @@ export function defineClientSuite(name) {
     client.close();
   });
 
+  /** An rf2 token's shape, bound to `key` (hex); the signature is not checked by the client. */
+  const boundToken = (key) => `rf2.acme.${'00'.repeat(16)}.3.${key}.4000000000.${'00'.repeat(64)}`;
+
   test(`${name}: connect checks its options, honours the signal, times out and reports a dead relay`, async () => {
     // Nobody serves these sessions: the handshakes wait until the abort, or the timeout.
     const options = {
@@ -212,6 +215,9 @@ export function defineClientSuite(name) {
       [{ ...options, keypair: { ...options.keypair, privateKey: 'x' } }, /keypair must be \{privateKey, publicKey\}/],
       [generated, /without a keypair or a deployment, onPublicKey must/],
       [{ ...options, timeoutMs: -1 }, /timeoutMs must be a positive integer/],
+      // A token bound to a client key (rf2) needs that keypair: before anything is sent.
+      [{ ...generated, deployment: 'acme', token: boundToken('cd'.repeat(32)) }, /the token is bound to a client key \(rf2\): pass the keypair/],
+      [{ ...options, deployment: 'acme', token: boundToken('cd'.repeat(32)) }, /bound to another client key than keypair's/],
     ];
     for (const [o, message] of bad) assert.match((await rejectsWith(Client.connect(o), 'INVALID_ARGUMENT')).message, message);
 

@@ -61,7 +61,9 @@ test('the deployment refuses unknown models, and the relay clients without a val
   assert.match(refused.message, /the relay requires a join token for this session: pass `token` \(`ringfence local-deployment --dev` serves one at http:\/\/127\.0\.0\.1:8787\/session/);
   assert.match(refused.message, /\(relay: 401 this relay requires a token\)$/);
   const other = d.clientOptions();
-  const stolen = await Client.connect({ ...other, token: d.clientOptions().token, timeoutMs: 5_000 }).catch((x) => x);
+  // A genuine token for this client's key, but another session.
+  const elsewhere = d.token(globalThis.crypto.getRandomValues(new Uint8Array(16)), 3, other.keypair.publicKey);
+  const stolen = await Client.connect({ ...other, token: elsewhere, timeoutMs: 5_000 }).catch((x) => x);
   assert.equal(stolen.name, 'RingfenceError', String(stolen));
   assert.match(stolen.message, /the join token is not for this connection: pass the token issued for this session id and participant 3 \(relay: 403 the token is for another session\)$/);
   const stale = await Client.connect({ ...other, token: `${other.token.slice(0, -4)}0000`, timeoutMs: 5_000 }).catch((x) => x);
@@ -69,7 +71,7 @@ test('the deployment refuses unknown models, and the relay clients without a val
   const typo = await Client.connect({ ...d.clientOptions(), deployment: 'locale', timeoutMs: 5_000 }).catch((x) => x);
   assert.match(typo.message, /the relay has no deployment "locale": check `deployment`/);
   // A token without its deployment: named before anything is sent.
-  const { deployment, ...noDeployment } = d.clientOptions();
+  const { deployment, keypair, ...noDeployment } = d.clientOptions();
   const missing = await Client.connect(noDeployment).catch((x) => x);
   assert.equal(missing.code, 'INVALID_ARGUMENT', String(missing));
   assert.ok(missing.message.includes(`a token but no deployment: pass \`deployment\` ('${deployment}', the token's)`), missing.message);

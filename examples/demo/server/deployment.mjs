@@ -39,14 +39,16 @@ function longRunning(signal) {
 }
 
 /**
- * A session of the long-running deployment for the page's client: `{ relay, webTransport,
- * session, parties, deployment, token, report }`, `report` settling with the three parties' figures once each
- * logged how the session ended.
+ * A session of the long-running deployment for the page's client, whose Noise public key is
+ * `clientPublicKey` (hex): `{ relay, webTransport, session, parties, deployment, token, report }`,
+ * the token bound to that key (the servers refuse the session for any other), `report`
+ * settling with the three parties' figures once each logged how the session ended.
  */
-async function serversSession(signal) {
+async function serversSession(clientPublicKey, signal) {
   const d = await longRunning(signal);
-  const o = d.clientOptions();
-  const session = toHex(o.session);
+  const id = randomSessionId();
+  const session = toHex(id);
+  const token = d.token(id, 3, Buffer.from(clientPublicKey, 'hex'));
   const ended = new Map();
   let stop;
   const report = new Promise((resolve) => {
@@ -66,7 +68,7 @@ async function serversSession(signal) {
   });
   // `webTransport` (the relay's HTTP/3 front end and its self-signed certificate's hash): the
   // page's client tries it first, and falls back to the WebSocket at `relay`.
-  return { relay: o.relay, webTransport: o.webTransport, session, parties: o.parties.map(toHex), deployment: o.deployment, token: o.token, report };
+  return { relay: d.relay, webTransport: d.webTransport, session, parties: d.publicKeys.map(toHex), deployment: d.deployment, token, report };
 }
 
 /**
@@ -185,7 +187,7 @@ export async function openSession({ model, clientPublicKey, pageParty, tabs, sig
   if (pageParty !== undefined && !([0, 1, 2].includes(pageParty?.id) && isKey(pageParty?.publicKey))) {
     throw refusal(400, 'pageParty must be { id: 0, 1 or 2, publicKey: 64 hex digits }');
   }
-  if (!pageParty) return serversSession(signal);
+  if (!pageParty) return serversSession(clientPublicKey, signal);
   if (running >= MAX_SESSIONS) {
     throw refusal(503, `${MAX_SESSIONS} classifications are already running: try again in a few seconds`);
   }

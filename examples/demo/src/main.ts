@@ -388,9 +388,10 @@ function inputKey(digit: Digit | undefined): string {
 function renderSnippet(): void {
   const options = `{ backend: '${state.backend}'${state.output === 'class' ? `, output: 'class'` : ''} }`;
   $('snippet').textContent = [
-    `import { init, Client } from 'ringfence';`,
+    `import { init, Client, generateNoiseKeypair } from 'ringfence';`,
     `await init();`,
-    `const client = await Client.connect({ relay, webTransport, session, parties, deployment, token });`,
+    `const keypair = generateNoiseKeypair(); // its public key goes to your backend, which returns the token`,
+    `const client = await Client.connect({ relay, webTransport, session, parties, deployment, token, keypair });`,
     `const { classes, scores } = await client.classify('${state.model}', input, ${options});`,
   ].join('\n');
 }

@@ -209,6 +209,11 @@ impl TcpTransport {
                         };
                         txs[from].push(item);
                     }
+                    // A reason means the relay closed the session (a server party refused its
+                    // invitation, idle, a full queue): the links fail with it, not a bare end.
+                    Some(Ok(Message::Close(Some(f)))) if !f.reason.is_empty() => {
+                        return fail(format!("the relay closed the session: {}", f.reason));
+                    }
                     Some(Ok(Message::Close(_))) | None => {
                         return txs.iter().for_each(|t| t.push(Inbound::End));
                     }

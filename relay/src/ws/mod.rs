@@ -41,7 +41,10 @@ mod stream;
 
 pub(crate) use client::Mux;
 pub use client::RelayLinkConfig;
-pub use lobby::{Invitation, Lobby, LobbyEvent};
+pub use lobby::{
+    Invitation, InvitationCheck, Lobby, LobbyEvent, MAX_CLIENT_TOKEN_LIFETIME,
+    MAX_REMEMBERED_SESSIONS,
+};
 pub use path::{parse_session_hex, Invite, LobbyPath, RelayPath, Request};
 pub use server::{RelayLimits, RelayServer, ADMITTED, IN_BAND_ADMISSION};
 pub use session::{log, set_log_json};

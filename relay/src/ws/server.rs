@@ -302,7 +302,7 @@ async fn serve(registry: Arc<Registry>, tcp: TcpStream, addr: SocketAddr) {
         Admitted::Waiter(w, invites) => {
             let (d, party) = (w.deployment.clone(), w.party);
             log(format_args!("lobby {d}: {party} waiting, from {addr}"));
-            let reason = run_waiter(ws, invites).await;
+            let reason = run_waiter(ws, &w, invites).await;
             drop(w);
             return log(format_args!("lobby {d}: {party} left ({reason})"));
         }
@@ -358,9 +358,11 @@ async fn refuse_in_band(mut ws: WebSocketStream<TcpStream>, (code, reason): Refu
 
 /// Writes invitations (text messages) to a waiting server party until it leaves or another
 /// connection of the same party replaces it; returns why it ended. The party sends nothing
-/// but pings.
+/// but pings and its refusals of invitations (`{"refused": SESSION, "reason": R}`, which
+/// close that session with the reason).
 async fn run_waiter(
     ws: WebSocketStream<TcpStream>,
+    waiter: &Waiter,
     mut invites: tokio::sync::mpsc::Receiver<String>,
 ) -> String {
     let (mut sink, mut stream) = ws.split();
@@ -378,13 +380,28 @@ async fn run_waiter(
                 Some(Ok(Message::Close(_))) => break "closed by the party".into(),
                 None => break "connection ended without a close".into(),
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-                Some(Ok(_)) => break "a waiting party sends nothing".into(),
+                Some(Ok(Message::Text(t))) => match parse_refusal(t.as_str()) {
+                    Some((session, reason)) => waiter.refused(session, &truncate(&reason, 200)),
+                    None => break "a waiting party sends only refusals of invitations".into(),
+                },
+                Some(Ok(_)) => break "a waiting party sends only refusals of invitations".into(),
                 Some(Err(e)) => break e.to_string(),
             },
         }
     };
     Writer(sink).close(reason.clone()).await;
     reason
+}
+
+/// A waiting party's refusal of an invitation: the session and the reason.
+fn parse_refusal(text: &str) -> Option<(ringfence_core::net::SessionId, String)> {
+    #[derive(serde::Deserialize)]
+    struct Wire {
+        refused: String,
+        reason: String,
+    }
+    let w: Wire = serde_json::from_str(text).ok()?;
+    Some((super::path::parse_session_hex(&w.refused).ok()?, w.reason))
 }
 
 /// A party's WebSocket, as the relay reads it.

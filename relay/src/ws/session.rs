@@ -170,13 +170,15 @@ impl Registry {
         self.connections.clone().try_acquire_owned().ok()
     }
 
-    /// Checks `token` for `party` of `session` (`None`: a lobby) when this relay requires
-    /// tokens; returns the deployment it admits to (`None` on an open relay).
+    /// Checks `token` for `party` of `session` (`None`: a lobby), by a client inviting with
+    /// `client_key` if any, when this relay requires tokens; returns the deployment it admits
+    /// to (`None` on an open relay).
     fn admit(
         &self,
         token: Option<&str>,
         party: PartyId,
         session: Option<SessionId>,
+        client_key: Option<&str>,
     ) -> Result<Option<String>, Refusal> {
         if !self.trusted.required() {
             return Ok(None);
@@ -194,6 +196,21 @@ impl Registry {
             }
             _ => {}
         }
+        // The server parties check the binding too; checking it here tells the client sooner.
+        if let Some(invited) = client_key {
+            match t.client_key {
+                None => {
+                    return Err((
+                        403,
+                        "an inviting client's token must be bound to its key (rf2)".into(),
+                    ))
+                }
+                Some(k) if k.to_hex() != invited => {
+                    return Err((403, "the token is bound to another client key".into()))
+                }
+                Some(_) => {}
+            }
+        }
         Ok(Some(t.deployment))
     }
 
@@ -203,7 +220,7 @@ impl Registry {
         self: &Arc<Self>,
         p: &LobbyPath,
     ) -> Result<(Waiter, mpsc::Receiver<String>), Refusal> {
-        if let Some(d) = self.admit(p.token.as_deref(), p.party, None)? {
+        if let Some(d) = self.admit(p.token.as_deref(), p.party, None, None)? {
             if d != p.deployment {
                 return Err((403, format!("the token is for deployment {d:?}")));
             }
@@ -238,7 +255,8 @@ impl Registry {
     }
 
     /// Sends the invitation to join `p.session` to every server party of the deployment `p`
-    /// invites; refuses if one is missing or busy.
+    /// invites, with the client's token (the parties check it themselves); refuses if one is
+    /// missing or busy.
     fn invite(&self, p: &RelayPath, deployment: &str, client_key: &str) -> Result<(), Refusal> {
         let lobbies = lock(&self.lobbies);
         let Some(lobby) = lobbies.get(deployment) else {
@@ -270,6 +288,7 @@ impl Registry {
             "parties": p.parties,
             "client": p.party.0,
             "client_key": client_key,
+            "token": p.token,
         })
         .to_string();
         let mut permits = Vec::new();
@@ -286,6 +305,29 @@ impl Registry {
         }
         self.counters.invitations.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// A server party of `deployment` refused the invitation to `session`: closes that session
+    /// (if it is one of the deployment's) with the party's reason, which its client reads.
+    pub(crate) fn refused_invitation(
+        &self,
+        deployment: &str,
+        party: PartyId,
+        session: SessionId,
+        reason: &str,
+    ) {
+        let s = lock(&self.sessions).get(&session).cloned();
+        let Some(s) = s.filter(|s| s.deployment.as_deref() == Some(deployment)) else {
+            return log(format_args!(
+                "lobby {deployment}: {party} refused an invitation to session {} (not open): {reason}",
+                short(&session)
+            ));
+        };
+        // Short: a WebSocket close reason holds 123 bytes.
+        let reason = format!("{party} refused the invitation: {reason}");
+        if s.close(reason) {
+            self.counters.sessions_closed_early.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Counts a connection admitted into a session or a lobby, by either front end.
@@ -321,7 +363,8 @@ impl Registry {
         if let Some(i) = p.invite.as_ref().filter(|i| !trusts(&i.deployment)) {
             return Err((404, format!("this relay has no deployment {:?}", i.deployment)));
         }
-        let admitted = self.admit(p.token.as_deref(), p.party, Some(p.session))?;
+        let invited_key = p.invite.as_ref().map(|i| i.client_key.as_str());
+        let admitted = self.admit(p.token.as_deref(), p.party, Some(p.session), invited_key)?;
         if let (Some(d), Some(i)) = (&admitted, &p.invite) {
             if *d != i.deployment {
                 return Err((403, format!("the token is for deployment {d:?}")));
@@ -556,6 +599,13 @@ impl Drop for Member {
                 sessions.remove(&s.id);
             }
         }
+    }
+}
+
+impl Waiter {
+    /// This waiting party refused the invitation to `session` for `reason`.
+    pub(crate) fn refused(&self, session: SessionId, reason: &str) {
+        self.registry.refused_invitation(&self.deployment, self.party, session, reason);
     }
 }
 

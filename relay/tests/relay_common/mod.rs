@@ -141,6 +141,20 @@ pub async fn tap(relay_url: &str) -> (String, Arc<Mutex<Vec<u8>>>) {
     (url, seen)
 }
 
+/// Runs a `ringfence` command to completion; returns its stdout (panics with stderr on failure).
+pub fn cli(args: &[&str]) -> String {
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_ringfence")).args(args).output().unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "ringfence {args:?}: {so}\n{se}");
+    so.into_owned()
+}
+
+/// The value after `public key ` in a `keygen`/`token key` output.
+pub fn public_key_in(out: &str) -> String {
+    out.lines().find_map(|l| l.strip_prefix("public key ")).unwrap().trim().to_string()
+}
+
 /// Whether `needle` occurs in `hay`.
 pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)

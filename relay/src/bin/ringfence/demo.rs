@@ -104,6 +104,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
         None => println!("  setup    nothing made ahead of demand; the session makes its own"),
     }
     let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
+    let client_key = me.public;
     let mut public_keys = d.public_keys.clone();
     public_keys.push(me.public);
     let security = Security::Noise { keypair: me, public_keys };
@@ -111,7 +112,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, 4, security, sid)
         .inviting(DEPLOYMENT)
         .map_err(|e| e.to_string())?;
-    cfg.token = Some(d.client_token(sid));
+    cfg.token = Some(d.client_token(sid, client_key));
     cfg.recv_timeout = Duration::from_millis(a.timeout_ms);
     cfg.connect_timeout = Duration::from_millis(a.timeout_ms);
     let request = Request::new(&name, backend, 1);

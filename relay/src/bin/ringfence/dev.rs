@@ -3,10 +3,16 @@
 //! a backend of its own. Development only: a real deployment's backend decides who gets a
 //! token (`ringfence token issue`), which is the whole point of tokens.
 //!
+//! The client makes its Noise keypair first and sends its public key: the token is bound to
+//! it (the server parties refuse the session if the relay hands them another key), as a real
+//! backend's would be.
+//!
 //! ```text
-//! GET /session   200 application/json, a fresh session each time:
-//!                {"relay", "webTransport": {"url", "certificateHash"}, "deployment",
-//!                 "session": 32 hex, "token", "parties": [3 × 64 hex]}
+//! GET /session?key=HEX   200 application/json, a fresh session each time, for the client
+//!                        whose Noise public key is HEX (64 hex digits):
+//!                        {"relay", "webTransport": {"url", "certificateHash"}, "deployment",
+//!                         "session": 32 hex, "token", "parties": [3 × 64 hex]}
+//!                        400 text/plain without a valid key
 //! OPTIONS *      204 (CORS preflight)
 //! GET /          200 text/plain: what is served here
 //! anything else  404 text/plain
@@ -22,6 +28,7 @@ use std::sync::Arc;
 use ringfence_core::net::SessionId;
 use ringfence_relay::http::Reply;
 use ringfence_relay::token::DeploymentKey;
+use ringfence_relay::PublicKey;
 
 /// What `GET /session` hands out.
 pub(crate) struct DevSessions {
@@ -38,9 +45,10 @@ pub(crate) struct DevSessions {
 }
 
 impl DevSessions {
-    /// A fresh session and its client token, as the body of `GET /session` (written by hand:
-    /// the keys keep the documented order, which a JSON map would sort).
-    fn session(&self) -> Result<String, String> {
+    /// A fresh session and its token for the client with `client_key`, as the body of
+    /// `GET /session` (written by hand: the keys keep the documented order, which a JSON map
+    /// would sort).
+    fn session(&self, client_key: PublicKey) -> Result<String, String> {
         let id = SessionId(crate::random_bytes::<16>()?);
         let hex = ringfence_relay::hex(&id.0);
         let json = |v: serde_json::Value| v.to_string();
@@ -56,33 +64,45 @@ impl DevSessions {
             r#"{{"relay":{},{webtransport}"deployment":{},"session":"{hex}","token":{},"parties":{}}}"#,
             json(self.relay.clone().into()),
             json(self.deployment.into()),
-            json(crate::local::client_token(&self.key, id).into()),
+            json(crate::local::client_token(&self.key, id, client_key).into()),
             json(self.parties.clone().into()),
         ))
     }
 
     /// The answer to `method target`.
     fn answer(&self, method: &str, target: &str) -> Reply {
-        let path = target.split_once('?').map_or(target, |(p, _)| p);
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
         let reply = match (method, path) {
             ("OPTIONS", _) => Reply::empty("204 No Content")
                 .header("access-control-allow-methods", "GET")
                 .header("access-control-allow-headers", "*"),
-            ("GET", "/session") => match self.session() {
-                Ok(body) => Reply::new("200 OK", "application/json", body)
+            ("GET", "/session") => match client_key(query).map(|k| self.session(k)) {
+                Ok(Ok(body)) => Reply::new("200 OK", "application/json", body)
                     .header("cache-control", "no-store"),
-                Err(e) => Reply::text("500 Internal Server Error", format!("{e}\n")),
+                Ok(Err(e)) => Reply::text("500 Internal Server Error", format!("{e}\n")),
+                Err(e) => Reply::text("400 Bad Request", format!("{e}\n")),
             },
             ("GET", "/") => Reply::text(
                 "200 OK",
                 "ringfence local-deployment --dev (development only)\n\
-                 GET /session: a fresh session of the local deployment and a join token for its \
-                 client, as JSON with the keys of the SDK's ClientOptions.\n",
+                 GET /session?key=HEX: a fresh session of the local deployment and a join token \
+                 for its client, bound to the client's Noise public key HEX, as JSON with the \
+                 keys of the SDK's ClientOptions.\n",
             ),
             _ => Reply::text("404 Not Found", "not found: GET /session serves sessions\n"),
         };
         reply.header("access-control-allow-origin", "*")
     }
+}
+
+/// The client's public key in the query of `GET /session` (`key=HEX`).
+fn client_key(query: &str) -> Result<PublicKey, String> {
+    let key = query.split('&').find_map(|kv| kv.strip_prefix("key="));
+    let key = key.ok_or(
+        "GET /session?key=HEX: the client's Noise public key (64 hex digits; the SDK's \
+         generateNoiseKeypair()), to which the session's token is bound",
+    )?;
+    PublicKey::from_hex(key).map_err(|e| format!("GET /session?key=HEX: {e}"))
 }
 
 /// Refuses an address other than loopback, saying why.

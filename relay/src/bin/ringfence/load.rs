@@ -132,6 +132,7 @@ fn clients(
     let mut jobs = Vec::new();
     for k in 0..n {
         let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
+        let client_key = me.public;
         let mut keys = d.public_keys.clone();
         keys.push(me.public);
         let sid = SessionId(crate::random_bytes::<16>()?);
@@ -139,7 +140,7 @@ fn clients(
         let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, 4, security, sid)
             .inviting(DEPLOYMENT)
             .map_err(|e| e.to_string())?;
-        cfg.token = Some(d.client_token(sid));
+        cfg.token = Some(d.client_token(sid, client_key));
         cfg.recv_timeout = timeout;
         cfg.connect_timeout = timeout;
         jobs.push((cfg, set.samples(k, 1), set.expected(k, 1)[0]));

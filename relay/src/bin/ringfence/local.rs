@@ -197,6 +197,7 @@ impl LocalDeployment {
             deployment: DEPLOYMENT.into(),
             session: None,
             party: PartyId(i as u8),
+            client_key: None,
             expires: unix_now() + 7 * 24 * 3600,
         };
         write_secret(&self.dir.join(format!("p{i}.token")), &token.sign(&self.key), false)?;
@@ -204,8 +205,10 @@ impl LocalDeployment {
             self.public_keys.iter().map(|p| format!("{:?}", p.to_hex())).collect();
         let mut cfg = format!(
             "party = {i}\ndeployment = {DEPLOYMENT:?}\nrelay = {:?}\nkey_file = \"p{i}.key\"\n\
-             token_file = \"p{i}.token\"\npublic_keys = [{}]\nmax_sessions = {max_sessions}\n",
+             token_file = \"p{i}.token\"\ndeployment_key = \"{}\"\npublic_keys = [{}]\n\
+             max_sessions = {max_sessions}\n",
             self.relay,
+            self.key.public(),
             keys.join(", ")
         );
         let peers: Vec<String> = mesh.iter().map(|a| format!("{:?}", a.to_string())).collect();
@@ -226,9 +229,10 @@ impl LocalDeployment {
         Ok(file)
     }
 
-    /// A token for the client (participant 3) of `session`, valid for ten minutes.
-    pub(crate) fn client_token(&self, session: SessionId) -> String {
-        client_token(&self.key, session)
+    /// A token for the client (participant 3) of `session` with the Noise public key
+    /// `client_key`, valid for ten minutes.
+    pub(crate) fn client_token(&self, session: SessionId, client_key: PublicKey) -> String {
+        client_token(&self.key, session, client_key)
     }
 
     /// What `--dev` hands out: the deployment's addresses and keys, and its signing key for a
@@ -309,11 +313,22 @@ impl LocalDeployment {
     }
 }
 
-/// A token for the client (participant 3) of `session` of the local deployment.
-pub(crate) fn client_token(key: &DeploymentKey, session: SessionId) -> String {
+/// A token for the client (participant 3) of `session` of the local deployment, bound to its
+/// Noise public key `client_key` (the server parties check both).
+pub(crate) fn client_token(
+    key: &DeploymentKey,
+    session: SessionId,
+    client_key: PublicKey,
+) -> String {
     let expires = unix_now() + CLIENT_TOKEN_LIFETIME;
-    Token { deployment: DEPLOYMENT.into(), session: Some(session), party: PartyId(3), expires }
-        .sign(key)
+    Token {
+        deployment: DEPLOYMENT.into(),
+        session: Some(session),
+        party: PartyId(3),
+        client_key: Some(client_key),
+        expires,
+    }
+    .sign(key)
 }
 
 /// The embedded relay's shutdown switch.

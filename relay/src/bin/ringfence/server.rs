@@ -16,6 +16,7 @@
 //! key_file = "p0.key"                # from `ringfence keygen` (relative to this file)
 //! public_keys = ["…", "…", "…"]      # the three server parties' public keys, in order
 //! token_file = "p0.token"            # from `ringfence token issue` (omit on an open relay)
+//! deployment_key = "…"               # the deployment's public key (`ringfence token key`)
 //! max_sessions = 8                   # client sessions served at once
 //! max_batch = 16                     # samples per request
 //! timeout_ms = 30000                 # patience for a silent peer
@@ -34,6 +35,14 @@
 //! ready = 2                          # METEOR runs (batch 1) made ahead of demand (with [mesh])
 //! ready_rep3 = 2                     # rep3 runs (truncation pairs, daBits), likewise
 //! ```
+//!
+//! The party checks each invitation's client token itself ([`InvitationCheck`]): signed with
+//! `deployment_key` for this deployment, the invited session and participant 3, bound to the
+//! invited client key (`ringfence token issue --client-key`), valid for at most a day, and not
+//! served before (each token opens its session once; served ones are remembered until they
+//! expire). A refused invitation is logged (`invitation_refused`, with the reason), answered to
+//! the relay, which closes the session with the reason, and never joined: a relay cannot open
+//! sessions on its own, replay a client's, or put its own key in place of the client's.
 //!
 //! Only the model owner, P0, may hold the weights: P1 and P2 refuse a file with weights (ONNX)
 //! unless the model is marked `public`, and take its shape file instead
@@ -72,7 +81,10 @@ use ringfence_core::service::stock::{Shelf, Target};
 use ringfence_core::service::{self, Backend, Catalog, ModelPolicy, Outcome, Stage, CLIENT};
 use ringfence_relay::direct::{DirectLinks, Router};
 use ringfence_relay::rtc::PairReport;
-use ringfence_relay::ws::{Invitation, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig};
+use ringfence_relay::token::{unix_now, DeploymentPublicKey};
+use ringfence_relay::ws::{
+    Invitation, InvitationCheck, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig,
+};
 use ringfence_relay::{PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
 use serde::Deserialize;
 
@@ -106,6 +118,7 @@ struct ConfigFile {
     key_file: PathBuf,
     public_keys: Vec<String>,
     token_file: Option<PathBuf>,
+    deployment_key: Option<String>,
     #[serde(default = "defaults::max_sessions")]
     max_sessions: usize,
     #[serde(default = "defaults::max_batch")]
@@ -180,6 +193,8 @@ pub(crate) struct Server {
     pub(crate) keypair: StaticKeypair,
     pub(crate) public_keys: Vec<PublicKey>,
     token: Option<String>,
+    /// Checks the client tokens of invitations (signed by the deployment's key).
+    deployment_key: DeploymentPublicKey,
     max_sessions: usize,
     pub(crate) timeout: Duration,
     pub(crate) catalog: Catalog,
@@ -224,6 +239,17 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     if c.max_sessions == 0 || c.max_batch == 0 || c.timeout_ms == 0 {
         return Err(at("max_sessions, max_batch and timeout_ms must be positive".into()));
     }
+    let deployment_key = c
+        .deployment_key
+        .as_deref()
+        .ok_or_else(|| {
+            at("no deployment_key: the deployment's public key (`ringfence token key` prints \
+                it), with which this party checks each client's token"
+                .into())
+        })
+        .and_then(|k| {
+            DeploymentPublicKey::from_hex(k).map_err(|e| at(format!("deployment_key: {e}")))
+        })?;
     let metrics_addr = match &c.metrics {
         None => None,
         Some(a) => Some(a.parse::<SocketAddr>().map_err(|e| {
@@ -342,6 +368,7 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         keypair,
         public_keys,
         token,
+        deployment_key,
         max_sessions: c.max_sessions,
         timeout: Duration::from_millis(c.timeout_ms),
         catalog,
@@ -418,6 +445,7 @@ async fn lobby_loop(
         mode: "noise-aesgcm".into(),
         token: s.token.clone(),
     };
+    let mut check = InvitationCheck::new(&s.deployment, s.deployment_key);
     let mut backoff = Duration::from_millis(200);
     loop {
         let connected = tokio::select! {
@@ -456,6 +484,17 @@ async fn lobby_loop(
             };
             match next {
                 Ok(LobbyEvent::Invited(inv)) => {
+                    if let Err(why) = check.check(&inv, unix_now()) {
+                        s.event(
+                            "invitation_refused",
+                            &[("session", short_id(&inv).into()), ("reason", why.clone().into())],
+                        );
+                        if let Err(e) = lobby.refuse(inv.session, &why).await {
+                            s.event("lobby_lost", &[("error", e.to_string().into())]);
+                            break;
+                        }
+                        continue;
+                    }
                     let Ok(slot) = slots.clone().acquire_owned().await else {
                         return Err("the session limit was closed".into());
                     };
@@ -492,7 +531,7 @@ fn session_report(
     s: &Server,
     inv: &Invitation,
 ) -> (Ended, &'static str, Vec<(&'static str, serde_json::Value)>) {
-    let sid: String = inv.session.0[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let sid = short_id(inv);
     let t0 = Instant::now();
     // The protocol runs on this thread; the links' encryption and socket I/O on one worker
     // beside it (as in `ringfence session-party`), so the two overlap.
@@ -542,6 +581,11 @@ fn session_report(
         // An outcome newer than this binary: neither answered nor a refusal.
         _ => (Ended::Failed, "ended", f),
     }
+}
+
+/// The first 8 hex digits of the invited session's id, for logs.
+fn short_id(inv: &Invitation) -> String {
+    ringfence_relay::hex(&inv.session.0[..4])
 }
 
 /// How long a session's servers try to link directly before a pair keeps the relay.

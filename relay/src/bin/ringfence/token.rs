@@ -4,8 +4,12 @@
 //! ```text
 //! ringfence token key --out deploy.key                      # prints the public key for the relay
 //! ringfence token issue --key deploy.key --deployment acme --party 0 --any-session --ttl-secs 31536000
-//! ringfence token issue --key deploy.key --deployment acme --party 3 --session HEX   # a client's
+//! ringfence token issue --key deploy.key --deployment acme --party 3 --session HEX \
+//!     --client-key CLIENT_PUBLIC_KEY_HEX                    # a client's, bound to its key (rf2)
 //! ```
+//!
+//! A client inviting a deployment's server parties needs a token bound to its Noise public
+//! key: the servers check that the key the relay hands them is the one in the token.
 
 use std::path::PathBuf;
 
@@ -13,6 +17,7 @@ use clap::{Args, Subcommand};
 use ringfence_core::net::PartyId;
 use ringfence_relay::token::{unix_now, valid_name, DeploymentKey, Token};
 use ringfence_relay::ws::parse_session_hex;
+use ringfence_relay::PublicKey;
 
 use crate::keygen::write_secret;
 
@@ -50,6 +55,10 @@ pub(crate) struct IssueArgs {
     /// Good for every session of the deployment (server parties).
     #[arg(long)]
     any_session: bool,
+    /// Bind the token to this client's Noise static public key (64 hex digits): an `rf2`
+    /// token, which a client inviting the deployment's server parties needs.
+    #[arg(long, requires = "session")]
+    client_key: Option<String>,
     /// Lifetime in seconds.
     #[arg(long, default_value_t = 600)]
     ttl_secs: u64,
@@ -79,10 +88,16 @@ fn issue(a: &IssueArgs) -> Result<String, String> {
     let text = std::fs::read_to_string(&a.key).map_err(|e| format!("{}: {e}", a.key.display()))?;
     let key = DeploymentKey::from_hex(&text).map_err(|e| format!("{}: {e}", a.key.display()))?;
     let session = a.session.as_deref().map(parse_session_hex).transpose()?;
+    let client_key = a
+        .client_key
+        .as_deref()
+        .map(|k| PublicKey::from_hex(k).map_err(|e| format!("--client-key: {e}")))
+        .transpose()?;
     let token = Token {
         deployment: a.deployment.clone(),
         session,
         party: PartyId(a.party),
+        client_key,
         expires: unix_now().saturating_add(a.ttl_secs),
     };
     Ok(token.sign(&key))
