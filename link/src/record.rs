@@ -411,6 +411,13 @@ impl FrameDecoder {
         Self { cipher, max_frame, buf: Vec::new(), pos: 0, partial: None }
     }
 
+    /// Changes the cap on frames that start from now on (a frame already begun keeps the cap
+    /// it was checked against), e.g. once a protocol knows how large the peer's next frames may
+    /// legitimately be.
+    pub fn set_max_frame(&mut self, max_frame: usize) {
+        self.max_frame = max_frame;
+    }
+
     /// The input buffer, with at least `room` bytes of spare capacity: append received stream
     /// bytes to it (e.g. with `AsyncReadExt::read_buf`).
     pub fn input(&mut self, room: usize) -> &mut Vec<u8> {

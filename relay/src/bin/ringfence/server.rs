@@ -444,6 +444,7 @@ async fn lobby_loop(
                 ("relay", s.relay.clone().into()),
                 ("deployment", s.deployment.clone().into()),
                 ("models", models.into()),
+                ("client_limit_bytes", s.catalog.client_limit().max_unread.into()),
             ],
         );
         loop {
@@ -578,6 +579,8 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     let security = Security::Noise { keypair: s.keypair.clone(), public_keys: keys };
     let mut cfg = RelayLinkConfig::new(s.relay.clone(), s.me, 4, security.clone(), inv.session);
     cfg.token = s.token.clone();
+    // The client is untrusted: until serve admits its request it may send only that.
+    cfg.recv_limits = vec![(CLIENT, service::request_limit())];
     cfg.recv_timeout = s.timeout;
     cfg.connect_timeout = s.timeout;
     let mut t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
