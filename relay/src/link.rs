@@ -167,9 +167,10 @@ impl Allowance {
     }
 }
 
-/// Stream bytes a limited peer's inbox holds beyond twice its allowance: a full record and the
-/// handshake.
-const STREAM_SLACK: usize = 64 << 10;
+/// Stream bytes a limited peer's inbox holds beyond twice its allowance: the handshake, and
+/// room for the reader to fall a few relay messages behind (so that a frame too large is
+/// usually refused by its announced length, the clearer reason, before its bytes fill this).
+const STREAM_SLACK: usize = 1 << 20;
 
 /// Why [`Link::recv_until`] has no frame.
 pub(crate) enum Missed {
