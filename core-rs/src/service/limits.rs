@@ -42,3 +42,72 @@ impl Catalog {
         request_limit().max(input)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::frame::HEADER_LEN;
+    use crate::nn::{Dense, FixedPlan, Layer, Model, Output};
+
+    fn catalog(max_batch: usize, inputs: &[usize]) -> Catalog {
+        let mut c = Catalog::new(max_batch);
+        for (k, &n) in inputs.iter().enumerate() {
+            let model = Model {
+                input_name: "x".into(),
+                input_shape: vec![n],
+                class_labels: None,
+                dropped_transforms: vec![],
+                input_range: None,
+                layers: vec![Layer::Dense(Dense {
+                    inputs: n,
+                    outputs: 2,
+                    weights: vec![0.5; 2 * n],
+                    bias: vec![0.0; 2],
+                })],
+            };
+            let plan = FixedPlan::<Z64>::new(&model, 13).unwrap();
+            c.add(&format!("m{k}"), plan.shape(), None, Output::Logits);
+        }
+        c
+    }
+
+    #[test]
+    fn before_its_request_is_admitted_a_client_may_send_only_the_request() {
+        let l = request_limit();
+        assert_eq!(l.max_frame, HEADER_LEN + REQUEST_WORDS * 8);
+        assert_eq!(l.max_unread, l.max_frame);
+    }
+
+    #[test]
+    fn the_largest_input_is_a_rep3_request_of_max_batch_samples_of_the_widest_model() {
+        let l = catalog(4, &[10, 300, 7]).client_limit();
+        let bytes = 2 * 4 * 300 * 8;
+        assert_eq!(l, RecvLimit { max_frame: HEADER_LEN + bytes, max_unread: HEADER_LEN + bytes });
+        // An empty catalogue admits nothing: the request is all a client may send.
+        assert_eq!(catalog(4, &[]).client_limit(), request_limit());
+    }
+
+    #[test]
+    fn an_input_beyond_one_frame_is_counted_with_a_header_per_frame() {
+        let l = RecvLimit::for_messages(&[2 * MAX_PAYLOAD + 8], MAX_PAYLOAD);
+        assert_eq!(l.max_frame, HEADER_LEN + MAX_PAYLOAD);
+        assert_eq!(l.max_unread, 2 * MAX_PAYLOAD + 8 + 3 * HEADER_LEN);
+        // An empty message is still one frame.
+        assert_eq!(RecvLimit::for_messages(&[0], MAX_PAYLOAD).max_unread, HEADER_LEN);
+    }
+
+    #[test]
+    fn an_admitted_request_s_input_is_two_components_on_rep3_and_one_on_meteor() {
+        let info = |backend| ModelInfo {
+            input_len: 784,
+            output_len: 10,
+            frac_bits: 13,
+            batch: 3,
+            input_range: None,
+            backend,
+            output: Output::Logits,
+        };
+        assert_eq!(info(Backend::Rep3).input_elems(), 2 * 3 * 784);
+        assert_eq!(info(Backend::Meteor).input_elems(), 3 * 784);
+    }
+}

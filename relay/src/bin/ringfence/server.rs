@@ -9,6 +9,11 @@
 //! invitations wait. If the relay goes away it reconnects with back-off. SIGTERM or Ctrl-C:
 //! it leaves the lobby and lets running sessions finish (up to twice `timeout_ms`).
 //!
+//! The client's link holds the client to its request (see [`service::request_limit`]): until
+//! the request is admitted it may send only that, then only its input; more cuts it off and
+//! ends its session with the reason. The `waiting` event's `client_limit_bytes` is the most any
+//! request may send ([`Catalog::client_limit`]).
+//!
 //! ```toml
 //! party = 0                          # this server's index: 0, 1 or 2
 //! deployment = "acme"                # the lobby name, [a-z0-9-]{1,32}
