@@ -86,7 +86,9 @@ use crate::ring::fixed::FixedPoint;
 use crate::ring::Z64;
 use crate::Error;
 
+mod limits;
 pub mod stock;
+pub use limits::request_limit;
 use stock::Shelf;
 
 /// The client's participant id in a classification session (compute parties are 0, 1, 2).
@@ -473,6 +475,7 @@ pub async fn serve<T: Transport>(
         )));
     }
     let ctx = p.ctx_mut();
+    ctx.expect_from::<Z64>(client, &[REQUEST_WORDS]);
     ctx.round();
     let words = ctx.recv::<Z64>(client, REQUEST_WORDS).await?;
     // The parties compare the raw request before interpreting it, so all of them refuse or
@@ -551,6 +554,8 @@ pub async fn serve<T: Transport>(
             return Ok((p, Outcome::Refused(reason)));
         }
     };
+    // Raised before the client hears it was admitted, so that its input is never early.
+    ctx.expect_from::<Z64>(client, &[info.input_elems()]);
     ctx.send(client, &info.encode())?;
     observe(&Stage::Accepted { request: request.clone() }, p.ctx().stats());
     let batch = request.batch;

@@ -411,6 +411,13 @@ impl FrameDecoder {
         Self { cipher, max_frame, buf: Vec::new(), pos: 0, partial: None }
     }
 
+    /// Changes the cap on frames that start from now on (a frame already begun keeps the cap
+    /// it was checked against), e.g. once a protocol knows how large the peer's next frames may
+    /// legitimately be.
+    pub fn set_max_frame(&mut self, max_frame: usize) {
+        self.max_frame = max_frame;
+    }
+
     /// The input buffer, with at least `room` bytes of spare capacity: append received stream
     /// bytes to it (e.g. with `AsyncReadExt::read_buf`).
     pub fn input(&mut self, room: usize) -> &mut Vec<u8> {
@@ -512,6 +519,24 @@ mod tests {
         }
         assert!(!dec.mid_frame());
         out
+    }
+
+    #[test]
+    fn a_lowered_cap_refuses_a_frame_by_its_announced_length_before_its_bytes() {
+        let mut enc = FrameEncoder::new(Cipher::DangerPlain);
+        let mut wire = Vec::new();
+        assert!(enc.encode(&[7; 100], &mut None, &mut wire, usize::MAX).unwrap());
+        assert!(enc.encode(&vec![7; 1 << 20], &mut None, &mut wire, usize::MAX).unwrap());
+        let mut dec = FrameDecoder::new(Cipher::DangerPlain, usize::MAX);
+        dec.input(0).extend_from_slice(&wire[..2 + 4 + 100 + 2 + 4]);
+        assert_eq!(dec.poll_frame().unwrap().map(|f| f.len()), Some(100));
+        dec.set_max_frame(100);
+        // Only the start of the large frame's first record has arrived.
+        assert_eq!(dec.poll_frame(), Ok(None));
+        // Its first record (64 KiB of the 1 MiB) is enough to refuse it.
+        let first_record = 2 + MAX_RECORD_PLAINTEXT;
+        dec.input(0).extend_from_slice(&wire[2 + 4 + 100 + 2 + 4..][..first_record - 6]);
+        assert_eq!(dec.poll_frame(), Err(RecordError::Oversized { len: 1 << 20, max: 100 }));
     }
 
     #[test]

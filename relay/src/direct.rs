@@ -29,7 +29,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_link::Security;
 use serde::{Deserialize, Serialize};
@@ -344,7 +343,6 @@ impl TcpTransport {
             self.exchange_send(p, &Exchange::Done { why: why.clone() })?;
             mine.push(why);
         }
-        let max_frame = MAX_PAYLOAD + HEADER_LEN;
         for (&p, why) in tried.iter().zip(mine) {
             let theirs = match heard.remove(&p) {
                 Some(m) => m?,
@@ -359,8 +357,8 @@ impl TcpTransport {
             let why = if p < me { theirs.or(why) } else { why.or(theirs) };
             match (why, done[p.index()].take()) {
                 (None, Some(Ok(h))) => {
-                    self.use_link(p, LinkKind::Direct, |seed| {
-                        let mut link = Link::spawn(h, max_frame);
+                    self.use_link(p, LinkKind::Direct, |seed, allowance| {
+                        let mut link = Link::spawn(h, allowance);
                         link.seed = seed;
                         link
                     });

@@ -10,19 +10,19 @@
 //! `send` never waits, so this cannot deadlock) and ends with `Closed` on a clean end of stream
 //! or `Io` on anything malformed.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ringfence_core::net::{PartyId, TransportError};
+use ringfence_core::net::{PartyId, RecvLimit, TransportError};
 use ringfence_core::prg::Seed;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinHandle;
 
 use ringfence_link::Established;
 
 use crate::handshake::{Duplex, Handshaken};
-use crate::record::{FrameDecoder, FrameEncoder};
+use crate::record::{FrameDecoder, FrameEncoder, RecordError};
 
 /// Bytes of queued records the writer coalesces into one socket write.
 pub(crate) const FLUSH_BYTES: usize = 256 << 10;
@@ -42,6 +42,135 @@ pub(crate) struct Counters {
     /// Signalled by the writer after each socket write and when it stops.
     pub(crate) progress: Notify,
 }
+
+/// Why a transport's session was cut short by a peer that sent more than it may: set once, by
+/// the first link that cuts its peer off, and seen by every link of the transport, so that the
+/// whole session ends at once with that reason (its other links may be waiting on a server
+/// that waits on the same client).
+#[derive(Debug, Clone)]
+pub(crate) struct Cut(Arc<watch::Sender<Option<String>>>);
+
+impl Cut {
+    pub(crate) fn new() -> Self {
+        Self(Arc::new(watch::Sender::new(None)))
+    }
+
+    /// Records `why` (unless a reason is recorded already); returns the error links end with.
+    fn set(&self, why: String) -> TransportError {
+        self.0.send_if_modified(|slot| slot.is_none() && slot.replace(why.clone()).is_none());
+        TransportError::Io(why)
+    }
+
+    /// The reason, once the session was cut.
+    fn reason(&self) -> Option<TransportError> {
+        self.0.borrow().clone().map(TransportError::Io)
+    }
+
+    /// Resolves with the reason when the session is cut.
+    async fn wait(&self) -> TransportError {
+        let mut rx = self.0.subscribe();
+        let why = match rx.wait_for(Option::is_some).await {
+            Ok(why) => why.clone().unwrap_or_default(),
+            // The sender lives in this `Cut`: unreachable while it is borrowed.
+            Err(_) => return TransportError::Closed,
+        };
+        TransportError::Io(why)
+    }
+}
+
+/// What one peer may have sent that the party has not read yet ([`RecvLimit`]), and what it
+/// has: shared by the link's reader (which cuts the peer off beyond it), the party's end (which
+/// takes frames off it) and, over a relay, the peer's inbox (which bounds the bytes the reader
+/// has not decoded yet).
+#[derive(Debug)]
+pub(crate) struct Allowance {
+    max_frame: AtomicUsize,
+    max_unread: AtomicUsize,
+    /// Frame bytes queued for the party and not taken yet.
+    unread: AtomicUsize,
+    /// The transport's: set when any of its peers is cut off.
+    cut: Cut,
+}
+
+impl Allowance {
+    /// A peer's allowance, starting at `limit`, in the session that `cut` ends.
+    pub(crate) fn new(limit: RecvLimit, cut: &Cut) -> Arc<Self> {
+        Arc::new(Self {
+            max_frame: AtomicUsize::new(limit.max_frame),
+            max_unread: AtomicUsize::new(limit.max_unread),
+            unread: AtomicUsize::new(0),
+            cut: cut.clone(),
+        })
+    }
+
+    /// An allowance with no limit beyond the transport's own.
+    pub(crate) fn unlimited(cut: &Cut) -> Arc<Self> {
+        Self::new(RecvLimit::NONE, cut)
+    }
+
+    /// Applies to frames the reader completes from now on.
+    pub(crate) fn set(&self, limit: RecvLimit) {
+        self.max_frame.store(limit.max_frame, Ordering::Release);
+        self.max_unread.store(limit.max_unread, Ordering::Release);
+    }
+
+    /// The largest frame the peer may send now.
+    pub(crate) fn max_frame(&self) -> usize {
+        self.max_frame.load(Ordering::Acquire)
+    }
+
+    /// Stream bytes (records, with their prefixes and tags) of the peer that may wait before
+    /// the reader decodes them: `default` for a peer without a limit, else room for its
+    /// allowance in the smallest records (a 28-byte frame costs 50 on the wire) plus slack.
+    pub(crate) fn stream_cap(&self, default: usize) -> usize {
+        match self.max_unread.load(Ordering::Acquire) {
+            usize::MAX => default,
+            m => default.min(m.saturating_mul(2).saturating_add(STREAM_SLACK)),
+        }
+    }
+
+    /// Checks a whole frame of `len` bytes from `peer` against the largest allowed.
+    pub(crate) fn check_frame(&self, peer: PartyId, len: usize) -> Result<(), TransportError> {
+        let max = self.max_frame();
+        if len > max {
+            return Err(self.cut_off(format!(
+                "{peer} sent a frame of {len} bytes, over its limit of {max} bytes: cut off"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Counts a frame of `len` bytes the reader queues for the party; beyond the allowance the
+    /// peer is cut off, with the reason.
+    pub(crate) fn admit(&self, peer: PartyId, len: usize) -> Result<(), TransportError> {
+        let max = self.max_unread.load(Ordering::Acquire);
+        let unread = self.unread.fetch_add(len, Ordering::AcqRel).saturating_add(len);
+        if unread > max {
+            return Err(self.cut_off(format!(
+                "{peer} sent {unread} bytes that this party has not read yet, over its limit \
+                 of {max} bytes: cut off"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Cuts the peer off, and so its session, for `why`; returns the error the link ends with.
+    pub(crate) fn cut_off(&self, why: String) -> TransportError {
+        self.cut.set(why)
+    }
+
+    /// The party took a frame of `len` bytes.
+    fn taken(&self, len: usize) {
+        let _ = self
+            .unread
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| Some(u.saturating_sub(len)));
+    }
+}
+
+/// Stream bytes a limited peer's inbox holds beyond twice its allowance: the handshake, and
+/// room for the reader to fall a few relay messages behind (so that a frame too large is
+/// usually refused by its announced length, the clearer reason, before its bytes fill this).
+const STREAM_SLACK: usize = 1 << 20;
 
 /// Why [`Link::recv_until`] has no frame.
 pub(crate) enum Missed {
@@ -80,11 +209,14 @@ pub(crate) struct Link {
     pub(crate) writer_error: Arc<Mutex<Option<String>>>,
     /// The first failure seen by `recv`; later calls repeat it.
     pub(crate) failed: Option<TransportError>,
+    /// What the peer may send unread; the reader cuts it off beyond.
+    pub(crate) allowance: Arc<Allowance>,
 }
 
 impl Link {
-    /// Starts the writer and reader tasks of `h` on the current tokio runtime.
-    pub(crate) fn spawn<S: Duplex>(h: Handshaken<S>, max_frame: usize) -> Self {
+    /// Starts the writer and reader tasks of `h` on the current tokio runtime; the reader
+    /// holds the peer to `allowance`.
+    pub(crate) fn spawn<S: Duplex>(h: Handshaken<S>, allowance: Arc<Allowance>) -> Self {
         let Handshaken { stream, link } = h;
         let Established { peer, send, recv, seed, bytes_sent, .. } = link;
         let counters = Arc::new(Counters::default());
@@ -98,9 +230,10 @@ impl Link {
         let reader = tokio::spawn(read_loop(
             peer,
             rd,
-            FrameDecoder::new(recv, max_frame),
+            FrameDecoder::new(recv, allowance.max_frame()),
             frame_tx,
             counters.clone(),
+            allowance.clone(),
         ));
         Self {
             peer,
@@ -114,6 +247,7 @@ impl Link {
             reader: Some(reader),
             writer_error,
             failed: None,
+            allowance,
         }
     }
 
@@ -147,6 +281,10 @@ impl Link {
     }
 
     fn queue(&mut self, bytes: Vec<u8>) -> Result<(), TransportError> {
+        // A session cut short by a peer that sent too much sends nothing more.
+        if let Some(e) = self.allowance.cut.reason() {
+            return Err(e);
+        }
         let sent = self.tx.as_ref().map(|tx| tx.send(bytes));
         match sent {
             Some(Ok(())) => {
@@ -162,12 +300,27 @@ impl Link {
         &mut self,
         deadline: tokio::time::Instant,
     ) -> Result<Vec<u8>, Missed> {
-        match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+        match tokio::time::timeout_at(deadline, self.next()).await {
             Ok(Some(Ok(bytes))) => Ok(bytes),
             Ok(Some(Err(e))) => Err(Missed::Ended(Some(e))),
             Ok(None) => Err(Missed::Ended(None)),
             Err(_) => Err(Missed::Late),
         }
+    }
+
+    /// The next frame or failure from the reader (`None`: the reader is gone). Once a peer of
+    /// the transport was cut off, that is the failure, ahead of any frame still queued.
+    pub(crate) async fn next(&mut self) -> Option<Result<Vec<u8>, TransportError>> {
+        let cut = self.allowance.cut.clone();
+        let item = tokio::select! {
+            biased;
+            e = cut.wait() => Some(Err(e)),
+            item = self.rx.recv() => item,
+        };
+        if let Some(Ok(frame)) = &item {
+            self.allowance.taken(frame.len());
+        }
+        item
     }
 
     /// Waits until every queued frame has been written to the socket.
@@ -268,6 +421,7 @@ async fn read_loop(
     mut dec: FrameDecoder,
     tx: mpsc::Sender<Result<Vec<u8>, TransportError>>,
     counters: Arc<Counters>,
+    allowance: Arc<Allowance>,
 ) {
     let end = loop {
         match rd.read_buf(dec.input(READ_BYTES)).await {
@@ -283,13 +437,24 @@ async fn read_loop(
             Err(e) => break TransportError::Io(format!("reading from {peer}: {e}")),
         }
         let failed = loop {
+            let max_frame = allowance.max_frame();
+            dec.set_max_frame(max_frame);
             match dec.poll_frame() {
                 Ok(Some(frame)) => {
+                    if let Err(e) = allowance.admit(peer, frame.len()) {
+                        break Some(e);
+                    }
                     if tx.send(Ok(frame)).await.is_err() {
                         return; // the party dropped the link
                     }
                 }
                 Ok(None) => break None,
+                Err(RecordError::Oversized { len, .. }) => {
+                    break Some(allowance.cut_off(format!(
+                        "{peer} announced a frame of {len} bytes, over its limit of \
+                         {max_frame} bytes: cut off"
+                    )))
+                }
                 Err(e) => break Some(TransportError::Io(format!("from {peer}: {e}"))),
             }
         };

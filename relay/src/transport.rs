@@ -4,8 +4,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
-use ringfence_core::net::{PartyId, Transport, TransportError};
+use ringfence_core::net::{PartyId, RecvLimit, Transport, TransportError};
 use ringfence_core::prg::Seed;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
@@ -15,7 +14,7 @@ use crate::config::TransportConfig;
 use crate::direct::Router;
 use crate::error::RelayError;
 use crate::establish::{Acceptor, OwnedEnds, Plan};
-use crate::link::Link;
+use crate::link::{Allowance, Cut, Link};
 use crate::ws::Mux;
 
 /// How frames travel to a peer.
@@ -93,6 +92,8 @@ pub struct TcpTransport {
     /// Relay links replaced by a DataChannel: kept open until `close`, so the peer sees them
     /// end with the session, as on every other link.
     parked: Vec<Link>,
+    /// Shared by every link: ends them all once a peer is cut off for sending too much.
+    cut: Cut,
 }
 
 impl core::fmt::Debug for TcpTransport {
@@ -153,12 +154,12 @@ impl TcpTransport {
         let dial: Vec<PartyId> = (me.index() + 1..n).map(|j| PartyId(j as u8)).collect();
         let accept: Vec<PartyId> = (0..me.index()).map(|j| PartyId(j as u8)).collect();
         let (done, last_rejected) = plan.establish(&dial, &accept, &mut acceptor, None).await;
-        let max_frame = MAX_PAYLOAD + HEADER_LEN;
+        let cut = Cut::new();
         let mut links = Vec::with_capacity(n);
         let mut missing = Vec::new();
         for (j, slot) in done.into_iter().enumerate() {
             links.push(match slot {
-                Some(Ok(h)) => Some(Link::spawn(h, max_frame)),
+                Some(Ok(h)) => Some(Link::spawn(h, Allowance::unlimited(&cut))),
                 Some(Err(e)) => return Err(e),
                 None => {
                     if j != me.index() {
@@ -175,20 +176,21 @@ impl TcpTransport {
                 last_rejected,
             });
         }
-        Ok(Self::from_links(me, links, cfg.recv_timeout, cfg.security.name(), None))
+        Ok(Self::from_links(me, links, cfg.recv_timeout, cfg.security.name(), None, cut))
     }
 
-    /// A transport over established links.
+    /// A transport over established links, whose allowances share `cut`.
     pub(crate) fn from_links(
         me: PartyId,
         links: Vec<Option<Link>>,
         recv_timeout: Duration,
         name: &'static str,
         relay: Option<Mux>,
+        cut: Cut,
     ) -> Self {
         let kind = if relay.is_some() { LinkKind::Relay } else { LinkKind::Direct };
         let via = vec![kind; links.len()];
-        Self { me, links, recv_timeout, name, relay, via, parked: Vec::new() }
+        Self { me, links, recv_timeout, name, relay, via, parked: Vec::new(), cut }
     }
 
     /// How long `recv` waits for a frame.
@@ -206,17 +208,18 @@ impl TcpTransport {
         &mut self.links
     }
 
-    /// Replaces `peer`'s link by the `kind` of link that `make` builds from its seed; the old
-    /// link is parked until `close`.
+    /// Replaces `peer`'s link by the `kind` of link that `make` builds from its seed and
+    /// allowance (no limit; in this transport's session); the old link is parked until `close`.
     pub(crate) fn use_link(
         &mut self,
         peer: PartyId,
         kind: LinkKind,
-        make: impl FnOnce(Seed) -> Link,
+        make: impl FnOnce(Seed, Arc<Allowance>) -> Link,
     ) {
+        let allowance = Allowance::unlimited(&self.cut);
         let Some(slot) = self.links.get_mut(peer.index()) else { return };
         let Some(old) = slot.take() else { return };
-        *slot = Some(make(old.seed.clone()));
+        *slot = Some(make(old.seed.clone(), allowance));
         self.parked.push(old);
         self.via[peer.index()] = kind;
     }
@@ -352,7 +355,7 @@ impl Transport for TcpTransport {
         if let Some(e) = &link.failed {
             return Err(e.clone());
         }
-        let err = match tokio::time::timeout(timeout, link.rx.recv()).await {
+        let err = match tokio::time::timeout(timeout, link.next()).await {
             Ok(Some(Ok(frame))) => return Ok(frame),
             Ok(Some(Err(e))) => e,
             Ok(None) => TransportError::Closed,
@@ -360,5 +363,11 @@ impl Transport for TcpTransport {
         };
         link.failed = Some(err.clone());
         Err(err)
+    }
+
+    fn limit_recv(&mut self, from: PartyId, limit: RecvLimit) {
+        if let Ok(link) = self.link(from) {
+            link.allowance.set(limit);
+        }
     }
 }

@@ -878,3 +878,127 @@ fn the_local_deployment_gives_p1_and_p2_shape_files_only() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// The peak resident memory (VmHWM) of process `pid`, in MiB.
+fn peak_rss_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).unwrap();
+    kib.trim().trim_end_matches("kB").trim().parse::<u64>().unwrap() >> 10
+}
+
+/// A client of `d` that joins a fresh session, hands `flood` its raw transport, waits until
+/// all it queued is written, then leaves; returns P0's `session_failed` event for that session
+/// (P1 and P2 fail it too, once P0 or the client leaves).
+fn flood_p0<F, Fut>(d: &Deployment, rt: &tokio::runtime::Runtime, flood: F) -> serde_json::Value
+where
+    F: FnOnce(TcpTransport, SessionId) -> Fut,
+    Fut: std::future::Future<Output = TcpTransport>,
+{
+    let cfg = d.client();
+    let sid: String = cfg.session.0[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let t = rt.block_on(async {
+        let t = TcpTransport::connect_via_relay(cfg.clone()).await.unwrap();
+        let t = flood(t, cfg.session).await;
+        let _ = t.flushed().await;
+        t
+    });
+    let failed = d.expect_where(0, "session_failed", |e| e["session"] == sid.as_str());
+    drop(t);
+    for i in 1..3 {
+        d.expect_where(i, "session_failed", |e| e["session"] == sid.as_str());
+    }
+    failed
+}
+
+#[test]
+fn a_flooding_client_is_cut_off_and_the_server_s_memory_stays_bounded() {
+    use ringfence_core::net::{PartyId, Transport};
+    use ringfence_core::ring::Z64;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let d = Deployment::start("flood");
+    let model = repo().join("models/nn-a.onnx");
+    let set = testset::TestSet::for_model(&model).unwrap();
+    let rt = runtime();
+    // A first session of each backend, so that the baseline holds what serving one takes.
+    for (k, backend) in [Backend::Rep3, Backend::Meteor].into_iter().enumerate() {
+        let got = rt.block_on(classify(d.client(), "nn-a", backend, &set.samples(k, 1)));
+        assert_eq!(got, Ok(set.expected(k, 1)[0]));
+        for i in 0..3 {
+            d.expect(i, "answered");
+        }
+    }
+    let p0 = d.parties[0].as_ref().unwrap().id();
+    let before = peak_rss_mib(p0);
+    // Honest clients are served all along, by the same three servers.
+    let stop = Arc::new(AtomicBool::new(false));
+    let honest = {
+        let stop = stop.clone();
+        let cfgs: Vec<RelayLinkConfig> = (0..30).map(|_| d.client()).collect();
+        std::thread::spawn(move || {
+            let set = testset::TestSet::for_model(&model).unwrap();
+            let rt = runtime();
+            let mut served = 0;
+            for (k, cfg) in cfgs.into_iter().enumerate() {
+                if stop.load(Ordering::Acquire) {
+                    break;
+                }
+                let got = rt.block_on(classify(cfg, "nn-a", Backend::Rep3, &set.samples(k, 1)));
+                assert_eq!(got, Ok(set.expected(k, 1)[0]), "honest client {k}");
+                served += 1;
+            }
+            served
+        })
+    };
+    // 1. A frame announcing 128 MiB where the request (76 bytes) is due.
+    let huge = flood_p0(&d, &rt, |mut t, _| async move {
+        t.send(PartyId(0), vec![0; 128 << 20]).unwrap();
+        t
+    });
+    // 2. Many well-formed request-sized frames: P0 reads the first (a request that makes no
+    //    sense) and waits for P1 and P2, which wait for requests that never come.
+    let many = flood_p0(&d, &rt, |t, session| async move {
+        let mut ctx = Ctx::new(CLIENT, 4, session, t);
+        for _ in 0..20_000 {
+            ctx.send(PartyId(0), &[Z64(0); 6]).unwrap();
+        }
+        ctx.into_transport()
+    });
+    // 3. An admitted request (rep3, 16 samples: 200 kB of input), then 1000 inputs of that
+    //    size while P0 makes the setup.
+    let inputs = flood_p0(&d, &rt, |t, session| async move {
+        let mut c = service::Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
+        let request = Request { output: Output::Argmax, ..Request::new("nn-a", Backend::Rep3, 16) };
+        c.request(&request).await.unwrap();
+        let mut ctx = c.into_ctx().unwrap();
+        let input = vec![Z64(0); 2 * 16 * 784];
+        for _ in 0..1000 {
+            ctx.send(PartyId(0), &input).unwrap();
+        }
+        ctx.into_transport()
+    });
+    stop.store(true, Ordering::Release);
+    let served = honest.join().unwrap();
+    let after = peak_rss_mib(p0);
+    eprintln!("P0 peak RSS: {before} MiB before the floods, {after} MiB after");
+    // Without the caps P0 holds the 128 MiB frame whole (and its bytes as they arrived) before
+    // it can refuse it, and the later floods on top.
+    assert!(after < before + 32, "P0's peak RSS rose from {before} to {after} MiB");
+    let error = |e: &serde_json::Value| e["error"].as_str().unwrap().to_string();
+    eprintln!("P0's reasons: {}\n{}\n{}", error(&huge), error(&many), error(&inputs));
+    // Refused by its announced length, or, if the bytes outran P0's reader, by the bytes
+    // waiting for it (twice the limit and 1 MiB).
+    let huge = error(&huge);
+    let announced = "P3 announced a frame of 134217728 bytes, over its limit of 76 bytes: cut off";
+    let waiting = "P3 has more than 1048728 bytes waiting to be read: cut off";
+    assert!(huge.contains(announced) || huge.contains(waiting), "{huge}");
+    let many = error(&many);
+    assert!(many.contains("P3 sent") && many.contains("over its limit of 76 bytes"), "{many}");
+    // 2 × 16 × 784 words and a header.
+    let inputs = error(&inputs);
+    assert!(inputs.contains("over its limit of 200732 bytes: cut off"), "{inputs}");
+    assert!(served >= 1, "honest sessions served during the floods: {served}");
+    // The servers still serve.
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(7, 1)));
+    assert_eq!(got, Ok(set.expected(7, 1)[0]));
+}

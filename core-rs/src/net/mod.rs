@@ -68,6 +68,51 @@ pub enum TransportError {
     Io(String),
 }
 
+/// How much one peer may send that this party has not read yet: the most a [`Transport`]
+/// buffers for it. A peer that goes beyond is cut off: its link fails with the reason, and so
+/// does every later `recv` from it and `send` to it.
+///
+/// Protocols that know what a peer legitimately sends set it ([`Ctx::expect_from`]); a server
+/// serving an untrusted client does, so that the client cannot make it buffer more than its
+/// request needs (see [`crate::service`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecvLimit {
+    /// The largest frame, header included.
+    pub max_frame: usize,
+    /// Frame bytes, headers included, that may wait unread (received, not yet taken by `recv`).
+    pub max_unread: usize,
+}
+
+impl RecvLimit {
+    /// No limit beyond the transport's own (frames of at most [`frame::MAX_PAYLOAD`] bytes).
+    pub const NONE: Self =
+        Self { max_frame: frame::HEADER_LEN + frame::MAX_PAYLOAD, max_unread: usize::MAX };
+
+    /// Exactly what messages of `sizes` payload bytes take when each travels as frames of at
+    /// most `max_payload` bytes (as [`Ctx::send`] splits them).
+    pub fn for_messages(sizes: &[usize], max_payload: usize) -> Self {
+        let per = max_payload.max(1);
+        let mut limit = Self { max_frame: frame::HEADER_LEN, max_unread: 0 };
+        for &bytes in sizes {
+            let frames = bytes.div_ceil(per).max(1);
+            limit.max_frame = limit.max_frame.max(frame::HEADER_LEN + bytes.min(per));
+            limit.max_unread = limit
+                .max_unread
+                .saturating_add(bytes)
+                .saturating_add(frames.saturating_mul(frame::HEADER_LEN));
+        }
+        limit
+    }
+
+    /// The larger of two limits, field by field.
+    pub fn max(self, other: Self) -> Self {
+        Self {
+            max_frame: self.max_frame.max(other.max_frame),
+            max_unread: self.max_unread.max(other.max_unread),
+        }
+    }
+}
+
 /// Moves frames between this party and its peers.
 ///
 /// `send` only queues: it must never wait for the peer to read, so that two parties sending to
@@ -110,6 +155,13 @@ pub trait Transport {
             *buf = self.recv(from).await?;
             Ok(())
         }
+    }
+
+    /// Bounds what `from` may send from now on beyond what this party has read (see
+    /// [`RecvLimit`]). The default ignores it: a transport that cannot bound a peer's buffer
+    /// (in-memory queues in tests) keeps its own limits.
+    fn limit_recv(&mut self, from: PartyId, limit: RecvLimit) {
+        let _ = (from, limit);
     }
 }
 
@@ -271,6 +323,14 @@ impl<T: Transport> Ctx<T> {
     /// test splitting. A session parameter: every party must use the same value.
     pub fn set_max_payload(&mut self, bytes: usize) {
         self.max_payload = bytes.clamp(8, frame::MAX_PAYLOAD);
+    }
+
+    /// Tells the transport that `from` may send, beyond what this party has read, only the
+    /// messages of `sizes` elements of `R` (as [`Ctx::send`] frames them); more is cut off.
+    pub fn expect_from<R: Ring>(&mut self, from: PartyId, sizes: &[usize]) {
+        let bytes: Vec<usize> = sizes.iter().map(|n| n.saturating_mul(R::BYTES)).collect();
+        let limit = RecvLimit::for_messages(&bytes, self.max_payload);
+        self.transport.limit_recv(from, limit);
     }
 
     fn send_frame<R: Ring>(&mut self, i: usize, to: PartyId, data: &[R]) -> Result<(), Error> {

@@ -92,7 +92,7 @@ impl TcpTransport {
         for (peer, out) in outcomes {
             reports.push(match out {
                 Outcome::Webrtc(rtc) => {
-                    self.use_link(peer, LinkKind::Webrtc, |seed| rtc.into_link(seed));
+                    self.use_link(peer, LinkKind::Webrtc, |seed, a| rtc.into_link(seed, a));
                     PairReport { peer, via: LinkKind::Webrtc, why: None }
                 }
                 Outcome::Relay(why) => PairReport { peer, via: LinkKind::Relay, why: Some(why) },

@@ -30,7 +30,7 @@ use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::link::{Counters, Link, RECV_QUEUE};
+use crate::link::{Allowance, Counters, Link, RECV_QUEUE};
 
 /// Largest message sent: well below the 64 KiB every WebRTC implementation accepts, so the
 /// window (below) fills in fine steps; SCTP fragments messages into datagrams anyway.
@@ -189,7 +189,7 @@ impl Peer {
     }
 
     /// The pair's frame link over the channel, with the pair's seed from its Noise link.
-    pub(crate) fn into_link(mut self, seed: Seed) -> Link {
+    pub(crate) fn into_link(mut self, seed: Seed, allowance: Arc<Allowance>) -> Link {
         let driver = self.driver.0.take();
         let Self { peer, frames, delivered, counters, writer_error, .. } = self;
         Link {
@@ -204,6 +204,8 @@ impl Peer {
             reader: None,
             writer_error,
             failed: None,
+            // Frames are capped at MAX_FRAME by the driver; nothing else is held to it yet.
+            allowance,
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use ringfence_core::net::frame::{HEADER_LEN, MAX_PAYLOAD};
-use ringfence_core::net::{PartyId, SessionId, TransportError};
+use ringfence_core::net::{PartyId, RecvLimit, SessionId, TransportError};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -28,7 +28,7 @@ use crate::error::RelayError;
 use ringfence_link::LinkEnds;
 
 use crate::handshake;
-use crate::link::{Counters, Link, RECV_QUEUE};
+use crate::link::{Allowance, Counters, Cut, Link, RECV_QUEUE};
 use crate::TcpTransport;
 
 /// Largest payload of one relay message carrying record-stream bytes (Noise and plain modes).
@@ -56,6 +56,11 @@ pub struct RelayLinkConfig {
     pub max_message: usize,
     /// Bytes from one peer that may wait unread before its link fails.
     pub max_unread: usize,
+    /// Peers held to a smaller [`RecvLimit`] from the moment their link is made (e.g. an
+    /// untrusted client, see [`ringfence_core::service::request_limit`]); the protocol may
+    /// change it later ([`Transport::limit_recv`](ringfence_core::net::Transport)). Other
+    /// peers: [`RecvLimit::NONE`] and `max_unread`.
+    pub recv_limits: Vec<(PartyId, RecvLimit)>,
     /// The join token, when the relay requires one (see [`crate::token`]).
     pub token: Option<String>,
     /// Opening a session with a deployment's server parties: the relay invites them (set by
@@ -93,6 +98,7 @@ impl RelayLinkConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_message: super::RelayLimits::default().max_message,
             max_unread: 2 * (MAX_PAYLOAD + HEADER_LEN) + (1 << 20),
+            recv_limits: Vec::new(),
             token: None,
             invite: None,
         }
@@ -191,8 +197,19 @@ impl TcpTransport {
             Ok(())
         });
         let (me, n) = (cfg.me, usize::from(cfg.parties));
-        let (txs, mut inboxes): (Vec<InboxTx>, Vec<Option<Inbox>>) =
-            (0..n).map(|_| inbox(cfg.max_unread)).map(|(t, r)| (t, Some(r))).unzip();
+        let cut = Cut::new();
+        let allowances: Vec<Arc<Allowance>> = (0..n)
+            .map(|j| {
+                let limit = cfg.recv_limits.iter().find(|(p, _)| p.index() == j);
+                Allowance::new(limit.map_or(RecvLimit::NONE, |&(_, l)| l), &cut)
+            })
+            .collect();
+        let (txs, mut inboxes): (Vec<InboxTx>, Vec<Option<Inbox>>) = allowances
+            .iter()
+            .enumerate()
+            .map(|(j, a)| inbox(PartyId(j as u8), cfg.max_unread, a.clone()))
+            .map(|(t, r)| (t, Some(r)))
+            .unzip();
         let reader = tokio::spawn(async move {
             let fail = |e: String| txs.iter().for_each(|t| t.push(Inbound::Failed(e.clone())));
             loop {
@@ -224,14 +241,14 @@ impl TcpTransport {
         });
         let mux = Mux { writer: Some(writer), reader };
         let mut links: Vec<Option<Link>> = (0..n).map(|_| None).collect();
-        let max_frame = MAX_PAYLOAD + HEADER_LEN;
         match &cfg.security {
             Security::DangerInsecureTestSeeds { label } => {
                 for j in (0..n).filter(|&j| j != me.index()) {
                     let peer = PartyId(j as u8);
                     let seed = Security::insecure_test_seed(label, me, peer);
                     let inbox = inboxes[j].take().ok_or_else(|| unreachable_inbox(peer))?;
-                    links[j] = Some(raw_link(peer, seed, inbox, out.clone(), cfg.max_message));
+                    let (out, allowance) = (out.clone(), allowances[j].clone());
+                    links[j] = Some(raw_link(peer, seed, inbox, out, cfg.max_message, allowance));
                 }
             }
             security => {
@@ -268,13 +285,13 @@ impl TcpTransport {
                 };
                 for h in done {
                     let j = h.link.peer.index();
-                    links[j] = Some(Link::spawn(h, max_frame));
+                    links[j] = Some(Link::spawn(h, allowances[j].clone()));
                 }
             }
         }
         // Every link holds its own sender; the writer closes the WebSocket when they are gone.
         drop(out);
-        Ok(Self::from_links(me, links, cfg.recv_timeout, cfg.security.name(), Some(mux)))
+        Ok(Self::from_links(me, links, cfg.recv_timeout, cfg.security.name(), Some(mux), cut))
     }
 }
 
@@ -315,6 +332,7 @@ fn raw_link(
     mut inbox: Inbox,
     out: Outbox,
     max_message: usize,
+    allowance: Arc<Allowance>,
 ) -> Link {
     let counters = Arc::new(Counters::default());
     let (tx, mut frames) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -345,12 +363,17 @@ fn raw_link(
         }
         c.progress.notify_one();
     });
-    let c = counters.clone();
+    let (c, a) = (counters.clone(), allowance.clone());
     let reader = tokio::spawn(async move {
         let end = loop {
             match inbox.recv().await {
                 Some(Inbound::Data(f)) => {
                     c.received.fetch_add(f.len() as u64 + 1, Ordering::Relaxed);
+                    if let Err(e) =
+                        a.check_frame(peer, f.len()).and_then(|()| a.admit(peer, f.len()))
+                    {
+                        break e;
+                    }
                     if frame_tx.send(Ok(f)).await.is_err() {
                         return;
                     }
@@ -373,5 +396,6 @@ fn raw_link(
         reader: Some(reader),
         writer_error,
         failed: None,
+        allowance,
     }
 }

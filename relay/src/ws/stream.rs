@@ -17,6 +17,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::mpsc;
 
 use crate::handshake::Duplex;
+use crate::link::Allowance;
+use ringfence_core::net::PartyId;
 
 /// What the WebSocket reader hands a peer's inbox.
 #[derive(Debug)]
@@ -35,6 +37,9 @@ pub(crate) struct InboxTx {
     tx: mpsc::UnboundedSender<Inbound>,
     unread: Arc<AtomicUsize>,
     max_unread: usize,
+    /// The peer's link allowance: a limited peer's unread bytes are capped by it too.
+    allowance: Arc<Allowance>,
+    peer: PartyId,
 }
 
 /// The receiving side: payloads from one peer, in order.
@@ -43,11 +48,17 @@ pub(crate) struct Inbox {
     unread: Arc<AtomicUsize>,
 }
 
-/// A new inbox refusing more than `max_unread` bytes waiting to be read.
-pub(crate) fn inbox(max_unread: usize) -> (InboxTx, Inbox) {
+/// A new inbox refusing more than `max_unread` bytes waiting to be read, or less if the peer's
+/// `allowance` says so ([`Allowance::stream_cap`]).
+pub(crate) fn inbox(
+    peer: PartyId,
+    max_unread: usize,
+    allowance: Arc<Allowance>,
+) -> (InboxTx, Inbox) {
     let (tx, rx) = mpsc::unbounded_channel();
     let unread = Arc::new(AtomicUsize::new(0));
-    (InboxTx { tx, unread: unread.clone(), max_unread }, Inbox { rx, unread })
+    let tx = InboxTx { tx, unread: unread.clone(), max_unread, allowance, peer };
+    (tx, Inbox { rx, unread })
 }
 
 impl InboxTx {
@@ -56,11 +67,16 @@ impl InboxTx {
         let item = match item {
             Inbound::Data(d) => {
                 let before = self.unread.fetch_add(d.len(), Ordering::AcqRel);
-                if before + d.len() > self.max_unread {
-                    Inbound::Failed(format!(
-                        "more than {} bytes from this peer waiting to be read",
-                        self.max_unread
-                    ))
+                let cap = self.allowance.stream_cap(self.max_unread);
+                if before > cap {
+                    return; // failed already (what failed it stays counted): dropped
+                }
+                if before + d.len() > cap {
+                    let why = format!(
+                        "{} has more than {cap} bytes waiting to be read: cut off",
+                        self.peer
+                    );
+                    Inbound::Failed(self.allowance.cut_off(why).to_string())
                 } else {
                     Inbound::Data(d)
                 }

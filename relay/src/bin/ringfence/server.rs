@@ -9,6 +9,11 @@
 //! invitations wait. If the relay goes away it reconnects with back-off. SIGTERM or Ctrl-C:
 //! it leaves the lobby and lets running sessions finish (up to twice `timeout_ms`).
 //!
+//! The client's link holds the client to its request (see [`service::request_limit`]): until
+//! the request is admitted it may send only that, then only its input; more cuts it off and
+//! ends its session with the reason. The `waiting` event's `client_limit_bytes` is the most any
+//! request may send ([`Catalog::client_limit`]).
+//!
 //! ```toml
 //! party = 0                          # this server's index: 0, 1 or 2
 //! deployment = "acme"                # the lobby name, [a-z0-9-]{1,32}
@@ -472,6 +477,7 @@ async fn lobby_loop(
                 ("relay", s.relay.clone().into()),
                 ("deployment", s.deployment.clone().into()),
                 ("models", models.into()),
+                ("client_limit_bytes", s.catalog.client_limit().max_unread.into()),
             ],
         );
         loop {
@@ -622,6 +628,8 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     let security = Security::Noise { keypair: s.keypair.clone(), public_keys: keys };
     let mut cfg = RelayLinkConfig::new(s.relay.clone(), s.me, 4, security.clone(), inv.session);
     cfg.token = s.token.clone();
+    // The client is untrusted: until serve admits its request it may send only that.
+    cfg.recv_limits = vec![(CLIENT, service::request_limit())];
     cfg.recv_timeout = s.timeout;
     cfg.connect_timeout = s.timeout;
     let mut t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;

@@ -1,0 +1,113 @@
+//! What a client may send a compute party, derived from the request and the catalogue: the
+//! bound a server gives its transport for the client's link ([`RecvLimit`]).
+//!
+//! A client sends each party two messages in a session: its request ([`REQUEST_WORDS`] words),
+//! and once all three parties admitted it, its input (rep3: two components of `batch ×
+//! input_len` elements; METEOR: one masked vector of as many). Before its request is admitted a
+//! client may therefore have no more than the request unread at a party, and afterwards no more
+//! than that request's input; [`serve`](super::serve) tells the transport both in turn, and a
+//! server gives [`request_limit`] to the client's link when it makes it (before the session
+//! starts). Anything beyond is cut off by the transport, so a client cannot make a party buffer
+//! more than the largest input the catalogue allows ([`Catalog::client_limit`]).
+
+use super::{Backend, Catalog, ModelInfo, REQUEST_WORDS};
+use crate::net::frame::MAX_PAYLOAD;
+use crate::net::RecvLimit;
+use crate::ring::{Ring, Z64};
+
+/// What a client may send a party before its request is admitted: the request alone.
+pub fn request_limit() -> RecvLimit {
+    RecvLimit::for_messages(&[REQUEST_WORDS * Z64::BYTES], MAX_PAYLOAD)
+}
+
+impl ModelInfo {
+    /// Elements of the client's input message to each party for this request.
+    pub(super) fn input_elems(&self) -> usize {
+        let per_component = self.batch.saturating_mul(self.input_len);
+        match self.backend {
+            Backend::Rep3 => per_component.saturating_mul(2),
+            Backend::Meteor => per_component,
+        }
+    }
+}
+
+impl Catalog {
+    /// The most a client may send a party in any session this catalogue would admit: the
+    /// request, or the largest input (a rep3 request of `max_batch` samples for the model with
+    /// the longest input), whichever is larger. What a server's memory must allow per client.
+    pub fn client_limit(&self) -> RecvLimit {
+        let longest = self.models.iter().map(|m| m.shape.input_len).max().unwrap_or(0);
+        let elems = self.max_batch.saturating_mul(longest).saturating_mul(2);
+        let input = RecvLimit::for_messages(&[elems.saturating_mul(Z64::BYTES)], MAX_PAYLOAD);
+        request_limit().max(input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::frame::HEADER_LEN;
+    use crate::nn::{Dense, FixedPlan, Layer, Model, Output};
+
+    fn catalog(max_batch: usize, inputs: &[usize]) -> Catalog {
+        let mut c = Catalog::new(max_batch);
+        for (k, &n) in inputs.iter().enumerate() {
+            let model = Model {
+                input_name: "x".into(),
+                input_shape: vec![n],
+                class_labels: None,
+                dropped_transforms: vec![],
+                input_range: None,
+                layers: vec![Layer::Dense(Dense {
+                    inputs: n,
+                    outputs: 2,
+                    weights: vec![0.5; 2 * n],
+                    bias: vec![0.0; 2],
+                })],
+            };
+            let plan = FixedPlan::<Z64>::new(&model, 13).unwrap();
+            c.add(&format!("m{k}"), plan.shape(), None, Output::Logits);
+        }
+        c
+    }
+
+    #[test]
+    fn before_its_request_is_admitted_a_client_may_send_only_the_request() {
+        let l = request_limit();
+        assert_eq!(l.max_frame, HEADER_LEN + REQUEST_WORDS * 8);
+        assert_eq!(l.max_unread, l.max_frame);
+    }
+
+    #[test]
+    fn the_largest_input_is_a_rep3_request_of_max_batch_samples_of_the_widest_model() {
+        let l = catalog(4, &[10, 300, 7]).client_limit();
+        let bytes = 2 * 4 * 300 * 8;
+        assert_eq!(l, RecvLimit { max_frame: HEADER_LEN + bytes, max_unread: HEADER_LEN + bytes });
+        // An empty catalogue admits nothing: the request is all a client may send.
+        assert_eq!(catalog(4, &[]).client_limit(), request_limit());
+    }
+
+    #[test]
+    fn an_input_beyond_one_frame_is_counted_with_a_header_per_frame() {
+        let l = RecvLimit::for_messages(&[2 * MAX_PAYLOAD + 8], MAX_PAYLOAD);
+        assert_eq!(l.max_frame, HEADER_LEN + MAX_PAYLOAD);
+        assert_eq!(l.max_unread, 2 * MAX_PAYLOAD + 8 + 3 * HEADER_LEN);
+        // An empty message is still one frame.
+        assert_eq!(RecvLimit::for_messages(&[0], MAX_PAYLOAD).max_unread, HEADER_LEN);
+    }
+
+    #[test]
+    fn an_admitted_request_s_input_is_two_components_on_rep3_and_one_on_meteor() {
+        let info = |backend| ModelInfo {
+            input_len: 784,
+            output_len: 10,
+            frac_bits: 13,
+            batch: 3,
+            input_range: None,
+            backend,
+            output: Output::Logits,
+        };
+        assert_eq!(info(Backend::Rep3).input_elems(), 2 * 3 * 784);
+        assert_eq!(info(Backend::Meteor).input_elems(), 3 * 784);
+    }
+}
