@@ -97,8 +97,11 @@ pub const CLIENT: PartyId = PartyId(3);
 pub const MODEL_OWNER: PartyId = PartyId(0);
 /// Longest model name, in bytes.
 pub const MAX_NAME: usize = 32;
-/// Version of the control messages; a mismatch is refused.
-pub const VERSION: u8 = 1;
+/// Version of the session's messages; a request of another version is refused with a reason
+/// that names both. 2: the parties check a client's input for consistency (one more round) and
+/// limit what a client may send (`service/limits.rs`); a version-1 client or server would fail
+/// mid-session on the extra round instead.
+pub const VERSION: u8 = 2;
 
 const MAGIC: u64 = 0x5246_434c; // "RFCL"
 const REQUEST_WORDS: usize = 2 + MAX_NAME / 8;
@@ -830,5 +833,20 @@ impl<T: Transport> Client<T> {
                 Classification { scores: Some(scores), classes, sent }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_of_another_version_is_refused_naming_both() {
+        let words = Request::new("lenet", Backend::Meteor, 1).encode().unwrap();
+        assert_eq!(Request::decode(&words), Ok(Request::new("lenet", Backend::Meteor, 1)));
+        let mut old = words.clone();
+        old[0] = Z64(old[0].0 & !(0xff << 24) | 1 << 24);
+        let reason = Request::decode(&old).unwrap_err();
+        assert_eq!(reason, format!("request version 1 is not the served version {VERSION}"));
     }
 }
