@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Party, SecureRelayTransport, generateNoiseKeypair } from 'ringfence';
+import { Party, SecureRelayTransport, generateNoiseKeypair, init } from 'ringfence';
 import { findBinary } from '../../scripts/lib/common.mjs';
 
 const toHex = (b) => Buffer.from(b).toString('hex');
@@ -268,6 +268,8 @@ export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clie
  * see {@link shelfTracker}.
  */
 export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = true } = {}) {
+  // clientOptions() makes each client's Noise keypair here, in Node, with the SDK.
+  await init();
   const bin = ringfenceBinary();
   // Its stdin is its lifeline: it stops (cleanly) when this process ends or `stop()` closes it.
   const args = ['local-deployment', '--stop-on-stdin-eof', ...(webTransport ? [] : ['--no-webtransport'])];
