@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use ringfence_core::net::frame::begin;
 use ringfence_core::net::SessionId;
-use ringfence_core::nn::{ModelFile, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::ModelFile;
 use ringfence_core::service::{MAX_NAME, VERSION};
 use ringfence_fuzz::link::{
     keypairs, security, ACCEPTOR, ACCEPTOR_ENTROPY, DIALER, DIALER_ENTROPY, RECORD_KEY,
@@ -16,8 +16,9 @@ use ringfence_fuzz::link::{
 use ringfence_fuzz::{put_chunk, SESSION};
 use ringfence_link::record::{Cipher, FrameEncoder, RecordKey};
 use ringfence_link::{Aead, Handshake, LinkEnds};
-use ringfence_relay::token::{DeploymentKey, Token};
-use ringfence_relay::wt::wire::Control;
+
+// Linked like the targets: the instrumented dependencies call into libFuzzer's runtime.
+use libfuzzer_sys as _;
 
 const MAGIC: u64 = 0x5246_434c;
 
@@ -46,6 +47,7 @@ fn main() {
 
     service(&mut w, &models);
     link(&mut w);
+    #[cfg(feature = "relay")]
     relay(&mut w);
     println!("wrote {} seed files under fuzz/corpus/", w.count);
 }
@@ -79,7 +81,7 @@ fn service(w: &mut Writer, models: &Path) {
         .expect("a valid shape file");
     let plan = &file.shape().plan;
     let head = MAGIC << 32 | u64::from(VERSION) << 24;
-    let info = words(&[head, plan.input_len as u64, plan.output_len() as u64, 16, 0]);
+    let info = words(&[head, plan.input_len as u64, plan.output_len() as u64, u64::from(plan.frac_bits), 0]);
     let mut accepted = vec![0];
     for _ in 0..3 {
         put_chunk(&mut accepted, &info);
@@ -90,7 +92,6 @@ fn service(w: &mut Writer, models: &Path) {
     put_chunk(&mut refused, &words(&[head | 1, 0, 0, 0, (text.len() / 8) as u64]));
     put_chunk(&mut refused, text);
     w.put("service_client", "refused", &refused);
-    assert_eq!(DEFAULT_FRAC_BITS, 16, "the accepted seed's fractional bits");
 
     // P1: the rep3 setup's messages from P2 and P0, the request, then P0's and P2's verdicts
     // (the request again, the stocked run's ticket, 1 = accepted, the shape's digest).
@@ -122,7 +123,9 @@ fn service(w: &mut Writer, models: &Path) {
 /// target's fixed key.
 fn link(w: &mut Writer) {
     let _ = keypairs();
-    let frames: [&[u8]; 3] = [b"first frame", &[0xab; 70_000], b""];
+    // Small frames keep the seeds quick to mutate; one seed per record mode has a frame cut
+    // into several records.
+    let frames: [&[u8]; 3] = [b"first frame", &[0xab; 300], b""];
     for dials in [false, true] {
         for noise in [true, false] {
             let mode = u8::from(dials) | u8::from(!noise) << 1;
@@ -190,10 +193,21 @@ fn link(w: &mut Writer) {
             }
         }
         w.put("link_record", name, &input);
+        let mut big = vec![mode];
+        let mut wire = Vec::new();
+        enc.encode(&[0xcd; 70_000], &mut None, &mut wire, usize::MAX).expect("sealing");
+        for piece in wire.chunks(30_000) {
+            put_chunk(&mut big, piece);
+        }
+        w.put("link_record", &format!("{name}-records"), &big);
     }
 }
 
+#[cfg(feature = "relay")]
 fn relay(w: &mut Writer) {
+    use ringfence_relay::token::{DeploymentKey, Token};
+    use ringfence_relay::wt::wire::Control;
+
     let session = "0f".repeat(16);
     let key_hex = "ab".repeat(32);
     for (name, p) in [
