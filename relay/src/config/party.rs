@@ -249,3 +249,48 @@ enum Reveals {
     Class,
     Scores,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEYS: &str = r#"public_keys = ["0101010101010101010101010101010101010101010101010101010101010101", "0202020202020202020202020202020202020202020202020202020202020202", "0303030303030303030303030303030303030303030303030303030303030303"]"#;
+
+    fn config(extra: &str, models: &str) -> String {
+        format!(
+            "party = 1\ndeployment = \"acme\"\nrelay = \"ws://127.0.0.1:9000\"\nkey_file = \
+             \"p1.key\"\n{KEYS}\n{extra}\n{models}"
+        )
+    }
+
+    const MODEL: &str = "[[model]]\nname = \"m\"\npath = \"m.rfshape\"\n";
+
+    #[test]
+    fn defaults_fill_in_and_mesh_keeps_runs_ready() {
+        let c = PartyConfig::parse(&config("", MODEL)).unwrap();
+        assert_eq!((c.max_sessions, c.max_batch, c.timeout), (8, 16, Duration::from_secs(30)));
+        assert_eq!((c.models[0].ready, c.models[0].ready_rep3), (0, 0));
+        assert_eq!(c.models[0].reveals, Output::Argmax);
+        let mesh = "[mesh]\npeers = [\"127.0.0.1:1\", \"127.0.0.1:2\", \"127.0.0.1:3\"]\n";
+        let scores = "[[model]]\nname = \"m\"\npath = \"m.onnx\"\noutput = \"scores\"\n";
+        let c = PartyConfig::parse(&config(mesh, scores)).unwrap();
+        assert_eq!((c.models[0].ready, c.models[0].ready_rep3), (DEFAULT_READY, DEFAULT_READY));
+        assert!(c.mesh.unwrap().direct_sessions);
+    }
+
+    #[test]
+    fn faults_are_named() {
+        for (extra, models, want) in [
+            ("", "", "no [[model]]"),
+            ("max_batch = 0", MODEL, "must be positive"),
+            ("metrics = \"nowhere\"", MODEL, "metrics = \"nowhere\""),
+            ("", &format!("{MODEL}{MODEL}"), "listed twice"),
+            ("", "[[model]]\nname = \"m\"\npath = \"p\"\nready_rep3 = 1\n", "need a [mesh]"),
+            ("[mesh]\npeers = [\"127.0.0.1:1\"]", MODEL, "3 needed"),
+            ("colour = 3", MODEL, "unknown field"),
+        ] {
+            let e = PartyConfig::parse(&config(extra, models)).unwrap_err();
+            assert!(e.contains(want), "{e:?} should contain {want:?}");
+        }
+    }
+}
