@@ -81,7 +81,13 @@ fn service(w: &mut Writer, models: &Path) {
         .expect("a valid shape file");
     let plan = &file.shape().plan;
     let head = MAGIC << 32 | u64::from(VERSION) << 24;
-    let info = words(&[head, plan.input_len as u64, plan.output_len() as u64, u64::from(plan.frac_bits), 0]);
+    let info = words(&[
+        head,
+        plan.input_len as u64,
+        plan.output_len() as u64,
+        u64::from(plan.frac_bits),
+        0,
+    ]);
     let mut accepted = vec![0];
     for _ in 0..3 {
         put_chunk(&mut accepted, &info);
