@@ -6,6 +6,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use ringfence_core::net::{Ctx, PartyId};
+use ringfence_core::nn::Output;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::{serve, Catalog, ModelPolicy, Outcome, CLIENT};
 use ringfence_core::testing::rep3_seeds;
@@ -16,7 +17,8 @@ const SHAPE: &[u8] = include_bytes!("../../models/logreg.rfshape");
 fuzz_target!(|data: &[u8]| {
     let me = PartyId(1);
     let mut catalog = Catalog::new(4);
-    catalog.load(me, "logreg", SHAPE, ModelPolicy::default()).expect("the committed shape file");
+    let policy = ModelPolicy { public: false, reveals: Output::Logits };
+    catalog.load(me, "logreg", SHAPE, policy).expect("the committed shape file");
     let [_, seeds, _] = rep3_seeds(1);
     let ctx = Ctx::new(me, 4, SESSION, Script::new(data));
     let run = async {

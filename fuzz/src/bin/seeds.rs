@@ -101,12 +101,16 @@ fn service(w: &mut Writer, models: &Path) {
 
     // P1: the rep3 setup's messages from P2 and P0, the request, then P0's and P2's verdicts
     // (the request again, the stocked run's ticket, 1 = accepted, the shape's digest).
-    for (name, model, batch) in
-        [("accepted", "logreg", 1u64), ("unknown", "lenet", 1), ("big", "logreg", 9)]
-    {
+    // Backend and output codes: 1 = rep3, 2 = METEOR; 1 = scores, 2 = the class.
+    for (name, model, batch, backend, output) in [
+        ("meteor", "logreg", 1u64, 2u64, 1u64),
+        ("rep3-class", "logreg", 2, 1, 2),
+        ("unknown", "lenet", 1, 1, 1),
+        ("big", "logreg", 9, 1, 1),
+    ] {
         let mut name_words = [0u8; MAX_NAME];
         name_words[..model.len()].copy_from_slice(model.as_bytes());
-        let request: Vec<u64> = [head | 2 << 16 | 1 << 8, batch]
+        let request: Vec<u64> = [head | backend << 16 | output << 8, batch]
             .into_iter()
             .chain(name_words.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))))
             .collect();
