@@ -15,14 +15,16 @@
 //                  wasm32-only bindings of ringfence-wasm for wasm32          (not with --quick)
 //   5. cargo test  cargo test --workspace --all-features (in-memory protocol tests); then the
 //                  release build of the `ringfence` binary, if a crate defines it (later tests spawn it)
-//   6. core wasm   the core's own tests (`cargo test -p ringfence-core`) compiled to wasm32-wasip1
+//   6. fuzz smoke  node scripts/fuzz.mjs --smoke: every fuzz target (fuzz/) built instrumented on
+//                  stable and run 5 s from its committed corpus; any crash fails
+//   7. core wasm   the core's own tests (`cargo test -p ringfence-core`) compiled to wasm32-wasip1
 //                  (+simd128) and run by Node's WASI (scripts/lib/wasi-runner.mjs)
-//   7. sans-IO     ringfence-wasm built for wasm32 (+simd128, feature selftest) must import nothing
+//   8. sans-IO     ringfence-wasm built for wasm32 (+simd128, feature selftest) must import nothing
 //                  from the host, and runs its rep3 self-test
-//   8. web build   npm run build -w web: wasm-bindgen CLI (pinned), SIMD + fallback modules, tsc
-//   9. npm         npm test --workspaces --if-present
-//  10. charts      node scripts/charts.mjs --check: docs/charts/*.svg are what docs/bench/*.jsonl give
-//  11. security    node scripts/check-security-doc.mjs: every test SECURITY.md cites exists
+//   9. web build   npm run build -w web: wasm-bindgen CLI (pinned), SIMD + fallback modules, tsc
+//  10. npm         npm test --workspaces --if-present
+//  11. charts      node scripts/charts.mjs --check: docs/charts/*.svg are what docs/bench/*.jsonl give
+//  12. security    node scripts/check-security-doc.mjs: every test SECURITY.md cites exists
 
 import { spawn } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
@@ -260,6 +262,11 @@ const steps = [
     },
   },
   { name: 'cargo test', title: 'Rust tests (in-memory protocol runs) and the native binary', fn: cargoTests },
+  {
+    name: 'fuzz smoke',
+    title: 'Fuzz targets: 5 s each from their committed corpora (scripts/fuzz.mjs --smoke)',
+    fn: () => run(process.execPath, ['scripts/fuzz.mjs', '--smoke']),
+  },
   { name: 'core wasm', title: `The core's tests compiled to ${WASI_TARGET} (+simd128), run by Node's WASI`, fn: coreTestsInWasm },
   { name: 'sans-IO', title: `Sans-IO proof: ringfence-wasm on ${WASM_TARGET} (+simd128) imports nothing and runs rep3`, fn: sansIoProof },
   { name: 'web build', title: 'Build the npm package ringfence: wasm (SIMD + fallback) and TypeScript', fn: buildWebPackage },

@@ -8,6 +8,8 @@ pub use ringfence_link::Security;
 
 use crate::error::RelayError;
 
+pub mod party;
+
 /// Default time `recv` waits for a peer's frame before failing with `Timeout`.
 pub const DEFAULT_RECV_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time to establish and authenticate all links.

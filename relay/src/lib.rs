@@ -70,6 +70,10 @@ pub mod transport;
 pub mod ws;
 pub mod wt;
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use config::{Security, TransportConfig};
 pub use error::RelayError;
 pub use keys::{PrivateKey, PublicKey, StaticKeypair};

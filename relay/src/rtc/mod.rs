@@ -18,6 +18,8 @@
 mod pair;
 mod peer;
 mod signal;
+#[cfg(fuzzing)]
+pub(crate) use signal::parse as parse_signal;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;

@@ -258,7 +258,7 @@ fn lost(e: impl ToString) -> RelayError {
     RelayError::io("waiting in the lobby", std::io::Error::other(e.to_string()))
 }
 
-fn parse_invitation(text: &str) -> LobbyEvent {
+pub(crate) fn parse_invitation(text: &str) -> LobbyEvent {
     #[derive(serde::Deserialize)]
     struct Wire {
         session: String,

@@ -32,6 +32,8 @@
 
 mod client;
 mod lobby;
+#[cfg(fuzzing)]
+pub(crate) use lobby::parse_invitation;
 mod metrics;
 mod path;
 mod pump;

@@ -80,10 +80,10 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use ringfence_core::net::{Ctx, PartyId, Stats};
-use ringfence_core::nn::Output;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
 use ringfence_core::service::{self, Backend, Catalog, ModelPolicy, Outcome, Stage, CLIENT};
+use ringfence_relay::config::party::PartyConfig;
 use ringfence_relay::direct::{DirectLinks, Router};
 use ringfence_relay::rtc::PairReport;
 use ringfence_relay::token::{unix_now, DeploymentPublicKey};
@@ -91,7 +91,6 @@ use ringfence_relay::ws::{
     Invitation, InvitationCheck, Lobby, LobbyEvent, LobbyPath, RelayLinkConfig,
 };
 use ringfence_relay::{PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
-use serde::Deserialize;
 
 use crate::mesh::MeshConfig;
 use crate::server_metrics::{Ended, Metrics, Phase};
@@ -111,83 +110,6 @@ pub(crate) struct ServerArgs {
 pub(crate) enum LogFormat {
     Text,
     Json,
-}
-
-/// The configuration file.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConfigFile {
-    party: u8,
-    deployment: String,
-    relay: String,
-    key_file: PathBuf,
-    public_keys: Vec<String>,
-    token_file: Option<PathBuf>,
-    deployment_key: Option<String>,
-    #[serde(default = "defaults::max_sessions")]
-    max_sessions: usize,
-    #[serde(default = "defaults::max_batch")]
-    max_batch: usize,
-    #[serde(default = "defaults::timeout_ms")]
-    timeout_ms: u64,
-    metrics: Option<String>,
-    mesh: Option<MeshEntry>,
-    #[serde(default, rename = "model")]
-    models: Vec<ModelEntry>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MeshEntry {
-    peers: Vec<String>,
-    /// Client sessions' traffic among the servers goes over direct links too (else the relay).
-    #[serde(default = "defaults::direct_sessions")]
-    direct_sessions: bool,
-}
-
-mod defaults {
-    pub(super) fn max_sessions() -> usize {
-        8
-    }
-    pub(super) fn max_batch() -> usize {
-        16
-    }
-    pub(super) fn timeout_ms() -> u64 {
-        30_000
-    }
-    pub(super) fn direct_sessions() -> bool {
-        true
-    }
-    pub(super) const READY: usize = 2;
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ModelEntry {
-    name: String,
-    /// The model file: ONNX (the owner, or a public model) or its shape file.
-    path: PathBuf,
-    /// What a client may learn.
-    #[serde(default)]
-    output: Reveals,
-    /// The weights are public: any party may load the ONNX file.
-    #[serde(default)]
-    public: bool,
-    /// METEOR runs to keep ready. Default: 2 with a mesh.
-    ready: Option<usize>,
-    /// rep3 runs to keep ready. Default: 2 with a mesh.
-    ready_rep3: Option<usize>,
-}
-
-/// A model's `output` setting: what a client may learn.
-#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-enum Reveals {
-    /// The class only.
-    #[default]
-    Class,
-    /// The scores (and so the class).
-    Scores,
 }
 
 /// A loaded, checked configuration.
@@ -229,44 +151,9 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     let path = &a.config;
     let at = |e: String| format!("{}: {e}", path.display());
     let text = std::fs::read_to_string(path).map_err(|e| at(e.to_string()))?;
-    let c: ConfigFile = toml::from_str(&text).map_err(|e| at(e.to_string()))?;
+    let c = PartyConfig::parse(&text).map_err(at)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let rel = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { dir.join(p) };
-    if c.party > 2 {
-        return Err(at(format!("party = {} (must be 0, 1 or 2)", c.party)));
-    }
-    if !ringfence_relay::token::valid_name(&c.deployment) {
-        return Err(at("deployment must be [a-z0-9-]{1,32}".into()));
-    }
-    if c.public_keys.len() != 3 {
-        return Err(at(format!("public_keys has {} keys; 3 needed", c.public_keys.len())));
-    }
-    if c.max_sessions == 0 || c.max_batch == 0 || c.timeout_ms == 0 {
-        return Err(at("max_sessions, max_batch and timeout_ms must be positive".into()));
-    }
-    let deployment_key = c
-        .deployment_key
-        .as_deref()
-        .ok_or_else(|| {
-            at("no deployment_key: the deployment's public key (`ringfence token key` prints \
-                it), with which this party checks each client's token"
-                .into())
-        })
-        .and_then(|k| {
-            DeploymentPublicKey::from_hex(k).map_err(|e| at(format!("deployment_key: {e}")))
-        })?;
-    let metrics_addr = match &c.metrics {
-        None => None,
-        Some(a) => Some(a.parse::<SocketAddr>().map_err(|e| {
-            at(format!("metrics = {a:?}: {e} (an IP address and port, e.g. \"127.0.0.1:9101\")"))
-        })?),
-    };
-    let public_keys = c
-        .public_keys
-        .iter()
-        .map(|k| PublicKey::from_hex(k))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| at(format!("public_keys: {e}")))?;
     let key_file = rel(&c.key_file);
     let private = std::fs::read_to_string(&key_file)
         .map_err(|e| format!("{}: {e}", key_file.display()))
@@ -274,12 +161,12 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
             PrivateKey::from_hex(s.trim()).map_err(|e| format!("{}: {e}", key_file.display()))
         })?;
     let keypair = StaticKeypair::from_private(private);
-    let me = PartyId(c.party);
-    if keypair.public != public_keys[me.index()] {
+    let me = c.party;
+    if keypair.public != c.public_keys[me.index()] {
         return Err(at(format!(
             "the key in {} is not public_keys[{}] (this party's)",
             key_file.display(),
-            c.party
+            me.0
         )));
     }
     let token = match &c.token_file {
@@ -290,79 +177,29 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
             Some(s.trim().to_string())
         }
     };
-    if c.models.is_empty() {
-        return Err(at("no [[model]] to serve".into()));
-    }
     let mut catalog = Catalog::new(c.max_batch);
-    let mut models = Vec::new();
     let mut targets = Vec::new();
     for m in &c.models {
-        if models.contains(&m.name) {
-            return Err(at(format!("model {:?} is listed twice", m.name)));
-        }
-        service::Request::new(&m.name, service::Backend::Rep3, 1)
-            .validate()
-            .map_err(|e| at(e.to_string()))?;
-        if c.mesh.is_none() && (m.ready.is_some() || m.ready_rep3.is_some()) {
-            return Err(at(format!(
-                "model {:?}: ready and ready_rep3 need a [mesh] section (the three servers make \
-                 the runs among themselves over its links)",
-                m.name
-            )));
-        }
-        if m.output == Reveals::Class && m.ready.is_some_and(|n| n > 0) {
-            return Err(at(format!(
-                "model {:?}: ready keeps METEOR runs, but METEOR reveals the scores and the \
-                 model reveals only the class (output = \"class\"): use ready_rep3, or set \
-                 output = \"scores\"",
-                m.name
-            )));
-        }
-        let ready = match m.ready {
-            Some(n) => n,
-            None if c.mesh.is_none() || m.output == Reveals::Class => 0,
-            None => defaults::READY,
-        };
-        let ready_rep3 = match m.ready_rep3 {
-            Some(n) => n,
-            None if c.mesh.is_none() => 0,
-            None => defaults::READY,
-        };
-        for (backend, runs) in [(Backend::Meteor, ready), (Backend::Rep3, ready_rep3)] {
+        for (backend, runs) in [(Backend::Meteor, m.ready), (Backend::Rep3, m.ready_rep3)] {
             targets.push(Target { model: m.name.clone(), backend, runs });
         }
         let file = rel(&m.path);
         let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let reveals = match m.output {
-            Reveals::Class => Output::Argmax,
-            Reveals::Scores => Output::Logits,
-        };
         catalog
-            .load(me, &m.name, &bytes, ModelPolicy { public: m.public, reveals })
+            .load(me, &m.name, &bytes, ModelPolicy { public: m.public, reveals: m.reveals })
             .map_err(|e| format!("{}: {e}", file.display()))?;
-        models.push(m.name.clone());
     }
+    let models = c.models.iter().map(|m| m.name.clone()).collect();
     let mut direct_sessions = Vec::new();
     let mesh = match &c.mesh {
         None => None,
         Some(mesh) => {
-            if mesh.peers.len() != 3 {
-                return Err(at(format!(
-                    "[mesh] peers has {} addresses; 3 needed",
-                    mesh.peers.len()
-                )));
-            }
-            let peers = mesh
-                .peers
-                .iter()
-                .map(|a| a.parse().map_err(|e| at(format!("[mesh] peers: {a:?}: {e}"))))
-                .collect::<Result<Vec<std::net::SocketAddr>, _>>()?;
             let shelf = Arc::new(Shelf::new());
             catalog = catalog.with_shelf(shelf.clone());
             if mesh.direct_sessions {
-                direct_sessions = peers.clone();
+                direct_sessions = mesh.peers.clone();
             }
-            Some((MeshConfig { peers, targets: targets.clone() }, shelf))
+            Some((MeshConfig { peers: mesh.peers.clone(), targets: targets.clone() }, shelf))
         }
     };
     let metrics = Metrics::new(&targets, mesh.as_ref().map(|(_, shelf)| shelf.clone()));
@@ -371,18 +208,18 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
         deployment: c.deployment,
         relay: c.relay,
         keypair,
-        public_keys,
+        public_keys: c.public_keys,
         token,
-        deployment_key,
+        deployment_key: c.deployment_key,
         max_sessions: c.max_sessions,
-        timeout: Duration::from_millis(c.timeout_ms),
+        timeout: c.timeout,
         catalog,
         models,
         log: a.log,
         mesh,
         direct_sessions,
         router: None,
-        metrics_addr,
+        metrics_addr: c.metrics,
         metrics,
     })
 }

@@ -1,0 +1,322 @@
+//! The configuration file of `ringfence party` (a long-running server party of a deployment),
+//! read and checked without touching the file system: the binary then reads the key, token and
+//! model files it names (relative to the configuration file's folder). The format is in the
+//! `ringfence party` documentation and the README.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ringfence_core::net::PartyId;
+use ringfence_core::nn::Output;
+use ringfence_core::service::{Backend, Request};
+use ringfence_link::PublicKey;
+use serde::Deserialize;
+
+use crate::token::DeploymentPublicKey;
+
+/// METEOR and rep3 runs kept ready per model by default, with a `[mesh]`.
+pub const DEFAULT_READY: usize = 2;
+
+/// A checked party configuration.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PartyConfig {
+    /// This server's index: 0, 1 or 2.
+    pub party: PartyId,
+    /// The deployment (lobby) name, `[a-z0-9-]{1,32}`.
+    pub deployment: String,
+    /// The relay's URL.
+    pub relay: String,
+    /// The private key file, as written (relative paths: to the configuration file's folder).
+    pub key_file: PathBuf,
+    /// The three server parties' public keys, in party order.
+    pub public_keys: Vec<PublicKey>,
+    /// The join token file, if the relay wants one.
+    pub token_file: Option<PathBuf>,
+    /// The deployment's public key, with which this party checks each client's token.
+    pub deployment_key: DeploymentPublicKey,
+    /// Client sessions served at once (positive).
+    pub max_sessions: usize,
+    /// Samples per request (positive).
+    pub max_batch: usize,
+    /// Patience for a silent peer (positive).
+    pub timeout: Duration,
+    /// Where to serve `/healthz` and `/metrics`.
+    pub metrics: Option<SocketAddr>,
+    /// Direct links among the three servers.
+    pub mesh: Option<MeshSection>,
+    /// The models served (at least one, names distinct and valid).
+    pub models: Vec<ModelSection>,
+}
+
+/// The `[mesh]` section: direct links among the three server parties.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct MeshSection {
+    /// The three servers' direct addresses, by party index.
+    pub peers: Vec<SocketAddr>,
+    /// Client sessions' traffic among the servers goes over direct links too (else the relay).
+    pub direct_sessions: bool,
+}
+
+/// One `[[model]]`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ModelSection {
+    /// The name clients ask for.
+    pub name: String,
+    /// The model file: ONNX (the owner, or a public model) or its shape file.
+    pub path: PathBuf,
+    /// What a client may learn: [`Output::Argmax`] (the class, the default) or
+    /// [`Output::Logits`] (the scores).
+    pub reveals: Output,
+    /// The weights are public: any party may load the ONNX file.
+    pub public: bool,
+    /// METEOR runs to keep ready.
+    pub ready: usize,
+    /// rep3 runs to keep ready.
+    pub ready_rep3: usize,
+}
+
+impl PartyConfig {
+    /// Reads and checks the configuration text (TOML); the error says what is wrong, without
+    /// the file's name (the caller adds it).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let c: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        if c.party > 2 {
+            return Err(format!("party = {} (must be 0, 1 or 2)", c.party));
+        }
+        if !crate::token::valid_name(&c.deployment) {
+            return Err("deployment must be [a-z0-9-]{1,32}".into());
+        }
+        if c.public_keys.len() != 3 {
+            return Err(format!("public_keys has {} keys; 3 needed", c.public_keys.len()));
+        }
+        if c.max_sessions == 0 || c.max_batch == 0 || c.timeout_ms == 0 {
+            return Err("max_sessions, max_batch and timeout_ms must be positive".into());
+        }
+        let deployment_key = c
+            .deployment_key
+            .as_deref()
+            .ok_or_else(|| {
+                "no deployment_key: the deployment's public key (`ringfence token key` prints \
+                 it), with which this party checks each client's token"
+                    .to_string()
+            })
+            .and_then(|k| {
+                DeploymentPublicKey::from_hex(k).map_err(|e| format!("deployment_key: {e}"))
+            })?;
+        let metrics = match &c.metrics {
+            None => None,
+            Some(a) => Some(a.parse::<SocketAddr>().map_err(|e| {
+                format!("metrics = {a:?}: {e} (an IP address and port, e.g. \"127.0.0.1:9101\")")
+            })?),
+        };
+        let public_keys = c
+            .public_keys
+            .iter()
+            .map(|k| PublicKey::from_hex(k))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("public_keys: {e}"))?;
+        if c.models.is_empty() {
+            return Err("no [[model]] to serve".into());
+        }
+        let mut models: Vec<ModelSection> = Vec::new();
+        for m in c.models {
+            models.push(model(m, c.mesh.is_some(), &models)?);
+        }
+        let mesh = match c.mesh {
+            None => None,
+            Some(mesh) => {
+                if mesh.peers.len() != 3 {
+                    return Err(format!(
+                        "[mesh] peers has {} addresses; 3 needed",
+                        mesh.peers.len()
+                    ));
+                }
+                let peers = mesh
+                    .peers
+                    .iter()
+                    .map(|a| a.parse().map_err(|e| format!("[mesh] peers: {a:?}: {e}")))
+                    .collect::<Result<Vec<SocketAddr>, _>>()?;
+                Some(MeshSection { peers, direct_sessions: mesh.direct_sessions })
+            }
+        };
+        Ok(Self {
+            party: PartyId(c.party),
+            deployment: c.deployment,
+            relay: c.relay,
+            key_file: c.key_file,
+            public_keys,
+            token_file: c.token_file,
+            deployment_key,
+            max_sessions: c.max_sessions,
+            max_batch: c.max_batch,
+            timeout: Duration::from_millis(c.timeout_ms),
+            metrics,
+            mesh,
+            models,
+        })
+    }
+}
+
+/// Checks one `[[model]]` against the ones before it and fills in its defaults.
+fn model(m: ModelEntry, mesh: bool, before: &[ModelSection]) -> Result<ModelSection, String> {
+    if before.iter().any(|b| b.name == m.name) {
+        return Err(format!("model {:?} is listed twice", m.name));
+    }
+    Request::new(&m.name, Backend::Rep3, 1).validate().map_err(|e| e.to_string())?;
+    if !mesh && (m.ready.is_some() || m.ready_rep3.is_some()) {
+        return Err(format!(
+            "model {:?}: ready and ready_rep3 need a [mesh] section (the three servers make \
+             the runs among themselves over its links)",
+            m.name
+        ));
+    }
+    if m.output == Reveals::Class && m.ready.is_some_and(|n| n > 0) {
+        return Err(format!(
+            "model {:?}: ready keeps METEOR runs, but METEOR reveals the scores and the \
+             model reveals only the class (output = \"class\"): use ready_rep3, or set \
+             output = \"scores\"",
+            m.name
+        ));
+    }
+    let ready = match m.ready {
+        Some(n) => n,
+        None if !mesh || m.output == Reveals::Class => 0,
+        None => DEFAULT_READY,
+    };
+    let ready_rep3 = match m.ready_rep3 {
+        Some(n) => n,
+        None if !mesh => 0,
+        None => DEFAULT_READY,
+    };
+    let reveals = match m.output {
+        Reveals::Class => Output::Argmax,
+        Reveals::Scores => Output::Logits,
+    };
+    Ok(ModelSection { name: m.name, path: m.path, reveals, public: m.public, ready, ready_rep3 })
+}
+
+/// The configuration file as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    party: u8,
+    deployment: String,
+    relay: String,
+    key_file: PathBuf,
+    public_keys: Vec<String>,
+    token_file: Option<PathBuf>,
+    deployment_key: Option<String>,
+    #[serde(default = "defaults::max_sessions")]
+    max_sessions: usize,
+    #[serde(default = "defaults::max_batch")]
+    max_batch: usize,
+    #[serde(default = "defaults::timeout_ms")]
+    timeout_ms: u64,
+    metrics: Option<String>,
+    mesh: Option<MeshEntry>,
+    #[serde(default, rename = "model")]
+    models: Vec<ModelEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MeshEntry {
+    peers: Vec<String>,
+    #[serde(default = "defaults::direct_sessions")]
+    direct_sessions: bool,
+}
+
+mod defaults {
+    pub(super) fn max_sessions() -> usize {
+        8
+    }
+    pub(super) fn max_batch() -> usize {
+        16
+    }
+    pub(super) fn timeout_ms() -> u64 {
+        30_000
+    }
+    pub(super) fn direct_sessions() -> bool {
+        true
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelEntry {
+    name: String,
+    path: PathBuf,
+    #[serde(default)]
+    output: Reveals,
+    #[serde(default)]
+    public: bool,
+    ready: Option<usize>,
+    ready_rep3: Option<usize>,
+}
+
+/// A model's `output` setting, as written.
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Reveals {
+    #[default]
+    Class,
+    Scores,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEYS: &str = r#"public_keys = ["0101010101010101010101010101010101010101010101010101010101010101", "0202020202020202020202020202020202020202020202020202020202020202", "0303030303030303030303030303030303030303030303030303030303030303"]"#;
+
+    fn config(extra: &str, models: &str) -> String {
+        let key = crate::token::DeploymentKey::from_seed([9; 32]).unwrap().public();
+        format!("deployment_key = \"{key}\"\n{}", config_without_key(extra, models))
+    }
+
+    fn config_without_key(extra: &str, models: &str) -> String {
+        format!(
+            "party = 1\ndeployment = \"acme\"\nrelay = \"ws://127.0.0.1:9000\"\nkey_file = \
+             \"p1.key\"\n{KEYS}\n{extra}\n{models}"
+        )
+    }
+
+    const MODEL: &str = "[[model]]\nname = \"m\"\npath = \"m.rfshape\"\n";
+
+    #[test]
+    fn defaults_fill_in_and_mesh_keeps_runs_ready() {
+        let c = PartyConfig::parse(&config("", MODEL)).unwrap();
+        assert_eq!((c.max_sessions, c.max_batch, c.timeout), (8, 16, Duration::from_secs(30)));
+        assert_eq!((c.models[0].ready, c.models[0].ready_rep3), (0, 0));
+        assert_eq!(c.models[0].reveals, Output::Argmax);
+        let mesh = "[mesh]\npeers = [\"127.0.0.1:1\", \"127.0.0.1:2\", \"127.0.0.1:3\"]\n";
+        let scores = "[[model]]\nname = \"m\"\npath = \"m.onnx\"\noutput = \"scores\"\n";
+        let c = PartyConfig::parse(&config(mesh, scores)).unwrap();
+        assert_eq!((c.models[0].ready, c.models[0].ready_rep3), (DEFAULT_READY, DEFAULT_READY));
+        assert!(c.mesh.unwrap().direct_sessions);
+    }
+
+    #[test]
+    fn faults_are_named() {
+        for (extra, models, want) in [
+            ("", "", "no [[model]]"),
+            ("max_batch = 0", MODEL, "must be positive"),
+            ("metrics = \"nowhere\"", MODEL, "metrics = \"nowhere\""),
+            ("", &format!("{MODEL}{MODEL}"), "listed twice"),
+            ("", "[[model]]\nname = \"m\"\npath = \"p\"\nready_rep3 = 1\n", "need a [mesh]"),
+            ("[mesh]\npeers = [\"127.0.0.1:1\"]", MODEL, "3 needed"),
+            ("colour = 3", MODEL, "unknown field"),
+        ] {
+            let e = PartyConfig::parse(&config(extra, models)).unwrap_err();
+            assert!(e.contains(want), "{e:?} should contain {want:?}");
+        }
+        let e = PartyConfig::parse(&config_without_key("", MODEL)).unwrap_err();
+        assert!(e.contains("no deployment_key"), "{e:?}");
+        let bad = format!("deployment_key = \"zz\"\n{}", config_without_key("", MODEL));
+        assert!(PartyConfig::parse(&bad).unwrap_err().contains("deployment_key: "));
+    }
+}
