@@ -42,7 +42,7 @@
 
 use sha2::{Digest as _, Sha256};
 
-use super::{purpose, Rep3, Rep3Vec};
+use super::{next, prev, purpose, Rep3, Rep3Vec};
 use crate::net::{digest_words, words_digest, Ctx, FrameError, PartyId, Transport};
 use crate::prg::{Prg, Seed};
 use crate::ring::{kernels, Ring, Z64};
@@ -128,7 +128,7 @@ impl<T: Transport> Rep3<T> {
         let mut pair = self.ctx.recv::<R>(client, 2 * n).await?;
         let b = pair.split_off(n);
         // P_i holds components i and i + 1: each is checked against its other holder.
-        let held = |j: PartyId| vec![j.0, (j.0 + 1) % 3];
+        let held = |j: PartyId| vec![j.0, next(j).0];
         self.check_client_input(client, &held, &[&pair, &b], |c| {
             format!("copies of component {c} of its input")
         })
@@ -170,7 +170,7 @@ impl<T: Transport> Rep3<T> {
             held(me).into_iter().zip(mine).map(|(piece, v)| digest(piece, v)).collect();
         let words: Vec<Z64> = own.iter().flat_map(digest_words).collect();
         self.ctx.round();
-        let others = [me.0 + 1, me.0 + 2].map(|j| PartyId(j % 3));
+        let others = [next(me), prev(me)];
         for j in others {
             self.ctx.send(j, &words)?;
         }
