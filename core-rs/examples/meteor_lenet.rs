@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use ringfence_core::meteor::Meteor;
 use ringfence_core::net::PartyId;
-use ringfence_core::nn::meteor::{infer, preprocess, share_model};
-use ringfence_core::nn::{import_onnx, FixedPlan, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::Inference;
+use ringfence_core::nn::{import_onnx, FixedPlan, Output, DEFAULT_FRAC_BITS};
 use ringfence_core::ring::Z64;
 use ringfence_core::testing;
 
@@ -29,10 +29,9 @@ fn main() {
         async move {
             let mut p = Meteor::new(p);
             let me = p.me();
-            let model =
-                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
             let t = Instant::now();
-            let mut prep = preprocess(&mut p, &model, 1, PartyId(1)).await?;
+            let mut prep = p.preprocess(&model, 1, Output::Logits, PartyId(1)).await?;
             let setup = t.elapsed();
             if !online {
                 return Ok((setup, Default::default()));
@@ -40,7 +39,7 @@ fn main() {
             let t = Instant::now();
             let mask = prep.take_input_mask()?;
             let sx = p.share(PartyId(1), (me.0 == 1).then_some(&x[..]), mask).await?;
-            let y = infer(&mut p, &model, sx, prep).await?;
+            let y = p.infer(&model, sx, prep).await?;
             let out = p.reveal_to(PartyId(1), y).await?;
             std::hint::black_box(out);
             Ok((setup, t.elapsed()))

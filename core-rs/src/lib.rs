@@ -9,9 +9,13 @@
 //!  ring     Z64, Z32, Bits; batch kernels; fixed-point codec
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
-//!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons
-//!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool
-//!  nn       models: ONNX import, fixed-point plans, secure inference on rep3 and meteor
+//!  sharing  what every scheme's share vectors have in common (Linear: local operations)
+//!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons,
+//!           and its inference layers (rep3/nn.rs)
+//!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool,
+//!           and its inference layers (meteor/nn.rs)
+//!  nn       models: ONNX import, fixed-point plans, and the one inference walk (nn::exec) that
+//!           every scheme runs through its `Inference` implementation
 //!  service  private classification: a client asks the parties to run a served model
 //!  testing  in-memory multi-party network with drop/delay/tamper hooks (feature test-utils)
 //! ```
@@ -31,6 +35,7 @@ pub mod prg;
 pub mod rep3;
 pub mod ring;
 pub mod service;
+pub mod sharing;
 
 #[cfg(any(test, feature = "test-utils"))]
 pub mod testing;

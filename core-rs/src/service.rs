@@ -78,7 +78,9 @@
 use crate::meteor::client::MeteorClient;
 use crate::meteor::Meteor;
 use crate::net::{digest_words, words_digest, Ctx, FrameError, PartyId, Stats, Transport};
-use crate::nn::{self, argmax_rows, FixedPlan, InputRange, ModelFile, NnError, Output, PlanShape};
+use crate::nn::{
+    argmax_rows, FixedPlan, Inference, InputRange, ModelFile, NnError, Output, PlanShape,
+};
 use crate::prg::Seed;
 use crate::rep3::client::Rep3Client;
 use crate::rep3::Rep3;
@@ -573,22 +575,21 @@ pub async fn serve<T: Transport>(
     let material = stocked.map(|run| run.material);
     match request.backend {
         Backend::Meteor => {
-            use nn::meteor::{deliver_input_mask, infer, preprocess, share_model};
             let mut m = Meteor::new(p);
             let (model, mut prep) = match material {
                 Some(stock::Material::Meteor(model, prep)) => (model, prep),
                 Some(_) => return Err(wrong_material(request.backend)),
                 None => {
-                    let model = share_model(&mut m, MODEL_OWNER, owner_plan, &served.shape).await?;
-                    let prep = preprocess(&mut m, &model, batch, client).await?;
+                    let model = m.share_model(MODEL_OWNER, owner_plan, &served.shape).await?;
+                    let prep = m.preprocess(&model, batch, Output::Logits, client).await?;
                     (std::sync::Arc::new(model), prep)
                 }
             };
-            deliver_input_mask(&mut m, &prep).await?;
+            m.deliver_mask(prep.input_mask()?).await?;
             observe(&Stage::SetupDone { stocked: from_stock }, m.rep3().ctx().stats());
             let mask = prep.take_input_mask()?;
             let x = m.share(client, None, mask).await?;
-            let y = infer(&mut m, &model, x, prep).await?;
+            let y = m.infer(&model, x, prep).await?;
             m.reveal_to_client(client, y).await?;
             observe(&Stage::OnlineDone, m.rep3().ctx().stats());
             let mut p = m.into_rep3();
@@ -602,15 +603,14 @@ pub async fn serve<T: Transport>(
                 }
                 Some(_) => return Err(wrong_material(request.backend)),
                 None => {
-                    let model =
-                        nn::share_model(&mut p, MODEL_OWNER, owner_plan, &served.shape).await?;
-                    let prep = nn::preprocess(&mut p, &served.shape, batch, request.output).await?;
+                    let model = p.share_model(MODEL_OWNER, owner_plan, &served.shape).await?;
+                    let prep = p.preprocess(&model, batch, request.output, client).await?;
                     (std::sync::Arc::new(model), prep)
                 }
             };
             observe(&Stage::SetupDone { stocked: from_stock }, p.ctx().stats());
             let x = p.input_from_client::<Z64>(client, batch * served.shape.input_len).await?;
-            let y = nn::infer(&mut p, &model, x, prep).await?;
+            let y = p.infer(&model, x, prep).await?;
             p.reveal_to_client(client, y).await?;
             observe(&Stage::OnlineDone, p.ctx().stats());
             p.barrier().await?;

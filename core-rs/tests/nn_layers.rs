@@ -3,7 +3,7 @@
 //! against float, secure runs against the plaintext plan, METEOR's measured online bytes
 //! against the cost model and the paper's figures (extract §7.7).
 
-use ringfence_core::nn::meteor::online_cost;
+use ringfence_core::meteor::online_cost;
 use ringfence_core::nn::{
     zoo, Affine, Conv, ConvGeom, Dense, FixedPlan, Layer, Model, Output, PoolGeom, StepShape,
     DEFAULT_FRAC_BITS,

@@ -2,11 +2,11 @@
 //! the plaintext fixed-point plan, and the online communication against the paper's cost model
 //! (extract §7.7) — exact bytes and rounds per party.
 
-use ringfence_core::meteor::Meteor;
+use ringfence_core::meteor::{online_cost, Meteor};
 use ringfence_core::net::PartyId;
-use ringfence_core::nn::meteor::{deliver_input_mask, infer, online_cost, preprocess, share_model};
 use ringfence_core::nn::{
-    argmax_rows, import_onnx, ConvGeom, Dense, FixedPlan, Layer, Model, PoolGeom, DEFAULT_FRAC_BITS,
+    argmax_rows, import_onnx, ConvGeom, Dense, FixedPlan, Inference, Layer, Model, Output,
+    PoolGeom, DEFAULT_FRAC_BITS,
 };
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing::{self, random_words};
@@ -234,12 +234,12 @@ fn client_input_and_output_with_nn_a_on_meteor() {
         let (plan, shape) = (&plan, &shape);
         futs.push(Box::pin(async move {
             let mut p = Meteor::new(Rep3::setup(ctx, seeds).await?);
-            let model = share_model(&mut p, PartyId(0), (i == 0).then_some(plan), shape).await?;
-            let mut prep = preprocess(&mut p, &model, batch, client).await?;
-            deliver_input_mask(&mut p, &prep).await?;
+            let model = p.share_model(PartyId(0), (i == 0).then_some(plan), shape).await?;
+            let mut prep = p.preprocess(&model, batch, Output::Logits, client).await?;
+            p.deliver_mask(prep.input_mask()?).await?;
             let mask = prep.take_input_mask()?;
             let sx = p.share(client, None, mask).await?;
-            let y = infer(&mut p, &model, sx, prep).await?;
+            let y = p.infer(&model, sx, prep).await?;
             p.reveal_to_client(client, y).await?;
             Ok(None)
         }));

@@ -5,8 +5,7 @@ use std::pin::Pin;
 
 use ringfence_core::net::{Ctx, PartyId, SessionId};
 use ringfence_core::nn::{
-    argmax_rows, import_onnx, infer, preprocess, share_model, FixedPlan, Model, Output,
-    DEFAULT_FRAC_BITS,
+    argmax_rows, import_onnx, FixedPlan, Inference, Model, Output, DEFAULT_FRAC_BITS,
 };
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::client::Rep3Client;
@@ -32,12 +31,11 @@ fn secure_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize, output: Output) ->
         let (shape, x) = (shape.clone(), x.to_vec());
         async move {
             let me = p.me();
-            let model =
-                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-            let prep = preprocess::<_, Z64>(&mut p, &shape, batch, output).await?;
+            let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let prep = p.preprocess(&model, batch, output, PartyId(1)).await?;
             let before = p.ctx().stats();
             let sx = p.input(PartyId(1), (me.0 == 1).then_some(&x[..]), x.len()).await?;
-            let y = infer(&mut p, &model, sx, prep).await?;
+            let y = p.infer(&model, sx, prep).await?;
             let out = p.reveal(y).await?;
             let online = p.ctx().stats();
             Ok((out, online.rounds - before.rounds))
@@ -172,10 +170,10 @@ fn client_input_and_output_with_nn_a() {
         let (plan, shape) = (&plan, shape.clone());
         futs.push(Box::pin(async move {
             let mut p = Rep3::setup(ctx, seeds).await?;
-            let model = share_model(&mut p, PartyId(0), (i == 0).then_some(plan), &shape).await?;
-            let prep = preprocess::<_, Z64>(&mut p, &shape, batch, Output::Logits).await?;
+            let model = p.share_model(PartyId(0), (i == 0).then_some(plan), &shape).await?;
+            let prep = p.preprocess(&model, batch, Output::Logits, PartyId(1)).await?;
             let sx = p.input_from_client::<Z64>(client, batch * shape.input_len).await?;
-            let y = infer(&mut p, &model, sx, prep).await?;
+            let y = p.infer(&model, sx, prep).await?;
             p.reveal_to_client(client, y).await?;
             Ok(None)
         }));
@@ -205,13 +203,12 @@ fn shape_mismatch_fails_before_any_round() {
         let plan = &plan;
         async move {
             let me = p.me();
-            let model =
-                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-            let prep = preprocess::<_, Z64>(&mut p, &shape, 2, Output::Argmax).await?;
+            let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let prep = p.preprocess(&model, 2, Output::Argmax, PartyId(1)).await?;
             assert_eq!(shape.needs(2, Output::Argmax).dabits, 18);
             let x = p.random::<Z64>(3 * 64);
             let before = p.ctx().stats().rounds;
-            let e = infer(&mut p, &model, x, prep).await.unwrap_err();
+            let e = p.infer(&model, x, prep).await.unwrap_err();
             assert_eq!(p.ctx().stats().rounds, before);
             Ok(e.to_string())
         }
@@ -237,12 +234,11 @@ fn nn_a_online_rounds_are_independent_of_the_batch() {
             let plan = &plan;
             async move {
                 let me = p.me();
-                let model =
-                    share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-                let prep = preprocess::<_, Z64>(&mut p, &shape, batch, output).await?;
+                let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+                let prep = p.preprocess(&model, batch, output, PartyId(1)).await?;
                 let sx = p.input(PartyId(1), (me.0 == 1).then_some(&x[..]), x.len()).await?;
                 let before = p.ctx().stats().rounds;
-                let y = infer(&mut p, &model, sx, prep).await?;
+                let y = p.infer(&model, sx, prep).await?;
                 Ok((p.ctx().stats().rounds - before, y.len()))
             }
         });

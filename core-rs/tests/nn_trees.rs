@@ -1,9 +1,9 @@
 //! Tree ensembles on both backends: random ensembles with every node mode, ties (features equal
 //! to thresholds), zeros and negative values against the plaintext plan and the float model;
 //! the shipped scikit-learn tree on METEOR against onnxruntime on its test set; and METEOR's
-//! online communication against its cost formula (`nn::meteor::online_cost`), exactly.
+//! online communication against its cost formula (`meteor::online_cost`), exactly.
 
-use ringfence_core::nn::meteor::online_cost;
+use ringfence_core::meteor::online_cost;
 use ringfence_core::nn::trees::{NodeMode, TreeEnsemble, TreeNode, TreeShape};
 use ringfence_core::nn::{
     argmax_rows, import_onnx, FixedPlan, Layer, Model, Output, StepShape, DEFAULT_FRAC_BITS,

@@ -7,10 +7,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use ringfence_core::meteor::online_cost;
 use ringfence_core::meteor::Meteor;
 use ringfence_core::net::frame::HEADER_LEN;
 use ringfence_core::net::{Ctx, FrameError, PartyId, SessionId, Stats};
-use ringfence_core::nn::meteor::online_cost;
 use ringfence_core::nn::{
     argmax_rows, import_onnx, FixedPlan, InputRange, ModelFile, ModelShape, NnError, Output,
     DEFAULT_FRAC_BITS,

@@ -58,10 +58,12 @@
 pub mod client;
 pub(crate) mod msb;
 mod mult;
+mod nn;
 mod pool;
 
 pub use msb::{msb_online_cost, MBits, MsbPrep, MuxPrep, ReluPrep};
 pub use mult::{FixedMultPrep, MatMulJob, MatMulPrep, NMultPrep};
+pub use nn::{online_cost, MeteorPrep};
 pub use pool::{PoolPrep, PoolSchedule};
 
 use core::fmt;
@@ -83,6 +85,8 @@ impl<R> fmt::Debug for MVec<R> {
         write!(f, "MVec({} elements, <redacted>)", self.m.len())
     }
 }
+
+crate::sharing::forward_linear!(MVec);
 
 impl<R: Ring> MVec<R> {
     pub(crate) fn new(m: Vec<R>, psi: Rep3Vec<R>) -> Result<Self, Error> {

@@ -4,8 +4,8 @@
 //!  ONNX bytes ──import_onnx──▶ Model ──FixedPlan::new──▶ FixedPlan<R> ──shape()──▶ PlanShape
 //!                               │ eval_f64                 │ eval_plain (reference)     │ public
 //!                               ▼                          ▼                            ▼
-//!                           float scores           fixed-point scores   share_model / preprocess
-//!                                                                       / infer  (rep3 backend)
+//!                           float scores           fixed-point scores   Inference: share_model /
+//!                                                                       preprocess / infer
 //! ```
 //!
 //! * [`import_onnx`] decodes the protobuf itself (no protoc, no I/O: the caller passes the
@@ -14,29 +14,29 @@
 //!   [`NnError::Unsupported`] or [`NnError::Shape`], each naming what failed; never a panic.
 //! * [`FixedPlan`] encodes the weights with `f` fractional bits ([`plan`] documents the
 //!   error); [`FixedPlan::eval_plain`] is the plaintext fixed-point reference.
-//! * [`secure`] runs the plan on `rep3` with explicit, single-use preprocessing; [`meteor`]
-//!   runs it on METEOR's masked sharing with a separate, function-dependent setup phase.
+//! * [`exec`] runs the plan on any scheme that implements [`Inference`] (`rep3` with explicit,
+//!   single-use preprocessing; METEOR with a separate, function-dependent setup phase): one
+//!   walk over the layers, the schemes supplying only the interactive parts.
 //! * [`shape`] writes and reads a model's public shape without its weights (`.rfshape`), what
 //!   the servers other than the model owner load.
-//! * [`trees`] evaluates tree ensembles obliviously (both backends); [`zoo`] builds the paper's
+//! * [`trees`] holds tree ensembles and their oblivious evaluation's shared bookkeeping; [`zoo`] builds the paper's
 //!   CIFAR-10 networks (AlexNet, VGG16) with random weights in memory.
 
+pub mod exec;
 pub mod geom;
 pub mod import;
-pub mod meteor;
 mod model;
 pub mod plan;
 mod proto;
-pub mod secure;
 pub mod shape;
 pub mod trees;
 pub mod zoo;
 
+pub use exec::{Inference, SharedModel};
 pub use geom::{ConvGeom, PoolGeom};
 pub use import::import_onnx;
 pub use model::{argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
-pub use secure::{infer, preprocess, share_model, NnPrep, SharedModel};
 pub use shape::{ModelFile, ModelShape};
 
 use crate::Error;

@@ -186,11 +186,11 @@ pub(crate) fn inverse<R: IntRing>(fp: FixedPoint, divisor: usize) -> Result<R, E
 /// A step with its weights held as `V` (shares of some scheme): what a secure backend runs.
 pub(crate) enum WeightedStep<V> {
     Dense { inputs: usize, outputs: usize, w: V, b: V },
-    Relu { len: usize },
+    Relu,
     Conv { geom: ConvGeom, w: V, b: V },
     MaxPool(PoolGeom),
     SumPool(PoolGeom),
-    Scale { len: usize, divisor: usize },
+    Scale { divisor: usize },
     Trees { shape: Box<TreeShape>, t: V, w: V, base: V },
 }
 
@@ -232,12 +232,10 @@ impl PlanShape {
                         let (w, b) = pair()?;
                         WeightedStep::Conv { geom: *geom, w, b }
                     }
-                    StepShape::Relu { len } => WeightedStep::Relu { len: *len },
+                    StepShape::Relu { .. } => WeightedStep::Relu,
                     StepShape::MaxPool(g) => WeightedStep::MaxPool(*g),
                     StepShape::SumPool(g) => WeightedStep::SumPool(*g),
-                    StepShape::Scale { len, divisor } => {
-                        WeightedStep::Scale { len: *len, divisor: *divisor }
-                    }
+                    StepShape::Scale { divisor, .. } => WeightedStep::Scale { divisor: *divisor },
                     StepShape::Trees(shape) => {
                         let (t, w) = pair()?;
                         let base = pair1()?;

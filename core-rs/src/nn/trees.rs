@@ -20,22 +20,25 @@
 //!    a fixed-point value is already in the format). Exactly one leaf per tree is reached, so
 //!    the scores are the sums of the reached leaves' weights.
 //!
-//! **rep3** (`eval_rep3`): the sign bits are injected into the ring with daBits (1 round),
+//! The schemes' evaluators live in their folders (`rep3/nn.rs`, `meteor/nn.rs`); this module
+//! has the public shape, the plaintext reference and the local bookkeeping they share.
+//!
+//! **rep3**: the sign bits are injected into the ring with daBits (1 round),
 //! the roots' products are the bits themselves, so the levels take `D − 1` rounds.
 //!
-//! **METEOR** (`meteor_setup`, then `eval_meteor`). Setup (function-dependent,
+//! **METEOR** (a setup, then the online evaluation). Setup (function-dependent,
 //! input-independent, every mask fresh and used once) walks the same steps on masks: the MSB
 //! setup of the `B·N` differences' masks in one batched call; one multiplexer setup per level
 //! (the lift of the level's bit masks into the ring and the product with the level's reach
 //! masks, which follow from the output masks drawn for the level above); the mask product of
 //! `I·W`. Online, the MSB gives each bit as a boolean METEOR sharing `(m_b, ⟨ψ_b⟩^B)`; the
 //! complement flips the public `m_b` (free), and `reach·b` is the multiplexer's single reveal
-//! ([`Meteor::mux`] with a zero second operand) — no separate bit injection: at the roots,
+//! (`Meteor::mux` with a zero second operand) — no separate bit injection: at the roots,
 //! `reach` is the public 1 and the multiplexer *is* the injection. `I·W` is one reveal with the
 //! truncation's shift set to 0.
 //!
 //! **METEOR online cost** per party, Z_2^ℓ, ℓ/8-byte words, `(M_b, M_r)` the MSB's bytes and
-//! rounds per value ([`msb_online_cost`]; 87 B and 6 rounds for ℓ = 64):
+//! rounds per value (`meteor::msb_online_cost`; 87 B and 6 rounds for ℓ = 64):
 //!
 //! ```text
 //! bytes  = B · (N · (M_b + ℓ/8) + C · ℓ/8)        ℓ = 64:  B · (95·N + 8·C)
@@ -44,7 +47,7 @@
 //! ```
 //!
 //! The shipped depth-6 tree (43 nodes, 10 classes): 4,165 B and 13 rounds per sample (rep3:
-//! 8 + 1 + 5 + 1 = 15 rounds). `meteor_online_cost` computes it; `tests/nn_trees.rs` asserts
+//! 8 + 1 + 5 + 1 = 15 rounds). `meteor::online_cost` computes it; `tests/nn_trees.rs` asserts
 //! that runs send exactly that. Setup rounds grow with `D` (one multiplexer setup per level,
 //! each a few rounds), unlike a network's batched setup; its bytes are measured by
 //! `ringfence bench`.
@@ -56,12 +59,9 @@
 use core::ops::Range;
 
 use super::model::check_input;
-use super::plan::tile;
 use super::NnError;
-use crate::meteor::{msb_online_cost, MBits, MVec, MatMulPrep, Meteor, MsbPrep, MuxPrep};
-use crate::net::Transport;
-use crate::rep3::{DaBits, Rep3, Rep3Vec, TruncPairs};
-use crate::ring::{IntRing, Ring};
+use crate::ring::IntRing;
+use crate::sharing::Linear;
 use crate::Error;
 
 /// The comparison a node makes; `true` sends the sample to the node's true child.
@@ -80,12 +80,12 @@ pub enum NodeMode {
 
 impl NodeMode {
     /// Whether the secure comparison computes the sign of `t − x` (else of `x − t`).
-    fn threshold_first(self) -> bool {
+    pub(crate) fn threshold_first(self) -> bool {
         matches!(self, Self::Leq | Self::Gt)
     }
 
     /// Whether the branch bit is the complement of the sign bit.
-    fn negated(self) -> bool {
+    pub(crate) fn negated(self) -> bool {
         matches!(self, Self::Leq | Self::Gte)
     }
 
@@ -242,46 +242,10 @@ pub(crate) fn eval_plain<R: IntRing>(
     out
 }
 
-/// Vectors of shares the comparison layout and the reach walk work on — `rep3` shares,
-/// METEOR shares, and METEOR's masks in setup — so that setup derives every mask with exactly
-/// the operations the online phase applies to the shares it masks. All operations are local.
-pub(crate) trait Shares: Sized + Clone {
-    fn len(&self) -> usize;
-    fn sub(&self, o: &Self) -> Result<Self, Error>;
-    fn concat(parts: &[&Self]) -> Self;
-    fn slice(&self, r: Range<usize>) -> Self;
-    fn gather(&self, idx: &[usize]) -> Self;
-}
-
-/// Both share vectors have these operations as inherent methods of the same signatures; the
-/// trait only forwards to them.
-macro_rules! forward_shares {
-    ($($ty:ident),*) => {$(
-        impl<R: Ring> Shares for $ty<R> {
-            fn len(&self) -> usize {
-                Self::len(self)
-            }
-            fn sub(&self, o: &Self) -> Result<Self, Error> {
-                Self::sub(self, o)
-            }
-            fn concat(parts: &[&Self]) -> Self {
-                Self::concat(parts)
-            }
-            fn slice(&self, r: Range<usize>) -> Self {
-                Self::slice(self, r)
-            }
-            fn gather(&self, idx: &[usize]) -> Self {
-                Self::gather(self, idx)
-            }
-        }
-    )*};
-}
-forward_shares!(Rep3Vec, MVec);
-
 /// The internal nodes level by level (`levels[d]`: the nodes of depth d in index order).
 /// Comparisons are laid out in this order, node-major (`batch` entries per node), so each
 /// level's branch bits are one contiguous range.
-fn by_level(s: &TreeShape) -> Vec<Vec<usize>> {
+pub(crate) fn by_level(s: &TreeShape) -> Vec<Vec<usize>> {
     let depth = s.nodes.iter().map(|nd| nd.depth + 1).max().unwrap_or(0);
     let mut out = vec![Vec::new(); depth];
     for (i, nd) in s.nodes.iter().enumerate() {
@@ -291,7 +255,7 @@ fn by_level(s: &TreeShape) -> Vec<Vec<usize>> {
 }
 
 /// The positions of each level's branch bits in the comparison layout.
-fn level_ranges(levels: &[Vec<usize>], batch: usize) -> Vec<Range<usize>> {
+pub(crate) fn level_ranges(levels: &[Vec<usize>], batch: usize) -> Vec<Range<usize>> {
     let mut at = 0;
     levels
         .iter()
@@ -304,7 +268,7 @@ fn level_ranges(levels: &[Vec<usize>], batch: usize) -> Vec<Range<usize>> {
 
 /// The values whose sign decides every node, in the layout of [`by_level`]: `x[f] − t` (or
 /// `t − x[f]`, see [`NodeMode::threshold_first`]), so `b` is `[value < 0]` or its complement.
-fn differences<V: Shares>(
+pub(crate) fn differences<R, V: Linear<R>>(
     s: &TreeShape,
     order: &[usize],
     x: &V,
@@ -332,10 +296,11 @@ fn differences<V: Shares>(
 }
 
 /// Reach indicators top-down (step 2 of the protocol), one level at a time: `reach[i]` of
-/// node i and `taken[i] = reach[i]·b[i]`, each `batch` long. The backend multiplies; the walk
-/// only does the local bookkeeping.
-struct Walk<'a, V> {
+/// node i and `taken[i] = reach[i]·b[i]`, each `batch` long. The scheme multiplies; this only
+/// does the local bookkeeping, on shares of elements of `R`.
+pub(crate) struct Reach<'a, R, V> {
     s: &'a TreeShape,
+    ring: core::marker::PhantomData<R>,
     batch: usize,
     /// A root's reach: the public 1 (in setup, its mask: 0).
     ones: V,
@@ -343,10 +308,17 @@ struct Walk<'a, V> {
     taken: Vec<Option<V>>,
 }
 
-impl<'a, V: Shares> Walk<'a, V> {
-    fn new(s: &'a TreeShape, batch: usize, ones: V) -> Self {
+impl<'a, R, V: Linear<R>> Reach<'a, R, V> {
+    pub(crate) fn new(s: &'a TreeShape, batch: usize, ones: V) -> Self {
         let n = s.nodes.len();
-        Self { s, batch, ones, reach: vec![None; n], taken: vec![None; n] }
+        Self {
+            s,
+            ring: core::marker::PhantomData,
+            batch,
+            ones,
+            reach: vec![None; n],
+            taken: vec![None; n],
+        }
     }
 
     /// The indicator of the branch `br` of node `p`: `taken[p]` or `reach[p] − taken[p]`.
@@ -361,7 +333,7 @@ impl<'a, V: Shares> Walk<'a, V> {
     }
 
     /// The reach of the nodes of one level (their parents' products recorded), concatenated.
-    fn reach(&mut self, level: &[usize]) -> Result<V, Error> {
+    pub(crate) fn reach(&mut self, level: &[usize]) -> Result<V, Error> {
         for &i in level {
             self.reach[i] = Some(match self.s.nodes[i].parent {
                 None => self.ones.clone(),
@@ -372,8 +344,8 @@ impl<'a, V: Shares> Walk<'a, V> {
         Ok(V::concat(&parts))
     }
 
-    /// Records the products `reach·b` of one level's nodes (concatenated as [`Walk::reach`]).
-    fn taken(&mut self, level: &[usize], prod: &V) -> Result<(), Error> {
+    /// Records the products `reach·b` of one level's nodes (concatenated as [`Reach::reach`]).
+    pub(crate) fn taken(&mut self, level: &[usize], prod: &V) -> Result<(), Error> {
         if prod.len() != level.len() * self.batch {
             return Err(Error::ApiMisuse("tree: products do not fit the level".into()));
         }
@@ -384,7 +356,7 @@ impl<'a, V: Shares> Walk<'a, V> {
     }
 
     /// The leaf indicators `I`, `batch × leaves` (sample-major, the left operand of `I·W`).
-    fn indicators(&self) -> Result<V, Error> {
+    pub(crate) fn indicators(&self) -> Result<V, Error> {
         let parts = self
             .s
             .leaves
@@ -402,188 +374,11 @@ impl<'a, V: Shares> Walk<'a, V> {
 }
 
 /// Checks the shape and that shares of the given lengths fit it.
-fn check_fit(s: &TreeShape, lens: [usize; 4], batch: usize) -> Result<(), Error> {
+pub(crate) fn check_fit(s: &TreeShape, lens: [usize; 4], batch: usize) -> Result<(), Error> {
     s.check().map_err(|e| Error::ApiMisuse(e.to_string()))?;
     let (n, l, c, f) = (s.nodes.len(), s.leaves.len(), s.classes, s.features);
     if lens != [batch * f, n, l * c, c] {
         return Err(Error::ApiMisuse("tree ensemble: shares do not fit its shape".into()));
     }
     Ok(())
-}
-
-/// The secure evaluation on `rep3` (see the module docs): `x` is `batch × features`, `t`, `w`
-/// and `base` the shared thresholds, leaf weights and base values; consumes `batch · nodes`
-/// daBits. Returns `batch × classes` shared scores.
-pub(crate) async fn eval_rep3<T: Transport, R: IntRing>(
-    p: &mut Rep3<T>,
-    s: &TreeShape,
-    (t, w, base): (&Rep3Vec<R>, &Rep3Vec<R>, &Rep3Vec<R>),
-    x: &Rep3Vec<R>,
-    batch: usize,
-    dabits: DaBits<R>,
-) -> Result<Rep3Vec<R>, Error> {
-    check_fit(s, [x.len(), t.len(), w.len(), base.len()], batch)?;
-    let (l, c) = (s.leaves.len(), s.classes);
-    let me = p.me();
-    let levels = by_level(s);
-    let order = levels.concat();
-    let bits = if order.is_empty() {
-        Rep3Vec::public(me, &[])
-    } else {
-        let neg = p.ltz(&differences(s, &order, x, t, batch)?).await?;
-        let c01 = p.bit_to_arith(&neg, dabits).await?;
-        // b = c or 1 − c.
-        let (mul, add): (Vec<R>, Vec<R>) = order
-            .iter()
-            .flat_map(|&i| {
-                let v = if s.nodes[i].mode.negated() {
-                    (R::ZERO - R::ONE, R::ONE)
-                } else {
-                    (R::ONE, R::ZERO)
-                };
-                core::iter::repeat_n(v, batch)
-            })
-            .unzip();
-        c01.mul_public(&mul)?.add_public(&add)?
-    };
-    let mut walk = Walk::new(s, batch, Rep3Vec::public(me, &vec![R::ONE; batch]));
-    for (d, (level, range)) in levels.iter().zip(level_ranges(&levels, batch)).enumerate() {
-        let reach = walk.reach(level)?;
-        let b = bits.slice(range);
-        // The roots' reach is the public 1: their products are the bits themselves.
-        let prod = if d == 0 { b } else { p.mul(&reach, &b).await? };
-        walk.taken(level, &prod)?;
-    }
-    let scores = p.matmul(&walk.indicators()?, w, batch, l, c).await?;
-    scores.add(&base.gather(&tile(batch * c, c)))
-}
-
-/// Setup of one tree-ensemble evaluation on METEOR for one batch (see the module docs):
-/// single use, consumed by [`eval_meteor`]. `Debug` is redacted.
-pub(crate) struct TreePrep<R> {
-    batch: usize,
-    /// The sign extraction of every comparison (`None` for an ensemble of single leaves).
-    msb: Option<MsbPrep<R>>,
-    /// One multiplexer per level: `reach·b`.
-    levels: Vec<MuxPrep<R>>,
-    /// `I·W` (integer indicators: no truncation).
-    scores: MatMulPrep<R>,
-    /// The output's mask (the product's plus the base's).
-    out: Rep3Vec<R>,
-}
-
-impl<R> core::fmt::Debug for TreePrep<R> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "TreePrep(batch {}, {} levels, <redacted>)", self.batch, self.levels.len())
-    }
-}
-
-impl<R: IntRing> TreePrep<R> {
-    /// The scores' mask (for the setup of a later step).
-    pub(crate) fn out_mask(&self) -> &Rep3Vec<R> {
-        &self.out
-    }
-}
-
-/// METEOR's online cost of an ensemble per sample and party, `(bytes, rounds)` in Z_2^ℓ: one
-/// MSB extraction and one multiplexer reveal per node, one reveal per score; the MSB's
-/// rounds, one per level, one for `I·W` (an ensemble of single leaves needs only the last).
-pub(crate) fn meteor_online_cost(s: &TreeShape, bits: usize) -> (u64, u64) {
-    let word = (bits / 8) as u64;
-    let (msb_bytes, msb_rounds) = msb_online_cost(bits);
-    let n = s.nodes.len() as u64;
-    let depth = by_level(s).len() as u64;
-    let compare_rounds = if n == 0 { 0 } else { msb_rounds as u64 + depth };
-    (n * (msb_bytes as u64 + word) + word * s.classes as u64, compare_rounds + 1)
-}
-
-/// Setup of [`eval_meteor`] from the masks of the input (`batch × features`) and of the shared
-/// thresholds, leaf weights and base values: no data. The MSB setup of all comparisons in one
-/// batched run, one multiplexer setup per level (its reach mask follows from the output masks
-/// of the level above, all drawn here), and the mask product of `I·W`.
-pub(crate) async fn meteor_setup<T: Transport, R: IntRing>(
-    p: &mut Meteor<T>,
-    s: &TreeShape,
-    (t, w, base): (&Rep3Vec<R>, &Rep3Vec<R>, &Rep3Vec<R>),
-    x: &Rep3Vec<R>,
-    batch: usize,
-) -> Result<TreePrep<R>, Error> {
-    check_fit(s, [x.len(), t.len(), w.len(), base.len()], batch)?;
-    let (l, c) = (s.leaves.len(), s.classes);
-    let me = p.me();
-    let levels = by_level(s);
-    let order = levels.concat();
-    let msb = if order.is_empty() {
-        None
-    } else {
-        Some(p.msb_setup(&differences(s, &order, x, t, batch)?).await?)
-    };
-    let mut walk = Walk::new(s, batch, Rep3Vec::public(me, &vec![R::ZERO; batch]));
-    let mut muxes = Vec::with_capacity(levels.len());
-    for (level, range) in levels.iter().zip(level_ranges(&levels, batch)) {
-        let bit = msb
-            .as_ref()
-            .map(|m| m.out_mask().slice(range))
-            .ok_or_else(|| Error::ApiMisuse("tree setup: a level without comparisons".into()))?;
-        let reach = walk.reach(level)?;
-        let out = p.mask::<R>(reach.len());
-        walk.taken(level, &out)?;
-        muxes.push(p.mux_setup(&reach, &bit, out).await?);
-    }
-    // The indicators are integers 0/1 and W is in fixed point: the product is already in the
-    // format, so its "truncation pair" shifts by 0 (one fresh mask for the reveal).
-    let r = p.mask::<R>(batch * c);
-    let pairs = TruncPairs { frac_bits: 0, r: r.clone(), r_shifted: r };
-    let ind = walk.indicators()?;
-    let scores = p
-        .matmul_fixed_setup_many(vec![(&ind, w, (batch, l, c), pairs)])
-        .await?
-        .pop()
-        .ok_or_else(|| Error::ApiMisuse("tree setup: no leaf-weight product".into()))?;
-    let out = scores.out_mask().add(&base.gather(&tile(batch * c, c)))?;
-    Ok(TreePrep { batch, msb, levels: muxes, scores, out })
-}
-
-/// The secure evaluation on METEOR (see the module docs), consuming `prep` made by
-/// [`meteor_setup`] for these shares' masks: `x` is `batch × features`, `t`, `w` and `base`
-/// the shared thresholds, leaf weights and base values. Returns `batch × classes` scores.
-pub(crate) async fn eval_meteor<T: Transport, R: IntRing>(
-    p: &mut Meteor<T>,
-    s: &TreeShape,
-    (t, w, base): (&MVec<R>, &MVec<R>, &MVec<R>),
-    x: &MVec<R>,
-    prep: TreePrep<R>,
-) -> Result<MVec<R>, Error> {
-    let TreePrep { batch, msb, levels: muxes, scores, .. } = prep;
-    check_fit(s, [x.len(), t.len(), w.len(), base.len()], batch)?;
-    let c = s.classes;
-    let me = p.me();
-    let levels = by_level(s);
-    let order = levels.concat();
-    let other = || Error::ApiMisuse("tree: preparation made for another ensemble".into());
-    if muxes.len() != levels.len() {
-        return Err(other());
-    }
-    let bits = match (msb, order.is_empty()) {
-        (Some(msb), false) => {
-            let sign = p.msb(&differences(s, &order, x, t, batch)?, msb).await?;
-            // b = c or ¬c: flip the public part (local).
-            let flip =
-                order.iter().flat_map(|&i| core::iter::repeat_n(s.nodes[i].mode.negated(), batch));
-            Some(MBits { m: sign.m.iter().zip(flip).map(|(m, f)| m ^ f).collect(), psi: sign.psi })
-        }
-        (None, true) => None,
-        _ => return Err(other()),
-    };
-    let mut walk = Walk::new(s, batch, MVec::public(me, &vec![R::ONE; batch]));
-    for ((level, range), mux) in levels.iter().zip(level_ranges(&levels, batch)).zip(muxes) {
-        let reach = walk.reach(level)?;
-        let bits = bits.as_ref().ok_or_else(other)?;
-        let b = MBits { m: bits.m[range.clone()].to_vec(), psi: bits.psi.slice(range) };
-        let zero = MVec::public(me, &vec![R::ZERO; reach.len()]);
-        let prod = p.mux(&reach, &zero, &b, mux).await?;
-        walk.taken(level, &prod)?;
-    }
-    let scores = p.matmul_fixed(&walk.indicators()?, w, scores).await?;
-    scores.add(&base.gather(&tile(batch * c, c)))
 }

@@ -9,7 +9,7 @@
 //! BatchNormalization gets γ in [0.5, 1.5], β and μ in [−0.1, 0.1], σ² in [0.5, 1.5].
 //!
 //! [`paper_model`] resolves a name (`alexnet`, `vgg16`); [`paper_shape`] gives the public
-//! [`PlanShape`] alone (enough for [`super::meteor::online_cost`]) without making VGG16's
+//! [`PlanShape`] alone (enough for [`crate::meteor::online_cost`]) without making VGG16's
 //! weights.
 
 use super::geom::{ConvGeom, PoolGeom};

@@ -17,7 +17,8 @@
 //! # Modules
 //! `arith` (input, reveal, mul, dot, matmul), `binary` (bit planes, AND), `adder` (carry
 //! circuits), `compare` (MSB, comparison, equality, bit injection, select, ReLU, max, argmax),
-//! `trunc` (truncation pairs, fixed-point multiplication), `prep` (single-use preprocessing).
+//! `trunc` (truncation pairs, fixed-point multiplication), `prep` (single-use preprocessing),
+//! `nn` (private inference: [`crate::nn::Inference`] for [`Rep3`]).
 //! The n-party scheme, METEOR's masked sharing and the malicious variant sit beside this module
 //! and reuse [`Ctx`], the rings and the PRG; METEOR's mask shares are `rep3` shares.
 
@@ -26,11 +27,13 @@ mod arith;
 pub mod binary;
 pub mod client;
 mod compare;
+mod nn;
 pub mod prep;
 mod trunc;
 
 pub use binary::BitPlanes;
 pub use compare::SharedBits;
+pub use nn::NnPrep;
 pub use prep::{DaBits, TruncPairs};
 
 use core::fmt;
@@ -82,6 +85,8 @@ impl<R> fmt::Debug for Rep3Vec<R> {
         write!(f, "Rep3Vec({} elements held by {}, <redacted>)", self.a.len(), self.me)
     }
 }
+
+crate::sharing::forward_linear!(Rep3Vec);
 
 impl<R: Ring> Rep3Vec<R> {
     pub(crate) fn from_parts(me: PartyId, a: Vec<R>, b: Vec<R>) -> Self {

@@ -27,10 +27,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::{Backend, Catalog, MODEL_OWNER};
-use crate::meteor::Meteor;
+use crate::meteor::{MVec, Meteor, MeteorPrep};
 use crate::net::{FrameError, PartyId, Stats, Transport};
-use crate::nn::meteor::{MeteorModel, MeteorPrep};
-use crate::nn::{NnPrep, Output, SharedModel};
+use crate::nn::{Inference, Output, SharedModel};
+use crate::rep3::{NnPrep, Rep3Vec};
 use crate::ring::Z64;
 use crate::Error;
 
@@ -47,10 +47,10 @@ pub struct Stocked {
 /// run of that epoch refers to them.
 pub enum Material {
     /// METEOR: the model's shares, the run's masks and mask products.
-    Meteor(Arc<MeteorModel<Z64>>, MeteorPrep<Z64>),
+    Meteor(Arc<SharedModel<MVec<Z64>>>, MeteorPrep<Z64>),
     /// `rep3`: the model's shares, the run's truncation pairs and daBits (made for
     /// [`Output::Argmax`], so that they serve either output: see [`NnPrep::for_output`]).
-    Rep3(Arc<SharedModel<Z64>>, NnPrep<Z64>),
+    Rep3(Arc<SharedModel<Rep3Vec<Z64>>>, NnPrep<Z64>),
 }
 
 /// Which runs a shelf queue holds: a model on a backend.
@@ -186,8 +186,8 @@ pub struct Mesh {
 
 /// A model's weights as shared in the mesh for one backend.
 enum Weights {
-    Meteor(Arc<MeteorModel<Z64>>),
-    Rep3(Arc<SharedModel<Z64>>),
+    Meteor(Arc<SharedModel<MVec<Z64>>>),
+    Rep3(Arc<SharedModel<Rep3Vec<Z64>>>),
 }
 
 impl core::fmt::Debug for Mesh {
@@ -235,17 +235,12 @@ impl Mesh {
         for (t, served) in active.into_iter().zip(served) {
             let plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
             let weights = match t.backend {
-                Backend::Meteor => {
-                    use crate::nn::meteor::share_model;
-                    Weights::Meteor(Arc::new(
-                        share_model(m, MODEL_OWNER, plan, &served.shape).await?,
-                    ))
-                }
+                Backend::Meteor => Weights::Meteor(Arc::new(
+                    m.share_model(MODEL_OWNER, plan, &served.shape).await?,
+                )),
                 Backend::Rep3 => {
                     let p = m.rep3_mut();
-                    Weights::Rep3(Arc::new(
-                        crate::nn::share_model(p, MODEL_OWNER, plan, &served.shape).await?,
-                    ))
+                    Weights::Rep3(Arc::new(p.share_model(MODEL_OWNER, plan, &served.shape).await?))
                 }
             };
             models.push((t.clone(), weights));
@@ -295,12 +290,12 @@ impl Mesh {
         let (target, weights) = &self.models[i];
         let material = match weights {
             Weights::Meteor(model) => {
-                let prep = crate::nn::meteor::preprocess(m, model, 1, super::CLIENT).await?;
+                let prep = m.preprocess(model, 1, Output::Logits, super::CLIENT).await?;
                 Material::Meteor(model.clone(), prep)
             }
             Weights::Rep3(model) => {
                 let p = m.rep3_mut();
-                let prep = crate::nn::preprocess(p, model.shape(), 1, Output::Argmax).await?;
+                let prep = p.preprocess(model, 1, Output::Argmax, super::CLIENT).await?;
                 Material::Rep3(model.clone(), prep)
             }
         };

@@ -83,20 +83,19 @@ pub(crate) struct Run {
 /// METEOR: P0 owns the weights, P1 the input and receives the scores; online counters exclude
 /// the input's sharing and the output's reveal (as the paper's tables do).
 pub(crate) fn meteor_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize) -> Run {
-    use ringfence_core::nn::meteor::{infer, preprocess, share_model};
+    use ringfence_core::nn::Inference;
     let shape = plan.shape();
     let outs = testing::run_rep3(11, |p| {
         let (shape, x) = (shape.clone(), x.to_vec());
         async move {
             let mut p = Meteor::new(p);
             let me = p.me();
-            let model =
-                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-            let mut prep = preprocess(&mut p, &model, batch, PartyId(1)).await?;
+            let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let mut prep = p.preprocess(&model, batch, Output::Logits, PartyId(1)).await?;
             let mask = prep.take_input_mask()?;
             let sx = p.share(PartyId(1), (me.0 == 1).then_some(&x[..]), mask).await?;
             let before = p.rep3().ctx().stats();
-            let y = infer(&mut p, &model, sx, prep).await?;
+            let y = p.infer(&model, sx, prep).await?;
             let cost = p.rep3().ctx().stats() - before;
             let out = p.reveal_to(PartyId(1), y).await?;
             Ok((out, cost))
@@ -115,18 +114,17 @@ pub(crate) fn meteor_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize) -> Run 
 /// rep3: P0 owns the weights, P1 the input; every party gets the revealed output. The online
 /// counters (bytes: the most any party sent) cover `infer` only.
 pub(crate) fn rep3_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize, output: Output) -> Run {
-    use ringfence_core::nn::{infer, preprocess, share_model};
+    use ringfence_core::nn::Inference;
     let shape = plan.shape();
     let outs = testing::run_rep3(7, |mut p| {
         let (shape, x) = (shape.clone(), x.to_vec());
         async move {
             let me = p.me();
-            let model =
-                share_model(&mut p, PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-            let prep = preprocess::<_, Z64>(&mut p, &shape, batch, output).await?;
+            let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let prep = p.preprocess(&model, batch, output, PartyId(1)).await?;
             let sx = p.input(PartyId(1), (me.0 == 1).then_some(&x[..]), x.len()).await?;
             let before = p.ctx().stats();
-            let y = infer(&mut p, &model, sx, prep).await?;
+            let y = p.infer(&model, sx, prep).await?;
             let cost = p.ctx().stats() - before;
             let out = p.reveal(y).await?;
             Ok((out, cost))

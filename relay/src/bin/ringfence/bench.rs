@@ -368,21 +368,22 @@ async fn bench_infer<R: IntRing>(
     mb: &ModelBench,
     sizes: Sizes,
 ) -> Result<OpReport, String> {
-    use ringfence_core::nn::{infer, preprocess, share_model, Output};
+    use ringfence_core::nn::{Inference, Output};
     let e = |e: ringfence_core::Error| e.to_string();
     let io = InferInputs::<R>::new(p.me(), mb, sizes)?;
     let me = p.me();
-    let shared = share_model(p, MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
+    let shared = p
+        .share_model(MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
         .await
         .map_err(e)?;
     let mut m = io.meter(mb);
     io.runs(&mut m, sizes.repeat, async |k, warm, m: &mut Meter| {
         m.setup_start(p);
-        let prep = preprocess::<_, R>(p, &io.shape, io.sub, Output::Argmax).await.map_err(e)?;
+        let prep = p.preprocess(&shared, io.sub, Output::Argmax, INPUT_OWNER).await.map_err(e)?;
         m.setup_end(p, warm);
         m.start(p).await?;
         let x = p.input(INPUT_OWNER, io.pass_input(k), io.pass_len()).await.map_err(e)?;
-        let y = infer(p, &shared, x, prep).await.map_err(e)?;
+        let y = p.infer(&shared, x, prep).await.map_err(e)?;
         let classes = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
         m.stop(p, warm).await?;
         Ok(classes.map(|c| c.iter().map(|v| v.to_i64() as usize).collect()))
@@ -401,24 +402,25 @@ async fn bench_infer_meteor<R: IntRing>(
     sizes: Sizes,
 ) -> Result<(Session, OpReport), String> {
     use ringfence_core::meteor::Meteor;
-    use ringfence_core::nn::meteor::{infer, preprocess, share_model};
+    use ringfence_core::nn::{Inference, Output};
     let e = |e: ringfence_core::Error| e.to_string();
     let io = InferInputs::<R>::new(p.me(), mb, sizes)?;
     let mut p = Meteor::new(p);
     let me = p.me();
-    let shared =
-        share_model(&mut p, MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
-            .await
-            .map_err(e)?;
+    let shared = p
+        .share_model(MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
+        .await
+        .map_err(e)?;
     let mut m = io.meter(mb);
     io.runs(&mut m, sizes.repeat, async |k, warm, m: &mut Meter| {
         m.setup_start(p.rep3());
-        let mut prep = preprocess(&mut p, &shared, io.sub, INPUT_OWNER).await.map_err(e)?;
+        let mut prep =
+            p.preprocess(&shared, io.sub, Output::Logits, INPUT_OWNER).await.map_err(e)?;
         m.setup_end(p.rep3(), warm);
         m.start(p.rep3_mut()).await?;
         let mask = prep.take_input_mask().map_err(e)?;
         let x = p.share(INPUT_OWNER, io.pass_input(k), mask).await.map_err(e)?;
-        let y = infer(&mut p, &shared, x, prep).await.map_err(e)?;
+        let y = p.infer(&shared, x, prep).await.map_err(e)?;
         let scores = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
         // The receiver's argmax, part of the online time.
         let classes = scores.map(|s| ringfence_core::nn::argmax_rows(&s, io.shape.output_len()));

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use ringfence_core::nn::{self, FixedPlan, ModelFile, Output, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::{FixedPlan, ModelFile, Output, DEFAULT_FRAC_BITS};
 use ringfence_core::ring::Z64;
 
 /// `ringfence model ...`.
@@ -103,7 +103,7 @@ fn inspect(a: &InspectArgs) -> Result<(), String> {
         shape.frac_bits,
         2f64.powi(-(shape.frac_bits as i32))
     );
-    let (bytes_online, rounds) = nn::meteor::online_cost(&shape, 64, a.batch);
+    let (bytes_online, rounds) = ringfence_core::meteor::online_cost(&shape, 64, a.batch);
     println!(
         "  meteor  online {bytes_online} B per party, {rounds} rounds (batch {}, cost model; input sharing and output reveal not included; a client's input adds its consistency check, 1 round and 64 B)",
         a.batch

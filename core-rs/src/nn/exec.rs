@@ -1,0 +1,252 @@
+//! Secure inference of a [`FixedPlan`], written once for every scheme.
+//!
+//! Three steps, each run by all parties in the same order, through [`Inference`]:
+//! 1. [`Inference::share_model`]: the model owner (a compute party) inputs every weight and
+//!    bias in one round; the others know only the public [`PlanShape`].
+//! 2. [`Inference::preprocess`]: the material of one run on a batch (setup phase, no inputs),
+//!    single use.
+//! 3. [`Inference::infer`]: the shared input goes through the layers and the scores (or, where
+//!    the scheme has an argmax, the classes) come out shared.
+//!
+//! The walk over the steps is [`walk`]: it does every local part of a layer (im2col gathers,
+//! block-diagonal weights of grouped convolutions, bias tiling, sum pooling, reordering) on any
+//! [`Linear`] vector, and asks a [`Layers`] implementation for the interactive parts (a
+//! fixed-point matrix product, ReLU, max pooling, a public scale, a tree ensemble). A scheme's
+//! online run is one `Layers`; METEOR's setup is another, over the masks, that collects the
+//! mask products of every layer and makes them in one batched round afterwards. So the layer
+//! structure of a network is written here only, and a new layer kind is one arm of [`walk`].
+//!
+//! The schemes' implementations live in their folders (`rep3/nn.rs`, `meteor/nn.rs`): `nn/`
+//! names no scheme.
+
+use std::borrow::Cow;
+
+use super::plan::{
+    grouped_gather, inverse, tile, window_columns, FixedPlan, Output, PlanShape, WeightedStep,
+};
+use super::trees::TreeShape;
+use super::PoolGeom;
+use crate::net::PartyId;
+use crate::ring::fixed::FixedPoint;
+use crate::ring::IntRing;
+use crate::sharing::Linear;
+use crate::Error;
+
+/// A plan's weights as shares of one scheme (`V` is its share vector). `Debug` is redacted.
+pub struct SharedModel<V> {
+    pub(crate) shape: PlanShape,
+    pub(crate) steps: Vec<WeightedStep<V>>,
+}
+
+impl<V> core::fmt::Debug for SharedModel<V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "SharedModel({} steps, <redacted>)", self.steps.len())
+    }
+}
+
+impl<V> SharedModel<V> {
+    /// The public architecture.
+    pub fn shape(&self) -> &PlanShape {
+        &self.shape
+    }
+
+    /// Checks that `x_len` input values fit this model for a batch of `batch` (before any
+    /// round runs).
+    pub(crate) fn check_input(&self, x_len: usize, batch: usize) -> Result<(), Error> {
+        if x_len != batch * self.shape.input_len {
+            return Err(Error::ApiMisuse(format!(
+                "infer: input has {x_len} values, the model takes {} per sample and the \
+                 preprocessing is for a batch of {batch}",
+                self.shape.input_len
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A scheme that runs plans: private inference for a protocol family.
+///
+/// ```
+/// use ringfence_core::{net::PartyId, nn::{Dense, FixedPlan, Inference, Layer, Model, Output},
+///     ring::Z64, testing};
+/// // y = 2·x0 − x1, owned by P0; P1 inputs x.
+/// let model = Model { input_name: "x".into(), input_shape: vec![2], class_labels: None,
+///     dropped_transforms: vec![], input_range: None, layers: vec![Layer::Dense(Dense {
+///         inputs: 2, outputs: 1, weights: vec![2.0, -1.0], bias: vec![0.0] })] };
+/// let plan = FixedPlan::<Z64>::new(&model, 13).unwrap();
+/// let x = plan.encode_input(&[1.5, 0.5]).unwrap();
+/// let outs = testing::run_rep3(1, move |mut p| {
+///     let (plan, x) = (plan.clone(), x.clone());
+///     async move {
+///         let me = p.me();
+///         let owner = PartyId(0);
+///         let model = p.share_model(owner, (me == owner).then_some(&plan), &plan.shape()).await?;
+///         let prep = p.preprocess(&model, 1, Output::Logits, PartyId(1)).await?;
+///         let x = p.input(PartyId(1), (me == PartyId(1)).then_some(&x[..]), 2).await?;
+///         let y = p.infer(&model, x, prep).await?;
+///         Ok(plan.decode(&p.reveal(y).await?))
+///     }
+/// });
+/// assert!((outs[0][0] - 2.5).abs() < 1e-3);
+/// ```
+// The futures are not `Send` on purpose: the core is driven on one thread (natively by
+// `block_on`, in wasm by the browser's event loop), and callers use concrete schemes.
+#[allow(async_fn_in_trait)]
+pub trait Inference<R: IntRing> {
+    /// The scheme's share vector.
+    type Share: Linear<R>;
+    /// The material of one run on one batch: consumed by [`Inference::infer`], never reusable.
+    type Prep;
+
+    /// Inputs `len` weights owned by compute party `owner` (which passes `Some(values)`).
+    async fn input_weights(
+        &mut self,
+        owner: PartyId,
+        values: Option<&[R]>,
+        len: usize,
+    ) -> Result<Self::Share, Error>;
+
+    /// Secret-shares the weights of `plan`, owned by compute party `owner` (which passes
+    /// `Some(plan)`; the others pass `None`). Every party passes the public `shape`; the owner's
+    /// plan must have exactly that shape. One round; the owner sends one element per weight
+    /// to each party that needs it.
+    async fn share_model(
+        &mut self,
+        owner: PartyId,
+        plan: Option<&FixedPlan<R>>,
+        shape: &PlanShape,
+    ) -> Result<SharedModel<Self::Share>, Error> {
+        let lens = shape.weight_lens();
+        let values = plan.map(|p| p.weights_flat(shape)).transpose()?;
+        let all = self.input_weights(owner, values.as_deref(), lens.iter().sum()).await?;
+        let mut at = 0;
+        let blocks = lens
+            .iter()
+            .map(|&l| {
+                at += l;
+                all.slice(at - l..at)
+            })
+            .collect();
+        Ok(SharedModel { shape: shape.clone(), steps: shape.assemble(blocks)? })
+    }
+
+    /// Makes the material for one run of `model` on `batch` samples giving `output`, whose
+    /// input is owned by `input_owner` (a compute party or an external client). No input is
+    /// needed; a scheme that cannot give `output` refuses here.
+    async fn preprocess(
+        &mut self,
+        model: &SharedModel<Self::Share>,
+        batch: usize,
+        output: Output,
+        input_owner: PartyId,
+    ) -> Result<Self::Prep, Error>;
+
+    /// Runs the shared model on the shared input `x` (`batch × input_len`, encoded with the
+    /// plan's format), consuming `prep`. Returns shares of `batch × output_len` scores
+    /// ([`Output::Logits`]) or `batch` class indices ([`Output::Argmax`]). Shape mismatches are
+    /// errors before any round runs.
+    async fn infer(
+        &mut self,
+        model: &SharedModel<Self::Share>,
+        x: Self::Share,
+        prep: Self::Prep,
+    ) -> Result<Self::Share, Error>;
+}
+
+/// The interactive parts of the layers, as one scheme does them in one phase. The walk hands
+/// every value over by move, and weights as borrowed from the model where it can (a phase that
+/// defers its work keeps them without copying).
+#[allow(async_fn_in_trait)]
+pub(crate) trait Layers<'m, R: IntRing> {
+    /// The vectors walked: shares online; masks in METEOR's setup.
+    type V: Linear<R> + 'm;
+    /// The model's weight vectors.
+    type W: 'm;
+
+    /// The walked view of a weight vector (itself online; its mask in METEOR's setup).
+    fn view(w: &'m Self::W) -> &'m Self::V;
+
+    /// The walked value of a public vector (its sharing; in a walk over masks, zeros).
+    fn constant(&self, c: &[R]) -> Self::V;
+
+    /// `x · w / 2^f` for `x` of `m × k` and `w` of `k × n` (row-major), `dims = (m, k, n)`.
+    async fn matmul_fixed(
+        &mut self,
+        x: Self::V,
+        w: Cow<'m, Self::V>,
+        dims: (usize, usize, usize),
+    ) -> Result<Self::V, Error>;
+
+    /// `max(x, 0)` elementwise.
+    async fn relu(&mut self, x: Self::V) -> Result<Self::V, Error>;
+
+    /// The maximum of every window of `g` over a batch of `batch`.
+    async fn max_pool(&mut self, x: Self::V, g: &PoolGeom, batch: usize) -> Result<Self::V, Error>;
+
+    /// `c·x / 2^f` for a public fixed-point `c`.
+    async fn scale_fixed(&mut self, x: Self::V, c: R) -> Result<Self::V, Error>;
+
+    /// A tree ensemble's scores, `batch × classes`, from its shared thresholds, leaf weights
+    /// and base values.
+    async fn trees(
+        &mut self,
+        s: &TreeShape,
+        weights: (&'m Self::V, &'m Self::V, &'m Self::V),
+        x: Self::V,
+        batch: usize,
+    ) -> Result<Self::V, Error>;
+}
+
+/// Walks `steps` on `x` (`batch` samples), doing the local parts of each layer here and the
+/// interactive ones with `l`. Returns the last step's output.
+pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
+    l: &mut L,
+    steps: &'m [WeightedStep<L::W>],
+    frac_bits: u32,
+    x: L::V,
+    batch: usize,
+) -> Result<L::V, Error> {
+    let mut h = x;
+    for s in steps {
+        h = match s {
+            WeightedStep::Dense { inputs, outputs, w, b } => {
+                let dims = (batch, *inputs, *outputs);
+                let z = l.matmul_fixed(h, Cow::Borrowed(L::view(w)), dims).await?;
+                z.add(&L::view(b).gather(&tile(batch * outputs, *outputs)))?
+            }
+            WeightedStep::Relu => l.relu(h).await?,
+            WeightedStep::Conv { geom: g, w, b } => {
+                // im2col by a local gather; padding reads one appended public zero.
+                let zero = l.constant(&[R::ZERO]);
+                let cols = L::V::concat(&[&h, &zero]).gather(&g.batch_patches(batch));
+                // A grouped convolution multiplies by the block-diagonal weight matrix (public
+                // zeros outside the groups).
+                let w = match grouped_gather(g) {
+                    Some(idx) => Cow::Owned(L::V::concat(&[L::view(w), &zero]).gather(&idx)),
+                    None => Cow::Borrowed(L::view(w)),
+                };
+                let (rows, oc) = (batch * g.positions(), g.out_c);
+                let z = l.matmul_fixed(cols, w, (rows, g.full_patch_len(), oc)).await?;
+                z.add(&L::view(b).gather(&tile(rows * oc, oc)))?.gather(&g.chw_order(batch))
+            }
+            WeightedStep::MaxPool(g) => l.max_pool(h, g, batch).await?,
+            WeightedStep::SumPool(g) => sum_pool(&h, &window_columns(g, batch))?,
+            WeightedStep::Scale { divisor } => {
+                let c = inverse::<R>(FixedPoint::new(frac_bits), *divisor)?;
+                l.scale_fixed(h, c).await?
+            }
+            WeightedStep::Trees { shape, t, w, base } => {
+                let weights = (L::view(t), L::view(w), L::view(base));
+                l.trees(shape, weights, h, batch).await?
+            }
+        };
+    }
+    Ok(h)
+}
+
+/// Adds the gathers of the window columns (local).
+fn sum_pool<R, V: Linear<R>>(h: &V, cols: &[Vec<usize>]) -> Result<V, Error> {
+    let mut it = cols.iter();
+    let first = it.next().ok_or_else(|| Error::ApiMisuse("empty pooling window".into()))?;
+    it.try_fold(h.gather(first), |acc, c| acc.add(&h.gather(c)))
+}
