@@ -6,11 +6,12 @@
 //! in-memory harness of the `testing` module (feature `test-utils`).
 //!
 //! ```text
-//!  ring     Z64, Z32, Bits; batch kernels; fixed-point codec
+//!  ring     Z64, Z32, Bits; ring-generic batch kernels and their backends; fixed-point codec
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons
-//!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool
+//!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool;
+//!           its field F_67 and kernels (MeteorRing: the N-MULT sum per ring)
 //!  nn       models: ONNX import, fixed-point plans, secure inference on rep3 and meteor
 //!  service  private classification: a client asks the parties to run a served model
 //!  testing  in-memory multi-party network with drop/delay/tamper hooks (feature test-utils)

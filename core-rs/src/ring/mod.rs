@@ -1,4 +1,5 @@
-//! Ring elements: Z_2^32, Z_2^64, packed bit vectors (Z_2)^64, and the field F_67.
+//! Ring elements: Z_2^32, Z_2^64 and packed bit vectors (Z_2)^64, with the ring-generic batch
+//! kernels over them, their backends, and the fixed-point codec.
 //!
 //! Every element type is a `#[repr(transparent)]` newtype over an unsigned machine word with
 //! wrapping arithmetic, so a `&[Z64]` has the same layout as a `&[u64]` and batch loops over it
@@ -7,12 +8,15 @@
 //! [`Bits`] is the boolean ring used for bitsliced binary sharing: 64 independent elements of Z_2
 //! per word, with XOR as addition and AND as multiplication. Protocols written against [`Ring`]
 //! therefore run unchanged over arithmetic and boolean shares.
+//!
+//! [`Ring`] is open: a protocol may implement it for a ring of its own (a small prime field,
+//! say) and override the hooks that have a faster form there ([`Ring::dot`],
+//! [`Ring::first_invalid`]). Protocol-specific kernels live with their protocol; the one place
+//! a kernel may use `unsafe` (run-time CPU feature dispatch) is `ring::backend`, shared by all.
 
-pub mod field;
+pub(crate) mod backend;
 pub mod fixed;
 pub mod kernels;
-
-pub use field::F67;
 
 use core::fmt::Debug;
 use core::ops::{Add, AddAssign, Mul, MulAssign, Neg, Sub, SubAssign};
@@ -62,27 +66,15 @@ pub trait Ring:
     /// Fills `out` with uniformly random elements drawn from `prg`.
     fn fill_random(prg: &mut Prg, out: &mut [Self]);
     /// The index of the first encoded element in `src` that is not a valid element (for
-    /// encodings with unused byte patterns, such as [`F67`]); received frames are checked
-    /// with it before decoding.
+    /// encodings with unused byte patterns, such as a prime field stored in a byte); received
+    /// frames are checked with it before decoding.
     fn first_invalid(_src: &[u8]) -> Option<usize> {
         None
     }
     /// `Σ a[i]·b[i]` over equal-length slices ([`kernels::dot`]); fields with a cheap lazy
-    /// reduction ([`F67`]) override it to reduce once per sum instead of once per operation.
+    /// reduction override it to reduce once per sum instead of once per operation.
     fn dot(a: &[Self], b: &[Self]) -> Self {
         kernels::dot(a, b)
-    }
-    /// METEOR's N-MULT sum on both components of one party's shares ([`kernels::subset_sum`]);
-    /// [`F67`] overrides it with lazily reduced kernels for N = 2 and N = 4 (the MSB's
-    /// product with ζ and its product tree).
-    fn subset_sum(
-        m: &[&[Self]],
-        terms: [&[&[Self]]; 2],
-        sub: [&[Self]; 2],
-        public: Option<usize>,
-        out: [&mut [Self]; 2],
-    ) {
-        kernels::subset_sum(m, terms, sub, public, out);
     }
 }
 
@@ -416,7 +408,6 @@ mod tests {
         check(&[Z32(1), Z32(0xdead_beef), Z32(u32::MAX)]);
         check(&[Z64(3), Z64(u64::MAX - 7)]);
         check(&[Bits(0x0123_4567_89ab_cdef)]);
-        check(&[F67::new(0), F67::new(66), F67::new(5)]);
         check::<Z64>(&[]);
     }
 
