@@ -1,12 +1,13 @@
 //! # ringfence-core
 //!
-//! Secure multi-party computation over the rings Z_2^32 and Z_2^64, sans-IO: no sockets, no
-//! clock and no OS randomness. Time, randomness and transport are injected, so the same code runs
-//! natively under tokio, in a browser under `wasm-bindgen-futures`, and in the deterministic
-//! in-memory harness of the `testing` module (feature `test-utils`).
+//! Secure multi-party computation over the rings Z_2^32 and Z_2^64 (Z_2^128 is there as a ring
+//! type, for protocols to come), sans-IO: no sockets, no clock and no OS randomness. Time,
+//! randomness and transport are injected, so the same code runs natively under tokio, in a
+//! browser under `wasm-bindgen-futures`, and in the deterministic in-memory harness of the
+//! `testing` module (feature `test-utils`).
 //!
 //! ```text
-//!  ring     Z64, Z32, Bits; ring-generic batch kernels and their backends; fixed-point codec
+//!  ring     Z64, Z32, Z128, Bits; ring-generic batch kernels and their backends; fixed point
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons
