@@ -148,7 +148,7 @@ impl Ring for F67 {
     /// digits independent and uniform. Two parties drawing from the same stream get the same
     /// elements.
     ///
-    /// Words are drawn in blocks of what is still needed (at most [`SAMPLE_WORDS`]); a block
+    /// Words are drawn in blocks of what is still needed (at most `SAMPLE_WORDS`); a block
     /// without a rejected word (all but ~15% of full blocks) is converted in one branch-free
     /// pass that runs in vector lanes, the rare other block word by word. A block whose digits
     /// all fit is converted straight into `out` (no staging copy); only a block whose last

@@ -38,7 +38,7 @@ impl MeteorRing for Bits {}
 
 impl MeteorRing for F67 {
     /// N = 2 (the MSB's product with ζ) and N = 4 (its product tree) run lazily reduced
-    /// kernels ([`subset_sum2`], [`subset_sum4`]); other N the generic one.
+    /// kernels (`subset_sum2`, `subset_sum4`); other N the generic one.
     fn subset_sum(
         m: &[&[Self]],
         terms: [&[&[Self]]; 2],
