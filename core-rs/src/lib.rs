@@ -1,19 +1,21 @@
 //! # ringfence-core
 //!
-//! Secure multi-party computation over the rings Z_2^32 and Z_2^64, sans-IO: no sockets, no
-//! clock and no OS randomness. Time, randomness and transport are injected, so the same code runs
-//! natively under tokio, in a browser under `wasm-bindgen-futures`, and in the deterministic
-//! in-memory harness of the `testing` module (feature `test-utils`).
+//! Secure multi-party computation over the rings Z_2^32 and Z_2^64 (Z_2^128 is there as a ring
+//! type, for protocols to come), sans-IO: no sockets, no clock and no OS randomness. Time,
+//! randomness and transport are injected, so the same code runs natively under tokio, in a
+//! browser under `wasm-bindgen-futures`, and in the deterministic in-memory harness of the
+//! `testing` module (feature `test-utils`).
 //!
 //! ```text
-//!  ring     Z64, Z32, Bits; batch kernels; fixed-point codec
+//!  ring     Z64, Z32, Z128, Bits; ring-generic batch kernels and their backends; fixed point
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
 //!  sharing  what every scheme's share vectors have in common (Linear: local operations)
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons,
 //!           and its inference layers (rep3/nn.rs)
-//!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool,
-//!           and its inference layers (meteor/nn.rs)
+//!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool;
+//!           its field F_67 and kernels (MeteorRing: the N-MULT sum per ring), and its
+//!           inference layers (meteor/nn.rs)
 //!  nn       models: ONNX import, fixed-point plans, and the one inference walk (nn::exec) that
 //!           every scheme runs through its `Inference` implementation
 //!  service  private classification: a client asks the parties to run a served model

@@ -1,9 +1,9 @@
 //! METEOR against plaintext on random and edge values, the paper's online cost model (bytes and
 //! rounds per party), mask freshness and preparation binding.
 
-use ringfence_core::meteor::{MVec, Meteor};
+use ringfence_core::meteor::{MVec, Meteor, MeteorRing, F67};
 use ringfence_core::net::{PartyId, Stats};
-use ringfence_core::ring::{IntRing, Ring, F67, Z64};
+use ringfence_core::ring::{IntRing, Ring, Z64};
 use ringfence_core::testing::{self, random_words, MemTransport};
 use ringfence_core::Error;
 
@@ -73,7 +73,7 @@ fn input_masks_are_random_and_known_only_to_their_owner() {
     assert!(!dbg.contains(&m1[0].0.to_string()), "Debug leaks a mask: {dbg}");
 }
 
-fn check_nmult<R: Ring>(xs: Vec<Vec<R>>) {
+fn check_nmult<R: MeteorRing>(xs: Vec<Vec<R>>) {
     let n = xs[0].len();
     let outs = testing::run_rep3(5, |p| {
         let xs = xs.clone();

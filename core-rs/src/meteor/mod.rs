@@ -13,6 +13,20 @@
 //! carry the masks the preparation was made for (a mismatch is [`Error::ApiMisuse`], never a
 //! wrong result). Every mask is drawn from the parties' PRG keys: fresh, uniform, single-use.
 //!
+//! # Layout
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | [`Meteor`], [`MVec`], masks, sharing and reveals |
+//! | `mult.rs` | N-MULT, fixed-point multiplication, matrix products |
+//! | `msb.rs` | MSB (private compare over F_67), MUX, ReLU, and the e-value kernel |
+//! | `pool.rs` | max pooling |
+//! | `client.rs` | the input/output client |
+//! | `field.rs` | [`F67`], the prime field of the MSB, with its sampler and dot product |
+//! | `kernels.rs` | [`MeteorRing`]: the N-MULT online sum per ring, F_67's lazily reduced forms |
+//!
+//! Everything METEOR-specific is here; `ring` is ring-generic. The F_67 kernels run on the
+//! ring layer's kernel backends (`ring::backend`: an AVX2 copy chosen at run time on x86-64).
+//!
 //! # Online cost per party (ℓ = 64, F_67 elements sent as one byte)
 //! | operation | bytes | rounds |
 //! |---|---|---|
@@ -56,11 +70,15 @@
 //! ```
 
 pub mod client;
-pub(crate) mod msb;
+mod field;
+mod kernels;
+mod msb;
 mod mult;
 mod nn;
 mod pool;
 
+pub use field::F67;
+pub use kernels::MeteorRing;
 pub use msb::{msb_online_cost, MBits, MsbPrep, MuxPrep, ReluPrep};
 pub use mult::{FixedMultPrep, MatMulJob, MatMulPrep, NMultPrep};
 pub use nn::{online_cost, MeteorPrep};
@@ -70,7 +88,7 @@ use core::fmt;
 
 use crate::net::{PartyId, Transport};
 use crate::rep3::{next, prev, purpose, Rep3, Rep3Vec};
-use crate::ring::{kernels, Ring};
+use crate::ring::{self, Ring};
 use crate::Error;
 
 /// A vector of METEOR shares `⟦x⟧ = (m_x, ⟨ψ_x⟩)` held by one party. `Debug` is redacted.
@@ -124,7 +142,7 @@ impl<R: Ring> MVec<R> {
     pub fn add(&self, o: &Self) -> Result<Self, Error> {
         self.check_len(o, "add")?;
         let mut m = self.m.clone();
-        kernels::add_assign(&mut m, &o.m);
+        ring::kernels::add_assign(&mut m, &o.m);
         Ok(Self { m, psi: self.psi.add(&o.psi)? })
     }
 
@@ -132,7 +150,7 @@ impl<R: Ring> MVec<R> {
     pub fn sub(&self, o: &Self) -> Result<Self, Error> {
         self.check_len(o, "sub")?;
         let mut m = self.m.clone();
-        kernels::sub_assign(&mut m, &o.m);
+        ring::kernels::sub_assign(&mut m, &o.m);
         Ok(Self { m, psi: self.psi.sub(&o.psi)? })
     }
 
@@ -146,14 +164,14 @@ impl<R: Ring> MVec<R> {
             )));
         }
         let mut m = self.m.clone();
-        kernels::add_assign(&mut m, c);
+        ring::kernels::add_assign(&mut m, c);
         Ok(Self { m, psi: self.psi.clone() })
     }
 
     /// `c·x` for a public scalar (local).
     pub fn scale(&self, c: R) -> Self {
         let mut m = self.m.clone();
-        kernels::scale(&mut m, c);
+        ring::kernels::scale(&mut m, c);
         Self { m, psi: self.psi.scale(c) }
     }
 
@@ -287,8 +305,8 @@ impl<T: Transport> Meteor<T> {
         let b = comp((me.index() + 1) % 3);
         let clear = (me == owner).then(|| {
             let mut c = comp(known);
-            kernels::add_assign(&mut c, &a);
-            kernels::add_assign(&mut c, &b);
+            ring::kernels::add_assign(&mut c, &a);
+            ring::kernels::add_assign(&mut c, &b);
             c
         });
         InputMask { owner, psi: Rep3Vec::from_parts(me, a, b), clear }
@@ -335,7 +353,7 @@ impl<T: Transport> Meteor<T> {
                     )));
                 }
                 let mut m = x.to_vec();
-                kernels::sub_assign(&mut m, &clear);
+                ring::kernels::sub_assign(&mut m, &clear);
                 self.p.ctx_mut().send(next(me), &m)?;
                 self.p.ctx_mut().send(prev(me), &m)?;
                 m
@@ -383,7 +401,7 @@ impl<T: Transport> Meteor<T> {
     /// Opens `x` to all three parties (1 round, one element per value per party).
     pub async fn reveal<R: Ring>(&mut self, x: MVec<R>) -> Result<Vec<R>, Error> {
         let mut out = self.p.reveal(x.psi).await?;
-        kernels::add_assign(&mut out, &x.m);
+        ring::kernels::add_assign(&mut out, &x.m);
         Ok(out)
     }
 
@@ -394,7 +412,7 @@ impl<T: Transport> Meteor<T> {
         x: MVec<R>,
     ) -> Result<Option<Vec<R>>, Error> {
         Ok(self.p.reveal_to(to, x.psi).await?.map(|mut psi| {
-            kernels::add_assign(&mut psi, &x.m);
+            ring::kernels::add_assign(&mut psi, &x.m);
             psi
         }))
     }
@@ -452,7 +470,7 @@ pub(crate) fn check_mask<R: Ring>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ring::{F67, Z64};
+    use crate::ring::Z64;
 
     fn vec_of<R: Ring>(me: u8, a: Vec<R>, b: Vec<R>) -> Rep3Vec<R> {
         Rep3Vec::from_parts(PartyId(me), a, b)

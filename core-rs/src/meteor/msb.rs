@@ -25,10 +25,11 @@
 //! of the bit mask into the ring and one product — measured by `ringfence bench` (about 0.5 kB
 //! per ReLU).
 
-use super::{check_mask, comp0_slot, MVec, Meteor, NMultPrep};
+use super::{check_mask, comp0_slot, MVec, Meteor, NMultPrep, F67};
 use crate::net::Transport;
 use crate::rep3::{Rep3Vec, SharedBits};
-use crate::ring::{Bits, IntRing, Ring, F67};
+use crate::ring::backend::{self, Kernel};
+use crate::ring::{Bits, IntRing, Ring};
 use crate::Error;
 
 /// Group size of the product tree (the paper's N = 4).
@@ -139,7 +140,7 @@ pub fn msb_online_cost(bits: usize) -> (usize, usize) {
 }
 
 /// Per-value running sums of the e-value loop (see [`e_row`]).
-pub(crate) struct ESums {
+struct ESums {
     sa: Vec<u16>,
     sb: Vec<u16>,
     ones: Vec<u16>,
@@ -149,7 +150,7 @@ pub(crate) struct ESums {
 
 /// The inputs of [`e_row`] for row i: `bt` holds each value's `b̃`, the other slices row i of
 /// the setup material (`lam` per value), both components each.
-pub(crate) struct ERowArgs<'a> {
+struct ERowArgs<'a> {
     slot: Option<bool>,
     bt: &'a [u64],
     i: usize,
@@ -164,16 +165,27 @@ pub(crate) struct ERowArgs<'a> {
 /// lanes with one reduction per e-value: subtracted terms are kept non-negative by adding q,
 /// and every sum stays below 5,000 for ℓ ≤ 64.
 fn e_row(args: ERowArgs<'_>, acc: &mut ESums, out: [&mut [F67]; 2]) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::ring::kernels::x86::has_avx2() {
-        return crate::ring::kernels::x86::e_row(args, acc, out);
+    backend::dispatch(ERow { args, acc, out });
+}
+
+/// The arguments of [`e_row`], for the backends.
+struct ERow<'a, 'b> {
+    args: ERowArgs<'a>,
+    acc: &'b mut ESums,
+    out: [&'b mut [F67]; 2],
+}
+
+impl Kernel for ERow<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        e_row_portable(self.args, self.acc, self.out);
     }
-    e_row_portable(args, acc, out);
 }
 
 /// The body of [`e_row`] (also compiled with AVX2 by the x86-64 backend).
 #[inline(always)]
-pub(crate) fn e_row_portable(args: ERowArgs<'_>, acc: &mut ESums, out: [&mut [F67]; 2]) {
+fn e_row_portable(args: ERowArgs<'_>, acc: &mut ESums, out: [&mut [F67]; 2]) {
     let ERowArgs { slot, bt, i, s, lam, lam_s, psi_e } = args;
     let n = bt.len();
     let q = u16::from(F67::Q);

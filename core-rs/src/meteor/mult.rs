@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use super::{check_mask, comp0_slot, MVec, Meteor};
+use super::{check_mask, comp0_slot, MVec, Meteor, MeteorRing};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
 use crate::ring::{kernels, IntRing, Ring};
@@ -30,7 +30,7 @@ pub struct NMultPrep<R> {
     /// Subset-major: `terms[T − 1]` holds `ψ_T = Π_{k∈T} ψ_k` of every value for the subset
     /// bitmask T ≥ 1, so `terms[(1 << j) − 1]` is input mask j. `ψ_∅` is the public constant 1:
     /// its term, the public product `Π m_j`, joins component 0. One vector per subset lets the
-    /// online sum run down all values at once ([`Ring::subset_sum`]).
+    /// online sum run down all values at once ([`MeteorRing::subset_sum`]).
     terms: Vec<Term<R>>,
     out: Rep3Vec<R>,
 }
@@ -146,7 +146,10 @@ impl<R: Ring> NMultPrep<R> {
         m: &[&[R]],
         at: usize,
         out: [&mut [R]; 2],
-    ) -> Result<(), Error> {
+    ) -> Result<(), Error>
+    where
+        R: MeteorRing,
+    {
         let len = out[0].len();
         if m.len() != self.inputs || m.iter().any(|x| x.len() != len) || at + len > self.len() {
             return Err(Error::ApiMisuse(format!(
@@ -334,7 +337,7 @@ impl<T: Transport> Meteor<T> {
     }
 
     /// `⟨Π x_t − ψ_out⟩` from the public `m`s and the setup products (local).
-    fn nmult_masked<R: Ring>(
+    fn nmult_masked<R: MeteorRing>(
         &self,
         xs: &[&MVec<R>],
         prep: &NMultPrep<R>,
@@ -356,7 +359,7 @@ impl<T: Transport> Meteor<T> {
     }
 
     /// N-MULT online: `⟦Π x_t⟧` (1 round, one element per value per party).
-    pub async fn nmult<R: Ring>(
+    pub async fn nmult<R: MeteorRing>(
         &mut self,
         xs: &[&MVec<R>],
         prep: NMultPrep<R>,
@@ -367,7 +370,7 @@ impl<T: Transport> Meteor<T> {
     }
 
     /// 2-MULT online: `⟦x·y⟧` (1 round, one element per value per party).
-    pub async fn mult<R: Ring>(
+    pub async fn mult<R: MeteorRing>(
         &mut self,
         x: &MVec<R>,
         y: &MVec<R>,
@@ -378,7 +381,7 @@ impl<T: Transport> Meteor<T> {
 
     /// Fixed-point `⟦x·y / 2^d⟧` with the truncation folded into the reveal (1 round, one
     /// element per value per party).
-    pub async fn mult_fixed<R: IntRing>(
+    pub async fn mult_fixed<R: IntRing + MeteorRing>(
         &mut self,
         x: &MVec<R>,
         y: &MVec<R>,

@@ -12,7 +12,7 @@ use core::fmt;
 use core::future::Future;
 
 use crate::error::Error;
-use crate::ring::{Ring, Z64};
+use crate::ring::{Ring, MAX_ELEMENT_BYTES, Z64};
 pub use frame::{FrameError, SessionId};
 
 /// A participant's index in a session: compute parties are `0..n`, external input providers
@@ -319,10 +319,11 @@ impl<T: Transport> Ctx<T> {
         (self.max_payload / R::BYTES).max(1)
     }
 
-    /// Lowers the payload bytes per frame (default and maximum [`frame::MAX_PAYLOAD`]), e.g. to
-    /// test splitting. A session parameter: every party must use the same value.
+    /// Lowers the payload bytes per frame (default and maximum [`frame::MAX_PAYLOAD`], minimum
+    /// one element of the widest ring, [`MAX_ELEMENT_BYTES`]), e.g. to test splitting. A
+    /// session parameter: every party must use the same value.
     pub fn set_max_payload(&mut self, bytes: usize) {
-        self.max_payload = bytes.clamp(8, frame::MAX_PAYLOAD);
+        self.max_payload = bytes.clamp(MAX_ELEMENT_BYTES, frame::MAX_PAYLOAD);
     }
 
     /// Tells the transport that `from` may send, beyond what this party has read, only the
@@ -409,8 +410,8 @@ mod tests {
     use std::rc::Rc;
 
     use super::*;
-    use crate::rep3::Rep3;
-    use crate::ring::Z64;
+    use crate::rep3::{next, prev, Rep3};
+    use crate::ring::{Z128, Z64};
     use crate::testing::{self, MemTransport, Net};
 
     /// A transport with only the borrowed-slice methods, as the wasm one copies frames: `send`
@@ -492,5 +493,36 @@ mod tests {
             reused >= frames / 2,
             "buf keeps its allocation between frames ({reused}/{frames})"
         );
+    }
+
+    /// Z_2^128 elements cross the links byte for byte, in one frame and split over several:
+    /// the smallest payload limit still holds one 16-byte element.
+    #[test]
+    fn z128_elements_round_trip_through_frames() {
+        let data: Vec<Z128> = [0, 1, u128::MAX, 1 << 127, (1 << 127) - 1, 1 << 64, 0xfeed << 90]
+            .into_iter()
+            .map(Z128)
+            .collect();
+        for limit in [frame::MAX_PAYLOAD, 48, 1] {
+            let outs = testing::run_rep3(7, |mut p| {
+                let data = data.clone();
+                async move {
+                    let ctx = p.ctx_mut();
+                    ctx.set_max_payload(limit);
+                    let me = ctx.me();
+                    let before = ctx.stats();
+                    ctx.round();
+                    ctx.send(next(me), &data)?;
+                    let got = ctx.recv::<Z128>(prev(me), data.len()).await?;
+                    Ok((got, ctx.stats() - before))
+                }
+            });
+            let per_frame = (limit.max(MAX_ELEMENT_BYTES) / 16).min(data.len());
+            for (got, cost) in outs {
+                assert_eq!(got, data, "payload limit {limit}");
+                assert_eq!(cost.payload_bytes_sent, 16 * data.len() as u64);
+                assert_eq!(cost.frames_sent, data.len().div_ceil(per_frame) as u64);
+            }
+        }
     }
 }

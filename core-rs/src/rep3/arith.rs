@@ -216,7 +216,8 @@ impl<T: Transport> Rep3<T> {
 
 #[cfg(test)]
 mod tests {
-    use crate::ring::{Ring, F67};
+    use crate::meteor::F67;
+    use crate::ring::Ring;
     use crate::testing;
 
     /// Pairs of rows multiplied into one vector open to the products of the rows, in order,

@@ -63,13 +63,15 @@ pub(crate) fn transpose64(m: &mut [u64; 64]) {
 }
 
 /// Writes the bit planes of `vals` into `out`: plane `i` of these values lands at words
-/// `i·stride + offset ..`, so several vectors can share one flat plane array.
+/// `i·stride + offset ..`, so several vectors can share one flat plane array. Rings of at most
+/// 64 bits: instantiating it for a wider one (Z_2^128) is a build error, not a wrong result.
 pub(crate) fn to_planes_into<R: IntRing>(
     vals: &[R],
     out: &mut [Bits],
     stride: usize,
     offset: usize,
 ) {
+    const { assert!(R::BITS <= 64, "bit planes hold rings of at most 64 bits") };
     let k = R::BITS as usize;
     let mut block = [0u64; 64];
     for (b, chunk) in vals.chunks(64).enumerate() {
@@ -92,8 +94,10 @@ pub(crate) fn to_planes<R: IntRing>(vals: &[R]) -> Vec<Bits> {
     out
 }
 
-/// Planes (plaintext, `k ≤ 64` of them) → `n` values.
+/// Planes (plaintext, `k ≤ 64` of them) → `n` values (`R` of at most 64 bits, checked at
+/// build time).
 pub(crate) fn from_planes<R: IntRing>(planes: &[&[Bits]], n: usize) -> Vec<R> {
+    const { assert!(R::BITS <= 64, "bit planes hold rings of at most 64 bits") };
     let mut out = Vec::with_capacity(n);
     let mut block = [0u64; 64];
     for b in 0..words(n) {

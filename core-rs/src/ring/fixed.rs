@@ -7,7 +7,8 @@
 //!   so the encoding error is at most 2^-(f+1).
 //! * **Range**: encodable values satisfy |x · 2^f| < 2^(k-1), i.e. |x| < 2^(k-1-f)
 //!   (k = 64, f = 16: |x| < 1.4e14; k = 32, f = 13: |x| < 262144). Anything else, and NaN or
-//!   infinities, is an [`Error::OutOfRange`], never a silent wrap.
+//!   infinities, is an [`Error::OutOfRange`], never a silent wrap. Reals pass through `i64`,
+//!   so rings wider than 64 bits have Z_2^64's range: |x| < 2^(63-f).
 //! * **Products** carry 2f fractional bits until truncated, so a product is exact only while
 //!   |x·y| < 2^(k-1-2f); probabilistic truncation (see `rep3::trunc`) further needs the product
 //!   far below 2^(k-1), because it fails with probability |x·y·2^(2f)| / 2^k (the encoded
@@ -37,7 +38,12 @@ impl FixedPoint {
 
     /// The largest magnitude encodable in ring `R` (exclusive bound).
     pub fn max_abs<R: IntRing>(self) -> f64 {
-        2f64.powi(R::BITS as i32 - 1 - self.frac_bits as i32)
+        2f64.powi(Self::range_bits::<R>() as i32 - 1 - self.frac_bits as i32)
+    }
+
+    /// The bits an encoding may use: `R::BITS`, at most 64 (reals pass through `i64`).
+    fn range_bits<R: IntRing>() -> u32 {
+        R::BITS.min(64)
     }
 
     /// Encodes one real.
@@ -50,19 +56,18 @@ impl FixedPoint {
     /// assert!(fp.encode::<Z64>(f64::NAN).is_err());
     /// ```
     pub fn encode<R: IntRing>(self, x: f64) -> Result<R, Error> {
-        if self.frac_bits >= R::BITS {
+        let bits = Self::range_bits::<R>();
+        if self.frac_bits >= bits {
             return Err(Error::ApiMisuse(format!(
-                "{} fractional bits do not fit a {}-bit ring",
-                self.frac_bits,
-                R::BITS
+                "{} fractional bits do not fit a {bits}-bit ring",
+                self.frac_bits
             )));
         }
         let scaled = (x * 2f64.powi(self.frac_bits as i32)).round();
-        let bound = 2f64.powi(R::BITS as i32 - 1);
+        let bound = 2f64.powi(bits as i32 - 1);
         if !scaled.is_finite() || scaled >= bound || scaled < -bound {
             return Err(Error::OutOfRange(format!(
-                "{x} does not fit {} bits with {} fractional bits (|x| < {})",
-                R::BITS,
+                "{x} does not fit {bits} bits with {} fractional bits (|x| < {})",
                 self.frac_bits,
                 self.max_abs::<R>()
             )));
@@ -84,7 +89,7 @@ impl FixedPoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ring::{Z32, Z64};
+    use crate::ring::{Z128, Z32, Z64};
 
     #[test]
     fn roundtrip_and_edges() {
@@ -99,5 +104,22 @@ mod tests {
         assert!(fp.encode::<Z32>(max - 1.0).is_ok());
         assert!(fp.encode::<Z64>(f64::INFINITY).is_err());
         assert!(FixedPoint::new(64).encode::<Z64>(1.0).is_err());
+    }
+
+    /// Z_2^128 encodes reals as Z_2^64 does (sign-extended), and rejects what an `i64`
+    /// cannot hold instead of saturating.
+    #[test]
+    fn wider_rings_have_the_64_bit_range() {
+        let fp = FixedPoint::new(16);
+        assert_eq!(fp.max_abs::<Z128>(), fp.max_abs::<Z64>());
+        for x in [0.0, -1.5, 3.25, -(2f64.powi(46)), 2f64.powi(47) - 1.0] {
+            let e: Z128 = fp.encode(x).unwrap();
+            assert_eq!(e.0 as i128, fp.encode::<Z64>(x).unwrap().0 as i64 as i128, "{x}");
+            assert_eq!(fp.decode(e), x);
+        }
+        assert!(fp.encode::<Z128>(2f64.powi(47)).is_err());
+        assert!(fp.encode::<Z128>(-(2f64.powi(47))).is_ok());
+        assert!(fp.encode::<Z128>(1e30).is_err());
+        assert!(FixedPoint::new(64).encode::<Z128>(0.0).is_err());
     }
 }

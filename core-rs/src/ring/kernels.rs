@@ -2,8 +2,10 @@
 //!
 //! Plain loops over `#[repr(transparent)]` words: LLVM turns them into vector code on x86-64 and
 //! on wasm32 with `simd128`. Length mismatches are caller bugs and panic with a message; protocol
-//! code validates peer-derived lengths before calling these.
+//! code validates peer-derived lengths before calling these. The products run on the best
+//! backend the CPU has (`ring::backend`).
 
+use super::backend::{self, Kernel};
 use super::Ring;
 
 /// `dst[i] += src[i]`.
@@ -61,62 +63,35 @@ pub fn dot<R: Ring>(a: &[R], b: &[R]) -> R {
     s
 }
 
-/// METEOR's N-MULT sum for every value `e`, on both components `c` of one party's shares:
-/// `out[c][e] = Σ_{T ⊆ [N], T ≠ ∅} (Π_{j ∉ T} m[j][e])·terms[c][T − 1][e] − sub[c][e]`, plus the
-/// public term `Π_j m[j][e]` (T = ∅) in component `public` when that is `Some`.
-///
-/// `m` holds the N public factors, `terms[c][T − 1]` the shares of `ψ_T` for the subset bitmask
-/// T (so `terms[c][(1 << j) − 1]` is input mask j), `sub` the output mask; all slices have the
-/// length of `out[0]`.
-pub fn subset_sum<R: Ring>(
-    m: &[&[R]],
-    terms: [&[&[R]]; 2],
-    sub: [&[R]; 2],
-    public: Option<usize>,
-    out: [&mut [R]; 2],
-) {
-    let s = 1usize << m.len();
-    let full = s - 1;
-    let len = out[0].len();
-    assert!(
-        m.iter().all(|x| x.len() == len)
-            && terms.iter().all(|t| t.len() == full && t.iter().all(|x| x.len() == len))
-            && sub.iter().all(|x| x.len() == len)
-            && out[1].len() == len,
-        "subset_sum: shapes differ"
-    );
-    let mut coef = vec![R::ONE; s];
-    let [oa, ob] = out;
-    for e in 0..len {
-        // coef[T] = Π_{j ∉ T} m_j, built up by adding one index at a time.
-        for t in (0..full).rev() {
-            let j = (!t & full).trailing_zeros() as usize;
-            coef[t] = coef[t | (1 << j)] * m[j][e];
-        }
-        for (c, o) in [(0, &mut *oa), (1, &mut *ob)] {
-            let mut acc = if public == Some(c) { coef[0] } else { R::ZERO };
-            for (t, x) in terms[c].iter().enumerate() {
-                acc += coef[t + 1] * x[e];
-            }
-            o[e] = acc - sub[c][e];
-        }
-    }
-}
-
 /// `out += a·b` for row-major `a` (m×k), `b` (k×n), `out` (m×n).
 ///
-/// On x86-64 with AVX2 this runs a copy of the same code compiled for AVX2 (chosen at run
-/// time): baseline x86-64 has no 64-bit lane multiply, and the AVX2 build is ~3× faster on a
-/// 128×128×128 product (`cargo run --release -p ringfence-core --example matmul_kernel`).
+/// On x86-64 with AVX2 this runs a copy of the same code compiled for AVX2 (`backend`,
+/// chosen at run time): baseline x86-64 has no 64-bit lane multiply, and the AVX2 build is ~3×
+/// faster on a 128×128×128 product (`cargo run --release -p ringfence-core --example matmul_kernel`).
 pub fn matmul_acc<R: Ring>(a: &[R], b: &[R], out: &mut [R], m: usize, k: usize, n: usize) {
     assert_eq!(a.len(), m * k, "matmul: a is not m×k");
     assert_eq!(b.len(), k * n, "matmul: b is not k×n");
     assert_eq!(out.len(), m * n, "matmul: out is not m×n");
-    #[cfg(target_arch = "x86_64")]
-    if x86::has_avx2() {
-        return x86::matmul_acc(a, b, out, m, k, n);
+    backend::dispatch(MatmulAcc { a, b, out, m, k, n });
+}
+
+/// The arguments of [`matmul_acc`], for the backends.
+struct MatmulAcc<'a, R> {
+    a: &'a [R],
+    b: &'a [R],
+    out: &'a mut [R],
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+impl<R: Ring> Kernel for MatmulAcc<'_, R> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let Self { a, b, out, m, k, n } = self;
+        matmul_acc_portable(a, b, out, m, k, n);
     }
-    matmul_acc_portable(a, b, out, m, k, n);
 }
 
 /// Loop order i-p-j streams rows of `b` and `out`, so the inner loop is an axpy that vectorises.
@@ -148,18 +123,31 @@ pub(crate) fn cross_mul_into<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], ou
     let n = xa.len();
     assert!(xb.len() == n && ya.len() == n && yb.len() == n, "cross_mul: lengths differ");
     out.reserve(n);
-    #[cfg(target_arch = "x86_64")]
-    if x86::has_avx2() {
-        x86::cross_mul(xa, xb, ya, yb, out);
-        return;
+    backend::dispatch(CrossMul { xa, xb, ya, yb, out });
+}
+
+/// The arguments of [`cross_mul_into`], for the backends.
+struct CrossMul<'a, R> {
+    xa: &'a [R],
+    xb: &'a [R],
+    ya: &'a [R],
+    yb: &'a [R],
+    out: &'a mut Vec<R>,
+}
+
+impl<R: Ring> Kernel for CrossMul<'_, R> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let Self { xa, xb, ya, yb, out } = self;
+        cross_mul_portable(xa, xb, ya, yb, out);
     }
-    cross_mul_portable(xa, xb, ya, yb, out);
 }
 
 /// Appends the products to `out`, a block at a time through a stack buffer: a plain loop
 /// rather than `extend` (which runs through `Iterator::fold`, not inlined into the AVX2 copy,
-/// so without AVX2 and without vector lanes for F_67's reduction), and no zero-fill of the
-/// output before it is written (a whole extra pass over a large vector).
+/// so without AVX2, and without vector lanes for a field's reduction), and no zero-fill of
+/// the output before it is written (a whole extra pass over a large vector).
 #[inline(always)]
 fn cross_mul_portable<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut Vec<R>) {
     const BLOCK: usize = 256;
@@ -174,76 +162,6 @@ fn cross_mul_portable<R: Ring>(xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut
         }
         out.extend_from_slice(got);
     }
-}
-
-/// The x86-64 backend: portable kernels recompiled with AVX2, behind run-time detection. This
-/// module is the only place in the core that may use `unsafe`.
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-pub(crate) mod x86 {
-    use super::Ring;
-    use crate::ring::F67;
-
-    pub(crate) fn has_avx2() -> bool {
-        std::is_x86_feature_detected!("avx2")
-    }
-
-    /// Defines `$name`, which runs `$portable` compiled with AVX2; callers check `has_avx2()`.
-    macro_rules! avx2_copy {
-        ($name:ident => $portable:ident ($($arg:ident: $ty:ty),*)) => {
-            pub(super) fn $name<R: Ring>($($arg: $ty),*) {
-                #[target_feature(enable = "avx2")]
-                fn inner<R: Ring>($($arg: $ty),*) {
-                    super::$portable($($arg),*);
-                }
-                debug_assert!(has_avx2());
-                // SAFETY: `inner` only requires AVX2, and every caller checks `has_avx2()`.
-                unsafe { inner($($arg),*) }
-            }
-        };
-    }
-
-    /// Defines `$name`, which runs the non-generic `$portable` compiled with AVX2; callers
-    /// check `has_avx2()`.
-    macro_rules! avx2_copy_fn {
-        ($name:ident => $portable:path, ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
-            pub(crate) fn $name($($arg: $ty),*) $(-> $ret)? {
-                #[target_feature(enable = "avx2")]
-                fn inner($($arg: $ty),*) $(-> $ret)? {
-                    $portable($($arg),*)
-                }
-                debug_assert!(has_avx2());
-                // SAFETY: `inner` only requires AVX2, and every caller checks `has_avx2()`.
-                unsafe { inner($($arg),*) }
-            }
-        };
-    }
-
-    // F_67 kernels of METEOR's MSB (16-bit lanes: twice as many per AVX2 instruction).
-    avx2_copy_fn!(subset_sum4 => crate::ring::field::subset_sum4_portable, (
-        m: [&[F67]; 4],
-        terms: [&[&[F67]]; 2],
-        sub: [&[F67]; 2],
-        public: Option<usize>,
-        out: [&mut [F67]; 2]
-    ));
-    avx2_copy_fn!(e_row => crate::meteor::msb::e_row_portable, (
-        args: crate::meteor::msb::ERowArgs<'_>,
-        acc: &mut crate::meteor::msb::ESums,
-        out: [&mut [F67]; 2]
-    ));
-
-    avx2_copy_fn!(sample_block => crate::ring::field::sample_block_portable, (
-        words: &[u32],
-        digits: &mut [[F67; 4]]
-    ) -> bool);
-
-    avx2_copy!(matmul_acc => matmul_acc_portable(
-        a: &[R], b: &[R], out: &mut [R], m: usize, k: usize, n: usize
-    ));
-    avx2_copy!(cross_mul => cross_mul_portable(
-        xa: &[R], xb: &[R], ya: &[R], yb: &[R], out: &mut Vec<R>
-    ));
 }
 
 /// `a·b` for row-major `a` (m×k) and `b` (k×n).

@@ -1,4 +1,5 @@
-//! Ring elements: Z_2^32, Z_2^64, packed bit vectors (Z_2)^64, and the field F_67.
+//! Ring elements: Z_2^32, Z_2^64, Z_2^128 and packed bit vectors (Z_2)^64, with the
+//! ring-generic batch kernels over them, their backends, and the fixed-point codec.
 //!
 //! Every element type is a `#[repr(transparent)]` newtype over an unsigned machine word with
 //! wrapping arithmetic, so a `&[Z64]` has the same layout as a `&[u64]` and batch loops over it
@@ -7,12 +8,15 @@
 //! [`Bits`] is the boolean ring used for bitsliced binary sharing: 64 independent elements of Z_2
 //! per word, with XOR as addition and AND as multiplication. Protocols written against [`Ring`]
 //! therefore run unchanged over arithmetic and boolean shares.
+//!
+//! [`Ring`] is open: a protocol may implement it for a ring of its own (a small prime field,
+//! say) and override the hooks that have a faster form there ([`Ring::dot`],
+//! [`Ring::first_invalid`]). Protocol-specific kernels live with their protocol; the one place
+//! a kernel may use `unsafe` (run-time CPU feature dispatch) is `ring::backend`, shared by all.
 
-pub mod field;
+pub(crate) mod backend;
 pub mod fixed;
 pub mod kernels;
-
-pub use field::F67;
 
 use core::fmt::Debug;
 use core::ops::{Add, AddAssign, Mul, MulAssign, Neg, Sub, SubAssign};
@@ -23,7 +27,8 @@ use crate::prg::Prg;
 
 /// A finite commutative ring with a fixed-width little-endian wire encoding.
 ///
-/// Implemented by [`Z64`], [`Z32`] and [`Bits`]. Arithmetic wraps modulo the ring's size.
+/// Implemented by [`Z64`], [`Z32`], [`Z128`] and [`Bits`]. Arithmetic wraps modulo the ring's
+/// size. No element is wider than [`MAX_ELEMENT_BYTES`].
 pub trait Ring:
     Copy
     + Default
@@ -40,7 +45,7 @@ pub trait Ring:
     + SubAssign
     + MulAssign
 {
-    /// Bytes of one element on the wire.
+    /// Bytes of one element on the wire (at most [`MAX_ELEMENT_BYTES`]).
     const BYTES: usize;
     /// The additive identity.
     const ZERO: Self;
@@ -62,41 +67,40 @@ pub trait Ring:
     /// Fills `out` with uniformly random elements drawn from `prg`.
     fn fill_random(prg: &mut Prg, out: &mut [Self]);
     /// The index of the first encoded element in `src` that is not a valid element (for
-    /// encodings with unused byte patterns, such as [`F67`]); received frames are checked
-    /// with it before decoding.
+    /// encodings with unused byte patterns, such as a prime field stored in a byte); received
+    /// frames are checked with it before decoding.
     fn first_invalid(_src: &[u8]) -> Option<usize> {
         None
     }
     /// `Σ a[i]·b[i]` over equal-length slices ([`kernels::dot`]); fields with a cheap lazy
-    /// reduction ([`F67`]) override it to reduce once per sum instead of once per operation.
+    /// reduction override it to reduce once per sum instead of once per operation.
     fn dot(a: &[Self], b: &[Self]) -> Self {
         kernels::dot(a, b)
     }
-    /// METEOR's N-MULT sum on both components of one party's shares ([`kernels::subset_sum`]);
-    /// [`F67`] overrides it with lazily reduced kernels for N = 2 and N = 4 (the MSB's
-    /// product with ζ and its product tree).
-    fn subset_sum(
-        m: &[&[Self]],
-        terms: [&[&[Self]]; 2],
-        sub: [&[Self]; 2],
-        public: Option<usize>,
-        out: [&mut [Self]; 2],
-    ) {
-        kernels::subset_sum(m, terms, sub, public, out);
-    }
 }
 
-/// An integer ring Z_2^k (k = 32 or 64), interpreted as two's complement where signs matter.
+/// The widest element of any [`Ring`] here, in bytes ([`Z128`]): a frame payload limit of at
+/// least this many bytes always holds one element.
+pub const MAX_ELEMENT_BYTES: usize = 16;
+
+/// An integer ring Z_2^k (k = 32, 64 or 128), interpreted as two's complement where signs
+/// matter.
+///
+/// The conversions go through 64-bit integers: for k = 128 they are exact for values in the
+/// range of `i64` (or `u64`), and `to_i64`/`to_u64` otherwise reduce mod 2^64. The protocols
+/// that decompose values into bits work on 64-bit words and support k ≤ 64 (the bit-plane
+/// transpose rejects a wider ring at build time).
 pub trait IntRing: Ring + Ord {
     /// k, the bit width.
     const BITS: u32;
-    /// Wraps a signed integer into the ring (reduction mod 2^k).
+    /// Wraps a signed integer into the ring (reduction mod 2^k; sign-extended when k > 64).
     fn from_i64(v: i64) -> Self;
-    /// Reads the element as a signed two's-complement integer.
+    /// Reads the element as a signed two's-complement integer (for k > 64: its low 64 bits,
+    /// exact for values in the range of `i64`).
     fn to_i64(self) -> i64;
-    /// Wraps an unsigned integer into the ring.
+    /// Wraps an unsigned integer into the ring (zero-extended when k > 64).
     fn from_u64(v: u64) -> Self;
-    /// The element's bits, zero-extended to 64.
+    /// The element's low 64 bits (all of them, zero-extended, when k ≤ 64).
     fn to_u64(self) -> u64;
     /// Arithmetic (sign-extending) right shift.
     fn shr_arith(self, d: u32) -> Self;
@@ -104,9 +108,9 @@ pub trait IntRing: Ring + Ord {
     fn shr_logical(self, d: u32) -> Self;
     /// Left shift (multiplication by 2^d).
     fn shl(self, d: u32) -> Self;
-    /// The most significant bit (1 for negative values).
+    /// The most significant bit, bit k − 1 (1 for negative values).
     fn msb(self) -> bool {
-        self.to_i64() < 0
+        self.shr_logical(Self::BITS - 1) != Self::ZERO
     }
 }
 
@@ -235,6 +239,10 @@ macro_rules! int_ring {
             fn shl(self, d: u32) -> Self {
                 Self(self.0 << d)
             }
+            #[inline(always)]
+            fn msb(self) -> bool {
+                (self.0 as $signed) < 0
+            }
         }
     };
 }
@@ -246,6 +254,11 @@ int_ring!(
 int_ring!(
     /// An element of Z_2^32.
     Z32, u32, i32, 32
+);
+int_ring!(
+    /// An element of Z_2^128 (16 bytes on the wire, little-endian): room for SPDZ2k's
+    /// Z_2^(k+s) with k + s ≤ 128. No protocol here runs over it yet.
+    Z128, u128, i128, 128
 );
 
 /// 64 packed elements of Z_2: addition is XOR, multiplication is AND, negation is the identity.
@@ -415,9 +428,112 @@ mod tests {
         }
         check(&[Z32(1), Z32(0xdead_beef), Z32(u32::MAX)]);
         check(&[Z64(3), Z64(u64::MAX - 7)]);
+        check(&[Z128(5), Z128(u128::MAX - 9), Z128(1 << 127)]);
         check(&[Bits(0x0123_4567_89ab_cdef)]);
-        check(&[F67::new(0), F67::new(66), F67::new(5)]);
         check::<Z64>(&[]);
+    }
+
+    /// The integer-ring laws every width shares, on the edges of its range.
+    fn int_ring_edges<R: IntRing>() {
+        let (zero, one, minus_one) = (R::ZERO, R::ONE, R::from_i64(-1));
+        let min = R::ONE.shl(R::BITS - 1);
+        let max = min - R::ONE;
+        assert_eq!(minus_one + one, zero, "{} bits", R::BITS);
+        assert_eq!(zero - one, minus_one);
+        assert_eq!(max + one, min, "max wraps to min");
+        assert_eq!(min + min, zero);
+        assert_eq!(-min, min);
+        assert_eq!(minus_one * minus_one, one);
+        assert_eq!(min * R::from_i64(2), zero);
+        assert!(min < minus_one && minus_one < zero && zero < one && one < max);
+        assert!(min.msb() && minus_one.msb() && !max.msb() && !zero.msb());
+        assert_eq!(min.shr_arith(R::BITS - 1), minus_one);
+        assert_eq!(min.shr_logical(R::BITS - 1), one);
+        assert_eq!(minus_one.shr_arith(R::BITS - 1), minus_one);
+        assert_eq!(R::from_i64(-8).shr_arith(2), R::from_i64(-2));
+        assert_eq!(R::from_i64(-8).shr_logical(R::BITS - 2), R::from_i64(3));
+        assert_eq!(R::from_i64(-3).to_i64(), -3);
+        assert_eq!(R::from_i64(i32::MIN.into()).to_i64(), i32::MIN.into());
+        assert_eq!(R::from_u64(7).to_u64(), 7);
+    }
+
+    #[test]
+    fn int_rings_wrap_at_their_width() {
+        int_ring_edges::<Z32>();
+        int_ring_edges::<Z64>();
+        int_ring_edges::<Z128>();
+    }
+
+    /// Z_2^128 against `u128`/`i128` arithmetic, and the 64-bit views of the wider ring.
+    #[test]
+    fn z128_is_u128_wrapping_arithmetic() {
+        let edges = [0, 1, u128::MAX, 1 << 127, (1 << 127) - 1, 1 << 64, u64::MAX as u128];
+        let more = [0x0123_4567_89ab_cdef_fedc_ba98_7654_3210, 3 << 100, (1 << 64) + 5];
+        for &a in edges.iter().chain(&more) {
+            for &b in edges.iter().chain(&more) {
+                assert_eq!(Z128(a) + Z128(b), Z128(a.wrapping_add(b)));
+                assert_eq!(Z128(a) - Z128(b), Z128(a.wrapping_sub(b)));
+                assert_eq!(Z128(a) * Z128(b), Z128(a.wrapping_mul(b)));
+                assert_eq!(Z128(a).cmp(&Z128(b)), (a as i128).cmp(&(b as i128)));
+            }
+            assert_eq!(-Z128(a), Z128(a.wrapping_neg()));
+            for d in [0, 1, 63, 64, 65, 127] {
+                assert_eq!(Z128(a).shr_arith(d), Z128(((a as i128) >> d) as u128));
+                assert_eq!(Z128(a).shr_logical(d), Z128(a >> d));
+                assert_eq!(Z128(a).shl(d), Z128(a << d));
+            }
+            assert_eq!(Z128(a).msb(), (a as i128) < 0);
+        }
+        // An arithmetic shift of a negative value carries the sign across the 64-bit halves.
+        assert_eq!(Z128((-1i128 << 70) as u128).shr_arith(66), Z128::from_i64(-16));
+        // Bit 63 is not the sign of a 128-bit element.
+        assert!(!Z128(1 << 63).msb());
+        assert_eq!(Z128::from_i64(-1), Z128(u128::MAX));
+        assert_eq!(Z128::from_i64(i64::MIN).to_i64(), i64::MIN);
+        assert_eq!(Z128::from_u64(u64::MAX), Z128(u64::MAX as u128));
+        assert_eq!(Z128((7 << 64) | 5).to_u64(), 5, "the low 64 bits");
+        assert_eq!(format!("{:?}", Z128(u128::MAX)), "Z128(-1)");
+        assert_eq!(Z128::BYTES, MAX_ELEMENT_BYTES);
+    }
+
+    #[test]
+    fn z128_encodes_16_bytes_little_endian() {
+        let v = [Z128(1), Z128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210), Z128(u128::MAX)];
+        let mut buf = Vec::new();
+        Z128::encode(&v, &mut buf);
+        assert_eq!(buf.len(), 48);
+        assert_eq!(&buf[16..32], &v[1].0.to_le_bytes());
+        let mut back = Vec::new();
+        Z128::decode(&buf, &mut back);
+        assert_eq!(back, v);
+        // Unaligned input decodes too (a received frame's payload sits at offset 28).
+        let mut shifted = vec![0u8; 3];
+        shifted.extend_from_slice(&buf);
+        let mut back = Vec::new();
+        Z128::decode(&shifted[3..], &mut back);
+        assert_eq!(back, v);
+    }
+
+    /// Sampling is a function of the stream: the same seed and stream give the same elements,
+    /// each the next 16 keystream bytes read little-endian (two Z_2^64 draws, low word first).
+    #[test]
+    fn z128_sampling_is_deterministic() {
+        use crate::prg::Seed;
+        let seed = Seed::from_bytes([5; 32]);
+        let draw = |stream: u64, n: usize| {
+            let mut v = vec![Z128(0); n];
+            Z128::fill_random(&mut Prg::new(&seed, stream, 1), &mut v);
+            v
+        };
+        let x = draw(3, 37);
+        assert_eq!(x, draw(3, 37));
+        assert_ne!(x, draw(4, 37));
+        let mut w = vec![Z64(0); 74];
+        Z64::fill_random(&mut Prg::new(&seed, 3, 1), &mut w);
+        for (i, v) in x.iter().enumerate() {
+            assert_eq!(v.0, u128::from(w[2 * i].0) | u128::from(w[2 * i + 1].0) << 64);
+        }
+        assert!(x.iter().any(|v| v.0 >> 64 != 0) && x.iter().any(|v| v.msb()));
     }
 
     #[test]
