@@ -329,12 +329,12 @@ impl Mesh {
 async fn same_shapes<T: Transport>(
     m: &mut Meteor<T>,
     targets: &[&Target],
-    served: &[&super::Served],
+    served: &[&super::catalog::Served],
 ) -> Result<(), Error> {
     let me = m.me();
     let ctx = m.rep3_mut().ctx_mut();
     ctx.round();
-    let mine: Vec<Z64> = served.iter().flat_map(|s| super::digest_words(&s.digest)).collect();
+    let mine: Vec<Z64> = served.iter().flat_map(|s| crate::net::digest_words(&s.digest)).collect();
     let others: Vec<PartyId> = (0..3).map(PartyId).filter(|&j| j != me).collect();
     for &j in &others {
         ctx.send(j, &mine)?;
