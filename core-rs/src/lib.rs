@@ -8,9 +8,9 @@
 //! ```text
 //!  ring     Z64, Z32, Bits; batch kernels; fixed-point codec
 //!  prg      the one PRG (ChaCha12) and seeds
-//!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
+//!  net      PartyId, Roster (n, t, clients), frames, Transport (injected), Ctx (framing, counters)
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons
-//!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool
+//!  net      PartyId, Roster, frames, Transport (injected), Ctx (framing checks, counters, ops)
 //!  nn       models: ONNX import, fixed-point plans, secure inference on rep3 and meteor
 //!  service  private classification: a client asks the parties to run a served model
 //!  testing  in-memory multi-party network with drop/delay/tamper hooks (feature test-utils)
