@@ -2,7 +2,7 @@
 //! in its setup and receives its [`Classification`].
 
 use super::messages::{decode_text, INFO_WORDS, MAGIC, MAX_REASON_WORDS};
-use super::{Backend, ModelInfo, Request, VERSION};
+use super::{Backend, ModelInfo, Request, ROSTER, VERSION};
 use crate::meteor::client::MeteorClient;
 use crate::net::{Ctx, FrameError, PartyId, Stats, Transport};
 use crate::nn::{argmax_rows, InputRange, Output};
@@ -76,12 +76,12 @@ impl<T: Transport> Client<T> {
         let words = req.encode()?;
         let ctx = self.ctx()?;
         ctx.round();
-        for i in 0..3 {
-            ctx.send(PartyId(i), &words)?;
+        for i in ROSTER.parties() {
+            ctx.send(i, &words)?;
         }
         ctx.round();
-        let mut infos = Vec::with_capacity(3);
-        for i in (0..3).map(PartyId) {
+        let mut infos = Vec::with_capacity(ROSTER.n());
+        for i in ROSTER.parties() {
             let w = ctx.recv::<Z64>(i, INFO_WORDS).await?;
             let bad = |what: &'static str| Error::PeerMisbehaved {
                 peer: i,

@@ -47,7 +47,7 @@
 //!     dropped_transforms: vec![], input_range: None, layers: vec![Layer::Dense(Dense {
 //!         inputs: 2, outputs: 1, weights: vec![2.0, -1.0], bias: vec![0.5] })] };
 //! let plan = FixedPlan::<Z64>::new(&model, 13).unwrap();
-//! let net = testing::Net::new(4);
+//! let net = testing::Net::new(service::PARTICIPANTS);
 //! type Fut = Pin<Box<dyn std::future::Future<Output = Result<Option<Vec<f64>>, ringfence_core::Error>>>>;
 //! let mut futs: Vec<Fut> = Vec::new();
 //! for (i, seeds) in testing::rep3_seeds(1).into_iter().enumerate() {
@@ -55,7 +55,7 @@
 //!     let mut catalog = Catalog::new(8);
 //!     // This example asks for the scores: the model's owner allows them.
 //!     catalog.add("tiny", plan.shape(), (i == 0).then(|| plan.clone()), nn::Output::Logits);
-//!     let ctx = Ctx::new(me, 4, SessionId([1; 16]), net.transport(me));
+//!     let ctx = Ctx::new(me, service::PARTICIPANTS, SessionId([1; 16]), net.transport(me));
 //!     futs.push(Box::pin(async move {
 //!         let p = Rep3::setup(ctx, seeds).await?;
 //!         let (_, outcome) = service::serve(p, service::CLIENT, &catalog, |_, _| {}).await?;
@@ -63,7 +63,8 @@
 //!         Ok(None)
 //!     }));
 //! }
-//! let ctx = Ctx::new(service::CLIENT, 4, SessionId([1; 16]), net.transport(service::CLIENT));
+//! let ctx = Ctx::new(service::CLIENT, service::PARTICIPANTS, SessionId([1; 16]),
+//!     net.transport(service::CLIENT));
 //! futs.push(Box::pin(async move {
 //!     let mut c = service::Client::new(ctx, Seed::from_bytes([9; 32]));
 //!     let info = c.request(&Request::new("tiny", Backend::Meteor, 1)).await?;
@@ -71,7 +72,7 @@
 //!     Ok(c.run(ready, &[1.0, 3.0]).await?.scores)
 //! }));
 //! let outs = net.run(futs);
-//! let y = outs[3].as_ref().unwrap().as_ref().unwrap()[0];
+//! let y = outs[service::CLIENT.index()].as_ref().unwrap().as_ref().unwrap()[0];
 //! assert!((y - (-0.5)).abs() < 1e-3);
 //! ```
 //!
@@ -81,7 +82,7 @@
 //! [`Error::Refused`]: crate::Error::Refused
 //! [`Z64`]: crate::ring::Z64
 
-use crate::net::PartyId;
+use crate::net::{PartyId, Roster};
 
 mod catalog;
 mod client;
@@ -96,7 +97,14 @@ pub use limits::request_limit;
 pub use messages::{Backend, ModelInfo, Request, MAX_NAME, VERSION};
 pub use server::{serve, Outcome, Stage};
 
-/// The client's participant id in a classification session (compute parties are 0, 1, 2).
-pub const CLIENT: PartyId = PartyId(3);
+/// Who takes part in a classification session: the three compute parties of rep3 and METEOR,
+/// then the client.
+pub const ROSTER: Roster = Roster::THREE;
+/// The client's participant id in a classification session (compute parties are 0, 1, 2): the
+/// first after [`ROSTER`]'s parties.
+pub const CLIENT: PartyId = ROSTER.first_client();
+/// Participants of a classification session, the compute parties and the one client: what its
+/// [`Ctx`](crate::net::Ctx) is made for.
+pub const PARTICIPANTS: usize = ROSTER.participants(1);
 /// The compute party that holds the model's weights and shares them.
 pub const MODEL_OWNER: PartyId = PartyId(0);

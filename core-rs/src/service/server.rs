@@ -2,7 +2,7 @@
 //! how it ended ([`Outcome`]).
 
 use super::messages::{encode_text, MAGIC, REQUEST_WORDS};
-use super::{stock, Backend, Catalog, Request, MODEL_OWNER, VERSION};
+use super::{stock, Backend, Catalog, Request, MODEL_OWNER, ROSTER, VERSION};
 use crate::meteor::Meteor;
 use crate::net::{digest_words, words_digest, PartyId, Stats, Transport};
 use crate::nn;
@@ -51,7 +51,7 @@ pub async fn serve<T: Transport>(
     mut observe: impl FnMut(&Stage, Stats),
 ) -> Result<(Rep3<T>, Outcome), Error> {
     let me = p.me();
-    if me.0 >= 3 || client.0 < 3 {
+    if !ROSTER.is_party(me) || !ROSTER.is_client(client) {
         return Err(Error::ApiMisuse(format!(
             "serve: {me} is not a compute party or {client} not a client"
         )));
@@ -64,7 +64,7 @@ pub async fn serve<T: Transport>(
     // accept together. P0 adds the id of the stocked setup run it took for this session (0:
     // none), in the same message.
     ctx.round();
-    let others: Vec<PartyId> = (0..3).map(PartyId).filter(|&j| j != me).collect();
+    let others: Vec<PartyId> = ROSTER.others(me).collect();
     let mut verdict = Request::decode(&words).and_then(|r| catalog.admit(&r).map(|a| (r, a)));
     let shelf = catalog.shelf.as_deref();
     let mut stocked = match (&verdict, shelf) {
