@@ -25,6 +25,8 @@
 //  10. npm         npm test --workspaces --if-present
 //  11. charts      node scripts/charts.mjs --check: docs/charts/*.svg are what docs/bench/*.jsonl give
 //  12. security    node scripts/check-security-doc.mjs: every test SECURITY.md cites exists
+//  13. roster      node scripts/check-roster.mjs: no literal party count (PartyId(3), % 3, (0..3), …)
+//                  in the sources outside the 3-party schemes' folders (core-rs/src/rep3, meteor)
 
 import { spawn } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
@@ -280,6 +282,11 @@ const steps = [
     name: 'security',
     title: 'SECURITY.md: every test it cites exists',
     fn: () => run(process.execPath, ['scripts/check-security-doc.mjs']),
+  },
+  {
+    name: 'roster',
+    title: "Party counts: none written out outside the 3-party schemes' folders (the roster has it)",
+    fn: () => run(process.execPath, ['scripts/check-roster.mjs']),
   },
 ];
 

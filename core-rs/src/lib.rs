@@ -9,7 +9,8 @@
 //! ```text
 //!  ring     Z64, Z32, Z128, Bits; ring-generic batch kernels and their backends; fixed point
 //!  prg      the one PRG (ChaCha12) and seeds
-//!  net      PartyId, frames, Transport (injected), Ctx (framing checks, counters, op numbers)
+//!  net      PartyId, Roster (n, t, clients), frames, Transport (injected), Ctx (framing
+//!           checks, counters, op numbers)
 //!  sharing  what every scheme's share vectors have in common (Linear: local operations)
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons,
 //!           and its inference layers (rep3/nn.rs)

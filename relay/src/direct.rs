@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use ringfence_core::net::{PartyId, SessionId};
+use ringfence_core::net::{PartyId, Roster, SessionId};
 use ringfence_link::Security;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
@@ -256,8 +256,8 @@ impl TcpTransport {
     ) -> Result<Vec<PairReport>, RelayError> {
         let me = self.me();
         let incoming = d.router.map(|r| r.expect(d.session));
-        let peers: Vec<PartyId> = (0..3u8)
-            .map(PartyId)
+        let peers: Vec<PartyId> = Roster::THREE
+            .parties()
             .filter(|p| *p != me && self.links_mut().get(p.index()).is_some_and(Option::is_some))
             .collect();
         let can = |p: PartyId| {

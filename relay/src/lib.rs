@@ -30,7 +30,7 @@
 //! `TransportError::Io`, a clean close is `Closed`, silence is `Timeout` after `recv_timeout`).
 //!
 //! ```no_run
-//! use ringfence_core::net::{Ctx, PartyId, SessionId};
+//! use ringfence_core::net::{Ctx, PartyId, Roster, SessionId};
 //! use ringfence_core::ring::Z64;
 //! use ringfence_relay::{Security, StaticKeypair, TcpTransport, TransportConfig};
 //!
@@ -42,11 +42,11 @@
 //! };
 //! let cfg = TransportConfig::new(PartyId(me), addrs, security, SessionId([7; 16]));
 //! let transport = TcpTransport::connect(cfg, Some(listener)).await?;
-//! let mut ctx = Ctx::new(PartyId(me), 3, SessionId([7; 16]), transport);
+//! let (roster, me) = (Roster::THREE, PartyId(me));
+//! let mut ctx = Ctx::new(me, roster.n(), SessionId([7; 16]), transport);
 //! ctx.round();
-//! let next = PartyId((me + 1) % 3);
-//! ctx.send(next, &[Z64(1), Z64(2)])?;
-//! let got: Vec<Z64> = ctx.recv(PartyId((me + 2) % 3), 2).await?;
+//! ctx.send(roster.next(me), &[Z64(1), Z64(2)])?;
+//! let got: Vec<Z64> = ctx.recv(roster.prev(me), 2).await?;
 //! # let _ = got;
 //! ctx.into_transport().close().await?;
 //! # Ok(()) }

@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringfence_core::net::{PartyId, RecvLimit, Transport, TransportError};
+use ringfence_core::net::{PartyId, RecvLimit, Roster, Transport, TransportError};
 use ringfence_core::prg::Seed;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
@@ -252,10 +252,10 @@ impl TcpTransport {
     /// # Panics
     /// If this party is not a compute party 0, 1 or 2 with links to the other two.
     pub fn rep3_seeds(&self) -> Result<ringfence_core::rep3::Rep3Seeds, RelayError> {
-        let id = self.me.0;
+        let ring = Roster::THREE;
         Ok(ringfence_core::rep3::Rep3Seeds {
-            prev: self.seed_with(PartyId((id + 2) % 3)),
-            next: self.seed_with(PartyId((id + 1) % 3)),
+            prev: self.seed_with(ring.prev(self.me)),
+            next: self.seed_with(ring.next(self.me)),
             own: crate::os_seed()?,
         })
     }

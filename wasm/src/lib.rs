@@ -19,10 +19,12 @@ pub mod bindings;
 #[allow(unsafe_code)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ringfence_selftest() -> u32 {
+    use ringfence_core::net::Roster;
     use ringfence_core::ring::Z64;
     use ringfence_core::testing;
 
-    let outs = testing::run_rep3_on(&testing::Net::new(3), 3, 7, |mut p| async move {
+    let n = Roster::THREE.n();
+    let outs = testing::run_rep3_on(&testing::Net::new(n), n, 7, |mut p| async move {
         let x = p.random::<Z64>(100);
         let y = p.random::<Z64>(100);
         let z = p.mul(&x, &y).await?;

@@ -12,6 +12,7 @@ import { Link, abortError, untilAborted } from './link.js';
 import { NoiseRelayLinks, generateNoiseKeypair, type NoiseKeypair } from './noise.js';
 import type { ProgressCounters } from './party.js';
 import type { AbortSignalLike } from './platform.js';
+import { COMPUTE_PARTIES, FIRST_CLIENT } from './roster.js';
 import type { WebSocketConstructor } from './transport-ws.js';
 import {
   checkWebTransportOptions, type RelayTransportKind, type WebTransportConstructor, type WebTransportOptions,
@@ -19,7 +20,7 @@ import {
 import type { WasmClient, WasmModelInfo } from './wasm-api.js';
 
 /** The client's participant id in a classification session (the parties are 0, 1 and 2). */
-const CLIENT_ID = 3;
+const CLIENT_ID = FIRST_CLIENT;
 
 /**
  * Named stages reported through {@link ClientOptions.onProgress}, in this order:
@@ -413,9 +414,9 @@ function checkClientOptions(options: ClientOptions): CheckedOptions {
   checkWebTransportOptions(o.webTransport, bad);
   const session = bytesOf(o.session, 16);
   if (!session) throw bad('session must be 16 bytes (a Uint8Array, or 32 hex digits)');
-  const parties = Array.isArray(o.parties) && o.parties.length === 3 ? o.parties.map((k) => bytesOf(k, 32)) : [];
-  if (parties.length !== 3 || !parties.every((k) => k !== undefined)) {
-    throw bad("parties must list the 3 parties' public keys (32-byte Uint8Arrays, or 64 hex digits each)");
+  const parties = Array.isArray(o.parties) && o.parties.length === COMPUTE_PARTIES ? o.parties.map((k) => bytesOf(k, 32)) : [];
+  if (parties.length !== COMPUTE_PARTIES || !parties.every((k) => k !== undefined)) {
+    throw bad(`parties must list the ${COMPUTE_PARTIES} parties' public keys (32-byte Uint8Arrays, or 64 hex digits each)`);
   }
   let keypair: NoiseKeypair | undefined;
   if (o.keypair !== undefined) {

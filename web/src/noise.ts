@@ -9,6 +9,7 @@
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import type { PartySeeds } from './party.js';
+import { COMPUTE_PARTIES, isComputeParty, nextParty, prevParty } from './roster.js';
 import type { Transport } from './transport.js';
 import { checkOptions, type WebSocketTransportOptions } from './transport-ws.js';
 import {
@@ -96,9 +97,9 @@ export function checkSecureOptions(o: SecureRelayTransportOptions, what: string)
   if (typeof o !== 'object' || o === null) throw bad('needs an options object');
   checkOptions(o, bad);
   checkWebTransportOptions(o.webTransport, bad);
-  const parties = o.parties ?? 3;
-  if (parties < 3) throw bad('a session has the 3 compute parties, then its clients');
-  if (o.id > 2) throw bad(`id must be a compute party's (0, 1 or 2), got ${o.id}: a client uses Client.connect`);
+  const parties = o.parties ?? COMPUTE_PARTIES;
+  if (parties < COMPUTE_PARTIES) throw bad(`a session has the ${COMPUTE_PARTIES} compute parties, then its clients`);
+  if (!isComputeParty(o.id)) throw bad(`id must be a compute party's (0, 1 or 2), got ${o.id}: a client uses Client.connect`);
   if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== parties) throw bad(`publicKeys must list the ${parties} participants' keys`);
   return parties;
 }
@@ -211,7 +212,7 @@ export class SecureRelayTransport implements Transport {
     this.#links = links;
     this.transport = links.relay.kind;
     this.webTransportError = links.relay.webTransportError;
-    this.seeds = { prev: links.seedWith((id + 2) % 3), next: links.seedWith((id + 1) % 3), own: random32() };
+    this.seeds = { prev: links.seedWith(prevParty(id)), next: links.seedWith(nextParty(id)), own: random32() };
   }
 
   /** Joins the session at the relay and authenticates a link to every other party. */

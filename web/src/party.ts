@@ -14,9 +14,9 @@ import type { WasmDaBitStore, WasmParty, WasmSharedBitVec, WasmSharedVec, WasmTr
 
 /** The keys a party brings: 32 bytes each, from an authenticated key agreement. */
 export interface PartySeeds {
-  /** The key shared with party `(id + 2) % 3`. */
+  /** The key shared with the previous party in ring order, `id − 1` (party 2 for party 0). */
   prev: Uint8Array;
-  /** The key shared with party `(id + 1) % 3`. */
+  /** The key shared with the next party in ring order, `id + 1` (party 0 for party 2). */
   next: Uint8Array;
   /** This party's private randomness. */
   own: Uint8Array;

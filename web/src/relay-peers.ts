@@ -8,6 +8,7 @@
 
 import { toHex } from './hex.js';
 import { FrameInbox, linkError } from './inbox.js';
+import { COMPUTE_PARTIES } from './roster.js';
 
 /** The relay path's link mode of each kind of connection (as the native parties name them). */
 export const MODES = { plain: 'plain-test-seeds', noise: 'noise-aesgcm' } as const;
@@ -28,7 +29,7 @@ export interface RelayPathOptions {
 
 /** The request path and query (`/v1/{session}/{id}?parties=…&mode=…`) of either front end. */
 export function relayPath(o: RelayPathOptions, kind: keyof typeof MODES): string {
-  let path = `/v1/${toHex(o.sessionId)}/${o.id}?parties=${o.parties ?? 3}&mode=${MODES[kind]}`;
+  let path = `/v1/${toHex(o.sessionId)}/${o.id}?parties=${o.parties ?? COMPUTE_PARTIES}&mode=${MODES[kind]}`;
   if (o.token !== undefined) path += `&token=${encodeURIComponent(o.token)}`;
   if (o.invite) path += `&deployment=${o.invite.deployment}&client_key=${toHex(o.invite.clientKey)}`;
   return path;

@@ -5,6 +5,7 @@
 
 import { RingfenceError } from './errors.js';
 import type { PartySeeds } from './party.js';
+import { isComputeParty, nextParty, prevParty } from './roster.js';
 
 /** A fresh random 16-byte session id (from the platform's CSPRNG). */
 export function randomSessionId(): Uint8Array {
@@ -19,12 +20,12 @@ export function randomSessionId(): Uint8Array {
  * from a CSPRNG.
  */
 export async function insecureTestSeeds(label: string, id: number): Promise<PartySeeds> {
-  if (!Number.isInteger(id) || id < 0 || id > 2) {
+  if (!isComputeParty(id)) {
     throw new RingfenceError('INVALID_ARGUMENT', `party id must be 0, 1 or 2, got ${String(id)}`);
   }
   const key = async (name: string) =>
     new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(`ringfence-insecure-test-seed\0${label}\0${name}`)));
   const pair = (a: number, b: number) => key(`pair ${Math.min(a, b)}-${Math.max(a, b)}`);
-  const [prev, next, own] = await Promise.all([pair((id + 2) % 3, id), pair(id, (id + 1) % 3), key(`own ${id}`)]);
+  const [prev, next, own] = await Promise.all([pair(prevParty(id), id), pair(id, nextParty(id)), key(`own ${id}`)]);
   return { prev, next, own };
 }

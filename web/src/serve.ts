@@ -7,6 +7,7 @@
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import type { ProgressCounters, Stage } from './party.js';
+import { FIRST_CLIENT } from './roster.js';
 import type { WasmServeOutcome, WasmServeStage } from './wasm-api.js';
 
 /** One served model and how it is served (an entry of {@link ServeOptions.models}). */
@@ -139,7 +140,7 @@ export function serveOptions(options: ServeOptions): CheckedServeOptions {
   if (typeof options !== 'object' || options === null) {
     throw new RingfenceError('INVALID_ARGUMENT', 'serve() needs an options object { models, maxBatch, client }');
   }
-  const { models, maxBatch = 1, client = 3 } = options;
+  const { models, maxBatch = 1, client = FIRST_CLIENT } = options;
   return { models, maxBatch, client };
 }
 

@@ -8,6 +8,7 @@
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { NoiseRelayLinks, checkSecureOptions, type SecureRelayTransportOptions } from './noise.js';
 import type { PartySeeds } from './party.js';
+import { COMPUTE_PARTIES, computeParties, nextParty, prevParty } from './roster.js';
 import { linkError } from './inbox.js';
 import { DataChannelLink, type ChannelCounters, type FrameCounters, type RtcDataChannelLike } from './rtc-channel.js';
 import { answer, offer, type PairContext, type PairOutcome } from './rtc-signalling.js';
@@ -178,7 +179,7 @@ export class RtcTransport implements Transport {
   private constructor(id: number, links: NoiseRelayLinks, parties: number, outcomes: Map<number, PairOutcome>, webrtc: ChannelCounters) {
     this.#id = id;
     this.#seeds = new Map(Array.from({ length: parties }, (_, j) => j).filter((j) => j !== id).map((j) => [j, links.seedWith(j)]));
-    this.seeds = { prev: this.seedWith((id + 2) % 3), next: this.seedWith((id + 1) % 3), own: random32() };
+    this.seeds = { prev: this.seedWith(prevParty(id)), next: this.seedWith(nextParty(id)), own: random32() };
     this.#channels = Array.from({ length: parties }, (_, j) => {
       const o = outcomes.get(j);
       return o?.via === 'webrtc' ? o.channel : undefined;
@@ -187,7 +188,7 @@ export class RtcTransport implements Transport {
     const fallbacks = [...outcomes].flatMap(([j, o]) => (o.via === 'relay' ? [`party ${j}: ${o.why}`] : []));
     this.kind = fallbacks.length === 0 ? 'webrtc' : fallbacks.length === outcomes.size ? 'relay' : 'mixed';
     this.fallbackReason = fallbacks.length ? fallbacks.join('; ') : undefined;
-    if (fallbacks.length === 0 && parties === 3) {
+    if (fallbacks.length === 0 && parties === COMPUTE_PARTIES) {
       // Every frame now goes over the DataChannels: leave the relay (the last signalling
       // message is delivered first).
       links.close();
@@ -222,7 +223,7 @@ export class RtcTransport implements Transport {
       deadline: Date.now() + rtcTimeoutMs + timeoutMs, counters: webrtc, opened,
     });
     let failure: unknown;
-    const peers = [0, 1, 2].filter((j) => j !== o.id);
+    const peers = computeParties().filter((j) => j !== o.id);
     const pairs = peers.map((j) =>
       (o.id < j ? offer(ctx(j)) : answer(ctx(j))).catch((e: unknown) => {
         // The first failure ends every pair: their pending reads reject once the links close.

@@ -7,6 +7,7 @@
 import { RingfenceError } from './errors.js';
 import { linkError } from './inbox.js';
 import { MODES, RelayPeers, relayPath } from './relay-peers.js';
+import { COMPUTE_PARTIES } from './roster.js';
 import type { Transport } from './transport.js';
 
 /**
@@ -126,7 +127,7 @@ export const NOISE_CHUNK = 64 << 10;
 
 /** Throws `bad(reason)` unless the connection options are usable. @internal */
 export function checkOptions(o: Omit<WebSocketTransportOptions, 'security'>, bad: (m: string) => Error): void {
-  const parties = o.parties ?? 3;
+  const parties = o.parties ?? COMPUTE_PARTIES;
   if (!Number.isInteger(parties) || parties < 2 || parties > 255) throw bad(`parties must be 2..255, got ${String(parties)}`);
   if (!Number.isInteger(o.id) || o.id < 0 || o.id >= parties) throw bad(`id must be 0..${parties - 1}, got ${String(o.id)}`);
   if (!(o.sessionId instanceof Uint8Array) || o.sessionId.length !== 16) throw bad('sessionId must be 16 bytes');
@@ -223,7 +224,7 @@ export class WebSocketTransport implements Transport {
    * @internal
    */
   static async open(o: Omit<WebSocketTransportOptions, 'security'>, kind: keyof typeof MODES): Promise<WebSocketTransport> {
-    const parties = o.parties ?? 3;
+    const parties = o.parties ?? COMPUTE_PARTIES;
     const timeoutMs = o.timeoutMs ?? 30_000;
     const connectMs = o.connectTimeoutMs ?? 10_000;
     const maxMessage = o.maxMessageBytes ?? (16 << 20) + 1;

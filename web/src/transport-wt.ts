@@ -9,6 +9,7 @@ import { fromHex } from './hex.js';
 import { linkError } from './inbox.js';
 import type { ReadableStreamLike, ReadableStreamReaderLike, WritableStreamLike, WritableStreamWriterLike } from './platform.js';
 import { MODES, RelayPeers, relayPath } from './relay-peers.js';
+import { COMPUTE_PARTIES } from './roster.js';
 import type { Transport } from './transport.js';
 import { WebSocketTransport, refusalMessage, type WebSocketTransportOptions } from './transport-ws.js';
 
@@ -169,7 +170,7 @@ export class WebTransportRelayConnection implements Transport {
     } catch (e) {
       throw new Error(`${where}: ${describe(e)}`);
     }
-    const c = new WebTransportRelayConnection(wt, o.id, o.parties ?? 3, o.timeoutMs ?? 30_000, o.maxMessageBytes ?? (16 << 20) + 1);
+    const c = new WebTransportRelayConnection(wt, o.id, o.parties ?? COMPUTE_PARTIES, o.timeoutMs ?? 30_000, o.maxMessageBytes ?? (16 << 20) + 1);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`${where}: no connection within ${connectMs} ms`)), connectMs);

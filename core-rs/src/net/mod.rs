@@ -5,8 +5,10 @@
 //! and owns time (it turns a vanished peer into [`TransportError::Timeout`]). [`Ctx`] adds what
 //! every protocol needs on top: framing with session/step/length checks, exact counters of bytes
 //! and rounds, the operation counter that names PRG streams, and poisoning after a failure.
+//! A session's [`Roster`] says who its compute parties and clients are.
 
 pub mod frame;
+mod roster;
 
 use core::fmt;
 use core::future::Future;
@@ -14,9 +16,10 @@ use core::future::Future;
 use crate::error::Error;
 use crate::ring::{Ring, MAX_ELEMENT_BYTES, Z64};
 pub use frame::{FrameError, SessionId};
+pub use roster::Roster;
 
 /// A participant's index in a session: compute parties are `0..n`, external input providers
-/// (clients) take the ids after them.
+/// (clients) take the ids after them (see [`Roster`]).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct PartyId(pub u8);
 
@@ -469,7 +472,8 @@ mod tests {
     fn a_transport_may_send_borrowed_parts_and_receive_into_the_contexts_buffer() {
         let plain = testing::run_rep3(5, program::<MemTransport>);
 
-        let net = Net::new(3);
+        let roster = Roster::THREE;
+        let net = Net::new(roster.n());
         let received = Rc::new(Cell::new((0, 0)));
         let seeds = testing::rep3_seeds(5);
         type Out = Result<(Vec<Vec<Z64>>, Stats), Error>;
@@ -479,7 +483,7 @@ mod tests {
             .map(|(i, s)| {
                 let me = PartyId(i as u8);
                 let t = Borrowing { inner: net.transport(me), received: received.clone() };
-                let ctx = Ctx::new(me, 3, SessionId([1; 16]), t);
+                let ctx = Ctx::new(me, roster.n(), SessionId([1; 16]), t);
                 Box::pin(async move { program(Rep3::setup(ctx, s).await?).await })
                     as testing::PartyFuture<'_, Out>
             })

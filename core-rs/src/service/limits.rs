@@ -10,7 +10,8 @@
 //! starts). Anything beyond is cut off by the transport, so a client cannot make a party buffer
 //! more than the largest input the catalogue allows ([`Catalog::client_limit`]).
 
-use super::{Backend, Catalog, ModelInfo, REQUEST_WORDS};
+use super::messages::REQUEST_WORDS;
+use super::{Backend, Catalog, ModelInfo};
 use crate::net::frame::MAX_PAYLOAD;
 use crate::net::RecvLimit;
 use crate::ring::{Ring, Z64};

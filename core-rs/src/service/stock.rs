@@ -324,13 +324,13 @@ impl Mesh {
 async fn same_shapes<T: Transport>(
     m: &mut Meteor<T>,
     targets: &[&Target],
-    served: &[&super::Served],
+    served: &[&super::catalog::Served],
 ) -> Result<(), Error> {
     let me = m.me();
     let ctx = m.rep3_mut().ctx_mut();
     ctx.round();
-    let mine: Vec<Z64> = served.iter().flat_map(|s| super::digest_words(&s.digest)).collect();
-    let others: Vec<PartyId> = (0..3).map(PartyId).filter(|&j| j != me).collect();
+    let mine: Vec<Z64> = served.iter().flat_map(|s| crate::net::digest_words(&s.digest)).collect();
+    let others: Vec<PartyId> = super::ROSTER.others(me).collect();
     for &j in &others {
         ctx.send(j, &mine)?;
     }
@@ -353,7 +353,7 @@ async fn from_owner<T: Transport>(m: &mut Meteor<T>, word: Option<u64>) -> Resul
     ctx.round();
     match word {
         Some(w) => {
-            for j in [PartyId(1), PartyId(2)] {
+            for j in super::ROSTER.others(MODEL_OWNER) {
                 ctx.send(j, &[Z64(w)])?;
             }
             Ok(w)

@@ -23,7 +23,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::net::{Ctx, PartyId, SessionId, Transport, TransportError};
+use crate::net::{Ctx, PartyId, Roster, SessionId, Transport, TransportError};
 use crate::prg::{Prg, Seed};
 use crate::rep3::{Rep3, Rep3Seeds};
 use crate::Error;
@@ -212,8 +212,9 @@ pub fn rep3_seeds(seed: u64) -> [Rep3Seeds; 3] {
     });
     // pair[i] is the key shared by P_i and P_{i+1}.
     let pair: [Seed; 3] = core::array::from_fn(|i| master.derive(i as u32));
+    let ring = Roster::THREE;
     core::array::from_fn(|i| Rep3Seeds {
-        prev: pair[(i + 2) % 3].clone(),
+        prev: pair[ring.prev(PartyId(i as u8)).index()].clone(),
         next: pair[i].clone(),
         own: master.derive(100 + i as u32),
     })
@@ -226,8 +227,11 @@ where
     Fut: Future<Output = Result<O, Error>>,
     O: core::fmt::Debug,
 {
-    let net = Net::new(3);
-    run_rep3_on(&net, 3, seed, f).into_iter().map(|r| r.expect("party failed")).collect()
+    let net = Net::new(Roster::THREE.n());
+    run_rep3_on(&net, Roster::THREE.participants(0), seed, f)
+        .into_iter()
+        .map(|r| r.expect("party failed"))
+        .collect()
 }
 
 /// Like [`run_rep3`] on a given network of `participants` (3 parties plus clients), returning

@@ -75,7 +75,7 @@ fn words(ws: &[u64]) -> Vec<u8> {
 }
 
 /// The service messages: the parties' model descriptions to the client, and a client's request
-/// with the other parties' verdicts to P1, written as `service.rs` lays them out.
+/// with the other parties' verdicts to P1, written as `service/` lays them out.
 fn service(w: &mut Writer, models: &Path) {
     let file = ModelFile::parse(&fs::read(models.join("logreg.rfshape")).expect("logreg.rfshape"))
         .expect("a valid shape file");

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ringfence_core::net::PartyId;
 use ringfence_core::nn::Output;
-use ringfence_core::service::{Backend, Request};
+use ringfence_core::service::{Backend, Request, ROSTER};
 use ringfence_link::PublicKey;
 use serde::Deserialize;
 
@@ -84,14 +84,18 @@ impl PartyConfig {
     /// the file's name (the caller adds it).
     pub fn parse(text: &str) -> Result<Self, String> {
         let c: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
-        if c.party > 2 {
+        if !ROSTER.is_party(PartyId(c.party)) {
             return Err(format!("party = {} (must be 0, 1 or 2)", c.party));
         }
         if !crate::token::valid_name(&c.deployment) {
             return Err("deployment must be [a-z0-9-]{1,32}".into());
         }
-        if c.public_keys.len() != 3 {
-            return Err(format!("public_keys has {} keys; 3 needed", c.public_keys.len()));
+        if c.public_keys.len() != ROSTER.n() {
+            return Err(format!(
+                "public_keys has {} keys; {} needed",
+                c.public_keys.len(),
+                ROSTER.n()
+            ));
         }
         if c.max_sessions == 0 || c.max_batch == 0 || c.timeout_ms == 0 {
             return Err("max_sessions, max_batch and timeout_ms must be positive".into());
@@ -129,10 +133,11 @@ impl PartyConfig {
         let mesh = match c.mesh {
             None => None,
             Some(mesh) => {
-                if mesh.peers.len() != 3 {
+                if mesh.peers.len() != ROSTER.n() {
                     return Err(format!(
-                        "[mesh] peers has {} addresses; 3 needed",
-                        mesh.peers.len()
+                        "[mesh] peers has {} addresses; {} needed",
+                        mesh.peers.len(),
+                        ROSTER.n()
                     ));
                 }
                 let peers = mesh

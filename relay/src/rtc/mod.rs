@@ -78,7 +78,8 @@ impl TcpTransport {
         let me = self.me();
         let deadline =
             Instant::now() + Duration::from_millis(o.open_timeout_ms) + self.recv_timeout();
-        let pairs = self.links_mut().iter_mut().take(3).flatten().map(|link| async move {
+        let parties = ringfence_core::net::Roster::THREE.n();
+        let pairs = self.links_mut().iter_mut().take(parties).flatten().map(|link| async move {
             let mut sig = Signalling::new(link, deadline);
             let peer = sig.peer;
             let out = if me < peer {

@@ -71,7 +71,8 @@ impl Client {
         if !transport.is_object() {
             return Err(js_error(Code::InvalidArgument, "transport must be an object"));
         }
-        let ctx = Ctx::new(service::CLIENT, 4, session, JsTransport::new(transport));
+        let ctx =
+            Ctx::new(service::CLIENT, service::PARTICIPANTS, session, JsTransport::new(transport));
         let inner = service::Client::new(ctx, own);
         Ok(Self { session: Slot::new(Session { inner, step: Step::Idle }, "the client") })
     }

@@ -25,7 +25,7 @@ mod transport;
 use std::rc::Rc;
 
 use js_sys::{Object, Promise, Uint8Array};
-use ringfence_core::net::{frame, Ctx, PartyId, SessionId, Stats};
+use ringfence_core::net::{frame, Ctx, PartyId, Roster, SessionId, Stats};
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::{Rep3, Rep3Seeds, Rep3Vec};
 use ringfence_core::ring::fixed::FixedPoint;
@@ -45,6 +45,11 @@ pub use transport::RawTransport;
 
 /// The most elements one operation takes: one frame carries at most `MAX_PAYLOAD` bytes.
 const MAX_ELEMS: u64 = (frame::MAX_PAYLOAD / 8) as u64;
+
+/// A [`Party`]'s session: rep3's three compute parties, then the clients.
+const ROSTER: Roster = Roster::THREE;
+/// The highest compute party id.
+const LAST_PARTY: u64 = ROSTER.n() as u64 - 1;
 
 type Session = Rep3<JsTransport>;
 /// One party's shares as held by a [`SharedVec`]; operations clone the `Rc`, not the shares.
@@ -79,15 +84,18 @@ impl Party {
         transport: RawTransport,
         participants: JsValue,
     ) -> Result<Promise, JsValue> {
-        let me = PartyId(index(&me, "party id", 2)? as u8);
+        let me = PartyId(index(&me, "party id", LAST_PARTY)? as u8);
         let participants = match participants.is_undefined() {
-            true => 3,
+            true => ROSTER.participants(0),
             false => index(&participants, "parties", 255)?,
         };
-        if participants < 3 {
+        if participants < ROSTER.n() {
             return Err(js_error(
                 Code::InvalidArgument,
-                format!("parties must be at least 3 (the compute parties), got {participants}"),
+                format!(
+                    "parties must be at least {} (the compute parties), got {participants}",
+                    ROSTER.n()
+                ),
             ));
         }
         let session = SessionId(bytes::<16>(&session, "session id")?);
@@ -126,7 +134,7 @@ impl Party {
     /// Secret-shares `n` values owned by party `owner`: the owner passes them (a
     /// `BigInt64Array` or `BigUint64Array` of length `n`), the others pass `null` (1 round).
     pub fn input(&self, owner: JsValue, values: JsValue, n: JsValue) -> Result<Promise, JsValue> {
-        let owner = PartyId(index(&owner, "owner", 2)? as u8);
+        let owner = PartyId(index(&owner, "owner", LAST_PARTY)? as u8);
         let n = index(&n, "n", MAX_ELEMS)?;
         let values = if values.is_null() || values.is_undefined() {
             None

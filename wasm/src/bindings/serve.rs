@@ -48,14 +48,17 @@ impl Party {
         on_stage: JsValue,
     ) -> Result<Promise, JsValue> {
         let client = index(&client, "client", 254)?;
-        if client < 3 || client >= self.participants {
+        if !super::ROSTER.is_client(PartyId(client as u8)) || client >= self.participants {
+            let clients = match self.participants > super::ROSTER.n() {
+                true => format!(" and clients from {}", super::ROSTER.first_client().0),
+                false => " only".into(),
+            };
             return Err(js_error(
                 Code::ApiMisuse,
                 format!(
                     "serve: client {client} is not a client of this session (its {} participants \
-                     are the parties 0, 1, 2{}): join with one more participant per client",
+                     are the parties 0, 1, 2{clients}): join with one more participant per client",
                     self.participants,
-                    if self.participants > 3 { " and clients from 3" } else { " only" }
                 ),
             ));
         }

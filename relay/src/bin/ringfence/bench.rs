@@ -259,10 +259,10 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
                 let data = vec![R::ONE; n];
                 m.start(p).await?;
                 let ctx = p.ctx_mut();
-                let me = ctx.me().0;
+                let me = ctx.me();
                 ctx.round();
-                ctx.send(PartyId((me + 1) % 3), &data).map_err(e)?;
-                ctx.recv::<R>(PartyId((me + 2) % 3), n).await.map_err(e)?;
+                ctx.send(crate::ROSTER.next(me), &data).map_err(e)?;
+                ctx.recv::<R>(crate::ROSTER.prev(me), n).await.map_err(e)?;
             }
         }
         m.stop(p, warm).await?;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use ringfence_core::net::{Ctx, SessionId};
-use ringfence_core::service::{self, Request, CLIENT};
+use ringfence_core::service::{self, Request, CLIENT, PARTICIPANTS};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, Security, StaticKeypair, TcpTransport};
 
@@ -109,7 +109,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     public_keys.push(me.public);
     let security = Security::Noise { keypair: me, public_keys };
     let sid = SessionId(crate::random_bytes::<16>()?);
-    let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, 4, security, sid)
+    let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, crate::WITH_CLIENT, security, sid)
         .inviting(DEPLOYMENT)
         .map_err(|e| e.to_string())?;
     cfg.token = Some(d.client_token(sid, client_key));
@@ -120,7 +120,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     // Each party logs its figures for the session once it has closed it.
     let mut views = Vec::new();
     let deadline = Instant::now() + Duration::from_millis(a.timeout_ms);
-    while views.len() < 3 {
+    while views.len() < crate::ROSTER.n() {
         let left = deadline.saturating_duration_since(Instant::now());
         match d.next_event(left)? {
             Some((i, e)) if e["event"] == "answered" => views.push((i, e)),
@@ -190,7 +190,7 @@ async fn classify(
         |what: &'static str, since: Instant| timeline.push((what, since.elapsed().as_secs_f64()));
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| format!("client: {e}"))?;
     mark("deployment up, linked", t0);
-    let ctx = Ctx::new(CLIENT, 4, session, t);
+    let ctx = Ctx::new(CLIENT, PARTICIPANTS, session, t);
     let mut c = service::Client::new(ctx, os_seed().map_err(|e| e.to_string())?);
     let t1 = Instant::now();
     let info = c.request(&request).await.map_err(e)?;

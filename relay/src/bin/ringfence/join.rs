@@ -58,7 +58,7 @@ struct Keys {
 
 /// Runs the party; prints the revealed results.
 pub(crate) fn run(a: &JoinArgs) -> Result<(), String> {
-    if a.id > 2 {
+    if !crate::ROSTER.is_party(PartyId(a.id)) {
         return Err(format!("--id {} is not 0, 1 or 2", a.id));
     }
     let d = a.matmul_dim;
@@ -75,7 +75,7 @@ pub(crate) fn run(a: &JoinArgs) -> Result<(), String> {
     };
     let me = PartyId(a.id);
     let session = parse_session_hex(&a.session)?;
-    let mut cfg = RelayLinkConfig::new(a.relay.clone(), me, 3, security, session);
+    let mut cfg = RelayLinkConfig::new(a.relay.clone(), me, crate::PARTIES, security, session);
     cfg.recv_timeout = Duration::from_millis(a.timeout_ms);
     cfg.connect_timeout = Duration::from_millis(a.timeout_ms);
     let rt = crate::runtime(1)?;
@@ -85,7 +85,7 @@ pub(crate) fn run(a: &JoinArgs) -> Result<(), String> {
         let mut t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
         let links = webrtc.connect(&mut t).await?;
         let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
-        let ctx = Ctx::new(me, 3, session, t);
+        let ctx = Ctx::new(me, crate::ROSTER.n(), session, t);
         let mut p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
         let mut out = program(&mut p, &mine, d).await.map_err(|e| e.to_string())?;
         if let Some(links) = links {
@@ -107,7 +107,7 @@ async fn program(
     let me = p.me();
     let n = d * d;
     let mut x = Vec::new();
-    for owner in (0..3).map(PartyId) {
+    for owner in crate::ROSTER.parties() {
         x.push(p.input(owner, Some(mine).filter(|_| me == owner), n).await?);
     }
     let mul = p.mul(&x[0], &x[1]).await?;

@@ -17,7 +17,7 @@ use futures_util::future::join_all;
 use ringfence_core::net::{Ctx, PartyId, SessionId};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{IntRing, Z64};
-use ringfence_core::service::{self, Request, CLIENT};
+use ringfence_core::service::{self, Request, CLIENT, PARTICIPANTS};
 use ringfence_relay::ws::{RelayLimits, RelayLinkConfig, RelayServer};
 use ringfence_relay::{os_seed, Security, StaticKeypair, TcpTransport};
 
@@ -137,9 +137,10 @@ fn clients(
         keys.push(me.public);
         let sid = SessionId(crate::random_bytes::<16>()?);
         let security = Security::Noise { keypair: me, public_keys: keys };
-        let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, 4, security, sid)
-            .inviting(DEPLOYMENT)
-            .map_err(|e| e.to_string())?;
+        let mut cfg =
+            RelayLinkConfig::new(d.relay.clone(), CLIENT, crate::WITH_CLIENT, security, sid)
+                .inviting(DEPLOYMENT)
+                .map_err(|e| e.to_string())?;
         cfg.token = Some(d.client_token(sid, client_key));
         cfg.recv_timeout = timeout;
         cfg.connect_timeout = timeout;
@@ -180,7 +181,7 @@ async fn classify(cfg: RelayLinkConfig, request: Request, input: &[f64]) -> Resu
     let session = cfg.session;
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
     let own = os_seed().map_err(|e| e.to_string())?;
-    let mut c = service::Client::new(Ctx::new(CLIENT, 4, session, t), own);
+    let mut c = service::Client::new(Ctx::new(CLIENT, PARTICIPANTS, session, t), own);
     let e = |e: ringfence_core::Error| e.to_string();
     let info = c.request(&request).await.map_err(e)?;
     let ready = c.setup(&info).await.map_err(e)?;
@@ -201,7 +202,7 @@ fn relay_sessions(
     }
     let mut limits = RelayLimits::default();
     limits.max_sessions = limits.max_sessions.max(n);
-    limits.max_connections = limits.max_connections.max(3 * n + 16);
+    limits.max_connections = limits.max_connections.max(crate::ROSTER.n() * n + 16);
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
     let server = rt.block_on(RelayServer::bind(listen, limits)).map_err(|e| e.to_string())?;
     let url = format!("ws://{}", server.local_addr());
@@ -220,7 +221,10 @@ fn relay_sessions(
     eprintln!("ringfence load: {n} sessions × 3 parties through one relay, a {m}-element product each ...");
     let mut parties = Vec::new();
     for _ in 0..n {
-        let keys = (0..3).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
+        let keys = crate::ROSTER
+            .parties()
+            .map(|_| StaticKeypair::generate())
+            .collect::<Result<Vec<_>, _>>();
         let keys = keys.map_err(|e| e.to_string())?;
         let sid = SessionId(crate::random_bytes::<16>()?);
         let x: Vec<Z64> = crate::random_bytes::<16>()?
@@ -235,12 +239,12 @@ fn relay_sessions(
             .take(m)
             .map(|&b| Z64::from_i64(i64::from(b) * 3))
             .collect();
-        for i in 0..3u8 {
+        for i in crate::ROSTER.parties() {
             let security = Security::Noise {
-                keypair: keys[usize::from(i)].clone(),
+                keypair: keys[i.index()].clone(),
                 public_keys: keys.iter().map(|k| k.public).collect(),
             };
-            let mut cfg = RelayLinkConfig::new(url.clone(), PartyId(i), 3, security, sid);
+            let mut cfg = RelayLinkConfig::new(url.clone(), i, crate::PARTIES, security, sid);
             cfg.recv_timeout = timeout;
             cfg.connect_timeout = timeout;
             parties.push((cfg, x.clone(), y.clone()));
@@ -262,7 +266,7 @@ fn relay_sessions(
     f["throughput_per_second"] = (n as f64 / wall).into();
     f["test"] = "relay_sessions".into();
     f["sessions"] = n.into();
-    f["parties"] = (3 * n).into();
+    f["parties"] = (crate::ROSTER.n() * n).into();
     f["elements"] = m.into();
     f["peak_concurrent_sessions"] = peak.load(std::sync::atomic::Ordering::Relaxed).into();
     f["process_peak_rss_bytes"] = rss_of(Path::new("/proc/self/status")).into();
@@ -275,7 +279,7 @@ async fn product(cfg: RelayLinkConfig, x: &[Z64], y: &[Z64]) -> Result<Vec<Z64>,
     let e = |e: ringfence_core::Error| e.to_string();
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
     let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
-    let mut p = Rep3::setup(Ctx::new(me, 3, session, t), seeds).await.map_err(e)?;
+    let mut p = Rep3::setup(Ctx::new(me, crate::ROSTER.n(), session, t), seeds).await.map_err(e)?;
     let xs = p.input(PartyId(0), Some(x).filter(|_| me.0 == 0), x.len()).await.map_err(e)?;
     let ys = p.input(PartyId(1), Some(y).filter(|_| me.0 == 1), y.len()).await.map_err(e)?;
     let z = p.mul(&xs, &ys).await.map_err(e)?;

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_core::nn::ModelFile;
-use ringfence_core::service::Backend;
+use ringfence_core::service::{Backend, CLIENT};
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
 use ringfence_relay::wt::{WtCertificate, WtServer};
@@ -115,13 +115,16 @@ impl LocalDeployment {
             early: Default::default(),
         };
         write_secret(&me.dir.join("deployment.key"), &me.key.to_hex(), false)?;
-        let keys = (0..3).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
+        let keys = crate::ROSTER
+            .parties()
+            .map(|_| StaticKeypair::generate())
+            .collect::<Result<Vec<_>, _>>();
         let keys = keys.map_err(|e| e.to_string())?;
         me.public_keys = keys.iter().map(|k| k.public).collect();
         let exe = std::env::current_exe().map_err(|e| format!("locating this executable: {e}"))?;
         let (tx, events) = mpsc::channel();
         me.events = events;
-        let mesh = free_ports(3)?;
+        let mesh = free_ports(crate::ROSTER.n())?;
         let shapes = me.write_shapes(models)?;
         for (i, k) in keys.iter().enumerate() {
             let files = if i == 0 { models } else { &shapes[..] };
@@ -149,7 +152,7 @@ impl LocalDeployment {
             });
         }
         let deadline = Instant::now() + STARTUP;
-        let mut waiting = [false; 3];
+        let mut waiting = vec![false; crate::ROSTER.n()];
         while !waiting.iter().all(|&w| w) {
             let left = deadline.saturating_duration_since(Instant::now());
             let Some((i, e)) = me.recv_event(left)? else {
@@ -294,7 +297,7 @@ impl LocalDeployment {
         wait: Duration,
     ) -> Result<Option<f64>, String> {
         let t0 = Instant::now();
-        let mut ready = [false; 3];
+        let mut ready = vec![false; crate::ROSTER.n()];
         while !ready.iter().all(|&r| r) {
             let left = (t0 + wait).saturating_duration_since(Instant::now());
             match self.next_event(left)? {
@@ -324,7 +327,7 @@ pub(crate) fn client_token(
     Token {
         deployment: DEPLOYMENT.into(),
         session: Some(session),
-        party: PartyId(3),
+        party: CLIENT,
         client_key: Some(client_key),
         expires,
     }

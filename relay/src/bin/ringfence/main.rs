@@ -34,13 +34,30 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ringfence_core::net::Roster;
 use ringfence_core::ring::{Z32, Z64};
+use ringfence_core::service;
 use ringfence_relay::netem::{LinkShape, ShapedProxy};
 use ringfence_relay::StaticKeypair;
 
 use crate::bench::Op;
 use crate::children::Children;
 use crate::msgs::FromChild;
+
+/// Who takes part in this binary's sessions: the three compute parties of rep3 and METEOR
+/// (the children it spawns, the servers of a deployment) and, in a classification session, the
+/// client after them.
+pub(crate) const ROSTER: Roster = service::ROSTER;
+/// Participants of a session of the compute parties alone, as the relay counts them.
+pub(crate) const PARTIES: u8 = count(ROSTER.n());
+/// Participants of a classification session: the compute parties and the client.
+pub(crate) const WITH_CLIENT: u8 = count(service::PARTICIPANTS);
+
+/// A participant count as the relay's `u8` (checked when the constants are compiled).
+const fn count(n: usize) -> u8 {
+    assert!(n <= u8::MAX as usize, "more participants than party ids");
+    n as u8
+}
 
 /// Secure 3-party computation over Z_2^k: the relay, server parties of a deployment, their keys
 /// and join tokens, a local deployment for development, a demo, benchmarks and load tests.
@@ -359,7 +376,7 @@ fn keys(plain: bool) -> Result<Option<Vec<StaticKeypair>>, String> {
     if plain {
         return Ok(None);
     }
-    let k = (0..3).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
+    let k = ROSTER.parties().map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
     k.map(Some).map_err(|e| e.to_string())
 }
 
@@ -408,8 +425,8 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let shape = a.wan.then(|| LinkShape::new(Duration::from_millis(a.rtt_ms), a.mbit));
     let rt = runtime(1)?;
     let mut proxies = Vec::new();
-    let mut kids = Children::spawn(3, "bench-party", &args)?;
-    kids.introduce(keys.as_deref(), 3, |addrs| match shape {
+    let mut kids = Children::spawn(ROSTER.n(), "bench-party", &args)?;
+    kids.introduce(keys.as_deref(), PARTIES, |addrs| match shape {
         None => Ok(addrs),
         Some(shape) => addrs
             .into_iter()
@@ -430,7 +447,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     }
     let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
-    while done < 3 {
+    while done < ROSTER.n() {
         match kids.next(patience(&a.common))? {
             (_, FromChild::Done) => done += 1,
             // Said on the party's stderr too.
@@ -445,7 +462,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                     format!("P{i} reported an op that was not asked for: {}", r.op)
                 })?;
                 per_op[k].push(r);
-                if per_op[k].len() == 3 {
+                if per_op[k].len() == ROSTER.n() {
                     let s =
                         bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend)
                             .on_network(&network, shape.map(|s| s.delay.as_secs_f64()))

@@ -91,7 +91,7 @@ async fn epoch(
         .await
         .map_err(|e| e.to_string())?;
     let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
-    let ctx = Ctx::new(me, 3, session, t);
+    let ctx = Ctx::new(me, crate::ROSTER.n(), session, t);
     let mut m = Meteor::new(Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?);
     let epoch_seed = u32::from_le_bytes(crate::random_bytes::<4>()?);
     let mut state = Mesh::start(&mut m, &server.catalog, &mesh.targets, shelf, epoch_seed)

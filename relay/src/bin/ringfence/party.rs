@@ -112,7 +112,7 @@ where
         std::process::exit(3);
     });
     let relay = RELAY.get().cloned().flatten();
-    if participants != 3 && relay.is_none() {
+    if participants != crate::PARTIES && relay.is_none() {
         return Err(format!("{participants} participants: a client joins through a relay only"));
     }
     let webrtc = WEBRTC.get().cloned().unwrap_or_default();

@@ -82,7 +82,9 @@ use clap::{Args, ValueEnum};
 use ringfence_core::net::{Ctx, PartyId, Stats};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
-use ringfence_core::service::{self, Backend, Catalog, ModelPolicy, Outcome, Stage, CLIENT};
+use ringfence_core::service::{
+    self, Backend, Catalog, ModelPolicy, Outcome, Stage, CLIENT, PARTICIPANTS,
+};
 use ringfence_relay::config::party::PartyConfig;
 use ringfence_relay::direct::{DirectLinks, Router};
 use ringfence_relay::rtc::PairReport;
@@ -283,7 +285,7 @@ async fn lobby_loop(
     let path = LobbyPath {
         deployment: s.deployment.clone(),
         party: s.me,
-        parties: 3,
+        parties: crate::PARTIES,
         mode: "noise-aesgcm".into(),
         token: s.token.clone(),
     };
@@ -457,13 +459,19 @@ struct Served {
 }
 
 async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
-    if inv.parties != 4 || inv.client != CLIENT {
+    if inv.parties != crate::WITH_CLIENT || inv.client != CLIENT {
         return Err(format!("invitation for P{} of {} participants", inv.client.0, inv.parties));
     }
     let mut keys = s.public_keys.clone();
     keys.push(inv.client_key);
     let security = Security::Noise { keypair: s.keypair.clone(), public_keys: keys };
-    let mut cfg = RelayLinkConfig::new(s.relay.clone(), s.me, 4, security.clone(), inv.session);
+    let mut cfg = RelayLinkConfig::new(
+        s.relay.clone(),
+        s.me,
+        crate::WITH_CLIENT,
+        security.clone(),
+        inv.session,
+    );
     cfg.token = s.token.clone();
     // The client is untrusted: until serve admits its request it may send only that.
     cfg.recv_limits = vec![(CLIENT, service::request_limit())];
@@ -480,7 +488,7 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     };
     let links = t.connect_direct(&direct).await.map_err(|e| e.to_string())?;
     let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
-    let ctx = Ctx::new(s.me, 4, inv.session, t);
+    let ctx = Ctx::new(s.me, PARTICIPANTS, inv.session, t);
     let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
     let mut request = None;
     let mut stocked = false;

@@ -1,0 +1,205 @@
+//! The input provider's side of a session: a [`Client`] requests a served model, takes part
+//! in its setup and receives its [`Classification`].
+
+use super::messages::{decode_text, INFO_WORDS, MAGIC, MAX_REASON_WORDS};
+use super::{Backend, ModelInfo, Request, ROSTER, VERSION};
+use crate::meteor::client::MeteorClient;
+use crate::net::{Ctx, FrameError, PartyId, Stats, Transport};
+use crate::nn::{argmax_rows, InputRange, Output};
+use crate::prg::Seed;
+use crate::rep3::client::Rep3Client;
+use crate::ring::fixed::FixedPoint;
+use crate::ring::Z64;
+use crate::Error;
+
+/// The result of a classification, as the client reconstructs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Classification {
+    /// `batch × output_len` scores (`None` when only the class was requested).
+    pub scores: Option<Vec<f64>>,
+    /// The class index of each sample (the argmax of its scores).
+    pub classes: Vec<usize>,
+    /// What each party received of the input, as raw ring words (METEOR: the masked input
+    /// `m = x − ψ`, the same for all three; rep3: the party's first additive component). Random
+    /// to anyone but the client by design; for display (the demo draws it).
+    pub sent: [Vec<u64>; 3],
+}
+
+/// A request the parties accepted, ready for its input. Single use.
+#[derive(Debug)]
+pub struct Ready {
+    info: ModelInfo,
+    mask: Option<crate::meteor::client::ClientMask<Z64>>,
+}
+
+/// The client side: [`request`](Client::request), then [`setup`](Client::setup), then
+/// [`run`](Client::run) (the split lets callers report progress). `Debug` is redacted.
+pub struct Client<T> {
+    ctx: Option<Ctx<T>>,
+    own: Seed,
+}
+
+impl<T> core::fmt::Debug for Client<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Client").finish_non_exhaustive()
+    }
+}
+
+impl<T: Transport> Client<T> {
+    /// A client on `ctx` (id ≥ 3, four participants) with private randomness `own`.
+    pub fn new(ctx: Ctx<T>, own: Seed) -> Self {
+        Self { ctx: Some(ctx), own }
+    }
+
+    fn ctx(&mut self) -> Result<&mut Ctx<T>, Error> {
+        self.ctx.as_mut().ok_or_else(used_up)
+    }
+
+    /// Lends the context out to a protocol client; the caller puts it back.
+    fn take_ctx(&mut self) -> Result<Ctx<T>, Error> {
+        self.ctx.take().ok_or_else(used_up)
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.ctx.as_ref().map(Ctx::stats).unwrap_or_default()
+    }
+
+    /// Gives the context back (e.g. to close its transport).
+    pub fn into_ctx(self) -> Option<Ctx<T>> {
+        self.ctx
+    }
+
+    /// Sends `req` to the three parties and returns the model's description once all three
+    /// accepted it ([`Error::Refused`] with their reason otherwise).
+    pub async fn request(&mut self, req: &Request) -> Result<ModelInfo, Error> {
+        let words = req.encode()?;
+        let ctx = self.ctx()?;
+        ctx.round();
+        for i in ROSTER.parties() {
+            ctx.send(i, &words)?;
+        }
+        ctx.round();
+        let mut infos = Vec::with_capacity(ROSTER.n());
+        for i in ROSTER.parties() {
+            let w = ctx.recv::<Z64>(i, INFO_WORDS).await?;
+            let bad = |what: &'static str| Error::PeerMisbehaved {
+                peer: i,
+                reason: FrameError::Malformed(what),
+            };
+            if w[0].0 >> 24 != (MAGIC << 8 | u64::from(VERSION)) {
+                return Err(bad("not a model description"));
+            }
+            if w[0].0 & 0xff == 1 {
+                let n = usize::try_from(w[4].0).unwrap_or(usize::MAX);
+                if n > MAX_REASON_WORDS {
+                    return Err(bad("refusal text too long"));
+                }
+                let reason = decode_text(&ctx.recv::<Z64>(i, n).await?);
+                return Err(Error::Refused { peer: i, reason });
+            }
+            let size = |z: Z64| usize::try_from(z.0).ok().filter(|&v| v > 0 && v <= 1 << 28);
+            let (Some(input_len), Some(output_len)) = (size(w[1]), size(w[2])) else {
+                return Err(bad("model sizes out of range"));
+            };
+            let frac_bits = u32::try_from(w[3].0)
+                .ok()
+                .filter(|&f| f < 62)
+                .ok_or_else(|| bad("fractional bits out of range"))?;
+            let input_range = match w[4].0 {
+                0 => None,
+                bits => Some(
+                    InputRange::from_bits(bits).ok_or_else(|| bad("input range is not a range"))?,
+                ),
+            };
+            infos.push(ModelInfo {
+                input_len,
+                output_len,
+                frac_bits,
+                batch: req.batch,
+                input_range,
+                backend: req.backend,
+                output: req.output,
+            });
+        }
+        if infos.iter().any(|i| *i != infos[0]) {
+            return Err(Error::PeerMisbehaved {
+                peer: PartyId(1),
+                reason: FrameError::Malformed("the parties describe the model differently"),
+            });
+        }
+        Ok(infos[0])
+    }
+
+    /// Takes part in the setup (METEOR: receives the input's mask; rep3: nothing to do).
+    pub async fn setup(&mut self, info: &ModelInfo) -> Result<Ready, Error> {
+        let mask = match info.backend {
+            Backend::Meteor => {
+                let mut c = MeteorClient::new(self.take_ctx()?);
+                let mask = c.receive_mask::<Z64>(info.batch * info.input_len).await;
+                self.ctx = Some(c.into_ctx());
+                Some(mask?)
+            }
+            Backend::Rep3 => None,
+        };
+        Ok(Ready { info: *info, mask })
+    }
+
+    /// Encodes and shares `input` (`batch × input_len` reals), waits for the result and
+    /// reconstructs it. Bad input (wrong length, non-finite or out-of-range values) is an
+    /// error before anything is sent.
+    pub async fn run(&mut self, ready: Ready, input: &[f64]) -> Result<Classification, Error> {
+        let info = ready.info;
+        if input.len() != info.batch * info.input_len {
+            return Err(Error::ApiMisuse(format!(
+                "input has {} values; the model takes {} per sample and the request is for {} sample(s)",
+                input.len(),
+                info.input_len,
+                info.batch
+            )));
+        }
+        let fp = FixedPoint::new(info.frac_bits);
+        let x: Vec<Z64> = fp.encode_slice(input)?;
+        let n = info.result_len();
+        let ctx = self.take_ctx()?;
+        let (out, ctx) = match ready.mask {
+            Some(mask) => {
+                let mut c = MeteorClient::new(ctx);
+                let r = match c.share(&x, mask) {
+                    Ok(m) => {
+                        c.reconstruct::<Z64>(n).await.map(|out| (out, [m.clone(), m.clone(), m]))
+                    }
+                    Err(e) => Err(e),
+                };
+                (r, c.into_ctx())
+            }
+            None => {
+                let mut c = Rep3Client::new(ctx, self.own.clone());
+                let r = match c.share(&x) {
+                    Ok(comps) => c.reconstruct::<Z64>(n).await.map(|out| (out, comps)),
+                    Err(e) => Err(e),
+                };
+                (r, c.into_ctx())
+            }
+        };
+        self.ctx = Some(ctx);
+        let (out, sent) = out?;
+        let sent = sent.map(|v| v.into_iter().map(|z| z.0).collect());
+        Ok(match info.output {
+            Output::Argmax => Classification {
+                scores: None,
+                classes: out.iter().map(|c| usize::try_from(c.0).unwrap_or(usize::MAX)).collect(),
+                sent,
+            },
+            _ => {
+                let scores: Vec<f64> = out.iter().map(|&v| fp.decode(v)).collect();
+                let classes = argmax_rows(&scores, info.output_len);
+                Classification { scores: Some(scores), classes, sent }
+            }
+        })
+    }
+}
+
+fn used_up() -> Error {
+    Error::ApiMisuse("the client's session was used up".into())
+}

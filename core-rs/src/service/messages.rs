@@ -1,0 +1,207 @@
+//! The session's messages: the client's [`Request`], the parties' [`ModelInfo`] (or refusal),
+//! and how both travel as control words ([`Z64`] elements in ordinary checked frames).
+
+use crate::nn::{InputRange, Output};
+use crate::ring::Z64;
+use crate::Error;
+
+/// Longest model name, in bytes.
+pub const MAX_NAME: usize = 32;
+/// Version of the session's messages; a request of another version is refused with a reason
+/// that names both. 2: the parties check a client's input for consistency (one more round) and
+/// limit what a client may send (`service/limits.rs`); a version-1 client or server would fail
+/// mid-session on the extra round instead.
+pub const VERSION: u8 = 2;
+
+pub(super) const MAGIC: u64 = 0x5246_434c; // "RFCL"
+pub(super) const REQUEST_WORDS: usize = 2 + MAX_NAME / 8;
+pub(super) const INFO_WORDS: usize = 5;
+/// Longest refusal text, in words.
+pub(super) const MAX_REASON_WORDS: usize = 32;
+
+/// The protocol family a request runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Replicated 3-party sharing ([`crate::rep3`]): can reveal only the class.
+    Rep3,
+    /// METEOR ([`crate::meteor`]): fewer online rounds; reveals the scores to the client.
+    Meteor,
+}
+
+impl Backend {
+    /// Its name on command lines and in the SDK.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rep3 => "rep3",
+            Self::Meteor => "meteor",
+        }
+    }
+
+    fn code(self) -> u64 {
+        match self {
+            Self::Rep3 => 1,
+            Self::Meteor => 2,
+        }
+    }
+
+    fn from_code(c: u64) -> Option<Self> {
+        [Self::Rep3, Self::Meteor].into_iter().find(|b| b.code() == c)
+    }
+}
+
+impl core::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "rep3" => Ok(Self::Rep3),
+            "meteor" => Ok(Self::Meteor),
+            _ => Err(format!("unknown backend {s:?} (rep3 or meteor)")),
+        }
+    }
+}
+
+fn output_code(o: Output) -> u64 {
+    match o {
+        Output::Argmax => 2,
+        _ => 1,
+    }
+}
+
+/// What a client asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// A model name the parties serve (at most [`MAX_NAME`] bytes).
+    pub model: String,
+    /// The protocol family.
+    pub backend: Backend,
+    /// What the client receives: the scores, or only the class (rep3 only).
+    pub output: Output,
+    /// Samples in this request.
+    pub batch: usize,
+}
+
+impl Request {
+    /// A request for the scores of `batch` samples (the most common one).
+    pub fn new(model: &str, backend: Backend, batch: usize) -> Self {
+        Self { model: model.into(), backend, output: Output::Logits, batch }
+    }
+
+    /// Checks what can be checked without the parties: the model name's form.
+    pub fn validate(&self) -> Result<(), Error> {
+        let name = self.model.as_bytes();
+        if name.is_empty() || name.len() > MAX_NAME || name.contains(&0) {
+            return Err(Error::ApiMisuse(format!(
+                "model name {:?}: 1 to {MAX_NAME} bytes, no NUL",
+                self.model
+            )));
+        }
+        Ok(())
+    }
+
+    pub(super) fn encode(&self) -> Result<Vec<Z64>, Error> {
+        self.validate()?;
+        let name = self.model.as_bytes();
+        let head = MAGIC << 32
+            | u64::from(VERSION) << 24
+            | self.backend.code() << 16
+            | output_code(self.output) << 8;
+        let mut w = vec![Z64(head), Z64(self.batch as u64)];
+        let mut padded = [0u8; MAX_NAME];
+        padded[..name.len()].copy_from_slice(name);
+        w.extend(padded.chunks(8).map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))));
+        Ok(w)
+    }
+
+    /// Decodes a request; `Err` is the refusal reason.
+    pub(super) fn decode(w: &[Z64]) -> Result<Self, String> {
+        let head = w[0].0;
+        if head >> 32 != MAGIC {
+            return Err("not a classification request".into());
+        }
+        if (head >> 24) as u8 != VERSION {
+            return Err(format!(
+                "request version {} is not the served version {VERSION}",
+                (head >> 24) as u8
+            ));
+        }
+        let backend = Backend::from_code((head >> 16) & 0xff)
+            .ok_or_else(|| format!("unknown backend code {}", (head >> 16) & 0xff))?;
+        let output = match (head >> 8) & 0xff {
+            1 => Output::Logits,
+            2 => Output::Argmax,
+            c => return Err(format!("unknown output code {c}")),
+        };
+        let bytes: Vec<u8> = w[2..].iter().flat_map(|z| z.0.to_le_bytes()).collect();
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        let model = core::str::from_utf8(&bytes[..end])
+            .map_err(|_| "model name is not UTF-8".to_string())?
+            .to_string();
+        let batch = usize::try_from(w[1].0).map_err(|_| "batch too large".to_string())?;
+        Ok(Self { model, backend, output, batch })
+    }
+}
+
+/// What the parties tell the client about the requested model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// Values per input sample.
+    pub input_len: usize,
+    /// Scores per sample (classes).
+    pub output_len: usize,
+    /// Fractional bits of the fixed-point encoding.
+    pub frac_bits: u32,
+    /// Samples in the accepted request.
+    pub batch: usize,
+    /// The input range the model was trained on, when its file says (see
+    /// [`crate::nn::Model::input_range`]); the client refuses input outside it.
+    pub input_range: Option<InputRange>,
+    pub(super) backend: Backend,
+    pub(super) output: Output,
+}
+
+impl ModelInfo {
+    pub(super) fn encode(&self) -> Vec<Z64> {
+        let head = MAGIC << 32 | u64::from(VERSION) << 24;
+        // The last word: the input range (0: none), where a refusal has its reason's length.
+        let range = self.input_range.map_or(0, InputRange::to_bits);
+        [head, self.input_len as u64, self.output_len as u64, u64::from(self.frac_bits), range]
+            .map(Z64)
+            .to_vec()
+    }
+
+    /// The values the client receives back: all scores, or one class per sample.
+    pub(super) fn result_len(&self) -> usize {
+        match self.output {
+            Output::Argmax => self.batch,
+            _ => self.batch * self.output_len,
+        }
+    }
+}
+
+pub(super) fn encode_text(s: &str) -> Vec<Z64> {
+    let mut b = s.as_bytes().to_vec();
+    b.truncate(MAX_REASON_WORDS * 8);
+    b.resize(b.len().div_ceil(8) * 8, 0);
+    b.chunks(8).map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))).collect()
+}
+
+pub(super) fn decode_text(w: &[Z64]) -> String {
+    let b: Vec<u8> = w.iter().flat_map(|z| z.0.to_le_bytes()).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_of_another_version_is_refused_naming_both() {
+        let words = Request::new("lenet", Backend::Meteor, 1).encode().unwrap();
+        assert_eq!(Request::decode(&words), Ok(Request::new("lenet", Backend::Meteor, 1)));
+        let mut old = words.clone();
+        old[0] = Z64(old[0].0 & !(0xff << 24) | 1 << 24);
+        let reason = Request::decode(&old).unwrap_err();
+        assert_eq!(reason, format!("request version 1 is not the served version {VERSION}"));
+    }
+}

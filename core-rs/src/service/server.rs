@@ -1,0 +1,210 @@
+//! The compute party's side of a session: [`serve`] one request, reporting each [`Stage`], and
+//! how it ended ([`Outcome`]).
+
+use super::messages::{encode_text, MAGIC, REQUEST_WORDS};
+use super::{stock, Backend, Catalog, Request, MODEL_OWNER, ROSTER, VERSION};
+use crate::meteor::Meteor;
+use crate::net::{digest_words, words_digest, PartyId, Stats, Transport};
+use crate::nn::{Inference, Output};
+use crate::rep3::Rep3;
+use crate::ring::Z64;
+use crate::Error;
+
+/// A point in a served session, reported to [`serve`]'s observer with the counters so far
+/// (the caller, which has a clock, times the stages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// The request was accepted by all three parties.
+    Accepted {
+        /// The request.
+        request: Request,
+    },
+    /// Weights shared and preprocessing made (or a run made ahead of demand taken, `stocked`);
+    /// the online phase starts.
+    SetupDone {
+        /// Whether the setup material was made ahead of demand ([`stock`]).
+        stocked: bool,
+    },
+    /// The result was sent to the client.
+    OnlineDone,
+}
+
+/// How a served request ended (errors aside).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// The client received its result.
+    Answered,
+    /// The request was refused (the client was told why); the session is intact, so the caller
+    /// can close it cleanly (flushing the refusal) or go on using it.
+    Refused(String),
+}
+
+/// Serves one request of `client` on the session `p` (compute party side): negotiation, setup
+/// and online inference, with `observe` called at each [`Stage`]. Returns the session for reuse
+/// and how the request ended.
+pub async fn serve<T: Transport>(
+    mut p: Rep3<T>,
+    client: PartyId,
+    catalog: &Catalog,
+    mut observe: impl FnMut(&Stage, Stats),
+) -> Result<(Rep3<T>, Outcome), Error> {
+    let me = p.me();
+    if !ROSTER.is_party(me) || !ROSTER.is_client(client) {
+        return Err(Error::ApiMisuse(format!(
+            "serve: {me} is not a compute party or {client} not a client"
+        )));
+    }
+    let ctx = p.ctx_mut();
+    ctx.expect_from::<Z64>(client, &[REQUEST_WORDS]);
+    ctx.round();
+    let words = ctx.recv::<Z64>(client, REQUEST_WORDS).await?;
+    // The parties compare the raw request before interpreting it, so all of them refuse or
+    // accept together. P0 adds the id of the stocked setup run it took for this session (0:
+    // none), in the same message.
+    ctx.round();
+    let others: Vec<PartyId> = ROSTER.others(me).collect();
+    let mut verdict = Request::decode(&words).and_then(|r| catalog.admit(&r).map(|a| (r, a)));
+    let shelf = catalog.shelf.as_deref();
+    let mut stocked = match (&verdict, shelf) {
+        (Ok((r, _)), Some(shelf)) if me == MODEL_OWNER && r.batch == 1 => {
+            shelf.take_oldest(&r.model, r.backend)
+        }
+        _ => None,
+    };
+    // After the request: the ticket, this party's verdict (1: accepted) and the digest of the
+    // model's shape it holds (zeros when it refuses).
+    let digest = verdict.as_ref().map_or([0; 32], |(_, (m, _))| m.digest);
+    let mut mine = words.clone();
+    mine.push(Z64(stocked.as_ref().map_or(0, |r| r.id)));
+    mine.push(Z64(u64::from(verdict.is_ok())));
+    mine.extend(digest_words(&digest));
+    for &j in &others {
+        ctx.send(j, &mine)?;
+    }
+    let mut ticket = 0;
+    for &j in &others {
+        let theirs = ctx.recv::<Z64>(j, REQUEST_WORDS + 6).await?;
+        if theirs[..REQUEST_WORDS] != words[..] {
+            verdict = Err(format!("the client sent {j} and {me} different requests"));
+        } else if let Ok((r, _)) = &verdict {
+            // Keep this party's own reason if it refused; otherwise say whose verdict differs.
+            if theirs[REQUEST_WORDS + 1].0 != 1 {
+                verdict = Err(format!("{j} refused the request for model {:?}", r.model));
+            } else if theirs[REQUEST_WORDS + 2..] != mine[REQUEST_WORDS + 2..] {
+                verdict = Err(format!(
+                    "the servers hold different shapes of model {:?} ({me}: {}, {j}: {}): \
+                     give every server the shape of the same model file (ringfence model \
+                     shape)",
+                    r.model,
+                    short_hex(&digest),
+                    short_hex(&words_digest(&theirs[REQUEST_WORDS + 2..]))
+                ));
+            }
+        }
+        if j == MODEL_OWNER {
+            ticket = theirs[REQUEST_WORDS].0;
+        }
+    }
+    if me != MODEL_OWNER && ticket != 0 {
+        // Taken at once, as P0 took it before sending the ticket: from here on, whatever
+        // becomes of this session, the run has left every shelf (or goes back to every shelf
+        // on a refusal below) — none is left behind at one party for P0 never to name again.
+        let shelf = shelf.ok_or_else(|| {
+            Error::PreprocessingExhausted(
+                "P0 named a stocked setup run, but this party keeps none".into(),
+            )
+        })?;
+        if let Ok((r, _)) = &verdict {
+            stocked = Some(shelf.take_named(&r.model, r.backend, ticket)?);
+        }
+    }
+    ctx.round();
+    let (request, (served, info)) = match verdict {
+        Ok(v) => v,
+        Err(reason) => {
+            if let (Some(run), Some(shelf), Ok(r)) = (stocked, shelf, Request::decode(&words)) {
+                shelf.put_back(&r.model, r.backend, run);
+            }
+            let mut msg =
+                vec![Z64(MAGIC << 32 | u64::from(VERSION) << 24 | 1), Z64(0), Z64(0), Z64(0)];
+            let text = encode_text(&reason);
+            msg.push(Z64(text.len() as u64));
+            ctx.send(client, &msg)?;
+            ctx.send(client, &text)?;
+            return Ok((p, Outcome::Refused(reason)));
+        }
+    };
+    // Raised before the client hears it was admitted, so that its input is never early.
+    ctx.expect_from::<Z64>(client, &[info.input_elems()]);
+    ctx.send(client, &info.encode())?;
+    observe(&Stage::Accepted { request: request.clone() }, p.ctx().stats());
+    let batch = request.batch;
+    let owner_plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
+    if me == MODEL_OWNER && owner_plan.is_none() {
+        return Err(Error::ApiMisuse(format!(
+            "{me} owns the models but has no weights for {:?}",
+            served.name
+        )));
+    }
+    let from_stock = stocked.is_some();
+    let material = stocked.map(|run| run.material);
+    match request.backend {
+        Backend::Meteor => {
+            let mut m = Meteor::new(p);
+            let (model, mut prep) = match material {
+                Some(stock::Material::Meteor(model, prep)) => (model, prep),
+                Some(_) => return Err(wrong_material(request.backend)),
+                None => {
+                    let model = m.share_model(MODEL_OWNER, owner_plan, &served.shape).await?;
+                    let prep = m.preprocess(&model, batch, Output::Logits, client).await?;
+                    (std::sync::Arc::new(model), prep)
+                }
+            };
+            m.deliver_mask(prep.input_mask()?).await?;
+            observe(&Stage::SetupDone { stocked: from_stock }, m.rep3().ctx().stats());
+            let mask = prep.take_input_mask()?;
+            let x = m.share(client, None, mask).await?;
+            let y = m.infer(&model, x, prep).await?;
+            m.reveal_to_client(client, y).await?;
+            observe(&Stage::OnlineDone, m.rep3().ctx().stats());
+            let mut p = m.into_rep3();
+            p.barrier().await?;
+            Ok((p, Outcome::Answered))
+        }
+        Backend::Rep3 => {
+            let (model, prep) = match material {
+                Some(stock::Material::Rep3(model, prep)) => {
+                    (model, prep.for_output(request.output)?)
+                }
+                Some(_) => return Err(wrong_material(request.backend)),
+                None => {
+                    let model = p.share_model(MODEL_OWNER, owner_plan, &served.shape).await?;
+                    let prep = p.preprocess(&model, batch, request.output, client).await?;
+                    (std::sync::Arc::new(model), prep)
+                }
+            };
+            observe(&Stage::SetupDone { stocked: from_stock }, p.ctx().stats());
+            let x = p.input_from_client::<Z64>(client, batch * served.shape.input_len).await?;
+            let y = p.infer(&model, x, prep).await?;
+            p.reveal_to_client(client, y).await?;
+            observe(&Stage::OnlineDone, p.ctx().stats());
+            p.barrier().await?;
+            Ok((p, Outcome::Answered))
+        }
+    }
+}
+
+/// A shelf queue held a run for another backend (the shelf keys runs by backend: a bug).
+fn wrong_material(backend: Backend) -> Error {
+    Error::ApiMisuse(format!(
+        "the stocked run taken for a {} session is not {0} material",
+        backend.name()
+    ))
+}
+
+/// The first 8 bytes of a digest in hex: enough to tell two apart in a message.
+fn short_hex(d: &[u8; 32]) -> String {
+    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
