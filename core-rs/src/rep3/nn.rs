@@ -3,8 +3,8 @@
 //! Each dense or conv layer is one [`Rep3::matmul_fixed`] round (truncation folded in) plus a
 //! local bias add, each ReLU is [`Rep3::relu`] (MSB extraction and one multiplexing round with
 //! daBits), and the optional argmax a tournament of comparisons. The material of a run is
-//! truncation pairs and daBits sized from the shape ([`crate::nn::PlanShape::needs`]), made in the setup
-//! phase without inputs. The result stays shared; reveal it with [`Rep3::reveal`],
+//! truncation pairs and daBits sized from the shape ([`crate::nn::PlanShape::needs`]), made in
+//! the setup phase without inputs. The result stays shared; reveal it with [`Rep3::reveal`],
 //! [`Rep3::reveal_to`] or [`Rep3::reveal_to_client`].
 //!
 //! A batch of samples runs together: every round carries the whole batch, so the round count
