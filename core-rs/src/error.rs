@@ -32,6 +32,16 @@ pub enum Error {
     /// A preprocessing store has less material than the operation needs.
     #[error("preprocessing exhausted: {0}")]
     PreprocessingExhausted(String),
+    /// A check of a malicious-secure scheme failed (a MAC, a triple, a view comparison): the
+    /// session stops and releases nothing. `blame` names the party the evidence points to,
+    /// where it points to one.
+    #[error("protocol aborted{}: {reason}", blame.map(|p| format!(" (blaming {p})")).unwrap_or_default())]
+    Abort {
+        /// The party the failed check points to, if any.
+        blame: Option<PartyId>,
+        /// Which check failed.
+        reason: String,
+    },
     /// A participant declined a well-formed request (unknown model, limits), giving its reason.
     #[error("{peer} refused the request: {reason}")]
     Refused {

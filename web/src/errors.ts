@@ -22,6 +22,9 @@
  * - `REFUSED`: the compute parties declined a {@link Client.classify} request (unknown model,
  *   batch too large, ...); the message gives their reason, `peer` the party that answered.
  *   (A serving {@link Party} is told of a refusal by {@link Party.serve}'s result instead.)
+ * - `CHECK_FAILED`: a check of a malicious-secure scheme failed (a MAC or a multiplication
+ *   triple did not verify): the session stopped before releasing anything; `peer` names the
+ *   party the evidence points to, where it points to one.
  * - `ABORTED`: the `AbortSignal` given to {@link Party.join} or {@link Client.connect} was
  *   aborted (`cause` is its `reason`); the party or client is closed and every later call fails
  *   the same way.
@@ -41,6 +44,7 @@ export type RingfenceErrorCode =
   | 'TRANSPORT'
   | 'TIMEOUT'
   | 'REFUSED'
+  | 'CHECK_FAILED'
   | 'ABORTED'
   | 'WASM_LOAD'
   | 'INTERNAL';
@@ -56,6 +60,7 @@ const CODES: ReadonlySet<string> = new Set<RingfenceErrorCode>([
   'TRANSPORT',
   'TIMEOUT',
   'REFUSED',
+  'CHECK_FAILED',
   'ABORTED',
   'WASM_LOAD',
   'INTERNAL',
@@ -65,7 +70,7 @@ const CODES: ReadonlySet<string> = new Set<RingfenceErrorCode>([
 export interface RingfenceErrorOptions {
   /** The underlying error (a JS error from the wasm module, a transport error, ...). */
   cause?: unknown;
-  /** For peer-caused errors (`PEER_MISBEHAVED`, `TRANSPORT`, `TIMEOUT`, `REFUSED`): the peer's index. */
+  /** For peer-caused errors (`PEER_MISBEHAVED`, `TRANSPORT`, `TIMEOUT`, `REFUSED`, `CHECK_FAILED`): the peer's index. */
   peer?: number;
 }
 

@@ -76,6 +76,7 @@ mod msb;
 mod mult;
 mod nn;
 mod pool;
+mod scheme;
 
 pub use field::F67;
 pub use kernels::MeteorRing;

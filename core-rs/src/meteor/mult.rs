@@ -175,6 +175,19 @@ pub struct FixedMultPrep<R> {
     frac_bits: u32,
 }
 
+impl<R: Ring> FixedMultPrep<R> {
+    /// An exact 2-MULT's setup, as a fixed-point one that shifts by nothing.
+    pub(super) fn exact(mult: NMultPrep<R>) -> Self {
+        let shifted = mult.out.clone();
+        Self { mult, shifted, frac_bits: 0 }
+    }
+
+    /// The output's mask (known in setup, for the next operation's setup).
+    pub fn out_mask(&self) -> &Rep3Vec<R> {
+        &self.shifted
+    }
+}
+
 /// Setup of a fixed-point matrix product `Z = X·W` (m×k by k×n). `Debug` is redacted.
 pub struct MatMulPrep<R> {
     dims: (usize, usize, usize),
@@ -196,6 +209,11 @@ impl<R: Ring> MatMulPrep<R> {
     /// The output's mask `ψ_Z = ψ'_Z >> d` (known in setup, for the next layer's setup).
     pub fn out_mask(&self) -> &Rep3Vec<R> {
         &self.shifted
+    }
+
+    /// The product's shape `(m, k, n)`.
+    pub fn dims(&self) -> (usize, usize, usize) {
+        self.dims
     }
 }
 

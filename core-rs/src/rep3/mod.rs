@@ -29,6 +29,7 @@ pub mod client;
 mod compare;
 mod nn;
 pub mod prep;
+pub mod scheme;
 mod trunc;
 
 pub use binary::BitPlanes;

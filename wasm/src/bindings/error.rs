@@ -32,6 +32,9 @@ pub(crate) enum Code {
     /// A compute party declined a well-formed request (unknown model, limits), giving its
     /// reason in the message.
     Refused,
+    /// A check of a malicious-secure scheme failed (a MAC, a triple): the session stopped and
+    /// released nothing.
+    CheckFailed,
     /// A failure the bindings do not classify (a core error variant added later).
     Internal,
 }
@@ -49,6 +52,7 @@ impl Code {
             Self::Transport => "TRANSPORT",
             Self::Timeout => "TIMEOUT",
             Self::Refused => "REFUSED",
+            Self::CheckFailed => "CHECK_FAILED",
             Self::Internal => "INTERNAL",
         }
     }
@@ -70,6 +74,7 @@ pub(crate) fn from_core(err: Error) -> JsValue {
         }
         Error::Transport { peer, .. } => (Code::Transport, Some(peer.0)),
         Error::Refused { peer, .. } => (Code::Refused, Some(peer.0)),
+        Error::Abort { blame, .. } => (Code::CheckFailed, blame.map(|p| p.0)),
         Error::ApiMisuse(_) => (Code::ApiMisuse, None),
         Error::OutOfRange(_) => (Code::OutOfRange, None),
         Error::PreprocessingExhausted(_) => (Code::PreprocessingExhausted, None),
