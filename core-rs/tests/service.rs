@@ -8,7 +8,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use ringfence_core::meteor::online_cost;
-use ringfence_core::meteor::Meteor;
 use ringfence_core::net::frame::HEADER_LEN;
 use ringfence_core::net::{Ctx, FrameError, PartyId, SessionId, Stats};
 use ringfence_core::nn::{
@@ -218,7 +217,7 @@ fn both_backends_classify_like_the_plaintext_plan() {
     // What the parties received is fresh randomness each run, never the input.
     let enc: Vec<u64> = fp.encode_slice::<Z64>(&x).unwrap().iter().map(|z| z.0).collect();
     for backend in [Backend::Meteor, Backend::Rep3] {
-        let views: Vec<[Vec<u64>; 3]> = (0..2u8)
+        let views: Vec<Vec<Vec<u64>>> = (0..2u8)
             .map(|k| {
                 let req = Request::new("logreg", backend, batch);
                 let client = classify_seeded(k, req, x.clone());
@@ -483,13 +482,13 @@ fn fill_shelves(
         let ctx = Ctx::new(me, 3, SessionId([9; 16]), net.transport(me));
         let (shelf, targets) = (shelves[i].clone(), &targets);
         futs.push(Box::pin(async move {
-            let mut m = Meteor::new(Rep3::setup(ctx, seeds).await?);
+            let p = Rep3::setup(ctx, seeds).await?;
             let cat = catalog(i as u8, plan);
-            let mut mesh = Mesh::start(&mut m, &cat, targets, &shelf, 0xabcd).await?;
+            let mut mesh = Mesh::start(p, &cat, targets, &shelf, 0xabcd).await?;
             assert_eq!(mesh.epoch(), 0xabcd);
             let mut steps = Vec::new();
             loop {
-                let step = mesh.step(&mut m, &shelf, true).await?;
+                let step = mesh.step(&shelf, true).await?;
                 let idle = step == Step::Idle;
                 steps.push(step);
                 if idle {
@@ -741,8 +740,8 @@ fn a_mesh_of_servers_holding_different_shapes_of_a_model_fails_naming_it() {
         let ctx = Ctx::new(me, 3, SessionId([9; 16]), net.transport(me));
         let targets = &targets;
         futs.push(Box::pin(async move {
-            let mut m = Meteor::new(Rep3::setup(ctx, seeds).await?);
-            Mesh::start(&mut m, cat, targets, &Shelf::new(), 7).await.map(|_| ())
+            let p = Rep3::setup(ctx, seeds).await?;
+            Mesh::start(p, cat, targets, &Shelf::new(), 7).await.map(|_| ())
         }));
     }
     for r in net.run(futs) {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { DEFAULT_BACKEND, type Backend } from './backend.js';
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bytesOf, toHex } from './hex.js';
 import { bindings } from './init.js';
@@ -125,11 +126,10 @@ export interface ClientOptions {
 /** Options of {@link Client.classify}. */
 export interface ClassifyOptions {
   /**
-   * The protocol family: `'meteor'` (fewer online rounds; reveals the scores) or `'rep3'`
-   * (replicated sharing; can reveal the class alone).
+   * The protocol family (see {@link Backend}).
    * @defaultValue 'meteor'
    */
-  backend?: 'meteor' | 'rep3';
+  backend?: Backend;
   /**
    * What the client learns: every class's score, or only the class (`'class'`: rep3 only).
    * @defaultValue 'scores'
@@ -314,7 +314,7 @@ export class Client {
   async classify(model: string, input: ClassifyInput, options: ClassifyOptions = {}): Promise<Classification> {
     this.#checkUsable();
     if (typeof options !== 'object' || options === null) throw invalid('classify options must be an object');
-    const { backend = 'meteor', output = 'scores', batch = 1, inputRange } = options;
+    const { backend = DEFAULT_BACKEND, output = 'scores', batch = 1, inputRange } = options;
     const range = checkRange(inputRange);
     const values = checkInput(input, range);
     this.#running = true;

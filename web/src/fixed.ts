@@ -6,8 +6,12 @@
 import { toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 
-/** The default number of fractional bits in Z_2^64. */
-export const DEFAULT_FRAC_BITS = 16;
+/**
+ * The default number of fractional bits in Z_2^64: the format of every model the servers serve
+ * (a classification uses the `fracBits` the servers describe, whatever this is). The same as
+ * the core's (`defaultFracBits()` of the module; the SDK's tests check they agree).
+ */
+export const DEFAULT_FRAC_BITS = 13;
 
 /**
  * Encodes reals as fixed point (rounded to nearest). Non-finite values and values of magnitude

@@ -65,3 +65,5 @@ export type {
 } from './client.js';
 export { insecureTestSeeds, randomSessionId } from './seeds.js';
 export { DEFAULT_FRAC_BITS, decodeFixed, encodeFixed } from './fixed.js';
+export { BACKENDS, DEFAULT_BACKEND } from './backend.js';
+export type { Backend } from './backend.js';

@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { Backend } from './backend.js';
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import type { ProgressCounters, Stage } from './party.js';
@@ -60,7 +61,7 @@ export interface ServedRequest {
   /** The served name the client asked for. */
   readonly model: string;
   /** The protocol family it runs on. */
-  readonly backend: 'meteor' | 'rep3';
+  readonly backend: Backend;
   /** What the client receives: every score, or only the class. */
   readonly output: 'scores' | 'class';
   /** Samples in the request. */

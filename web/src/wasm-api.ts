@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Backend } from './backend.js';
 import type { Transport } from './transport.js';
 import type { ServedModel } from './serve.js';
 
@@ -85,7 +86,7 @@ export type WasmServeStage = 'accepted' | 'setup-done' | 'online-done';
 
 /** @internal */
 export type WasmServeOutcome =
-  | { outcome: 'answered'; request: { model: string; backend: 'meteor' | 'rep3'; output: 'scores' | 'class'; batch: number } }
+  | { outcome: 'answered'; request: { model: string; backend: Backend; output: 'scores' | 'class'; batch: number } }
   | { outcome: 'refused'; reason: string };
 
 /** @internal */
@@ -129,5 +130,7 @@ export interface WasmModule {
   encodeFixed(values: unknown, fracBits: number): BigInt64Array;
   modelShape(onnx: Uint8Array): Uint8Array;
   decodeFixed(values: unknown, fracBits: number): Float64Array;
+  defaultFracBits(): number;
+  backends(): string[];
   builtWithSimd(): boolean;
 }

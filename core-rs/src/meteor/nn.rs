@@ -32,6 +32,7 @@
 
 use std::borrow::Cow;
 
+use super::MeteorRing;
 use super::{
     msb_online_cost, InputMask, MBits, MVec, MatMulPrep, Meteor, MsbPrep, MuxPrep, PoolPrep,
     PoolSchedule, ReluPrep,
@@ -115,19 +116,8 @@ pub fn online_cost(shape: &PlanShape, bits: usize, batch: usize) -> (u64, u64) {
     (bytes, rounds)
 }
 
-impl<T: Transport, R: IntRing> Inference<R> for Meteor<T> {
-    type Share = MVec<R>;
+impl<T: Transport, R: IntRing + MeteorRing> Inference<R> for Meteor<T> {
     type Prep = MeteorPrep<R>;
-
-    async fn input_weights(
-        &mut self,
-        owner: PartyId,
-        values: Option<&[R]>,
-        len: usize,
-    ) -> Result<MVec<R>, Error> {
-        let mask = self.input_mask::<R>(owner, len);
-        self.share(owner, values, mask).await
-    }
 
     async fn preprocess(
         &mut self,
@@ -141,11 +131,7 @@ impl<T: Transport, R: IntRing> Inference<R> for Meteor<T> {
             return Err(Error::ApiMisuse("preprocess: batch of 0".into()));
         }
         if output != Output::Logits {
-            return Err(Error::ApiMisuse(
-                "METEOR has no argmax protocol: it gives the scores (Output::Logits), and the \
-                 receiver takes the argmax in the clear"
-                    .into(),
-            ));
+            return Err(no_argmax());
         }
         let input = self.input_mask::<R>(input_owner, batch * shape.input_len);
         let trunc_total = shape.needs(batch, Output::Logits).trunc_pairs;
@@ -162,6 +148,18 @@ impl<T: Transport, R: IntRing> Inference<R> for Meteor<T> {
         walk(&mut setup, &model.steps, shape.frac_bits, x, batch).await?;
         let steps = setup.finish().await?;
         Ok(MeteorPrep { shape: shape.clone(), batch, input: Some(input), steps })
+    }
+
+    /// METEOR's material gives the scores only.
+    fn for_output(prep: MeteorPrep<R>, output: Output) -> Result<MeteorPrep<R>, Error> {
+        match output {
+            Output::Logits => Ok(prep),
+            _ => Err(no_argmax()),
+        }
+    }
+
+    fn take_input(prep: &mut MeteorPrep<R>) -> Result<InputMask<R>, Error> {
+        prep.take_input_mask()
     }
 
     async fn infer(
@@ -181,6 +179,14 @@ impl<T: Transport, R: IntRing> Inference<R> for Meteor<T> {
         }
         Ok(h)
     }
+}
+
+fn no_argmax() -> Error {
+    Error::ApiMisuse(
+        "METEOR has no argmax protocol: it gives the scores (Output::Logits), and the receiver \
+         takes the argmax in the clear"
+            .into(),
+    )
 }
 
 fn other_model() -> Error {

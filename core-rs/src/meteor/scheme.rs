@@ -4,11 +4,13 @@
 //! will meet online, and the online call checks them. An exact product is the fixed-point one
 //! that shifts by nothing (its output mask is the fresh mask itself, no truncation pairs).
 
+use super::client::{ClientMask, MeteorClient};
 use super::{FixedMultPrep, InputMask, MVec, MatMulPrep, Meteor, MeteorRing};
-use crate::net::{PartyId, Transport};
-use crate::rep3::{Rep3Vec, TruncPairs};
-use crate::ring::IntRing;
-use crate::sharing::{check_dims, Arith};
+use crate::net::{Ctx, PartyId, Transport};
+use crate::prg::Seed;
+use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
+use crate::ring::{IntRing, Ring};
+use crate::sharing::{check_dims, Arith, InputClient, Session};
 use crate::Error;
 
 impl<T: Transport> Meteor<T> {
@@ -138,5 +140,44 @@ impl<T: Transport, R: IntRing + MeteorRing> Arith<R> for Meteor<T> {
             )));
         }
         self.matmul_fixed(a, b, prep).await
+    }
+}
+
+/// METEOR's masks are rep3 sharings: it runs on a rep3 session.
+impl<T> Session<Rep3<T>> for Meteor<T> {
+    fn start(base: Rep3<T>) -> Self {
+        Self { p: base }
+    }
+    fn finish(self) -> Rep3<T> {
+        self.p
+    }
+    fn base(&self) -> &Rep3<T> {
+        &self.p
+    }
+    fn base_mut(&mut self) -> &mut Rep3<T> {
+        &mut self.p
+    }
+}
+
+/// A METEOR client receives its input's mask in setup and sends the masked input online.
+impl<T: Transport, R: Ring> InputClient<T, R> for MeteorClient<T> {
+    type Prep = ClientMask<R>;
+
+    fn new(ctx: Ctx<T>, _: Seed) -> Self {
+        Self::new(ctx)
+    }
+    fn into_ctx(self) -> Ctx<T> {
+        Self::into_ctx(self)
+    }
+    async fn receive_prep(&mut self, n: usize) -> Result<ClientMask<R>, Error> {
+        self.receive_mask(n).await
+    }
+    /// Every party receives the same masked input `m`.
+    fn share(&mut self, values: &[R], mask: ClientMask<R>) -> Result<Vec<Vec<R>>, Error> {
+        let m = Self::share(self, values, mask)?;
+        Ok(vec![m; 3])
+    }
+    async fn reconstruct(&mut self, n: usize) -> Result<Vec<R>, Error> {
+        Self::reconstruct(self, n).await
     }
 }

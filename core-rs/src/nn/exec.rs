@@ -29,7 +29,7 @@ use super::PoolGeom;
 use crate::net::PartyId;
 use crate::ring::fixed::FixedPoint;
 use crate::ring::IntRing;
-use crate::sharing::Linear;
+use crate::sharing::{Arith, Linear};
 use crate::Error;
 
 /// A plan's weights as shares of one scheme (`V` is its share vector). `Debug` is redacted.
@@ -92,19 +92,9 @@ impl<V> SharedModel<V> {
 // The futures are not `Send` on purpose: the core is driven on one thread (natively by
 // `block_on`, in wasm by the browser's event loop), and callers use concrete schemes.
 #[allow(async_fn_in_trait)]
-pub trait Inference<R: IntRing> {
-    /// The scheme's share vector.
-    type Share: Linear<R>;
+pub trait Inference<R: IntRing>: Arith<R> {
     /// The material of one run on one batch: consumed by [`Inference::infer`], never reusable.
     type Prep;
-
-    /// Inputs `len` weights owned by compute party `owner` (which passes `Some(values)`).
-    async fn input_weights(
-        &mut self,
-        owner: PartyId,
-        values: Option<&[R]>,
-        len: usize,
-    ) -> Result<Self::Share, Error>;
 
     /// Secret-shares the weights of `plan`, owned by compute party `owner` (which passes
     /// `Some(plan)`; the others pass `None`). Every party passes the public `shape`; the owner's
@@ -115,10 +105,11 @@ pub trait Inference<R: IntRing> {
         owner: PartyId,
         plan: Option<&FixedPlan<R>>,
         shape: &PlanShape,
-    ) -> Result<SharedModel<Self::Share>, Error> {
+    ) -> Result<SharedModel<Self::V>, Error> {
         let lens = shape.weight_lens();
         let values = plan.map(|p| p.weights_flat(shape)).transpose()?;
-        let all = self.input_weights(owner, values.as_deref(), lens.iter().sum()).await?;
+        let (input, _) = self.input_prep(owner, lens.iter().sum());
+        let all = self.input(owner, values.as_deref(), input).await?;
         let mut at = 0;
         let blocks = lens
             .iter()
@@ -135,11 +126,20 @@ pub trait Inference<R: IntRing> {
     /// needed; a scheme that cannot give `output` refuses here.
     async fn preprocess(
         &mut self,
-        model: &SharedModel<Self::Share>,
+        model: &SharedModel<Self::V>,
         batch: usize,
         output: Output,
         input_owner: PartyId,
     ) -> Result<Self::Prep, Error>;
+
+    /// The same material for a run that gives `output` (made for another output: an error
+    /// where it cannot serve, e.g. it lacks an argmax's material).
+    fn for_output(prep: Self::Prep, output: Output) -> Result<Self::Prep, Error>;
+
+    /// The material of the run's input, made by [`Inference::preprocess`] for its
+    /// `input_owner`: moved out once, for [`Arith::input`] (and, for a client owner,
+    /// [`Arith::deliver_input_prep`] first).
+    fn take_input(prep: &mut Self::Prep) -> Result<Self::InputPrep, Error>;
 
     /// Runs the shared model on the shared input `x` (`batch × input_len`, encoded with the
     /// plan's format), consuming `prep`. Returns shares of `batch × output_len` scores
@@ -147,10 +147,10 @@ pub trait Inference<R: IntRing> {
     /// errors before any round runs.
     async fn infer(
         &mut self,
-        model: &SharedModel<Self::Share>,
-        x: Self::Share,
+        model: &SharedModel<Self::V>,
+        x: Self::V,
         prep: Self::Prep,
-    ) -> Result<Self::Share, Error>;
+    ) -> Result<Self::V, Error>;
 }
 
 /// The interactive parts of the layers, as one scheme does them in one phase. The walk hands

@@ -49,8 +49,8 @@ use crate::ring::fixed::FixedPoint;
 use crate::ring::IntRing;
 use crate::Error;
 
-/// Fractional bits used by default (METEOR's d = 13).
-pub const DEFAULT_FRAC_BITS: u32 = 13;
+/// Fractional bits used by default (METEOR's d = 13): [`FixedPoint::DEFAULT_64`]'s.
+pub const DEFAULT_FRAC_BITS: u32 = FixedPoint::DEFAULT_64.frac_bits;
 
 /// What the secure run gives the output receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

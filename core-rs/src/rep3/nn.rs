@@ -26,6 +26,7 @@ use crate::nn::exec::{walk, Inference, Layers, SharedModel};
 use crate::nn::trees::{self, TreeShape};
 use crate::nn::{Output, PoolGeom};
 use crate::ring::IntRing;
+use crate::sharing::InputSlot;
 use crate::Error;
 
 /// The material of one run of a plan on a batch: consumed by [`Inference::infer`], never
@@ -35,6 +36,7 @@ pub struct NnPrep<R> {
     shape: crate::nn::PlanShape,
     batch: usize,
     output: Output,
+    input: Option<InputSlot>,
     trunc: TruncPairs<R>,
     dabits: DaBits<R>,
 }
@@ -63,31 +65,32 @@ impl<R> NnPrep<R> {
 }
 
 impl<T: Transport, R: IntRing> Inference<R> for Rep3<T> {
-    type Share = Rep3Vec<R>;
     type Prep = NnPrep<R>;
 
-    async fn input_weights(
-        &mut self,
-        owner: PartyId,
-        values: Option<&[R]>,
-        len: usize,
-    ) -> Result<Rep3Vec<R>, Error> {
-        self.input(owner, values, len).await
-    }
-
-    /// Truncation pairs, then daBits (the input's owner plays no part in rep3's material).
+    /// Truncation pairs, then daBits (the input needs no material in rep3).
     async fn preprocess(
         &mut self,
         model: &SharedModel<Rep3Vec<R>>,
         batch: usize,
         output: Output,
-        _input_owner: PartyId,
+        input_owner: PartyId,
     ) -> Result<NnPrep<R>, Error> {
         let shape = &model.shape;
+        let input = Some(InputSlot { owner: input_owner, n: batch * shape.input_len });
         let needs = shape.needs(batch, output);
         let trunc = self.trunc_pairs(needs.trunc_pairs, shape.frac_bits).await?;
         let dabits = self.dabits(needs.dabits).await?;
-        Ok(NnPrep { shape: shape.clone(), batch, output, trunc, dabits })
+        Ok(NnPrep { shape: shape.clone(), batch, output, input, trunc, dabits })
+    }
+
+    fn for_output(prep: NnPrep<R>, output: Output) -> Result<NnPrep<R>, Error> {
+        prep.for_output(output)
+    }
+
+    fn take_input(prep: &mut NnPrep<R>) -> Result<InputSlot, Error> {
+        prep.input
+            .take()
+            .ok_or_else(|| Error::ApiMisuse("the input's slot was already taken".into()))
     }
 
     async fn infer(

@@ -4,10 +4,12 @@
 //! records (checked against the online call) and cost nothing; a fixed-point product takes
 //! truncation pairs, made in setup.
 
+use super::client::Rep3Client;
 use super::{Rep3, Rep3Vec, TruncPairs};
-use crate::net::{PartyId, Transport};
-use crate::ring::IntRing;
-use crate::sharing::{check_dims, Arith, InputSlot, Len};
+use crate::net::{Ctx, PartyId, Transport};
+use crate::prg::Seed;
+use crate::ring::{IntRing, Ring};
+use crate::sharing::{check_dims, Arith, InputClient, InputSlot, Len, Session};
 use crate::Error;
 
 /// rep3's material for one product: truncation pairs when it is a fixed-point one.
@@ -149,5 +151,42 @@ impl<T: Transport, R: IntRing> Arith<R> for Rep3<T> {
             None => Self::matmul(self, a, b, m, k, n).await,
             Some(pairs) => self.matmul_fixed(a, b, dims, pairs).await,
         }
+    }
+}
+
+/// rep3 runs on its own session.
+impl<T> Session<Self> for Rep3<T> {
+    fn start(base: Self) -> Self {
+        base
+    }
+    fn finish(self) -> Self {
+        self
+    }
+    fn base(&self) -> &Self {
+        self
+    }
+    fn base_mut(&mut self) -> &mut Self {
+        self
+    }
+}
+
+/// A rep3 client draws its own additive sharing: its input needs no setup.
+impl<T: Transport, R: Ring> InputClient<T, R> for Rep3Client<T> {
+    type Prep = ();
+
+    fn new(ctx: Ctx<T>, own: Seed) -> Self {
+        Self::new(ctx, own)
+    }
+    fn into_ctx(self) -> Ctx<T> {
+        Self::into_ctx(self)
+    }
+    async fn receive_prep(&mut self, _: usize) -> Result<(), Error> {
+        Ok(())
+    }
+    fn share(&mut self, values: &[R], (): ()) -> Result<Vec<Vec<R>>, Error> {
+        Ok(Self::share(self, values)?.into())
+    }
+    async fn reconstruct(&mut self, n: usize) -> Result<Vec<R>, Error> {
+        Self::reconstruct(self, n).await
     }
 }

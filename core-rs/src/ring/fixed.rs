@@ -25,8 +25,9 @@ pub struct FixedPoint {
 }
 
 impl FixedPoint {
-    /// The default for Z_2^64: 16 fractional bits.
-    pub const DEFAULT_64: Self = Self { frac_bits: 16 };
+    /// The default for Z_2^64: 13 fractional bits (METEOR's d), the format of every served
+    /// model ([`crate::nn::DEFAULT_FRAC_BITS`]) and of the SDK's `DEFAULT_FRAC_BITS`.
+    pub const DEFAULT_64: Self = Self { frac_bits: 13 };
     /// The default for Z_2^32: 8 fractional bits. Products then need |x·y| ≪ 2^15 to truncate
     /// reliably (see `rep3::trunc`); prefer Z_2^64 for anything but small values.
     pub const DEFAULT_32: Self = Self { frac_bits: 8 };

@@ -144,17 +144,23 @@ impl Catalog {
                 "model {:?} reveals only the class, not the scores (its owner's choice): ask for \
                  the class{}",
                 req.model,
-                if req.backend == Backend::Meteor {
-                    " on rep3 (meteor always reveals the scores)"
+                if req.backend.reveals_class() {
+                    String::new()
                 } else {
-                    ""
+                    format!(
+                        " on {} ({} always reveals the scores)",
+                        Backend::class_revealers(),
+                        req.backend.name()
+                    )
                 }
             ));
         }
-        if req.backend == Backend::Meteor && req.output == Output::Argmax {
-            return Err("meteor reveals the scores (it has no argmax protocol); ask for the \
-                        scores or use rep3"
-                .into());
+        if !req.backend.reveals_class() && req.output == Output::Argmax {
+            return Err(format!(
+                "{} reveals the scores (it has no argmax protocol); ask for the scores or use {}",
+                req.backend.name(),
+                Backend::class_revealers()
+            ));
         }
         let info = ModelInfo {
             input_len: m.shape.input_len,

@@ -2,14 +2,16 @@
 //! in its setup and receives its [`Classification`].
 
 use super::messages::{decode_text, INFO_WORDS, MAGIC, MAX_REASON_WORDS};
-use super::{Backend, ModelInfo, Request, ROSTER, VERSION};
-use crate::meteor::client::MeteorClient;
+use std::any::Any;
+
+use super::registry::{self, ForClient};
+use super::{ModelInfo, Request, ROSTER, VERSION};
 use crate::net::{Ctx, FrameError, PartyId, Stats, Transport};
 use crate::nn::{argmax_rows, InputRange, Output};
 use crate::prg::Seed;
-use crate::rep3::client::Rep3Client;
 use crate::ring::fixed::FixedPoint;
 use crate::ring::Z64;
+use crate::sharing::InputClient;
 use crate::Error;
 
 /// The result of a classification, as the client reconstructs it.
@@ -19,17 +21,18 @@ pub struct Classification {
     pub scores: Option<Vec<f64>>,
     /// The class index of each sample (the argmax of its scores).
     pub classes: Vec<usize>,
-    /// What each party received of the input, as raw ring words (METEOR: the masked input
-    /// `m = x − ψ`, the same for all three; rep3: the party's first additive component). Random
+    /// What each party received of the input, as raw ring words, per party (METEOR: the masked
+    /// input `m = x − ψ`, the same for all; rep3: the party's first additive component). Random
     /// to anyone but the client by design; for display (the demo draws it).
-    pub sent: [Vec<u64>; 3],
+    pub sent: Vec<Vec<u64>>,
 }
 
 /// A request the parties accepted, ready for its input. Single use.
 #[derive(Debug)]
 pub struct Ready {
     info: ModelInfo,
-    mask: Option<crate::meteor::client::ClientMask<Z64>>,
+    /// The input's material from setup, of the request's scheme (its client's `Prep`).
+    prep: Box<dyn Any + Send>,
 }
 
 /// The client side: [`request`](Client::request), then [`setup`](Client::setup), then
@@ -133,16 +136,12 @@ impl<T: Transport> Client<T> {
 
     /// Takes part in the setup (METEOR: receives the input's mask; rep3: nothing to do).
     pub async fn setup(&mut self, info: &ModelInfo) -> Result<Ready, Error> {
-        let mask = match info.backend {
-            Backend::Meteor => {
-                let mut c = MeteorClient::new(self.take_ctx()?);
-                let mask = c.receive_mask::<Z64>(info.batch * info.input_len).await;
-                self.ctx = Some(c.into_ctx());
-                Some(mask?)
-            }
-            Backend::Rep3 => None,
-        };
-        Ok(Ready { info: *info, mask })
+        let n = info.batch * info.input_len;
+        let ctx = self.take_ctx()?;
+        let (ctx, prep) =
+            registry::dispatch_client(info.backend, ctx, self.own.clone(), ReceivePrep { n }).await;
+        self.ctx = Some(ctx);
+        Ok(Ready { info: *info, prep: prep? })
     }
 
     /// Encodes and shares `input` (`batch × input_len` reals), waits for the result and
@@ -160,31 +159,13 @@ impl<T: Transport> Client<T> {
         }
         let fp = FixedPoint::new(info.frac_bits);
         let x: Vec<Z64> = fp.encode_slice(input)?;
-        let n = info.result_len();
+        let exchange = Exchange { x, prep: ready.prep, n: info.result_len() };
         let ctx = self.take_ctx()?;
-        let (out, ctx) = match ready.mask {
-            Some(mask) => {
-                let mut c = MeteorClient::new(ctx);
-                let r = match c.share(&x, mask) {
-                    Ok(m) => {
-                        c.reconstruct::<Z64>(n).await.map(|out| (out, [m.clone(), m.clone(), m]))
-                    }
-                    Err(e) => Err(e),
-                };
-                (r, c.into_ctx())
-            }
-            None => {
-                let mut c = Rep3Client::new(ctx, self.own.clone());
-                let r = match c.share(&x) {
-                    Ok(comps) => c.reconstruct::<Z64>(n).await.map(|out| (out, comps)),
-                    Err(e) => Err(e),
-                };
-                (r, c.into_ctx())
-            }
-        };
+        let (ctx, out) =
+            registry::dispatch_client(info.backend, ctx, self.own.clone(), exchange).await;
         self.ctx = Some(ctx);
         let (out, sent) = out?;
-        let sent = sent.map(|v| v.into_iter().map(|z| z.0).collect());
+        let sent = sent.into_iter().map(|v| v.into_iter().map(|z| z.0).collect()).collect();
         Ok(match info.output {
             Output::Argmax => Classification {
                 scores: None,
@@ -197,6 +178,37 @@ impl<T: Transport> Client<T> {
                 Classification { scores: Some(scores), classes, sent }
             }
         })
+    }
+}
+
+/// The client's setup for its input of `n` values.
+struct ReceivePrep {
+    n: usize,
+}
+
+impl<T: Transport> ForClient<T> for ReceivePrep {
+    type Out = Result<Box<dyn Any + Send>, Error>;
+    async fn run<C: InputClient<T, Z64>>(self, c: &mut C) -> Self::Out {
+        Ok(Box::new(c.receive_prep(self.n).await?))
+    }
+}
+
+/// The online phase at the client: share `x` under `prep`, reconstruct `n` values.
+struct Exchange {
+    x: Vec<Z64>,
+    prep: Box<dyn Any + Send>,
+    n: usize,
+}
+
+impl<T: Transport> ForClient<T> for Exchange {
+    type Out = Result<(Vec<Z64>, Vec<Vec<Z64>>), Error>;
+    async fn run<C: InputClient<T, Z64>>(self, c: &mut C) -> Self::Out {
+        let prep = self
+            .prep
+            .downcast::<C::Prep>()
+            .map_err(|_| Error::ApiMisuse("the request was set up for another backend".into()))?;
+        let sent = c.share(&self.x, *prep)?;
+        Ok((c.reconstruct(self.n).await?, sent))
     }
 }
 

@@ -24,11 +24,8 @@ pub fn request_limit() -> RecvLimit {
 impl ModelInfo {
     /// Elements of the client's input message to each party for this request.
     pub(super) fn input_elems(&self) -> usize {
-        let per_component = self.batch.saturating_mul(self.input_len);
-        match self.backend {
-            Backend::Rep3 => per_component.saturating_mul(2),
-            Backend::Meteor => per_component,
-        }
+        let values = self.batch.saturating_mul(self.input_len);
+        values.saturating_mul(self.backend.client_pieces())
     }
 }
 
@@ -38,7 +35,8 @@ impl Catalog {
     /// the longest input), whichever is larger. What a server's memory must allow per client.
     pub fn client_limit(&self) -> RecvLimit {
         let longest = self.models.iter().map(|m| m.shape.input_len).max().unwrap_or(0);
-        let elems = self.max_batch.saturating_mul(longest).saturating_mul(2);
+        let pieces = Backend::all().map(Backend::client_pieces).max().unwrap_or(1);
+        let elems = self.max_batch.saturating_mul(longest).saturating_mul(pieces);
         let input = RecvLimit::for_messages(&[elems.saturating_mul(Z64::BYTES)], MAX_PAYLOAD);
         request_limit().max(input)
     }

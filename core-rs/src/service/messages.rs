@@ -1,6 +1,7 @@
 //! The session's messages: the client's [`Request`], the parties' [`ModelInfo`] (or refusal),
 //! and how both travel as control words ([`Z64`] elements in ordinary checked frames).
 
+use super::Backend;
 use crate::nn::{InputRange, Output};
 use crate::ring::Z64;
 use crate::Error;
@@ -18,48 +19,6 @@ pub(super) const REQUEST_WORDS: usize = 2 + MAX_NAME / 8;
 pub(super) const INFO_WORDS: usize = 5;
 /// Longest refusal text, in words.
 pub(super) const MAX_REASON_WORDS: usize = 32;
-
-/// The protocol family a request runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Backend {
-    /// Replicated 3-party sharing ([`crate::rep3`]): can reveal only the class.
-    Rep3,
-    /// METEOR ([`crate::meteor`]): fewer online rounds; reveals the scores to the client.
-    Meteor,
-}
-
-impl Backend {
-    /// Its name on command lines and in the SDK.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Rep3 => "rep3",
-            Self::Meteor => "meteor",
-        }
-    }
-
-    fn code(self) -> u64 {
-        match self {
-            Self::Rep3 => 1,
-            Self::Meteor => 2,
-        }
-    }
-
-    fn from_code(c: u64) -> Option<Self> {
-        [Self::Rep3, Self::Meteor].into_iter().find(|b| b.code() == c)
-    }
-}
-
-impl core::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "rep3" => Ok(Self::Rep3),
-            "meteor" => Ok(Self::Meteor),
-            _ => Err(format!("unknown backend {s:?} (rep3 or meteor)")),
-        }
-    }
-}
 
 fn output_code(o: Output) -> u64 {
     match o {

@@ -88,13 +88,15 @@ mod catalog;
 mod client;
 mod limits;
 mod messages;
+mod registry;
 mod server;
 pub mod stock;
 
 pub use catalog::{Catalog, ModelPolicy};
 pub use client::{Classification, Client, Ready};
 pub use limits::request_limit;
-pub use messages::{Backend, ModelInfo, Request, MAX_NAME, VERSION};
+pub use messages::{ModelInfo, Request, MAX_NAME, VERSION};
+pub use registry::Backend;
 pub use server::{serve, Outcome, Stage};
 
 /// Who takes part in a classification session: the three compute parties of rep3 and METEOR,

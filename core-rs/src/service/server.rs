@@ -1,11 +1,14 @@
 //! The compute party's side of a session: [`serve`] one request, reporting each [`Stage`], and
 //! how it ended ([`Outcome`]).
 
+use std::sync::Arc;
+
+use super::catalog::Served;
 use super::messages::{encode_text, MAGIC, REQUEST_WORDS};
-use super::{stock, Backend, Catalog, Request, MODEL_OWNER, ROSTER, VERSION};
-use crate::meteor::Meteor;
+use super::registry::{self, ForScheme, ServedScheme};
+use super::{stock, Catalog, Request, MODEL_OWNER, ROSTER, VERSION};
 use crate::net::{digest_words, words_digest, PartyId, Stats, Transport};
-use crate::nn::{Inference, Output};
+use crate::nn::FixedPlan;
 use crate::rep3::Rep3;
 use crate::ring::Z64;
 use crate::Error;
@@ -140,7 +143,6 @@ pub async fn serve<T: Transport>(
     ctx.expect_from::<Z64>(client, &[info.input_elems()]);
     ctx.send(client, &info.encode())?;
     observe(&Stage::Accepted { request: request.clone() }, p.ctx().stats());
-    let batch = request.batch;
     let owner_plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
     if me == MODEL_OWNER && owner_plan.is_none() {
         return Err(Error::ApiMisuse(format!(
@@ -148,60 +150,56 @@ pub async fn serve<T: Transport>(
             served.name
         )));
     }
-    let from_stock = stocked.is_some();
-    let material = stocked.map(|run| run.material);
-    match request.backend {
-        Backend::Meteor => {
-            let mut m = Meteor::new(p);
-            let (model, mut prep) = match material {
-                Some(stock::Material::Meteor(model, prep)) => (model, prep),
-                Some(_) => return Err(wrong_material(request.backend)),
-                None => {
-                    let model = m.share_model(MODEL_OWNER, owner_plan, &served.shape).await?;
-                    let prep = m.preprocess(&model, batch, Output::Logits, client).await?;
-                    (std::sync::Arc::new(model), prep)
-                }
-            };
-            m.deliver_mask(prep.input_mask()?).await?;
-            observe(&Stage::SetupDone { stocked: from_stock }, m.rep3().ctx().stats());
-            let mask = prep.take_input_mask()?;
-            let x = m.share(client, None, mask).await?;
-            let y = m.infer(&model, x, prep).await?;
-            m.reveal_to_client(client, y).await?;
-            observe(&Stage::OnlineDone, m.rep3().ctx().stats());
-            let mut p = m.into_rep3();
-            p.barrier().await?;
-            Ok((p, Outcome::Answered))
-        }
-        Backend::Rep3 => {
-            let (model, prep) = match material {
-                Some(stock::Material::Rep3(model, prep)) => {
-                    (model, prep.for_output(request.output)?)
-                }
-                Some(_) => return Err(wrong_material(request.backend)),
-                None => {
-                    let model = p.share_model(MODEL_OWNER, owner_plan, &served.shape).await?;
-                    let prep = p.preprocess(&model, batch, request.output, client).await?;
-                    (std::sync::Arc::new(model), prep)
-                }
-            };
-            observe(&Stage::SetupDone { stocked: from_stock }, p.ctx().stats());
-            let x = p.input_from_client::<Z64>(client, batch * served.shape.input_len).await?;
-            let y = p.infer(&model, x, prep).await?;
-            p.reveal_to_client(client, y).await?;
-            observe(&Stage::OnlineDone, p.ctx().stats());
-            p.barrier().await?;
-            Ok((p, Outcome::Answered))
-        }
-    }
+    let answer = Answer {
+        client,
+        owner_plan,
+        served,
+        request: &request,
+        material: stocked.map(|run| run.material),
+        observe: &mut observe,
+    };
+    let (mut p, answered) = registry::dispatch(request.backend, p, answer).await;
+    answered?;
+    p.barrier().await?;
+    Ok((p, Outcome::Answered))
 }
 
-/// A shelf queue held a run for another backend (the shelf keys runs by backend: a bug).
-fn wrong_material(backend: Backend) -> Error {
-    Error::ApiMisuse(format!(
-        "the stocked run taken for a {} session is not {0} material",
-        backend.name()
-    ))
+/// The setup (unless `material` was made ahead of demand) and online phase of an admitted
+/// request, written once for every scheme.
+struct Answer<'a, O> {
+    client: PartyId,
+    owner_plan: Option<&'a FixedPlan<Z64>>,
+    served: &'a Served,
+    request: &'a Request,
+    material: Option<stock::Material>,
+    observe: &'a mut O,
+}
+
+impl<T: Transport, O: FnMut(&Stage, Stats)> ForScheme<T> for Answer<'_, O> {
+    type Out = Result<(), Error>;
+    async fn run<S: ServedScheme<T>>(self, s: &mut S) -> Result<(), Error> {
+        let Self { client, owner_plan, served, request, material, observe } = self;
+        let stocked = material.is_some();
+        let (model, mut prep) = match material {
+            Some(m) => {
+                let (model, prep) = m.take::<T, S>()?;
+                (model, S::for_output(prep, request.output)?)
+            }
+            None => {
+                let model = s.share_model(MODEL_OWNER, owner_plan, &served.shape).await?;
+                let prep = s.preprocess(&model, request.batch, request.output, client).await?;
+                (Arc::new(model), prep)
+            }
+        };
+        let input = S::take_input(&mut prep)?;
+        s.deliver_input_prep(&input).await?;
+        observe(&Stage::SetupDone { stocked }, s.base().ctx().stats());
+        let x = s.input(client, None, input).await?;
+        let y = s.infer(&model, x, prep).await?;
+        s.open_to(client, y).await?;
+        observe(&Stage::OnlineDone, s.base().ctx().stats());
+        Ok(())
+    }
 }
 
 /// The first 8 bytes of a digest in hex: enough to tell two apart in a message.

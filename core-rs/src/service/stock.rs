@@ -26,12 +26,16 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use std::any::Any;
+
+use super::catalog::Served;
+use super::registry::{self, ForScheme, ServedScheme};
 use super::{Backend, Catalog, MODEL_OWNER};
-use crate::meteor::{MVec, Meteor, MeteorPrep};
 use crate::net::{FrameError, PartyId, Stats, Transport};
-use crate::nn::{Inference, Output, SharedModel};
-use crate::rep3::{NnPrep, Rep3Vec};
+use crate::nn::{FixedPlan, Inference, Output, SharedModel};
+use crate::rep3::Rep3;
 use crate::ring::Z64;
+use crate::sharing::Arith;
 use crate::Error;
 
 /// One run's setup material for a batch of one sample, made in the mesh. `Debug` is redacted.
@@ -43,14 +47,28 @@ pub struct Stocked {
     pub material: Material,
 }
 
-/// A stocked run's contents, per backend. The weights are shared once per mesh epoch: every
-/// run of that epoch refers to them.
-pub enum Material {
-    /// METEOR: the model's shares, the run's masks and mask products.
-    Meteor(Arc<SharedModel<MVec<Z64>>>, MeteorPrep<Z64>),
-    /// `rep3`: the model's shares, the run's truncation pairs and daBits (made for
-    /// [`Output::Argmax`], so that they serve either output: see [`NnPrep::for_output`]).
-    Rep3(Arc<SharedModel<Rep3Vec<Z64>>>, NnPrep<Z64>),
+/// A stocked run's contents: the model's shares and the run's single-use material, of the
+/// scheme the run was made for (METEOR: masks and mask products; rep3: truncation pairs and
+/// daBits, made for [`Output::Argmax`] where the scheme reveals the class, so that they serve
+/// either output). The weights are shared once per mesh epoch: every run of that epoch refers
+/// to them.
+pub struct Material(Box<dyn Any + Send>);
+
+/// A run's contents as scheme `S`'s types: the model's shares and the run's material.
+type Contents<S> = (Arc<SharedModel<<S as Arith<Z64>>::V>>, <S as Inference<Z64>>::Prep);
+
+impl Material {
+    fn new<T: Transport, S: ServedScheme<T>>(contents: Contents<S>) -> Self {
+        Self(Box::new(contents))
+    }
+
+    /// The contents, as scheme `S`'s (a run of another scheme is an error: the shelf keys runs
+    /// by backend, so it would be a bug).
+    pub(super) fn take<T: Transport, S: ServedScheme<T>>(self) -> Result<Contents<S>, Error> {
+        self.0.downcast().map(|b| *b).map_err(|_| {
+            Error::ApiMisuse(format!("the stocked run taken is not {} material", S::NAME))
+        })
+    }
 }
 
 /// Which runs a shelf queue holds: a model on a backend.
@@ -176,43 +194,41 @@ pub enum Step {
 }
 
 /// A party's side of the mesh: the three compute parties making setup material for client
-/// sessions. Start it with [`Mesh::start`] on a fresh three-party [`Meteor`] session, then call
+/// sessions. Start it with [`Mesh::start`] on a fresh three-party session, then call
 /// [`Mesh::step`] in a loop (P0 decides what each step makes; the others follow).
-pub struct Mesh {
+pub struct Mesh<T> {
+    /// `None` once a step failed: the session's state is then unknown, and the mesh is over.
+    session: Option<Rep3<T>>,
     epoch: u64,
     seq: u64,
-    models: Vec<(Target, Weights)>,
+    /// Each target with its model's shares (an `Arc<SharedModel<_>>` of the target's scheme).
+    models: Vec<(Target, Arc<dyn Any + Send + Sync>)>,
 }
 
-/// A model's weights as shared in the mesh for one backend.
-enum Weights {
-    Meteor(Arc<SharedModel<MVec<Z64>>>),
-    Rep3(Arc<SharedModel<Rep3Vec<Z64>>>),
-}
-
-impl core::fmt::Debug for Mesh {
+impl<T> core::fmt::Debug for Mesh<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let t: Vec<_> = self.models.iter().map(|(t, _)| t).collect();
         f.debug_struct("Mesh").field("epoch", &self.epoch).field("targets", &t).finish()
     }
 }
 
-impl Mesh {
+impl<T: Transport> Mesh<T> {
     /// Opens a mesh epoch: P0 draws the epoch and sends it (1 round), every party empties its
     /// shelf (runs of an older epoch may be missing elsewhere), the parties compare the shape
     /// digests of the models with a nonzero target (1 round; a difference is an error naming
     /// the model, as for a client's request), and those models are shared once per backend (1
     /// round each; the model owner P0 passes its weights through `catalog`). Unknown names,
     /// and models a backend does not run, are refused.
-    pub async fn start<T: Transport>(
-        m: &mut Meteor<T>,
+    pub async fn start(
+        mut p: Rep3<T>,
         catalog: &Catalog,
         targets: &[Target],
         shelf: &Shelf,
         epoch_seed: u32,
     ) -> Result<Self, Error> {
-        let me = m.me();
-        let e = from_owner(m, (me == MODEL_OWNER).then(|| u64::from(epoch_seed.max(1)))).await?;
+        let me = p.me();
+        let e =
+            from_owner(&mut p, (me == MODEL_OWNER).then(|| u64::from(epoch_seed.max(1)))).await?;
         if e == 0 || e > u64::from(u32::MAX) {
             return Err(Error::PeerMisbehaved {
                 peer: MODEL_OWNER,
@@ -230,22 +246,21 @@ impl Mesh {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        same_shapes(m, &active, &served).await?;
+        same_shapes(&mut p, &active, &served).await?;
         let mut models = Vec::new();
         for (t, served) in active.into_iter().zip(served) {
             let plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
-            let weights = match t.backend {
-                Backend::Meteor => Weights::Meteor(Arc::new(
-                    m.share_model(MODEL_OWNER, plan, &served.shape).await?,
-                )),
-                Backend::Rep3 => {
-                    let p = m.rep3_mut();
-                    Weights::Rep3(Arc::new(p.share_model(MODEL_OWNER, plan, &served.shape).await?))
-                }
-            };
-            models.push((t.clone(), weights));
+            let share = ShareModel { plan, served };
+            let (back, weights) = registry::dispatch(t.backend, p, share).await;
+            p = back;
+            models.push((t.clone(), weights?));
         }
-        Ok(Self { epoch, seq: 0, models })
+        Ok(Self { session: Some(p), epoch, seq: 0, models })
+    }
+
+    /// The mesh's session (for its counters).
+    pub fn session(&self) -> Result<&Rep3<T>, Error> {
+        self.session.as_ref().ok_or_else(broken)
     }
 
     /// The epoch P0 drew.
@@ -260,13 +275,9 @@ impl Mesh {
     /// the next step, which is the others' keep-alive). `may_make` is P0's to decide (the
     /// others' is ignored): e.g. false while client sessions run, so that making runs does not
     /// take CPU from their online phase.
-    pub async fn step<T: Transport>(
-        &mut self,
-        m: &mut Meteor<T>,
-        shelf: &Shelf,
-        may_make: bool,
-    ) -> Result<Step, Error> {
-        let me = m.me();
+    pub async fn step(&mut self, shelf: &Shelf, may_make: bool) -> Result<Step, Error> {
+        let mut p = self.session.take().ok_or_else(broken)?;
+        let me = p.me();
         let word = (me == MODEL_OWNER).then(|| {
             let missing =
                 |(t, _): &(Target, _)| t.runs.saturating_sub(shelf.ready(&t.model, t.backend));
@@ -275,7 +286,7 @@ impl Mesh {
                 .max_by_key(|&i| missing(&self.models[i]))
                 .map_or(0, |i| i as u64 + 1)
         });
-        let choice = match usize::try_from(from_owner(m, word).await?) {
+        let choice = match usize::try_from(from_owner(&mut p, word).await?) {
             Ok(0) => None,
             Ok(i) if i <= self.models.len() => Some(i - 1),
             _ => {
@@ -285,20 +296,18 @@ impl Mesh {
                 })
             }
         };
-        let Some(i) = choice else { return Ok(Step::Idle) };
-        let before = m.rep3().ctx().stats();
-        let (target, weights) = &self.models[i];
-        let material = match weights {
-            Weights::Meteor(model) => {
-                let prep = m.preprocess(model, 1, Output::Logits, super::CLIENT).await?;
-                Material::Meteor(model.clone(), prep)
-            }
-            Weights::Rep3(model) => {
-                let p = m.rep3_mut();
-                let prep = p.preprocess(model, 1, Output::Argmax, super::CLIENT).await?;
-                Material::Rep3(model.clone(), prep)
-            }
+        let Some(i) = choice else {
+            self.session = Some(p);
+            return Ok(Step::Idle);
         };
+        let before = p.ctx().stats();
+        let (target, weights) = &self.models[i];
+        // Made for the class where the scheme can reveal it: such material serves either.
+        let output = if target.backend.reveals_class() { Output::Argmax } else { Output::Logits };
+        let (mut p, material) =
+            registry::dispatch(target.backend, p, MakeRun { weights: weights.clone(), output })
+                .await;
+        let material = material?;
         self.seq += 1;
         let run = Stocked { id: self.epoch << 32 | self.seq, material };
         let (model, backend) = (&target.model, target.backend);
@@ -306,14 +315,52 @@ impl Mesh {
         // session, the others already hold.
         if me != MODEL_OWNER {
             shelf.put(model, backend, run);
-            m.rep3_mut().barrier().await?;
+            p.barrier().await?;
         } else {
-            m.rep3_mut().barrier().await?;
+            p.barrier().await?;
             shelf.put(model, backend, run);
         }
-        let cost = m.rep3().ctx().stats() - before;
+        let cost = p.ctx().stats() - before;
+        self.session = Some(p);
         let ready = shelf.ready(model, backend);
         Ok(Step::Made { model: model.clone(), backend, ready, target: target.runs, cost })
+    }
+}
+
+fn broken() -> Error {
+    Error::ApiMisuse("the mesh's session broke in an earlier step: start a new mesh".into())
+}
+
+/// Shares a served model's weights for one scheme (once per mesh epoch).
+struct ShareModel<'a> {
+    plan: Option<&'a FixedPlan<Z64>>,
+    served: &'a Served,
+}
+
+impl<T: Transport> ForScheme<T> for ShareModel<'_> {
+    type Out = Result<Arc<dyn Any + Send + Sync>, Error>;
+    async fn run<S: ServedScheme<T>>(self, s: &mut S) -> Self::Out {
+        let model = s.share_model(MODEL_OWNER, self.plan, &self.served.shape).await?;
+        Ok(Arc::new(Arc::new(model)))
+    }
+}
+
+/// Makes one run's material for a client, from a model shared by [`ShareModel`].
+struct MakeRun {
+    weights: Arc<dyn Any + Send + Sync>,
+    output: Output,
+}
+
+impl<T: Transport> ForScheme<T> for MakeRun {
+    type Out = Result<Material, Error>;
+    async fn run<S: ServedScheme<T>>(self, s: &mut S) -> Self::Out {
+        let model = self
+            .weights
+            .downcast_ref::<Arc<SharedModel<S::V>>>()
+            .ok_or_else(|| Error::ApiMisuse(format!("the mesh holds no {} weights", S::NAME)))?
+            .clone();
+        let prep = s.preprocess(&model, 1, self.output, super::CLIENT).await?;
+        Ok(Material::new::<T, S>((model, prep)))
     }
 }
 
@@ -322,12 +369,12 @@ impl Mesh {
 /// Checks with the two other parties that each holds the same shape of every model in
 /// `targets` (`served`, in the same order): one round, the digests to both.
 async fn same_shapes<T: Transport>(
-    m: &mut Meteor<T>,
+    p: &mut Rep3<T>,
     targets: &[&Target],
-    served: &[&super::catalog::Served],
+    served: &[&Served],
 ) -> Result<(), Error> {
-    let me = m.me();
-    let ctx = m.rep3_mut().ctx_mut();
+    let me = p.me();
+    let ctx = p.ctx_mut();
     ctx.round();
     let mine: Vec<Z64> = served.iter().flat_map(|s| crate::net::digest_words(&s.digest)).collect();
     let others: Vec<PartyId> = super::ROSTER.others(me).collect();
@@ -348,8 +395,8 @@ async fn same_shapes<T: Transport>(
     Ok(())
 }
 
-async fn from_owner<T: Transport>(m: &mut Meteor<T>, word: Option<u64>) -> Result<u64, Error> {
-    let ctx = m.rep3_mut().ctx_mut();
+async fn from_owner<T: Transport>(p: &mut Rep3<T>, word: Option<u64>) -> Result<u64, Error> {
+    let ctx = p.ctx_mut();
     ctx.round();
     match word {
         Some(w) => {

@@ -15,9 +15,11 @@
 //! reference run, so a generic walk that is correct on shares agrees with it on plain values.
 
 mod arith;
+mod client;
 
 pub(crate) use arith::check_dims;
 pub use arith::{Arith, InputSlot, Len};
+pub use client::InputClient;
 
 use core::ops::Range;
 
@@ -87,6 +89,22 @@ impl<R: Ring> Linear<R> for Vec<R> {
     fn concat(parts: &[&Self]) -> Self {
         parts.iter().flat_map(|p| p.iter().copied()).collect()
     }
+}
+
+/// A scheme's party running on an established session `B` (its links, keys and counters).
+/// Sessions are made once per deployment (the links' handshake, the parties' keys) and carry
+/// any scheme: a server starts the scheme a request asks for on it, and takes the session back
+/// afterwards for the next request. Every 3-party scheme runs on a [`crate::rep3::Rep3`]
+/// session.
+pub trait Session<B>: Sized {
+    /// Starts this scheme's party on `base`.
+    fn start(base: B) -> Self;
+    /// Gives the session back.
+    fn finish(self) -> B;
+    /// The session (for its counters).
+    fn base(&self) -> &B;
+    /// The session, mutably.
+    fn base_mut(&mut self) -> &mut B;
 }
 
 fn same_len(a: usize, b: usize, what: &str) -> Result<(), Error> {

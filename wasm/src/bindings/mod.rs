@@ -394,6 +394,20 @@ pub fn decode_fixed(values: JsValue, frac_bits: JsValue) -> Result<js_sys::Float
     Ok(js_sys::Float64Array::from(out.as_slice()))
 }
 
+/// The default number of fractional bits in Z_2^64: the format of every served model (the
+/// SDK's `DEFAULT_FRAC_BITS` is checked against it).
+#[wasm_bindgen(js_name = defaultFracBits)]
+pub fn default_frac_bits() -> u32 {
+    FixedPoint::DEFAULT_64.frac_bits
+}
+
+/// The names of the protocol families the core serves (the SDK's `BACKENDS` is checked
+/// against them).
+#[wasm_bindgen]
+pub fn backends() -> Vec<String> {
+    ringfence_core::service::Backend::all().map(|b| b.name().to_string()).collect()
+}
+
 /// Whether this module was compiled with wasm SIMD (`simd128`).
 #[wasm_bindgen(js_name = builtWithSimd)]
 pub fn built_with_simd() -> bool {

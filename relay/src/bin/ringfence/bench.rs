@@ -13,8 +13,13 @@
 use std::time::Instant;
 
 use clap::ValueEnum;
+use ringfence_core::meteor::{Meteor, MeteorRing};
 use ringfence_core::net::PartyId;
+use ringfence_core::nn::{argmax_rows, Inference, Output};
 use ringfence_core::ring::IntRing;
+pub(crate) use ringfence_core::service::Backend;
+use ringfence_core::sharing;
+use ringfence_relay::TcpTransport;
 use serde::Serialize;
 
 use crate::msgs::{FromChild, OpReport};
@@ -61,24 +66,11 @@ impl Op {
     }
 }
 
-/// The protocol family that runs a model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Backend {
-    /// Replicated sharing (`rep3`): preprocessing is truncation pairs and daBits; the argmax is
-    /// computed securely and only the class reaches P1.
-    Rep3,
-    /// METEOR's masked sharing: a function-dependent setup makes every mask and mask product;
-    /// the scores are revealed to P1, who takes the argmax (the paper's output).
-    Meteor,
-}
-
-impl Backend {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::Rep3 => "rep3",
-            Self::Meteor => "meteor",
-        }
-    }
+/// The parser of `--backend`: the served families' names (from the core's registry).
+pub(crate) fn backend_arg() -> impl clap::builder::TypedValueParser<Value = Backend> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(Backend::all().map(Backend::name))
+        .try_map(|name| name.parse::<Backend>())
 }
 
 /// Models that `--model` accepts by name: `models/NAME.onnx` of the repository.
@@ -184,7 +176,7 @@ pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
 }
 
 /// Runs every op of `ops` and reports each to the parent.
-pub(crate) async fn run_ops<R: IntRing>(
+pub(crate) async fn run_ops<R: IntRing + MeteorRing>(
     mut p: Session,
     ops: &[Op],
     sizes: Sizes,
@@ -193,14 +185,14 @@ pub(crate) async fn run_ops<R: IntRing>(
     for &op in ops {
         if op == Op::Infer {
             let mb = model.ok_or("infer needs --model FILE")?;
-            let r = match sizes.backend {
-                Backend::Rep3 => bench_infer::<R>(&mut p, mb, sizes).await?,
+            let (q, r) = match sizes.backend {
+                Backend::Rep3 => bench_infer::<R, Session>(p, mb, sizes, Output::Argmax).await?,
                 Backend::Meteor => {
-                    let (q, r) = bench_infer_meteor::<R>(p, mb, sizes).await?;
-                    p = q;
-                    r
+                    bench_infer::<R, Meteor<TcpTransport>>(p, mb, sizes, Output::Logits).await?
                 }
+                b => return Err(format!("the bench runs no inference on {}", b.name())),
             };
+            p = q;
             report(&FromChild::Op(r));
             continue;
         }
@@ -360,75 +352,45 @@ impl<R: IntRing> InferInputs<R> {
     }
 }
 
-/// Secure inference on rep3: the weights are shared once (not timed), then each run (each pass
-/// of a run split in sub-batches) makes its setup (timed as setup), shares its samples from P1,
-/// infers and opens the argmax to P1.
-async fn bench_infer<R: IntRing>(
-    p: &mut Session,
-    mb: &ModelBench,
-    sizes: Sizes,
-) -> Result<OpReport, String> {
-    use ringfence_core::nn::{Inference, Output};
-    let e = |e: ringfence_core::Error| e.to_string();
-    let io = InferInputs::<R>::new(p.me(), mb, sizes)?;
-    let me = p.me();
-    let shared = p
-        .share_model(MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
-        .await
-        .map_err(e)?;
-    let mut m = io.meter(mb);
-    io.runs(&mut m, sizes.repeat, async |k, warm, m: &mut Meter| {
-        m.setup_start(p);
-        let prep = p.preprocess(&shared, io.sub, Output::Argmax, INPUT_OWNER).await.map_err(e)?;
-        m.setup_end(p, warm);
-        m.start(p).await?;
-        let x = p.input(INPUT_OWNER, io.pass_input(k), io.pass_len()).await.map_err(e)?;
-        let y = p.infer(&shared, x, prep).await.map_err(e)?;
-        let classes = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
-        m.stop(p, warm).await?;
-        Ok(classes.map(|c| c.iter().map(|v| v.to_i64() as usize).collect()))
-    })
-    .await?;
-    Ok(m.finish(sizes.repeat))
-}
-
-/// Secure inference on METEOR: weights shared once (not timed); each run's (or pass's) setup
-/// (input and layer masks, mask products, ReLU material) is timed as setup; online is P1
-/// sharing the samples, the layers, and the scores revealed to P1 (who takes the argmax in the
-/// clear).
-async fn bench_infer_meteor<R: IntRing>(
+/// Secure inference on scheme `S`: the weights are shared once (not timed), then each run
+/// (each pass of a run split in sub-batches) makes its setup (timed as setup: rep3's
+/// truncation pairs and daBits; METEOR's input and layer masks, mask products and ReLU
+/// material); online is P1 sharing its samples, the layers, and the result opened to P1: the
+/// class where the scheme reveals it, else the scores (P1 then takes the argmax in the clear,
+/// within the online time).
+async fn bench_infer<R: IntRing, S: Inference<R> + sharing::Session<Session>>(
     p: Session,
     mb: &ModelBench,
     sizes: Sizes,
+    output: Output,
 ) -> Result<(Session, OpReport), String> {
-    use ringfence_core::meteor::Meteor;
-    use ringfence_core::nn::{Inference, Output};
     let e = |e: ringfence_core::Error| e.to_string();
     let io = InferInputs::<R>::new(p.me(), mb, sizes)?;
-    let mut p = Meteor::new(p);
-    let me = p.me();
-    let shared = p
+    let mut s = S::start(p);
+    let me = s.me();
+    let shared = s
         .share_model(MODEL_OWNER, (me == MODEL_OWNER).then_some(&io.plan), &io.shape)
         .await
         .map_err(e)?;
     let mut m = io.meter(mb);
     io.runs(&mut m, sizes.repeat, async |k, warm, m: &mut Meter| {
-        m.setup_start(p.rep3());
-        let mut prep =
-            p.preprocess(&shared, io.sub, Output::Logits, INPUT_OWNER).await.map_err(e)?;
-        m.setup_end(p.rep3(), warm);
-        m.start(p.rep3_mut()).await?;
-        let mask = prep.take_input_mask().map_err(e)?;
-        let x = p.share(INPUT_OWNER, io.pass_input(k), mask).await.map_err(e)?;
-        let y = p.infer(&shared, x, prep).await.map_err(e)?;
-        let scores = p.reveal_to(INPUT_OWNER, y).await.map_err(e)?;
-        // The receiver's argmax, part of the online time.
-        let classes = scores.map(|s| ringfence_core::nn::argmax_rows(&s, io.shape.output_len()));
-        m.stop(p.rep3_mut(), warm).await?;
+        m.setup_start(s.base());
+        let mut prep = s.preprocess(&shared, io.sub, output, INPUT_OWNER).await.map_err(e)?;
+        m.setup_end(s.base(), warm);
+        m.start(s.base_mut()).await?;
+        let input = S::take_input(&mut prep).map_err(e)?;
+        let x = s.input(INPUT_OWNER, io.pass_input(k), input).await.map_err(e)?;
+        let y = s.infer(&shared, x, prep).await.map_err(e)?;
+        let opened = s.open_to(INPUT_OWNER, y).await.map_err(e)?;
+        let classes = opened.map(|v| match output {
+            Output::Argmax => v.iter().map(|c| c.to_i64() as usize).collect(),
+            _ => argmax_rows(&v, io.shape.output_len()),
+        });
+        m.stop(s.base_mut(), warm).await?;
         Ok(classes)
     })
     .await?;
-    Ok((p.into_rep3(), m.finish(sizes.repeat)))
+    Ok((s.finish(), m.finish(sizes.repeat)))
 }
 
 /// Accumulates the timed runs of one operation.

@@ -26,7 +26,7 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value = "lenet")]
     model: PathBuf,
     /// Protocol family: meteor (the client receives the scores) or rep3.
-    #[arg(long, value_enum, default_value = "meteor")]
+    #[arg(long, value_parser = bench::backend_arg(), default_value = "meteor")]
     backend: Backend,
     /// Which held-out test sample to classify (0-based).
     #[arg(long, default_value_t = 0)]
@@ -91,10 +91,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     println!("  input    {what}");
     // The parties' mesh makes setup material in the background as soon as they start; a
     // client arriving once it is ready runs only the online phase.
-    let backend = match a.backend {
-        Backend::Meteor => service::Backend::Meteor,
-        Backend::Rep3 => service::Backend::Rep3,
-    };
+    let backend = a.backend;
     let wait = Duration::from_millis(a.timeout_ms);
     match d.wait_prepared(&name, backend, wait)? {
         Some(s) => println!(

@@ -38,7 +38,7 @@ pub(crate) struct LoadArgs {
     #[arg(long, default_value = "lenet")]
     model: std::path::PathBuf,
     /// The protocol family of the clients' requests.
-    #[arg(long, value_enum, default_value = "meteor")]
+    #[arg(long, value_parser = bench::backend_arg(), default_value = "meteor")]
     backend: Backend,
     /// Elements of each relay session's product.
     #[arg(long, default_value_t = 1000)]
@@ -124,10 +124,7 @@ fn clients(
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
     let models = [(name.clone(), model.clone())];
     let d = LocalDeployment::start(rt, listen, None, &models, n, !a.relay_only)?;
-    let backend = match a.backend {
-        Backend::Meteor => service::Backend::Meteor,
-        Backend::Rep3 => service::Backend::Rep3,
-    };
+    let backend = a.backend;
     let timeout = Duration::from_millis(a.timeout_ms);
     let mut jobs = Vec::new();
     for k in 0..n {

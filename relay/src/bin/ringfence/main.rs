@@ -186,7 +186,7 @@ struct Workload {
     sub_batch: Option<usize>,
     /// Protocol family for --model: rep3 (the argmax is computed securely) or meteor (the
     /// scores go to P1, as in the METEOR paper).
-    #[arg(long, value_enum, default_value = "rep3")]
+    #[arg(long, value_parser = bench::backend_arg(), default_value = "rep3")]
     backend: bench::Backend,
 }
 

@@ -12,7 +12,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ringfence_core::meteor::Meteor;
 use ringfence_core::net::{Ctx, SessionId};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
@@ -92,9 +91,9 @@ async fn epoch(
         .map_err(|e| e.to_string())?;
     let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
     let ctx = Ctx::new(me, crate::ROSTER.n(), session, t);
-    let mut m = Meteor::new(Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?);
+    let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
     let epoch_seed = u32::from_le_bytes(crate::random_bytes::<4>()?);
-    let mut state = Mesh::start(&mut m, &server.catalog, &mesh.targets, shelf, epoch_seed)
+    let mut state = Mesh::start(p, &server.catalog, &mesh.targets, shelf, epoch_seed)
         .await
         .map_err(|e| e.to_string())?;
     let epoch = format!("{:08x}", state.epoch());
@@ -113,19 +112,20 @@ async fn epoch(
     // Bytes sent in the mesh so far (its start: links, keys, the models shared), counted after
     // each step.
     let mut counted = 0;
-    let mut count = |m: &Meteor<TcpTransport>| {
-        let sent = m.rep3().ctx().stats().bytes_sent;
+    let mut count = |m: &Mesh<TcpTransport>| -> Result<(), String> {
+        let sent = m.session().map_err(|e| e.to_string())?.ctx().stats().bytes_sent;
         server.metrics.sent(Phase::Mesh, sent.saturating_sub(counted));
         counted = sent;
+        Ok(())
     };
-    count(&m);
+    count(&state)?;
     loop {
         let t0 = Instant::now();
         // No run is made while a client session runs here: it would take CPU from that
         // session's online phase (P0 decides for all three).
         let quiet = server.metrics.running() == 0;
-        let step = state.step(&mut m, shelf, quiet).await.map_err(|e| e.to_string())?;
-        count(&m);
+        let step = state.step(shelf, quiet).await.map_err(|e| e.to_string())?;
+        count(&state)?;
         match step {
             Step::Idle => {
                 if me.index() == 0 {

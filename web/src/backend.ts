@@ -1,0 +1,18 @@
+/**
+ * The protocol families a deployment can serve, named once for the whole SDK. The core's
+ * registry (`core-rs/src/service/registry.rs`) lists the same names; the SDK's tests check
+ * that the two agree.
+ * @module
+ */
+
+/** Every backend's name; the SDK's default first. */
+export const BACKENDS = ['meteor', 'rep3'] as const;
+
+/**
+ * A protocol family: `'meteor'` (fewer online rounds; reveals the scores) or `'rep3'`
+ * (replicated sharing; can reveal the class alone).
+ */
+export type Backend = (typeof BACKENDS)[number];
+
+/** The backend {@link Client.classify} uses when none is given. */
+export const DEFAULT_BACKEND: Backend = BACKENDS[0];
