@@ -56,7 +56,7 @@ pub fn fresh_randomness<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
     });
     let log = net.log();
     // (operation, first run's window, second run's), as indices into the marks.
-    let ops = [("input", 0, 1), ("product", 3, 4), ("opening of a product", 5, 6)];
+    let ops = [("inputs", 0, 1), ("products", 3, 4), ("openings of products", 5, 6)];
     for (what, first, second) in ops {
         let mut compared = 0;
         for (me, (marks, _)) in PARTIES.iter().zip(&outs) {
@@ -65,13 +65,13 @@ pub fn fresh_randomness<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
             let shape = |v: &[(PartyId, &[u8])]| -> Vec<_> {
                 v.iter().map(|(to, p)| (*to, p.len())).collect()
             };
-            assert_eq!(shape(&one), shape(&two), "{at}: two {what}s, messages of {me}");
+            assert_eq!(shape(&one), shape(&two), "{at}: two {what}, messages of {me}");
             for ((to, m1), (_, m2)) in one.iter().zip(&two) {
-                assert_ne!(m1, m2, "{at}: two {what}s, {me} sent {to} the same message");
+                assert_ne!(m1, m2, "{at}: two {what}, {me} sent {to} the same message");
                 compared += 1;
             }
         }
-        assert!(compared > 0, "{at}: two {what}s sent nothing to compare");
+        assert!(compared > 0, "{at}: two {what} sent nothing to compare");
     }
     let want = [plain_mul(x, y), plain_mul(x, y), x.clone(), x.clone()];
     for (me, (_, opened)) in PARTIES.iter().zip(&outs) {
