@@ -86,8 +86,9 @@ pub fn matmul_exact<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
     }
 }
 
-/// Fixed-point products with `d = k/4` fractional bits, of values below 2^((k−16)/2) in
-/// magnitude (edges of that range included): every result is `⌊x·y / 2^d⌋` or one less, the
+/// Fixed-point products `x·y`, `x·x` (one operand twice) and a matrix product, with `d = k/4`
+/// fractional bits, of values below 2^((k−16)/2) in magnitude (edges of that range included):
+/// every result is the floor of the exact product over 2^d or one less, the
 /// bound of the truncation (`rep3::trunc`, `meteor::mult`). The bound on the values keeps the
 /// chance of a wrap, |x·y| / 2^k per output, below 2^-16 · k_inner.
 pub fn fixed_point<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
@@ -110,21 +111,25 @@ pub fn fixed_point<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
         let va = input_now(&mut s, PartyId(0), a).await?;
         let vb = input_now(&mut s, PartyId(1), b).await?;
         let (pm, _) = s.mul_prep(&S::tag(&vx), &S::tag(&vy), d).await?;
+        let (psq, _) = s.mul_prep(&S::tag(&vx), &S::tag(&vx), d).await?;
         let (pmm, _) = s.matmul_prep(&S::tag(&va), &S::tag(&vb), dims, d).await?;
         let xy = s.mul(&vx, &vy, pm).await?;
+        let xx = s.mul(&vx, &vx, psq).await?;
         let ab = s.matmul(&va, &vb, dims, pmm).await?;
-        Ok((s.open(xy).await?, s.open(ab).await?))
+        Ok([s.open(xy).await?, s.open(xx).await?, s.open(ab).await?])
     });
     let wide = |v: &R| i128::from(v.to_i64());
-    let floor_xy: Vec<i128> = x.iter().zip(y).map(|(p, q)| (wide(p) * wide(q)) >> d).collect();
+    let floor_mul = |x: &[R], y: &[R]| -> Vec<i128> {
+        x.iter().zip(y).map(|(p, q)| (wide(p) * wide(q)) >> d).collect()
+    };
     let mut floor_ab = vec![0i128; m * n];
     for (o, f) in floor_ab.iter_mut().enumerate() {
         let (i, j) = (o / n, o % n);
         *f = (0..k).map(|t| wide(&a[i * k + t]) * wide(&b[t * n + j])).sum::<i128>() >> d;
     }
-    for (me, (xy, ab)) in PARTIES.iter().zip(&outs) {
-        let results = [("x·y", xy, &floor_xy), ("a·b", ab, &floor_ab)];
-        for (what, got, floor) in results {
+    let floors = [floor_mul(x, y), floor_mul(x, x), floor_ab];
+    for (me, results) in PARTIES.iter().zip(&outs) {
+        for ((what, got), floor) in ["x·y", "x·x", "a·b"].iter().zip(results).zip(&floors) {
             assert_eq!(got.len(), floor.len(), "{at}: {what} at {me}");
             for (e, (g, f)) in got.iter().zip(floor).enumerate() {
                 let below = f - wide(g);
