@@ -83,41 +83,6 @@ fn linear_ops_and_public_constants() {
 }
 
 #[test]
-fn input_from_each_party_and_reveal_to_one() {
-    for owner in 0..3u8 {
-        let x = values::<Z32>(owner as u64, 20);
-        let outs = testing::run_rep3(13, |mut p| {
-            let x = x.clone();
-            async move {
-                let me = p.me();
-                let before = p.ctx().stats();
-                let s = p.input(PartyId(owner), (me.0 == owner).then_some(&x[..]), x.len()).await?;
-                let sent = (p.ctx().stats() - before).payload_bytes_sent;
-                let to = PartyId((owner + 1) % 3);
-                let before = p.ctx().stats();
-                let r = p.reveal_to(to, s).await?;
-                Ok((me, sent, r, p.ctx().stats() - before))
-            }
-        });
-        for (me, sent, r, cost) in outs {
-            let owner_sends = if me.0 == owner { x.len() as u64 * 4 } else { 0 };
-            assert_eq!(sent, owner_sends);
-            assert_eq!(cost.rounds, 1);
-            if me.0 == (owner + 1) % 3 {
-                assert_eq!(r.as_deref(), Some(&x[..]));
-            } else {
-                assert_eq!(r, None);
-            }
-            let sender = (owner + 3) % 3; // P_{to-1} = owner
-            assert_eq!(
-                cost.payload_bytes_sent,
-                if me.0 == sender { x.len() as u64 * 4 } else { 0 }
-            );
-        }
-    }
-}
-
-#[test]
 fn dot_and_matmul_cost_one_element_per_output() {
     let (m, k, n) = (3, 17, 5);
     let a = values::<Z64>(6, m * k - 5);

@@ -6,6 +6,9 @@
 //! When no party can make progress and nothing is in flight, pending receives fail with
 //! [`TransportError::Timeout`], which is how "a peer vanished" looks to the core.
 //!
+//! [`conformance`] holds the suites every [`crate::sharing::Arith`] scheme passes, written once
+//! and run for each scheme and ring width.
+//!
 //! ```
 //! use ringfence_core::{rep3::Rep3, ring::Z64, testing};
 //! let outs = testing::run_rep3(7, |mut p| async move {
@@ -16,6 +19,8 @@
 //! });
 //! assert_eq!(outs[0], outs[1]);
 //! ```
+
+pub mod conformance;
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};

@@ -1,0 +1,84 @@
+//! The conformance suites of `ringfence_core::testing::conformance`, for every scheme at both
+//! ring widths: each suite is its own test, in a module per scheme and ring (`rep3_z64::costs`).
+//!
+//! A scheme's description holds its online cost model as data: elements per value (per output
+//! for products) and messages each party sends, and rounds. The figures are those its
+//! documentation states: `rep3::arith` and `rep3::trunc` for rep3, the table of `meteor` for
+//! METEOR.
+
+use ringfence_core::meteor::Meteor;
+use ringfence_core::rep3::Rep3;
+use ringfence_core::ring::{Z32, Z64};
+use ringfence_core::testing::conformance::{self, CostModel, PartyCost, Scheme};
+use ringfence_core::testing::MemTransport;
+
+/// One element per value in one message, in one round.
+const ONE: PartyCost = PartyCost { elems: 1, msgs: 1, rounds: 1 };
+/// Nothing sent, in a round every party opens.
+const IDLE: PartyCost = PartyCost { elems: 0, msgs: 0, rounds: 1 };
+
+fn rep3() -> Scheme<Rep3<MemTransport>> {
+    // A truncated product's components go to the two holders of component 0 (P0 and P2): P1
+    // sends one to each, they send one to each other.
+    let p1_truncating = PartyCost { elems: 2, msgs: 2, rounds: 1 };
+    Scheme {
+        make: |p| p,
+        stats: |p| p.ctx().stats(),
+        binds_operands: false,
+        cost: CostModel {
+            // The owner sends its next party the component that is not from a shared key.
+            input: [ONE, IDLE, IDLE],
+            open: [ONE; 3],
+            // The receiver lacks one component, which its previous party holds.
+            open_to: [IDLE, IDLE, ONE],
+            mul: [ONE; 3],
+            mul_fixed: [ONE, p1_truncating, ONE],
+            matmul: [ONE; 3],
+            matmul_fixed: [ONE, p1_truncating, ONE],
+        },
+    }
+}
+
+fn meteor() -> Scheme<Meteor<MemTransport>> {
+    Scheme {
+        make: Meteor::new,
+        stats: |p| p.rep3().ctx().stats(),
+        binds_operands: true,
+        cost: CostModel {
+            // The masked value goes to both other parties.
+            input: [PartyCost { elems: 2, msgs: 2, rounds: 1 }, IDLE, IDLE],
+            open: [ONE; 3],
+            open_to: [IDLE, IDLE, ONE],
+            // Truncation is folded into the one reveal of a product.
+            mul: [ONE; 3],
+            mul_fixed: [ONE; 3],
+            matmul: [ONE; 3],
+            matmul_fixed: [ONE; 3],
+        },
+    }
+}
+
+/// A module `$name` with one test per suite, for scheme `$scheme` over ring `$ring`.
+macro_rules! instance {
+    ($name:ident: $scheme:ident, $ring:ty) => {
+        instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact,
+            fixed_point, linear, chaining, costs, misuse, misuse_of_input_values,
+            fresh_randomness, observer_view);
+    };
+    (@suites $name:ident, $scheme:ident, $ring:ty: $($suite:ident),*) => {
+        mod $name {
+            use super::*;
+            $(
+                #[test]
+                fn $suite() {
+                    conformance::$suite::<$ring, _>(&$scheme());
+                }
+            )*
+        }
+    };
+}
+
+instance!(rep3_z32: rep3, Z32);
+instance!(rep3_z64: rep3, Z64);
+instance!(meteor_z32: meteor, Z32);
+instance!(meteor_z64: meteor, Z64);
