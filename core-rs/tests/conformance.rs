@@ -6,6 +6,8 @@
 //! documentation states: `rep3::arith` and `rep3::trunc` for rep3, the table of `meteor` for
 //! METEOR.
 
+use std::marker::PhantomData;
+
 use ringfence_core::meteor::Meteor;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{Z32, Z64};
@@ -22,8 +24,7 @@ fn rep3() -> Scheme<Rep3<MemTransport>> {
     // sends one to each, they send one to each other.
     let p1_truncating = PartyCost { elems: 2, msgs: 2, rounds: 1 };
     Scheme {
-        make: |p| p,
-        stats: |p| p.ctx().stats(),
+        party: PhantomData,
         binds_operands: false,
         cost: CostModel {
             // The owner sends its next party the component that is not from a shared key.
@@ -41,8 +42,7 @@ fn rep3() -> Scheme<Rep3<MemTransport>> {
 
 fn meteor() -> Scheme<Meteor<MemTransport>> {
     Scheme {
-        make: Meteor::new,
-        stats: |p| p.rep3().ctx().stats(),
+        party: PhantomData,
         binds_operands: true,
         cost: CostModel {
             // The masked value goes to both other parties.

@@ -40,7 +40,8 @@
 //! | ReLU = MSB + MUX | 95 | 7 |
 //! | max pooling over w values, per output | 95·(w − 1) | 7·⌈log₂ w⌉ |
 //!
-//! This is the paper's cost model (extract §7.7), asserted by `tests/meteor.rs`.
+//! This is the paper's cost model (extract §7.7), asserted by `tests/meteor.rs` (MSB, ReLU, pooling) and
+//! `tests/conformance.rs` (sharing, reveals, products).
 //!
 //! # Deviations from the paper (all documented where they are made)
 //! * MSB compares against `b̃ = NOT(2m_x)` instead of `2^ℓ − 2m_x` (extract §9.1: the printed
@@ -344,15 +345,12 @@ impl<T: Transport> Meteor<T> {
             )));
         }
         let n = mask.len();
+        if let Some(x) = values.filter(|x| x.len() != n) {
+            return Err(Error::ApiMisuse(format!("share: {} values for a mask of {n}", x.len())));
+        }
         self.p.ctx_mut().round();
         let m = match (values, mask.clear) {
             (Some(x), Some(clear)) => {
-                if x.len() != n {
-                    return Err(Error::ApiMisuse(format!(
-                        "share: {} values for a mask of {n}",
-                        x.len()
-                    )));
-                }
                 let mut m = x.to_vec();
                 ring::kernels::sub_assign(&mut m, &clear);
                 self.p.ctx_mut().send(next(me), &m)?;

@@ -33,15 +33,24 @@ use super::{random_words, MemTransport, Net};
 use crate::net::{PartyId, Stats};
 use crate::rep3::Rep3;
 use crate::ring::IntRing;
-use crate::sharing::{Arith, Linear};
+use crate::sharing::{Arith, Linear, Session};
 use crate::Error;
 
-/// What the suites need to know of a scheme besides its [`Arith`] implementation.
+/// A party the suites can run: a scheme's [`Arith`] started on a 3-party session.
+pub trait Party<R: IntRing>: Arith<R> + Session<Rep3<MemTransport>> {}
+
+impl<R: IntRing, S: Arith<R> + Session<Rep3<MemTransport>>> Party<R> for S {}
+
+/// A party's communication counters.
+fn stats_of<S: Session<Rep3<MemTransport>>>(s: &S) -> Stats {
+    s.base().ctx().stats()
+}
+
+/// What the suites need to know of a scheme besides its [`Arith`] and [`Session`]
+/// implementations.
 pub struct Scheme<S> {
-    /// Makes a party of the scheme from a `rep3` party (for `rep3` itself, the identity).
-    pub make: fn(Rep3<MemTransport>) -> S,
-    /// The party's communication counters.
-    pub stats: fn(&S) -> Stats,
+    /// The scheme's party type (the description is per scheme).
+    pub party: core::marker::PhantomData<S>,
     /// Whether a preparation is bound to the operands it was made for (METEOR: their masks), so
     /// that one made for other operands of the same shape is refused. When it is not, material
     /// is interchangeable between operands of one shape, and the suites check that a
@@ -94,18 +103,19 @@ fn label<R: IntRing, S: Arith<R>>() -> String {
 }
 
 /// Runs `f` as each party of a fresh session of `sc` on `net`.
-fn run_on<S, O, F, Fut>(sc: &Scheme<S>, net: &Net, seed: u64, f: F) -> Vec<Result<O, Error>>
+fn run_on<S, O, F, Fut>(_: &Scheme<S>, net: &Net, seed: u64, f: F) -> Vec<Result<O, Error>>
 where
+    S: Session<Rep3<MemTransport>>,
     F: Fn(S) -> Fut,
     Fut: Future<Output = Result<O, Error>>,
 {
-    let make = sc.make;
-    super::run_rep3_on(net, PARTIES.len(), seed, |p| f(make(p)))
+    super::run_rep3_on(net, PARTIES.len(), seed, |p| f(S::start(p)))
 }
 
 /// [`run_on`], failing (with `at` in the message) if a party fails.
 fn run_with<S, O, F, Fut>(sc: &Scheme<S>, at: &str, net: &Net, seed: u64, f: F) -> Vec<O>
 where
+    S: Session<Rep3<MemTransport>>,
     F: Fn(S) -> Fut,
     Fut: Future<Output = Result<O, Error>>,
 {
@@ -116,6 +126,7 @@ where
 /// [`run_with`] on a network of its own.
 fn run<S, O, F, Fut>(sc: &Scheme<S>, at: &str, seed: u64, f: F) -> Vec<O>
 where
+    S: Session<Rep3<MemTransport>>,
     F: Fn(S) -> Fut,
     Fut: Future<Output = Result<O, Error>>,
 {

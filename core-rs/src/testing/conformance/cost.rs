@@ -2,10 +2,11 @@
 
 use core::fmt;
 
-use super::{combine, input_now, label, random, run, CostModel, PartyCost, Scheme, PARTIES};
+use super::{
+    combine, input_now, label, random, run, stats_of, CostModel, Party, PartyCost, Scheme, PARTIES,
+};
 use crate::net::{frame, PartyId, Stats};
 use crate::ring::IntRing;
-use crate::sharing::Arith;
 
 /// An online operation whose cost is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,13 +63,13 @@ fn role_of(me: PartyId, about: PartyId) -> usize {
 /// Every online operation's counters (bytes with and without headers, frames, rounds) at every
 /// party equal the scheme's [`CostModel`]: inputs from each party, openings to all and to each
 /// party, exact and fixed-point products and matrix products.
-pub fn costs<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn costs<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     let n = 10;
     let dims @ (m, k, p) = (3, 4, 2);
     let d = R::BITS / 4;
     let (x, a, b) = (&random::<R>(70, n), &random::<R>(71, m * k), &random::<R>(72, k * p));
-    let stats = sc.stats;
+    let stats = stats_of::<S>;
     let outs = run(sc, &at, 73, |mut s| async move {
         let mut measured: Vec<(Op, u64, Stats)> = Vec::new();
         let mut shares = Vec::new();

@@ -1,6 +1,8 @@
 //! Misuse of preparations and inputs: refused as [`Error::ApiMisuse`], never a wrong result.
 
-use super::{input_now, label, plain_matmul, plain_mul, random, run, run_on, Scheme, PARTIES};
+use super::{
+    input_now, label, plain_matmul, plain_mul, random, run, run_on, Party, Scheme, PARTIES,
+};
 use crate::net::PartyId;
 use crate::ring::IntRing;
 use crate::sharing::Arith;
@@ -13,7 +15,7 @@ use crate::Error;
 /// operands of the same shape is refused where the scheme binds preparations to operands
 /// ([`Scheme::binds_operands`]) and gives the exact product of the operands passed where it
 /// does not. A refused call sends nothing: the same session then computes a correct product.
-pub fn misuse<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn misuse<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     let dims = (2, 3, 4);
     let v = |seed, n| random::<R>(seed, n);
@@ -78,7 +80,7 @@ pub fn misuse<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
 
 /// An input whose values come from the wrong party, or in the wrong number, is refused at the
 /// party that passed them (the session is then out of step, so each case has its own).
-pub fn misuse_of_input_values<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn misuse_of_input_values<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     let x = &random::<R>(90, 4);
     let owner = PartyId(2);

@@ -2,18 +2,18 @@
 
 use super::{
     combine, edges, input_now, label, pairs, plain_matmul, plain_mul, random, random_words, run,
-    values, Scheme, PARTIES,
+    values, Party, Scheme, PARTIES,
 };
 use crate::net::PartyId;
 use crate::ring::IntRing;
-use crate::sharing::{Arith, Linear};
+use crate::sharing::Linear;
 
 /// Matrix shapes (m, k, n): the smallest, non-square ones, and a long inner dimension.
 const SHAPES: [(usize, usize, usize); 4] = [(1, 1, 1), (2, 3, 4), (4, 3, 2), (3, 17, 5)];
 
 /// An input from each compute party, of random and edge values, opens to its values at every
 /// party, and opened to each party only that party gets them (the others `None`).
-pub fn input_and_open<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn input_and_open<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     for owner in PARTIES {
         let x = values::<R>(u64::from(owner.0), 16);
@@ -39,7 +39,7 @@ pub fn input_and_open<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
 
 /// `x·y` (P0's x, P1's y) over every pair of edge values, equal operands and random pairs, and
 /// `x·x` (one operand twice), both exact in the ring.
-pub fn mul_exact<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn mul_exact<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     let (x, y) = pairs(&edges::<R>(), |i| random(20 + i, 16));
     let (x, y) = (&x, &y);
@@ -62,7 +62,7 @@ pub fn mul_exact<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
 
 /// Exact matrix products of shapes 1×1×1, 2×3×4, 4×3×2 and 3×17×5 (P0's a, P2's b, edge values
 /// among random ones).
-pub fn matmul_exact<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn matmul_exact<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     for (i, dims @ (m, k, n)) in SHAPES.into_iter().enumerate() {
         let seed = 30 + 2 * i as u64;
@@ -91,7 +91,7 @@ pub fn matmul_exact<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
 /// every result is the floor of the exact product over 2^d or one less, the
 /// bound of the truncation (`rep3::trunc`, `meteor::mult`). The bound on the values keeps the
 /// chance of a wrap, |x·y| / 2^k per output, below 2^-16 · k_inner.
-pub fn fixed_point<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn fixed_point<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     let d = R::BITS / 4;
     let bits = (R::BITS - 16) / 2;
@@ -145,7 +145,7 @@ pub fn fixed_point<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
 
 /// Every [`Linear`] operation, with a public constant from [`Arith::constant`], on random and
 /// edge values: the opened result is the same combination of the plain values.
-pub fn linear<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn linear<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     let (x, y, c) = (values::<R>(50, 11), values::<R>(51, 11), values::<R>(52, 11));
     let (x, y, c) = (&x, &y, &c);
@@ -164,7 +164,7 @@ pub fn linear<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
 /// A whole computation set up before any input exists, each preparation made from tags that
 /// earlier preparations (or linear operations on tags) produced, then run online:
 /// `f = (combine(x·y, x, c) · x) ⊗ w` (`⊗` a matrix product), exact.
-pub fn chaining<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn chaining<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     let dims @ (m, k, n) = SHAPES[1];
     let len = m * k;

@@ -5,10 +5,9 @@
 
 use core::ops::Range;
 
-use super::{input_now, label, plain_mul, random, run_with, Scheme, PARTIES};
-use crate::net::{frame, PartyId, Stats};
+use super::{input_now, label, plain_mul, random, run_with, stats_of, Party, Scheme, PARTIES};
+use crate::net::{frame, PartyId};
 use crate::ring::IntRing;
-use crate::sharing::Arith;
 use crate::testing::{Envelope, Net};
 
 /// The frames a party sent in one operation, numbered by its own count of frames sent.
@@ -26,12 +25,12 @@ fn sent<'a>(log: &'a [Envelope], from: PartyId, window: &Window) -> Vec<(PartyId
 /// components), and the two openings of those products. Every message of the first run
 /// differs from its counterpart in the second, at every party that sends one; the values
 /// opened are the same.
-pub fn fresh_randomness<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn fresh_randomness<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
     let net = Net::new(PARTIES.len());
     let (x, y) = (&random::<R>(100, 32), &random::<R>(101, 32));
     let owner = PartyId(2);
-    let stats: fn(&S) -> Stats = sc.stats;
+    let stats = stats_of::<S>;
     let outs = run_with(sc, &at, &net, 102, |mut s| async move {
         let mut marks = vec![stats(&s).frames_sent];
         let mut mark = |s: &S| marks.push(stats(s).frames_sent);
@@ -84,9 +83,9 @@ pub fn fresh_randomness<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
 /// (all ones), and each owner, every bit position of the elements each other party receives
 /// is set in between a quarter and three quarters of them (a secret sent in the clear, or
 /// under a mask shorter than the ring, leaves a position at 0 or 1 throughout).
-pub fn observer_view<R: IntRing, S: Arith<R>>(sc: &Scheme<S>) {
+pub fn observer_view<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
-    let stats: fn(&S) -> Stats = sc.stats;
+    let stats = stats_of::<S>;
     for secret in [R::ZERO, -R::ONE] {
         let x = &[secret; 256];
         for owner in PARTIES {
