@@ -40,8 +40,8 @@
 //! | ReLU = MSB + MUX | 95 | 7 |
 //! | max pooling over w values, per output | 95·(w − 1) | 7·⌈log₂ w⌉ |
 //!
-//! This is the paper's cost model (extract §7.7), asserted by `tests/meteor.rs` (MSB, ReLU, pooling) and
-//! `tests/conformance.rs` (sharing, reveals, products).
+//! This is the paper's cost model (extract §7.7), asserted by `tests/meteor.rs` (MSB, ReLU,
+//! pooling) and `tests/conformance.rs` (sharing, reveals, products).
 //!
 //! # Deviations from the paper (all documented where they are made)
 //! * MSB compares against `b̃ = NOT(2m_x)` instead of `2^ℓ − 2m_x` (extract §9.1: the printed
