@@ -11,7 +11,8 @@
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, Roster (n, t, clients), frames, Transport (injected), Ctx (framing
 //!           checks, counters, op numbers)
-//!  sharing  what every scheme's share vectors have in common (Linear: local operations)
+//!  sharing  the traits every scheme implements: Linear (local operations), Arith (inputs,
+//!           openings, products; setup and online phases), Session, InputClient
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons,
 //!           and its inference layers (rep3/nn.rs)
 //!  meteor   METEOR's masked sharing ⟦x⟧ = (m, ⟨ψ⟩): setup/online MULT, MatMul, MSB, ReLU, pool;
@@ -19,8 +20,10 @@
 //!           inference layers (meteor/nn.rs)
 //!  nn       models: ONNX import, fixed-point plans, and the one inference walk (nn::exec) that
 //!           every scheme runs through its `Inference` implementation
-//!  service  private classification: a client asks the parties to run a served model
-//!  testing  in-memory multi-party network with drop/delay/tamper hooks (feature test-utils)
+//!  service  private classification: a client asks the parties to run a served model; written
+//!           once over the sharing traits, with the served families listed in its registry
+//!  testing  in-memory multi-party network with drop/delay/tamper hooks, and the conformance
+//!           suites every scheme runs (feature test-utils)
 //! ```
 //!
 //! ## Run loop
