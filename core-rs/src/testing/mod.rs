@@ -21,6 +21,7 @@
 //! ```
 
 pub mod conformance;
+pub mod ideal;
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
