@@ -30,7 +30,7 @@ pub use wire::{fresh_randomness, observer_view};
 use core::future::Future;
 
 use super::{random_words, MemTransport, Net};
-use crate::net::{PartyId, Stats};
+use crate::net::{PartyId, Roster, Stats};
 use crate::rep3::Rep3;
 use crate::ring::IntRing;
 use crate::sharing::{Arith, Linear, Session};
@@ -94,8 +94,16 @@ pub struct CostModel {
     pub matmul_fixed: [PartyCost; 3],
 }
 
-/// The compute parties.
-const PARTIES: [PartyId; 3] = [PartyId(0), PartyId(1), PartyId(2)];
+/// The compute parties of the 3-party schemes the suites describe, `P0` first.
+const PARTIES: [PartyId; Roster::THREE.n()] = {
+    let mut all = [PartyId(0); Roster::THREE.n()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] = PartyId(i as u8);
+        i += 1;
+    }
+    all
+};
 
 /// The scheme and ring a failure is about, for assertion messages.
 fn label<R: IntRing, S: Arith<R>>() -> String {
