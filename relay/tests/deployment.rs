@@ -834,7 +834,8 @@ fn a_class_only_model_answers_the_class_and_refuses_the_scores_on_both_backends(
 #[test]
 fn the_local_deployment_gives_p1_and_p2_shape_files_only() {
     let mut child = Command::new(EXE)
-        .args(["local-deployment", "--no-webtransport"])
+        // Stopped by closing its stdin: killing it would leave its three parties running.
+        .args(["local-deployment", "--no-webtransport", "--stop-on-stdin-eof"])
         .current_dir(repo())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
