@@ -11,8 +11,9 @@
 //   2. toolchain   rustfmt + clippy components, wasm32-unknown-unknown and wasm32-wasip1 targets
 //                  (installed if missing)
 //   3. fmt         cargo fmt --all --check                                         (not with --quick)
-//   4. clippy      cargo clippy --workspace --all-targets --all-features -D warnings, and the
-//                  wasm32-only bindings of ringfence-wasm for wasm32          (not with --quick)
+//   4. clippy      cargo clippy --workspace --all-targets --all-features -D warnings, the
+//                  wasm32-only bindings of ringfence-wasm for wasm32, and cargo doc --workspace
+//                  with rustdoc warnings as errors                           (not with --quick)
 //   5. cargo test  cargo test --workspace --all-features (in-memory protocol tests); then the
 //                  release build of the `ringfence` binary, if a crate defines it (later tests spawn it)
 //   6. fuzz smoke  node scripts/fuzz.mjs --smoke: every fuzz target (fuzz/) built instrumented on
@@ -253,7 +254,7 @@ const steps = [
   { name: 'fmt', title: 'Formatting: cargo fmt --all --check', quickSkip: true, fn: () => run('cargo', ['fmt', '--all', '--check']) },
   {
     name: 'clippy',
-    title: 'Lints: cargo clippy (warnings are errors)',
+    title: 'Lints: cargo clippy and rustdoc (warnings are errors)',
     quickSkip: true,
     fn: () => {
       run('cargo', ['clippy', '--workspace', '--all-targets', '--all-features', '--', '-D', 'warnings']);
@@ -261,6 +262,8 @@ const steps = [
       run('cargo', ['clippy', '-p', 'ringfence-wasm', '--target', WASM_TARGET, '--', '-D', 'warnings'], {
         env: { RUSTFLAGS: WASM_RUSTFLAGS },
       });
+      // Broken or private links in public docs (the API reference users read).
+      run('cargo', ['doc', '--workspace', '--no-deps', '--all-features'], { env: { RUSTDOCFLAGS: '-D warnings' } });
     },
   },
   { name: 'cargo test', title: 'Rust tests (in-memory protocol runs) and the native binary', fn: cargoTests },

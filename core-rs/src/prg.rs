@@ -123,7 +123,7 @@ impl Prg {
 
     /// Fills `out` with the next `out.len()` keystream bytes.
     ///
-    /// The keystream is written by the cipher core in groups of [`NATIVE_GROUP`] blocks (one
+    /// The keystream is written by the cipher core in groups of `NATIVE_GROUP` blocks (one
     /// pass of its widest backend), into a stack buffer that is copied out: no zero-fill and
     /// no XOR pass, and no single-block calls, which cost as much as a whole group.
     #[cfg(target_arch = "x86_64")]

@@ -8,13 +8,13 @@
 //! 3. [`Inference::infer`]: the shared input goes through the layers and the scores (or, where
 //!    the scheme has an argmax, the classes) come out shared.
 //!
-//! The walk over the steps is [`walk`]: it does every local part of a layer (im2col gathers,
+//! The walk over the steps is `walk`: it does every local part of a layer (im2col gathers,
 //! block-diagonal weights of grouped convolutions, bias tiling, sum pooling, reordering) on any
-//! [`Linear`] vector, and asks a [`Layers`] implementation for the interactive parts (a
+//! [`Linear`] vector, and asks a `Layers` implementation for the interactive parts (a
 //! fixed-point matrix product, ReLU, max pooling, a public scale, a tree ensemble). A scheme's
 //! online run is one `Layers`; METEOR's setup is another, over the masks, that collects the
 //! mask products of every layer and makes them in one batched round afterwards. So the layer
-//! structure of a network is written here only, and a new layer kind is one arm of [`walk`].
+//! structure of a network is written here only, and a new layer kind is one arm of `walk`.
 //!
 //! The schemes' implementations live in their folders (`rep3/nn.rs`, `meteor/nn.rs`): `nn/`
 //! names no scheme.

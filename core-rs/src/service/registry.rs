@@ -99,7 +99,7 @@ impl Backend {
         FAMILIES.iter().find(|f| f.backend == self).expect("every backend has a row")
     }
 
-    /// Every served family, in the order of [`FAMILIES`].
+    /// Every served family, in the registry's order.
     pub fn all() -> impl Iterator<Item = Self> {
         FAMILIES.iter().map(|f| f.backend)
     }

@@ -327,7 +327,7 @@ enum Admitted {
 /// "error"). A client offering it (`Sec-WebSocket-Protocol`) is always upgraded, then either
 /// receives the text message [`ADMITTED`] before anything else, or is closed with the code
 /// 4000 + the HTTP status the relay would have refused it with (4401, 4403, 4404, ...; see
-/// the statuses of the admission refusals in [`super::session`]) and the reason.
+/// the statuses of the admission refusals in `ws::session`) and the reason.
 pub const IN_BAND_ADMISSION: &str = "ringfence.admission";
 
 /// The first message to an admitted client of [`IN_BAND_ADMISSION`].

@@ -143,7 +143,7 @@ pub fn fixed_point<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     }
 }
 
-/// Every [`Linear`] operation, with a public constant from [`Arith::constant`], on random and
+/// Every [`Linear`] operation, with a public constant from [`Arith::constant`](crate::sharing::Arith::constant), on random and
 /// edge values: the opened result is the same combination of the plain values.
 pub fn linear<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
