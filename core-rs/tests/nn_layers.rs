@@ -162,8 +162,8 @@ fn secure_runs_agree_with_the_plaintext_plan_and_meteor_sends_the_cost_model() {
         let batch = 3;
         let x = plan.encode_input(&inputs(21, batch * m.input_len())).unwrap();
         let want = plan.eval_plain(&x, batch).unwrap();
-        let r = rep3_run(&plan, &x, batch, Output::Logits);
-        let mr = meteor_run(&plan, &x, batch);
+        let r = secure_run::<Rep3P>(&plan, &x, batch, Output::Logits);
+        let mr = secure_run::<MeteorP>(&plan, &x, batch, Output::Logits);
         let (bytes, rounds) = online_cost(&plan.shape(), 64, batch);
         eprintln!(
             "{name}: rep3 within {} ulps ({} B, {} rounds online); METEOR within {} ulps \
@@ -191,8 +191,8 @@ fn standalone_batch_norm_costs() {
     let plan = FixedPlan::<Z64>::new(&m, DEFAULT_FRAC_BITS).unwrap();
     let x = plan.encode_input(&inputs(5, 100)).unwrap();
     let want = plan.eval_plain(&x, 1).unwrap();
-    let r = rep3_run(&plan, &x, 1, Output::Logits);
-    let mr = meteor_run(&plan, &x, 1);
+    let r = secure_run::<Rep3P>(&plan, &x, 1, Output::Logits);
+    let mr = secure_run::<MeteorP>(&plan, &x, 1, Output::Logits);
     eprintln!(
         "BN over 100 values: rep3 {} B (busiest party) in {} round(s), METEOR {} B in {}",
         r.online_bytes, r.online_rounds, mr.online_bytes, mr.online_rounds
@@ -230,11 +230,11 @@ fn alexnet_secure_runs_agree_with_the_plaintext_plan() {
         plan.decode(&want).iter().zip(&float).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     eprintln!("AlexNet: plaintext plan within {worst} of float; scores {:?}", plan.decode(&want));
     assert!(worst < 0.05, "{worst}");
-    let mr = meteor_run(&plan, &x, 1);
+    let mr = secure_run::<MeteorP>(&plan, &x, 1, Output::Logits);
     eprintln!("AlexNet METEOR: {} B in {} rounds online", mr.online_bytes, mr.online_rounds);
     assert_eq!(mr.online_bytes, 2_562_726);
     assert!(max_ulps(&mr.scores, &want) < 256, "METEOR {}", max_ulps(&mr.scores, &want));
-    let r = rep3_run(&plan, &x, 1, Output::Logits);
+    let r = secure_run::<Rep3P>(&plan, &x, 1, Output::Logits);
     eprintln!(
         "AlexNet rep3: {} B (busiest party) in {} rounds online",
         r.online_bytes, r.online_rounds

@@ -109,12 +109,12 @@ fn check_both_backends(te: TreeEnsemble, x: &[f64], batch: usize) {
     let xe = plan.encode_input(x).unwrap();
     let plain = plan.eval_plain(&xe, batch).unwrap();
     assert_eq!(plan.decode(&plain), m.eval_f64(x, batch).unwrap(), "fixed point vs float");
-    let meteor = meteor_run(&plan, &xe, batch);
+    let meteor = secure_run::<MeteorP>(&plan, &xe, batch, Output::Logits);
     assert_eq!(meteor.scores, plain, "METEOR vs plaintext");
     let cost = (meteor.online_bytes, meteor.online_rounds);
     assert_eq!(cost, online_cost(&plan.shape(), 64, batch), "METEOR vs online_cost");
     assert_eq!(cost, want_cost, "METEOR vs the written-out formula");
-    let rep3 = rep3_run(&plan, &xe, batch, Output::Logits);
+    let rep3 = secure_run::<Rep3P>(&plan, &xe, batch, Output::Logits);
     assert_eq!(rep3.scores, plain, "rep3 vs plaintext");
 }
 
@@ -176,7 +176,7 @@ fn the_shipped_tree_on_meteor_agrees_with_onnxruntime_on_its_test_set() {
     let x = digits8();
     let n = x.len() / 64;
     let xe = plan.encode_input(&x).unwrap();
-    let run = meteor_run(&plan, &xe, n);
+    let run = secure_run::<MeteorP>(&plan, &xe, n, Output::Logits);
     assert_eq!(run.scores, plan.eval_plain(&xe, n).unwrap());
     let labels = m.class_labels.clone().unwrap();
     let secure: Vec<i64> = argmax_rows(&run.scores, 10).iter().map(|&i| labels[i]).collect();

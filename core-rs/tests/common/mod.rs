@@ -4,9 +4,11 @@
 
 use ringfence_core::meteor::Meteor;
 use ringfence_core::net::PartyId;
-use ringfence_core::nn::{FixedPlan, Output};
+use ringfence_core::nn::{FixedPlan, Inference, Output};
+use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::Z64;
-use ringfence_core::testing;
+use ringfence_core::sharing::Session;
+use ringfence_core::testing::{self, MemTransport};
 
 // The committed models, held-out data and onnxruntime reference outputs.
 pub(crate) const NN_A: &[u8] = include_bytes!("../../../models/nn-a.onnx");
@@ -73,69 +75,50 @@ pub(crate) fn json_numbers(doc: &str, key: &str) -> Vec<f64> {
         .collect()
 }
 
-/// What a secure run gives back: the revealed output and the online cost per party.
+/// What a secure run gives back: P1's output and the online cost per party.
 pub(crate) struct Run {
     pub(crate) scores: Vec<Z64>,
+    /// The most payload bytes any party sent during `infer`.
     pub(crate) online_bytes: u64,
+    /// Each party's payload bytes during `infer`, P0 first.
+    pub(crate) online_bytes_each: Vec<u64>,
     pub(crate) online_rounds: u64,
 }
 
-/// METEOR: P0 owns the weights, P1 the input and receives the scores; online counters exclude
-/// the input's sharing and the output's reveal (as the paper's tables do).
-pub(crate) fn meteor_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize) -> Run {
-    use ringfence_core::nn::Inference;
-    let shape = plan.shape();
-    let outs = testing::run_rep3(11, |p| {
-        let (shape, x) = (shape.clone(), x.to_vec());
-        async move {
-            let mut p = Meteor::new(p);
-            let me = p.me();
-            let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-            let mut prep = p.preprocess(&model, batch, Output::Logits, PartyId(1)).await?;
-            let mask = prep.take_input_mask()?;
-            let sx = p.share(PartyId(1), (me.0 == 1).then_some(&x[..]), mask).await?;
-            let before = p.rep3().ctx().stats();
-            let y = p.infer(&model, sx, prep).await?;
-            let cost = p.rep3().ctx().stats() - before;
-            let out = p.reveal_to(PartyId(1), y).await?;
-            Ok((out, cost))
-        }
-    });
-    let costs: Vec<_> = outs.iter().map(|o| o.1).collect();
-    assert!(costs.iter().all(|c| *c == costs[0]), "METEOR is symmetric: {costs:?}");
-    assert!(outs[0].0.is_none() && outs[2].0.is_none(), "only P1 gets the scores");
-    Run {
-        scores: outs[1].0.clone().expect("P1's scores"),
-        online_bytes: costs[0].payload_bytes_sent,
-        online_rounds: costs[0].rounds,
-    }
-}
+/// The 3-party schemes' parties on the in-memory network.
+pub(crate) type Rep3P = Rep3<MemTransport>;
+pub(crate) type MeteorP = Meteor<MemTransport>;
 
-/// rep3: P0 owns the weights, P1 the input; every party gets the revealed output. The online
-/// counters (bytes: the most any party sent) cover `infer` only.
-pub(crate) fn rep3_run(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize, output: Output) -> Run {
-    use ringfence_core::nn::Inference;
+/// A secure run on scheme `S`: P0 owns the weights, P1 owns the input and alone receives the
+/// output. The online counters cover `infer` only (no input sharing, no opening), as the
+/// papers' tables do.
+pub(crate) fn secure_run<S>(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize, output: Output) -> Run
+where
+    S: Inference<Z64> + Session<Rep3P>,
+{
     let shape = plan.shape();
-    let outs = testing::run_rep3(7, |mut p| {
+    let outs = testing::run_rep3(7, |p| {
         let (shape, x) = (shape.clone(), x.to_vec());
         async move {
-            let me = p.me();
-            let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-            let prep = p.preprocess(&model, batch, output, PartyId(1)).await?;
-            let sx = p.input(PartyId(1), (me.0 == 1).then_some(&x[..]), x.len()).await?;
-            let before = p.ctx().stats();
-            let y = p.infer(&model, sx, prep).await?;
-            let cost = p.ctx().stats() - before;
-            let out = p.reveal(y).await?;
-            Ok((out, cost))
+            let mut s = S::start(p);
+            let me = s.me();
+            let model = s.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let mut prep = s.preprocess(&model, batch, output, PartyId(1)).await?;
+            let input = S::take_input(&mut prep)?;
+            let sx = s.input(PartyId(1), (me.0 == 1).then_some(&x[..]), input).await?;
+            let before = s.base().ctx().stats();
+            let y = s.infer(&model, sx, prep).await?;
+            let cost = s.base().ctx().stats() - before;
+            Ok((s.open_to(PartyId(1), y).await?, cost))
         }
     });
-    let out = outs[0].0.clone();
-    assert!(outs.iter().all(|o| o.0 == out), "parties disagree");
+    assert!(outs[0].0.is_none() && outs[2].0.is_none(), "only P1 gets the output");
+    let each: Vec<u64> = outs.iter().map(|o| o.1.payload_bytes_sent).collect();
     Run {
-        scores: out,
-        online_bytes: outs.iter().map(|o| o.1.payload_bytes_sent).max().unwrap_or(0),
-        online_rounds: outs[0].1.rounds,
+        scores: outs[1].0.clone().expect("P1's output"),
+        online_bytes: each.iter().copied().max().unwrap_or(0),
+        online_bytes_each: each,
+        online_rounds: outs.iter().map(|o| o.1.rounds).max().unwrap_or(0),
     }
 }
 
