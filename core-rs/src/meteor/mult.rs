@@ -176,12 +176,6 @@ pub struct FixedMultPrep<R> {
 }
 
 impl<R: Ring> FixedMultPrep<R> {
-    /// An exact 2-MULT's setup, as a fixed-point one that shifts by nothing.
-    pub(super) fn exact(mult: NMultPrep<R>) -> Self {
-        let shifted = mult.out.clone();
-        Self { mult, shifted, frac_bits: 0 }
-    }
-
     /// The output's mask (known in setup, for the next operation's setup).
     pub fn out_mask(&self) -> &Rep3Vec<R> {
         &self.shifted

@@ -89,12 +89,8 @@ impl<T: Transport, R: IntRing + MeteorRing> Arith<R> for Meteor<T> {
         y: &Rep3Vec<R>,
         frac_bits: u32,
     ) -> Result<(FixedMultPrep<R>, Rep3Vec<R>), Error> {
-        let prep = if frac_bits == 0 {
-            FixedMultPrep::exact(self.mult_setup(x, y).await?)
-        } else {
-            let pairs = self.p.trunc_pairs(x.len(), frac_bits).await?;
-            self.mult_fixed_setup(x, y, pairs).await?
-        };
+        let pairs = self.pairs_or_mask(x.len(), frac_bits).await?;
+        let prep = self.mult_fixed_setup(x, y, pairs).await?;
         let tag = prep.out_mask().clone();
         Ok((prep, tag))
     }
