@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use ringfence_core::ring::Z64;
+use ringfence_core::sharing::Boolean;
 use ringfence_core::testing;
 
 fn main() {

@@ -47,7 +47,7 @@ fn measure(onnx: &[u8], inputs: &[f64]) -> Figures {
         f.worst_sum = f.worst_sum.max(sum / 2f64.powi(64));
     }
     // The same count the secure runs take truncation pairs for.
-    assert_eq!(f.per_inference, shape.needs(1, Output::Logits).trunc_pairs);
+    assert_eq!(f.per_inference, shape.needs(1, Output::Logits).products);
     f
 }
 

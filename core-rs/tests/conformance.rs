@@ -11,7 +11,9 @@ use std::marker::PhantomData;
 use ringfence_core::meteor::Meteor;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{Z32, Z64};
-use ringfence_core::testing::conformance::{self, CostModel, PartyCost, Scheme};
+use ringfence_core::testing::conformance::{
+    self, BitCost, BitCostModel, CostModel, PartyCost, Scheme,
+};
 use ringfence_core::testing::MemTransport;
 
 /// One element per value in one message, in one round.
@@ -37,6 +39,32 @@ fn rep3() -> Scheme<Rep3<MemTransport>> {
             matmul: [ONE; 3],
             matmul_fixed: [ONE, p1_truncating, ONE],
         },
+        boolean: Some(rep3_bits()),
+    }
+}
+
+/// rep3's boolean costs for k-bit rings, in bits per value (`rep3::compare`): an AND is one
+/// bit; an MSB is P1's sharing of `x1 + x2` (k bits) and 3k − 5 − ⌈log₂(k−1)⌉ AND bits in
+/// 2 + ⌈log₂(k−1)⌉ rounds; equality is P1's sharing and an AND tree of k − 1 ANDs in
+/// 1 + log₂k rounds; a bit injection opens the masked bit (1 bit) and a bit product also
+/// reshares one element (k bits), in one round.
+fn rep3_bits() -> BitCostModel {
+    fn log2_ceil(x: u32) -> u64 {
+        u64::from(u32::BITS - (x - 1).leading_zeros())
+    }
+    BitCostModel {
+        and: |_| BitCost { bits: [1; 3], rounds: 1 },
+        msb: |k| {
+            let (k, l) = (u64::from(k), log2_ceil(k - 1));
+            let ands = 3 * k - 5 - l;
+            BitCost { bits: [ands, ands + k, ands], rounds: 2 + l }
+        },
+        eq: |k| {
+            let k64 = u64::from(k);
+            BitCost { bits: [k64 - 1, 2 * k64 - 1, k64 - 1], rounds: 1 + log2_ceil(k) }
+        },
+        b2a: |_| BitCost { bits: [1; 3], rounds: 1 },
+        bit_mul: |k| BitCost { bits: [u64::from(k) + 1; 3], rounds: 1 },
     }
 }
 
@@ -55,15 +83,25 @@ fn meteor() -> Scheme<Meteor<MemTransport>> {
             matmul: [ONE; 3],
             matmul_fixed: [ONE; 3],
         },
+        // METEOR's comparisons run inside its inference (their setup depends on the masks);
+        // it has no `Boolean` yet.
+        boolean: None,
     }
 }
 
-/// A module `$name` with one test per suite, for scheme `$scheme` over ring `$ring`.
+/// A module `$name` with one test per suite, for scheme `$scheme` over ring `$ring`; with
+/// `+ boolean`, the suites of `Boolean` schemes too.
 macro_rules! instance {
     ($name:ident: $scheme:ident, $ring:ty) => {
         instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact,
             fixed_point, linear, chaining, costs, misuse, misuse_of_input_values,
             fresh_randomness, observer_view);
+    };
+    ($name:ident: $scheme:ident + boolean, $ring:ty) => {
+        instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact,
+            fixed_point, linear, chaining, costs, misuse, misuse_of_input_values,
+            fresh_randomness, observer_view, bits_and_conversions, comparisons, selections,
+            bit_costs, bit_misuse);
     };
     (@suites $name:ident, $scheme:ident, $ring:ty: $($suite:ident),*) => {
         mod $name {
@@ -78,7 +116,7 @@ macro_rules! instance {
     };
 }
 
-instance!(rep3_z32: rep3, Z32);
-instance!(rep3_z64: rep3, Z64);
+instance!(rep3_z32: rep3 + boolean, Z32);
+instance!(rep3_z64: rep3 + boolean, Z64);
 instance!(meteor_z32: meteor, Z32);
 instance!(meteor_z64: meteor, Z64);

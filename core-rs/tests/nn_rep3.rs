@@ -30,7 +30,7 @@ fn shape_mismatch_fails_before_any_round() {
             let me = p.me();
             let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
             let prep = p.preprocess(&model, 2, Output::Argmax, PartyId(1)).await?;
-            assert_eq!(shape.needs(2, Output::Argmax).dabits, 18);
+            assert_eq!(shape.needs(2, Output::Argmax).bits, 18);
             let x = p.random::<Z64>(3 * 64);
             let before = p.ctx().stats().rounds;
             let e = p.infer(&model, x, prep).await.unwrap_err();
@@ -48,8 +48,8 @@ fn shape_mismatch_fails_before_any_round() {
 fn nn_a_online_rounds_are_independent_of_the_batch() {
     let (_, plan) = plan(NN_A);
     let shape = plan.shape();
-    assert_eq!(shape.needs(3, Output::Argmax).trunc_pairs, 3 * (128 + 128 + 10));
-    assert_eq!(shape.needs(3, Output::Argmax).dabits, 3 * (128 + 128 + 10 + 9));
+    assert_eq!(shape.needs(3, Output::Argmax).products, 3 * (128 + 128 + 10));
+    assert_eq!(shape.needs(3, Output::Argmax).bits, 3 * (128 + 128 + 10 + 9));
     for (batch, output, rounds) in
         [(1, Output::Logits, 30), (4, Output::Logits, 30), (1, Output::Argmax, 70)]
     {

@@ -21,6 +21,7 @@ pub mod bindings;
 pub extern "C" fn ringfence_selftest() -> u32 {
     use ringfence_core::net::Roster;
     use ringfence_core::ring::Z64;
+    use ringfence_core::sharing::Boolean;
     use ringfence_core::testing;
 
     let n = Roster::THREE.n();

@@ -321,7 +321,7 @@ impl<T: Transport> Meteor<T> {
         let lam_bits = SharedBits::from_words(n, &self.p.random::<Bits>(n.div_ceil(64)));
         // Lift the ℓ − 1 bits of s = 2ψ_x that can be non-zero, and λ, into F_67 in one batch.
         let mut parts: Vec<SharedBits> =
-            (0..l - 1).map(|t| SharedBits::from_words(n, planes.plane(t))).collect();
+            (0..l - 1).map(|t| SharedBits::from_words(n, &planes[t].words)).collect();
         parts.push(lam_bits.clone());
         let packed = SharedBits::concat(&parts.iter().collect::<Vec<_>>());
         let dab = self.p.dabits::<F67>(packed.len()).await?;
@@ -368,7 +368,7 @@ impl<T: Transport> Meteor<T> {
         let mut preps = self.nmult_setup_owned(jobs).await?;
         let times_zeta = preps.pop().ok_or_else(|| Error::ApiMisuse("no ζ product".into()))?;
         let zeta = self.remask(zeta, psi_zeta).await?;
-        let out = SharedBits::from_words(n, planes.plane(l - 1)).xor(&lam_bits)?;
+        let out = SharedBits::from_words(n, &planes[l - 1].words).xor(&lam_bits)?;
         Ok(MsbPrep { psi_x: psi_x.clone(), s, lam, lam_s, tree: preps, zeta, times_zeta, out })
     }
 

@@ -134,7 +134,7 @@ impl<T: Transport, R: IntRing + MeteorRing> Inference<R> for Meteor<T> {
             return Err(no_argmax());
         }
         let input = self.input_mask::<R>(input_owner, batch * shape.input_len);
-        let trunc_total = shape.needs(batch, Output::Logits).trunc_pairs;
+        let trunc_total = shape.needs(batch, Output::Logits).products;
         let pairs = self.rep3_mut().trunc_pairs::<R>(trunc_total, shape.frac_bits).await?;
         let mut setup = Setup {
             p: self,

@@ -30,6 +30,7 @@ pub mod plan;
 mod proto;
 pub mod shape;
 pub mod trees;
+pub mod uniform;
 pub mod zoo;
 
 pub use exec::{Inference, SharedModel};
@@ -38,6 +39,7 @@ pub use import::import_onnx;
 pub use model::{argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
 pub use shape::{ModelFile, ModelShape};
+pub use uniform::UniformPrep;
 
 use crate::Error;
 

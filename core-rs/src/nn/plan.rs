@@ -122,13 +122,16 @@ impl StepShape {
     }
 }
 
-/// Preprocessing a run of a plan consumes.
+/// The material a run of a plan consumes, in units that every scheme with uniform material
+/// counts alike (`nn::uniform`; rep3: truncation pairs and daBits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrepNeeds {
-    /// Truncation pairs (one per dense, conv or scale output per sample).
-    pub trunc_pairs: usize,
-    /// daBits (one per ReLU value, plus `classes − 1` per sample for argmax).
-    pub dabits: usize,
+    /// Fixed-point product outputs: one per dense, conv or scale output per sample (rep3: a
+    /// truncation pair each).
+    pub products: usize,
+    /// Bit products and injections: one per ReLU value, per comparison of max pooling and of
+    /// the argmax (`classes − 1` per sample), and per tree node per sample (rep3: a daBit each).
+    pub bits: usize,
 }
 
 impl PlanShape {
@@ -139,20 +142,20 @@ impl PlanShape {
 
     /// The preprocessing one run of `batch` samples needs.
     pub fn needs(&self, batch: usize, output: Output) -> PrepNeeds {
-        let mut n = PrepNeeds { trunc_pairs: 0, dabits: 0 };
+        let mut n = PrepNeeds { products: 0, bits: 0 };
         for s in &self.steps {
             match s {
-                StepShape::Dense { outputs, .. } => n.trunc_pairs += batch * outputs,
-                StepShape::Relu { len } => n.dabits += batch * len,
-                StepShape::Conv(g) => n.trunc_pairs += batch * g.out_len(),
-                StepShape::MaxPool(g) => n.dabits += batch * g.out_len() * (g.window_len() - 1),
-                StepShape::Scale { len, .. } => n.trunc_pairs += batch * len,
+                StepShape::Dense { outputs, .. } => n.products += batch * outputs,
+                StepShape::Relu { len } => n.bits += batch * len,
+                StepShape::Conv(g) => n.products += batch * g.out_len(),
+                StepShape::MaxPool(g) => n.bits += batch * g.out_len() * (g.window_len() - 1),
+                StepShape::Scale { len, .. } => n.products += batch * len,
                 StepShape::SumPool(_) => {}
-                StepShape::Trees(t) => n.dabits += batch * t.nodes.len(),
+                StepShape::Trees(t) => n.bits += batch * t.nodes.len(),
             }
         }
         if output == Output::Argmax {
-            n.dabits += batch * self.output_len().saturating_sub(1);
+            n.bits += batch * self.output_len().saturating_sub(1);
         }
         n
     }

@@ -61,7 +61,7 @@ use core::ops::Range;
 use super::model::check_input;
 use super::NnError;
 use crate::ring::IntRing;
-use crate::sharing::Linear;
+use crate::sharing::{Boolean, Linear};
 use crate::Error;
 
 /// The comparison a node makes; `true` sends the sample to the node's true child.
@@ -381,4 +381,58 @@ pub(crate) fn check_fit(s: &TreeShape, lens: [usize; 4], batch: usize) -> Result
         return Err(Error::ApiMisuse("tree ensemble: shares do not fit its shape".into()));
     }
     Ok(())
+}
+
+/// A tree ensemble's secure evaluation (steps 1–3 above) for a scheme with [`Boolean`]: `x` is
+/// `batch × features`, `t`, `w` and `base` the shared thresholds, leaf weights and base
+/// values; `bits` is material for `batch · nodes` bit injections. Returns `batch × classes`
+/// shared scores.
+pub(crate) async fn evaluate<R: IntRing, S: Boolean<R>>(
+    p: &mut S,
+    s: &TreeShape,
+    (t, w, base): (&S::V, &S::V, &S::V),
+    x: &S::V,
+    batch: usize,
+    bits: S::BitPrep,
+) -> Result<S::V, Error> {
+    check_fit(s, [x.len(), t.len(), w.len(), base.len()], batch)?;
+    let (l, c) = (s.leaves.len(), s.classes);
+    let levels = by_level(s);
+    let order = levels.concat();
+    let branch = if order.is_empty() {
+        p.constant(&[])
+    } else {
+        let neg = p.ltz(&differences(s, &order, x, t, batch)?).await?;
+        let c01 = p.b2a(&neg, bits).await?;
+        // b = c, or 1 − c for a negated mode: a gather from c followed by 1 − c.
+        let n = c01.len();
+        let flipped = p.constant(&vec![R::ONE; n]).sub(&c01)?;
+        let idx: Vec<usize> = order
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &i)| {
+                let off = if s.nodes[i].mode.negated() { n } else { 0 };
+                (0..batch).map(move |b| off + k * batch + b)
+            })
+            .collect();
+        S::V::concat(&[&c01, &flipped]).gather(&idx)
+    };
+    let mut reach = Reach::new(s, batch, p.constant(&vec![R::ONE; batch]));
+    for (d, (level, range)) in levels.iter().zip(level_ranges(&levels, batch)).enumerate() {
+        let r = reach.reach(level)?;
+        let b = branch.slice(range);
+        // The roots' reach is the public 1: their products are the bits themselves.
+        let prod = if d == 0 {
+            b
+        } else {
+            let (prep, _) = p.mul_prep(&S::tag(&r), &S::tag(&b), 0).await?;
+            p.mul(&r, &b, prep).await?
+        };
+        reach.taken(level, &prod)?;
+    }
+    let ind = reach.indicators()?;
+    let dims = (batch, l, c);
+    let (prep, _) = p.matmul_prep(&S::tag(&ind), &S::tag(w), dims, 0).await?;
+    let scores = p.matmul(&ind, w, dims, prep).await?;
+    scores.add(&base.gather(&super::plan::tile(batch * c, c)))
 }

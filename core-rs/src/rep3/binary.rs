@@ -10,35 +10,6 @@ use crate::net::{PartyId, Transport};
 use crate::ring::{kernels, Bits, IntRing};
 use crate::Error;
 
-/// `k` boolean-shared bit planes of `n` values (`words` = ⌈n/64⌉ words each).
-#[derive(Clone, Debug)]
-pub struct BitPlanes {
-    pub(crate) n: usize,
-    pub(crate) planes: Vec<Rep3Vec<Bits>>,
-}
-
-impl BitPlanes {
-    /// Number of values.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// True when there are no values.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    /// Number of planes (bits per value).
-    pub fn bits(&self) -> usize {
-        self.planes.len()
-    }
-
-    /// Plane `i` (bit `i` of every value).
-    pub fn plane(&self, i: usize) -> &Rep3Vec<Bits> {
-        &self.planes[i]
-    }
-}
-
 /// Words per plane for `n` values.
 pub(crate) fn words(n: usize) -> usize {
     n.div_ceil(64)
@@ -96,6 +67,7 @@ pub(crate) fn to_planes<R: IntRing>(vals: &[R]) -> Vec<Bits> {
 
 /// Planes (plaintext, `k ≤ 64` of them) → `n` values (`R` of at most 64 bits, checked at
 /// build time).
+#[cfg(test)]
 pub(crate) fn from_planes<R: IntRing>(planes: &[&[Bits]], n: usize) -> Vec<R> {
     const { assert!(R::BITS <= 64, "bit planes hold rings of at most 64 bits") };
     let mut out = Vec::with_capacity(n);
@@ -200,15 +172,6 @@ impl Planes {
 pub(crate) type AndPair<'a> = (&'a Planes, usize, &'a Planes, usize);
 
 impl<T: Transport> Rep3<T> {
-    /// Elementwise AND of boolean shares (1 round, one word per 64 bits).
-    pub async fn and(
-        &mut self,
-        x: &Rep3Vec<Bits>,
-        y: &Rep3Vec<Bits>,
-    ) -> Result<Rep3Vec<Bits>, Error> {
-        self.mul(x, y).await
-    }
-
     /// One circuit layer: the AND of every pair of planes, in one round. Result plane `j` is
     /// pair `j`'s product; the local products are written straight into the outgoing message.
     pub(crate) async fn and_planes(

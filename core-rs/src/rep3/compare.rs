@@ -1,5 +1,7 @@
-//! Conversions and comparisons: A2B, MSB, equality, daBits and bit injection, multiplexing,
-//! ReLU, max, max over windows, argmax.
+//! rep3's boolean primitives and [`Boolean`] for [`Rep3`]: A2B, MSB, equality, daBits, bit
+//! injection and multiplexing. The comparisons, ReLU, maxima and argmax built on them are
+//! [`Boolean`]'s provided methods; rep3 overrides equality, which its sharing makes cheaper
+//! than the generic A2B and AND tree.
 //!
 //! **A2B / MSB.** `x = x0 + (x1 + x2)`: P0 and P2 both know `x0`, P1 knows `x1 + x2` and
 //! boolean-shares it in one message, so the adder has two inputs (no 3→2 carry-save layer).
@@ -7,7 +9,8 @@
 //! Cost per value: P1 sends k bits, then the g layer (k − 1 ANDs) and a pruned prefix tree of
 //! k − 2 merges (2 ANDs each, 1 for the ⌈log₂(k−1)⌉ merges that touch position 0):
 //! **3k − 5 − ⌈log₂(k−1)⌉ AND bits per party in 2 + ⌈log₂(k−1)⌉ rounds** — for k = 64, 181 bits
-//! (22.6 bytes) per party plus 8 bytes from P1, 8 rounds (asserted in `tests/rep3_compare.rs`).
+//! (22.6 bytes) per party plus 8 bytes from P1, 8 rounds (asserted by the conformance suite
+//! `bit_costs`, whose rep3 model is in `tests/conformance.rs`).
 //!
 //! **Equality** needs no carries: `x = y ⇔ d0 = −(d1 + d2)` bitwise for `d = x − y`, so it is one
 //! sharing message from P1 plus an AND tree over k bits: 1 + log₂k rounds, k − 1 ANDs.
@@ -16,11 +19,12 @@
 //! `b^A = c + (1 − 2c)·r^A`. A bit times a value, `b·x = c·x + (1 − 2c)·(r^A·x)`, opens `c`
 //! and multiplies `r^A·x` in the same round: 1 round, one element per value.
 
-use super::binary::{from_planes, to_planes_into, unpack_bits, words, AndPair, Planes};
+use super::binary::{to_planes_into, unpack_bits, words, AndPair, Planes};
 use super::prep::DaBits;
 use super::{next, prev, Rep3, Rep3Vec};
 use crate::net::{PartyId, Transport};
 use crate::ring::{kernels, Bits, IntRing, Ring};
+use crate::sharing::{Bitwise, Boolean};
 use crate::Error;
 
 /// `n` boolean-shared bits packed 64 per word (the result of a comparison).
@@ -143,8 +147,9 @@ impl<T: Transport> Rep3<T> {
         Ok((a, b, ws))
     }
 
-    /// Boolean shares of the bits of `x` (arithmetic to binary), as `R::BITS` planes.
-    pub async fn a2b<R: IntRing>(&mut self, x: &Rep3Vec<R>) -> Result<super::BitPlanes, Error> {
+    /// Boolean shares of the bits of `x` (arithmetic to binary): `R::BITS` packed vectors,
+    /// bit `i` of every element in vector `i`.
+    pub async fn a2b<R: IntRing>(&mut self, x: &Rep3Vec<R>) -> Result<Vec<SharedBits>, Error> {
         let k = R::BITS as usize;
         let (a, b, _) = self.split_planes(&[x], false).await?;
         let want: Vec<usize> = (0..k - 1).collect();
@@ -153,22 +158,10 @@ impl<T: Transport> Rep3<T> {
         let mut planes = Vec::with_capacity(k);
         for i in 0..k {
             let pi = p.to_vec(i);
-            planes.push(if i == 0 { pi } else { pi.add(&g[i - 1])? });
+            let words = if i == 0 { pi } else { pi.add(&g[i - 1])? };
+            planes.push(SharedBits { n: x.len(), words });
         }
-        Ok(super::BitPlanes { n: x.len(), planes })
-    }
-
-    /// Opens boolean planes to all parties and returns the plaintext values (for tests/tools).
-    pub async fn reveal_planes<R: IntRing>(
-        &mut self,
-        x: super::BitPlanes,
-    ) -> Result<Vec<R>, Error> {
-        let w = words(x.n);
-        let k = x.planes.len();
-        let flat = Rep3Vec::concat(&x.planes.iter().collect::<Vec<_>>());
-        let open = self.reveal(flat).await?;
-        let planes: Vec<&[Bits]> = (0..k).map(|i| &open[i * w..(i + 1) * w]).collect();
-        Ok(from_planes(&planes, x.n))
+        Ok(planes)
     }
 
     /// The most significant bits of several vectors in one batched run (8 rounds for k = 64).
@@ -186,41 +179,6 @@ impl<T: Transport> Rep3<T> {
             .zip(xs)
             .map(|(words, x)| SharedBits { n: x.len(), words })
             .collect())
-    }
-
-    /// `[x < 0]`: the most significant bit of each element.
-    pub async fn ltz<R: IntRing>(&mut self, x: &Rep3Vec<R>) -> Result<SharedBits, Error> {
-        Ok(self.msb_many(&[x]).await?.remove(0))
-    }
-
-    /// `[x < y]` as signed integers, exact on the whole ring: the MSBs of `x`, `y` and `x − y`
-    /// (one batched run) and one AND round for the overflow case:
-    /// `lt = m_d ⊕ ((m_x ⊕ m_y) ∧ (m_x ⊕ m_d))`. 9 rounds, 3 MSBs + n AND gates.
-    pub async fn lt<R: IntRing>(
-        &mut self,
-        x: &Rep3Vec<R>,
-        y: &Rep3Vec<R>,
-    ) -> Result<SharedBits, Error> {
-        let d = x.sub(y)?;
-        let mut m = self.msb_many(&[x, y, &d]).await?;
-        let (md, my, mx) = (m.pop(), m.pop(), m.pop());
-        let (Some(mx), Some(my), Some(md)) = (mx, my, md) else {
-            return Err(Error::ApiMisuse("msb_many returned too few results".into()));
-        };
-        let signs_differ = mx.xor(&my)?;
-        let x_vs_d = mx.xor(&md)?;
-        let overflow = self.and(&signs_differ.words, &x_vs_d.words).await?;
-        Ok(SharedBits { n: x.len(), words: md.words.add(&overflow)? })
-    }
-
-    /// `[x < y]` for operands whose difference fits the ring (|x − y| < 2^(k−1), e.g.
-    /// fixed-point data with headroom): one MSB of `x − y`, 8 rounds.
-    pub async fn lt_bounded<R: IntRing>(
-        &mut self,
-        x: &Rep3Vec<R>,
-        y: &Rep3Vec<R>,
-    ) -> Result<SharedBits, Error> {
-        self.ltz(&x.sub(y)?).await
     }
 
     /// `[x = y]`: 1 + log₂k rounds, k − 1 AND gates per element.
@@ -419,134 +377,70 @@ impl<T: Transport> Rep3<T> {
             })
             .collect())
     }
+}
 
-    /// `b ? x : y` elementwise (1 round).
-    pub async fn select<R: IntRing>(
+impl Bitwise for SharedBits {
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn xor(&self, o: &Self) -> Result<Self, Error> {
+        Self::xor(self, o)
+    }
+    fn not(&self) -> Self {
+        Self::not(self)
+    }
+    fn slice(&self, range: core::ops::Range<usize>) -> Self {
+        Self::slice(self, range)
+    }
+    fn concat(parts: &[&Self]) -> Self {
+        Self::concat(parts)
+    }
+}
+
+impl<T: Transport, R: IntRing> Boolean<R> for Rep3<T> {
+    type Bits = SharedBits;
+    type BitPrep = DaBits<R>;
+
+    async fn bit_prep(&mut self, n: usize) -> Result<DaBits<R>, Error> {
+        self.dabits(n).await
+    }
+
+    /// One round, one word per 64 bits.
+    async fn and(&mut self, x: &SharedBits, y: &SharedBits) -> Result<SharedBits, Error> {
+        if x.n != y.n {
+            return Err(Error::ApiMisuse(format!("and: {} and {} bits", x.n, y.n)));
+        }
+        Ok(SharedBits { n: x.n, words: self.mul(&x.words, &y.words).await? })
+    }
+
+    async fn msb_many(&mut self, xs: &[&Rep3Vec<R>]) -> Result<Vec<SharedBits>, Error> {
+        Self::msb_many(self, xs).await
+    }
+
+    async fn a2b(&mut self, x: &Rep3Vec<R>) -> Result<Vec<SharedBits>, Error> {
+        Self::a2b(self, x).await
+    }
+
+    async fn b2a(&mut self, b: &SharedBits, prep: DaBits<R>) -> Result<Rep3Vec<R>, Error> {
+        self.bit_to_arith(b, prep).await
+    }
+
+    async fn bit_mul_many(
         &mut self,
         b: &SharedBits,
-        x: &Rep3Vec<R>,
-        y: &Rep3Vec<R>,
-        r: DaBits<R>,
-    ) -> Result<Rep3Vec<R>, Error> {
-        let diff = x.sub(y)?;
-        let prod = self.bit_mul_many(b, &[&diff], r).await?.remove(0);
-        y.add(&prod)
+        xs: &[&Rep3Vec<R>],
+        prep: DaBits<R>,
+    ) -> Result<Vec<Rep3Vec<R>>, Error> {
+        Self::bit_mul_many(self, b, xs, prep).await
     }
 
-    /// `max(x, 0)` elementwise: MSB then one multiplexing round (9 rounds for k = 64).
-    pub async fn relu<R: IntRing>(
-        &mut self,
-        x: &Rep3Vec<R>,
-        r: DaBits<R>,
-    ) -> Result<Rep3Vec<R>, Error> {
-        let neg = self.ltz(x).await?;
-        let drop = self.bit_mul_many(&neg, &[x], r).await?.remove(0);
-        x.sub(&drop)
+    async fn open_bits(&mut self, b: SharedBits) -> Result<Vec<bool>, Error> {
+        self.reveal_bits(b).await
     }
 
-    /// `max(x, y)` elementwise, exact on the whole ring.
-    pub async fn max<R: IntRing>(
-        &mut self,
-        x: &Rep3Vec<R>,
-        y: &Rep3Vec<R>,
-        r: DaBits<R>,
-    ) -> Result<Rep3Vec<R>, Error> {
-        let c = self.lt(x, y).await?;
-        self.select(&c, y, x, r).await
-    }
-
-    /// The maximum of each window (`windows[w]` lists indices into `x`), by a tournament over
-    /// all windows at once: ⌈log₂ size⌉ levels of one comparison and one select each.
-    /// Consumes one daBit per comparison from `store` (Σ (|window| − 1) in total).
-    pub async fn max_windows<R: IntRing>(
-        &mut self,
-        x: &Rep3Vec<R>,
-        windows: &[Vec<usize>],
-        store: &mut DaBits<R>,
-    ) -> Result<Rep3Vec<R>, Error> {
-        let (vals, _) = self.tournament(x, windows, None, store).await?;
-        Ok(vals)
-    }
-
-    /// Index of the maximum of each row of `x` (rows of `len`), as shared ring elements; ties
-    /// go to the lowest index. Consumes `rows·(len − 1)` daBits from `store`.
-    pub async fn argmax<R: IntRing>(
-        &mut self,
-        x: &Rep3Vec<R>,
-        len: usize,
-        store: &mut DaBits<R>,
-    ) -> Result<Rep3Vec<R>, Error> {
-        if len == 0 || x.len() % len != 0 {
-            return Err(Error::ApiMisuse(format!(
-                "argmax: {} elements are not rows of {len}",
-                x.len()
-            )));
-        }
-        let windows: Vec<Vec<usize>> =
-            (0..x.len() / len).map(|r| (r * len..(r + 1) * len).collect()).collect();
-        let idx: Vec<R> = (0..x.len()).map(|i| R::from_u64((i % len) as u64)).collect();
-        let idx = Rep3Vec::public(self.me(), &idx);
-        let (_, i) = self.tournament(x, &windows, Some(&idx), store).await?;
-        i.ok_or_else(|| Error::ApiMisuse("tournament lost the indices".into()))
-    }
-
-    /// Pairwise knock-out per window; the lower-indexed element wins ties.
-    async fn tournament<R: IntRing>(
-        &mut self,
-        x: &Rep3Vec<R>,
-        windows: &[Vec<usize>],
-        payload: Option<&Rep3Vec<R>>,
-        store: &mut DaBits<R>,
-    ) -> Result<(Rep3Vec<R>, Option<Rep3Vec<R>>), Error> {
-        if windows.iter().any(|w| w.is_empty() || w.iter().any(|&i| i >= x.len())) {
-            return Err(Error::ApiMisuse("max: empty window or index out of range".into()));
-        }
-        // Current contenders: flat vector plus each window's range in it.
-        let flat: Vec<usize> = windows.iter().flatten().copied().collect();
-        let mut vals = x.gather(&flat);
-        let mut pay = payload.map(|p| p.gather(&flat));
-        let mut sizes: Vec<usize> = windows.iter().map(Vec::len).collect();
-        while sizes.iter().any(|&s| s > 1) {
-            // Pair (2i, 2i+1) within each window; an odd last element passes through.
-            let (mut left, mut right) = (Vec::new(), Vec::new());
-            // Next contenders: Ok(i) = winner of pair i, Err(j) = element j passes through.
-            let mut order: Vec<Result<usize, usize>> = Vec::new();
-            let mut at = 0;
-            for s in sizes.iter_mut() {
-                for p in 0..*s / 2 {
-                    order.push(Ok(left.len()));
-                    left.push(at + 2 * p);
-                    right.push(at + 2 * p + 1);
-                }
-                if *s % 2 == 1 {
-                    order.push(Err(at + *s - 1));
-                }
-                at += *s;
-                *s = s.div_ceil(2);
-            }
-            let pairs = left.len();
-            let idx: Vec<usize> = order.iter().map(|o| o.unwrap_or_else(|j| pairs + j)).collect();
-            let (l, r) = (vals.gather(&left), vals.gather(&right));
-            let c = self.lt(&l, &r).await?;
-            let dab = store.take(pairs)?;
-            let dv = r.sub(&l)?;
-            match pay.take() {
-                Some(p) => {
-                    let (pl, pr) = (p.gather(&left), p.gather(&right));
-                    let dp = pr.sub(&pl)?;
-                    let out = self.bit_mul_many(&c, &[&dv, &dp], dab).await?;
-                    let won_v = l.add(&out[0])?;
-                    let won_p = pl.add(&out[1])?;
-                    vals = Rep3Vec::concat(&[&won_v, &vals]).gather(&idx);
-                    pay = Some(Rep3Vec::concat(&[&won_p, &p]).gather(&idx));
-                }
-                None => {
-                    let won_v = l.add(&self.bit_mul_many(&c, &[&dv], dab).await?[0])?;
-                    vals = Rep3Vec::concat(&[&won_v, &vals]).gather(&idx);
-                }
-            }
-        }
-        Ok((vals, pay))
+    /// One sharing message and an AND tree over the bits (no carries).
+    async fn eq(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<SharedBits, Error> {
+        Self::eq(self, x, y).await
     }
 }
 

@@ -32,7 +32,6 @@ pub mod prep;
 pub mod scheme;
 mod trunc;
 
-pub use binary::BitPlanes;
 pub use compare::SharedBits;
 pub use nn::NnPrep;
 pub use prep::{DaBits, TruncPairs};

@@ -50,6 +50,15 @@ impl<R: Ring> DaBits<R> {
     }
 }
 
+impl<R: Ring> crate::sharing::Store for DaBits<R> {
+    fn len(&self) -> usize {
+        Self::len(self)
+    }
+    fn take(&mut self, n: usize) -> Result<Self, Error> {
+        Self::take(self, n)
+    }
+}
+
 /// Splits a packed bit vector after `n` bits into two packed vectors (`n` and `rest` bits).
 ///
 /// The head's unused high bits are cleared: they are the tail's first bits, and an opening of

@@ -9,7 +9,7 @@ use super::{Rep3, Rep3Vec, TruncPairs};
 use crate::net::{Ctx, PartyId, Transport};
 use crate::prg::Seed;
 use crate::ring::{IntRing, Ring};
-use crate::sharing::{check_dims, Arith, InputClient, InputSlot, Len, Session};
+use crate::sharing::{check_dims, Arith, InputClient, InputSlot, Len, Session, Store};
 use crate::Error;
 
 /// rep3's material for one product: truncation pairs when it is a fixed-point one.
@@ -28,6 +28,25 @@ impl<R> ProductPrep<R> {
             )));
         }
         Ok(())
+    }
+}
+
+/// Taken per layer from one run's material: `n` outputs' truncation pairs (none for exact
+/// products).
+impl<R: Ring> Store for ProductPrep<R> {
+    fn len(&self) -> usize {
+        self.outputs
+    }
+    fn take(&mut self, n: usize) -> Result<Self, Error> {
+        if n > self.outputs {
+            return Err(Error::PreprocessingExhausted(format!(
+                "{n} products' material requested, {} left",
+                self.outputs
+            )));
+        }
+        let trunc = self.trunc.as_mut().map(|t| t.take(n)).transpose()?;
+        self.outputs -= n;
+        Ok(Self { outputs: n, trunc })
     }
 }
 

@@ -8,17 +8,21 @@
 //!
 //! [`Linear`] is the local part: operations every party does on its own shares, without
 //! communication and without randomness. [`Arith`] is the interactive part, in a setup and an
-//! online phase: inputs, openings, products. Each scheme implements them in its own folder
-//! (`rep3/scheme.rs`, `meteor/scheme.rs`) and keeps its specialised protocols there too.
+//! online phase: inputs, openings, products. [`Boolean`] adds shared bits and conversions, and
+//! on them the comparisons, ReLU, maxima and argmax, written once. Each scheme implements them
+//! in its own folder (`rep3/scheme.rs`, `meteor/scheme.rs`) and keeps its specialised
+//! protocols there too.
 //!
 //! Plain vectors (`Vec<R>`) implement [`Linear`] too: they are the values of the plaintext
 //! reference run, so a generic walk that is correct on shares agrees with it on plain values.
 
 mod arith;
+mod boolean;
 mod client;
 
 pub(crate) use arith::check_dims;
 pub use arith::{Arith, InputSlot, Len};
+pub use boolean::{eq_by_bits, Bitwise, Boolean, Store};
 pub use client::InputClient;
 
 use core::ops::Range;

@@ -14,14 +14,22 @@
 //! * what goes on the wire: fresh randomness per operation ([`fresh_randomness`]) and a single
 //!   party's view of an input ([`observer_view`]).
 //!
+//! Schemes with [`crate::sharing::Boolean`] have five more suites: [`bits_and_conversions`],
+//! [`comparisons`], [`selections`], their costs against a [`BitCostModel`] ([`bit_costs`]) and
+//! [`bit_misuse`].
+//!
 //! The instances (every scheme at both ring widths, each suite its own test) and the schemes'
 //! descriptions are in `core-rs/tests/conformance.rs`.
 
+mod boolean;
 mod cost;
 mod misuse;
 mod ops;
 mod wire;
 
+pub use boolean::{
+    bit_costs, bit_misuse, bits_and_conversions, comparisons, selections, BitCost, BitCostModel,
+};
 pub use cost::costs;
 pub use misuse::{misuse, misuse_of_input_values};
 pub use ops::{chaining, fixed_point, input_and_open, linear, matmul_exact, mul_exact};
@@ -58,6 +66,8 @@ pub struct Scheme<S> {
     pub binds_operands: bool,
     /// The online cost model.
     pub cost: CostModel,
+    /// The costs of its boolean primitives, for a scheme with [`crate::sharing::Boolean`].
+    pub boolean: Option<BitCostModel>,
 }
 
 /// What one party sends in one online operation.

@@ -30,6 +30,7 @@ use ringfence_core::prg::Seed;
 use ringfence_core::rep3::{Rep3, Rep3Seeds, Rep3Vec};
 use ringfence_core::ring::fixed::FixedPoint;
 use ringfence_core::ring::Z64;
+use ringfence_core::sharing::Boolean;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 

@@ -18,7 +18,7 @@ use ringfence_core::net::PartyId;
 use ringfence_core::nn::{argmax_rows, Inference, Output};
 use ringfence_core::ring::IntRing;
 pub(crate) use ringfence_core::service::Backend;
-use ringfence_core::sharing;
+use ringfence_core::sharing::{self, Boolean};
 use ringfence_relay::TcpTransport;
 use serde::Serialize;
 

@@ -112,7 +112,7 @@ fn inspect(a: &InspectArgs) -> Result<(), String> {
         let needs = shape.needs(a.batch, out);
         println!(
             "  rep3    ({name}) preprocessing: {} truncation pairs, {} daBits",
-            needs.trunc_pairs, needs.dabits
+            needs.products, needs.bits
         );
     }
     Ok(())

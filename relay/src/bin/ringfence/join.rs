@@ -15,6 +15,7 @@ use clap::Args;
 use ringfence_core::net::{Ctx, PartyId};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{IntRing, Z64};
+use ringfence_core::sharing::Boolean;
 use ringfence_relay::ws::{parse_session_hex, RelayLinkConfig};
 use ringfence_relay::{PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport};
 

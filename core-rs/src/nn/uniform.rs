@@ -1,0 +1,175 @@
+//! Private inference written once for schemes whose material serves any values of its length.
+//!
+//! Such a scheme's tags are [`Len`]: its products' material does not depend on the operands
+//! (rep3's truncation pairs, a malicious scheme's verified triples), one store serves
+//! elementwise and matrix products, and its comparisons come from [`Boolean`]. Its
+//! [`Inference`](super::Inference) is then `preprocess` and `infer` here: setup makes all
+//! the products' material of a run in one call of [`Arith::mul_prep`] and all the bits'
+//! material in one call of [`Boolean::bit_prep`], sized from the plan's shape
+//! ([`super::PlanShape::needs`]); online, every layer takes its part of both. A scheme's
+//! `impl Inference` delegates to these functions (see `rep3/nn.rs`).
+
+use std::borrow::Cow;
+
+use super::exec::{walk, Layers, SharedModel};
+use super::plan::PlanShape;
+use super::trees::{self, TreeShape};
+use super::{Output, PoolGeom};
+use crate::net::PartyId;
+use crate::ring::IntRing;
+use crate::sharing::{Arith, Boolean, Len, Linear, Store};
+use crate::Error;
+
+/// The material of one run of a plan on a batch: the input's (`I`), the products' (`P`) and
+/// the bits' (`B`). Consumed by the run, never reusable.
+#[derive(Debug)]
+pub struct UniformPrep<I, P, B> {
+    shape: PlanShape,
+    batch: usize,
+    output: Output,
+    input: Option<I>,
+    products: P,
+    bits: B,
+}
+
+impl<I, P, B> UniformPrep<I, P, B> {
+    /// The batch size this material is for.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// The same material for a run that gives `output`. Material made for [`Output::Argmax`]
+    /// also serves [`Output::Logits`] (the argmax's bits are then dropped unused, never kept
+    /// for another run); the other way round it lacks them and is refused.
+    pub fn for_output(mut self, output: Output) -> Result<Self, Error> {
+        match (self.output, output) {
+            (a, b) if a == b => Ok(self),
+            (Output::Argmax, Output::Logits) => {
+                self.output = output;
+                Ok(self)
+            }
+            (made, _) => Err(Error::ApiMisuse(format!(
+                "preprocessing made for {made:?} cannot give {output:?}"
+            ))),
+        }
+    }
+
+    /// Moves the input's material out (once).
+    pub(crate) fn take_input(&mut self) -> Result<I, Error> {
+        self.input
+            .take()
+            .ok_or_else(|| Error::ApiMisuse("the input's material was already taken".into()))
+    }
+}
+
+/// [`super::Inference::preprocess`]: the input's material, then the products' and the bits'.
+pub(crate) async fn preprocess<R, S, P>(
+    s: &mut S,
+    model: &SharedModel<S::V>,
+    batch: usize,
+    output: Output,
+    input_owner: PartyId,
+) -> Result<UniformPrep<S::InputPrep, P, S::BitPrep>, Error>
+where
+    R: IntRing,
+    S: Boolean<R> + Arith<R, Tag = Len, MulPrep = P, MatMulPrep = P>,
+    P: Store,
+{
+    let shape = &model.shape;
+    let (input, _) = s.input_prep(input_owner, batch * shape.input_len);
+    let needs = shape.needs(batch, output);
+    let all = Len(needs.products);
+    let (products, _) = s.mul_prep(&all, &all, shape.frac_bits).await?;
+    let bits = s.bit_prep(needs.bits).await?;
+    Ok(UniformPrep { shape: shape.clone(), batch, output, input: Some(input), products, bits })
+}
+
+/// [`super::Inference::infer`]: the walk, each layer taking its material, then the argmax if
+/// the material was made for one.
+pub(crate) async fn infer<R, S, P>(
+    s: &mut S,
+    model: &SharedModel<S::V>,
+    x: S::V,
+    prep: UniformPrep<S::InputPrep, P, S::BitPrep>,
+) -> Result<S::V, Error>
+where
+    R: IntRing,
+    S: Boolean<R> + Arith<R, Tag = Len, MulPrep = P, MatMulPrep = P>,
+    P: Store,
+{
+    if prep.shape != model.shape {
+        return Err(Error::ApiMisuse("infer: preprocessing made for another plan".into()));
+    }
+    model.check_input(x.len(), prep.batch)?;
+    let (batch, output) = (prep.batch, prep.output);
+    let mut run = Run { s, products: prep.products, bits: prep.bits };
+    let h = walk(&mut run, &model.steps, model.shape.frac_bits, x, batch).await?;
+    let Run { s, mut bits, .. } = run;
+    match output {
+        Output::Logits => Ok(h),
+        Output::Argmax => s.argmax(&h, model.shape.output_len(), &mut bits).await,
+    }
+}
+
+/// One online run: each layer takes its part of the run's material.
+struct Run<'p, S, P, B> {
+    s: &'p mut S,
+    products: P,
+    bits: B,
+}
+
+impl<'m, R, S, P> Layers<'m, R> for Run<'_, S, P, S::BitPrep>
+where
+    R: IntRing,
+    S: Boolean<R> + Arith<R, Tag = Len, MulPrep = P, MatMulPrep = P>,
+    S::V: 'm,
+    P: Store,
+{
+    type V = S::V;
+    type W = S::V;
+
+    fn view(w: &'m S::V) -> &'m S::V {
+        w
+    }
+
+    fn constant(&self, c: &[R]) -> S::V {
+        self.s.constant(c)
+    }
+
+    async fn matmul_fixed(
+        &mut self,
+        x: S::V,
+        w: Cow<'m, S::V>,
+        dims: (usize, usize, usize),
+    ) -> Result<S::V, Error> {
+        let prep = self.products.take(dims.0 * dims.2)?;
+        self.s.matmul(&x, &w, dims, prep).await
+    }
+
+    async fn relu(&mut self, x: S::V) -> Result<S::V, Error> {
+        let bits = self.bits.take(x.len())?;
+        self.s.relu(&x, bits).await
+    }
+
+    async fn max_pool(&mut self, x: S::V, g: &PoolGeom, batch: usize) -> Result<S::V, Error> {
+        self.s.max_windows(&x, &g.windows(batch), &mut self.bits).await
+    }
+
+    /// A product with the public factor, truncated (1 round in rep3).
+    async fn scale_fixed(&mut self, x: S::V, c: R) -> Result<S::V, Error> {
+        let prep = self.products.take(x.len())?;
+        let cs = self.s.constant(&vec![c; x.len()]);
+        self.s.mul(&x, &cs, prep).await
+    }
+
+    async fn trees(
+        &mut self,
+        shape: &TreeShape,
+        weights: (&'m S::V, &'m S::V, &'m S::V),
+        x: S::V,
+        batch: usize,
+    ) -> Result<S::V, Error> {
+        let bits = self.bits.take(batch * shape.nodes.len())?;
+        trees::evaluate(self.s, shape, weights, &x, batch, bits).await
+    }
+}
