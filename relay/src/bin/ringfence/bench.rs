@@ -159,6 +159,13 @@ pub(crate) struct ModelBench {
     tests: Option<TestSet>,
 }
 
+impl ModelBench {
+    /// Whether the model has a test set (its runs then use its samples and report agreement).
+    pub(crate) fn has_test_set(&self) -> bool {
+        self.tests.is_some()
+    }
+}
+
 /// Reads and imports an ONNX file (errors name the file and the reason), or builds a `zoo:`
 /// network.
 pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
@@ -171,7 +178,18 @@ pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
     let model =
         ringfence_core::nn::import_onnx(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path.file_stem().map_or("model".into(), |s| s.to_string_lossy().into_owned());
-    let tests = TestSet::for_model(path).ok().filter(|t| t.sample_len() == model.input_len());
+    let tests = TestSet::if_any(path).map_err(|e| format!("{}: test set: {e}", path.display()))?;
+    if let Some(t) = &tests {
+        if t.sample_len() != model.input_len() {
+            return Err(format!(
+                "{}: its test set's samples have {} values, the model takes {}: fix or remove \
+                 the reference file rather than benchmark on other inputs",
+                path.display(),
+                t.sample_len(),
+                model.input_len()
+            ));
+        }
+    }
     Ok(ModelBench { name, model, tests })
 }
 
@@ -704,6 +722,43 @@ mod tests {
         let err = sizes(128, Some(24)).passes().unwrap_err();
         assert!(err.contains("--sub-batch 24 does not divide --batch 128"), "{err}");
         assert!(sizes(128, Some(0)).passes().unwrap_err().contains("at least one sample"));
+    }
+
+    /// A model copied with a reference file next to it (`data/NAME.reference.json`) whose
+    /// samples are `sample_len` bytes, or none; returns the model's path.
+    fn model_with_reference(tag: &str, reference: Option<(&str, usize)>) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("ringfence-bench-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("models/data")).unwrap();
+        let model = dir.join("models/nn-a.onnx");
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/nn-a.onnx");
+        std::fs::copy(src, &model).unwrap();
+        if let Some((scale, len)) = reference {
+            std::fs::write(dir.join("models/data/s.u8"), vec![7u8; 2 * len]).unwrap();
+            let json = format!(
+                r#"{{"inputs": "models/data/s.u8", "input_scale": "{scale}", "runtime": "x",
+                    "argmax": [1, 2]}}"#
+            );
+            std::fs::write(dir.join("models/data/nn-a.reference.json"), json).unwrap();
+        }
+        model
+    }
+
+    #[test]
+    fn a_test_set_that_cannot_be_used_is_an_error_not_other_inputs() {
+        let none = load_model(&model_with_reference("none", None)).unwrap();
+        assert!(!none.has_test_set());
+        let fits = load_model(&model_with_reference("fits", Some(("1/255", 784)))).unwrap();
+        assert!(fits.has_test_set());
+        let Err(e) = load_model(&model_with_reference("len", Some(("1/255", 100)))) else {
+            panic!("a test set of 100-value samples for a 784-value model was used");
+        };
+        assert!(e.contains("samples have 100 values, the model takes 784"), "{e}");
+        let Err(e) = load_model(&model_with_reference("scale", Some(("1/3", 784)))) else {
+            panic!("a test set with an unknown input scale was used");
+        };
+        assert!(e.contains("input_scale"), "{e}");
     }
 
     #[test]

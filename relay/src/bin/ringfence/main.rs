@@ -409,7 +409,14 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     if let Some(path) = &w.model {
         // Fail here, with the reason, rather than in three children.
         w.sizes().passes()?;
-        bench::load_model(&bench::resolve_model(path)?)?;
+        let resolved = bench::resolve_model(path)?;
+        if !bench::load_model(&resolved)?.has_test_set() {
+            eprintln!(
+                "ringfence: {} has no reference outputs (models/data/NAME.reference.json): \
+                 timing on generated inputs; agreement with a reference runtime is not measured",
+                resolved.display()
+            );
+        }
     } else if w.backend != bench::Backend::Rep3 {
         return Err("--backend meteor benchmarks models (--model NAME); the operation \
                     benchmark runs rep3"

@@ -5,6 +5,13 @@
 
 use std::path::Path;
 
+/// Where the reference file of the model at `model` is: `models/data/NAME.reference.json`.
+fn reference(model: &Path) -> std::path::PathBuf {
+    let stem = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = model.parent().unwrap_or(Path::new("."));
+    dir.join("data").join(format!("{stem}.reference.json"))
+}
+
 /// The test samples of one model and the reference runtime's classes.
 pub(crate) struct TestSet {
     bytes: Vec<u8>,
@@ -19,12 +26,25 @@ impl TestSet {
     /// The test set of the model at `model` (`models/NAME.onnx`), or an error saying what is
     /// missing.
     pub(crate) fn for_model(model: &Path) -> Result<Self, String> {
-        let stem = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Self::if_any(model)?.ok_or_else(|| {
+            format!(
+                "{}: not found (no reference outputs for this model)",
+                reference(model).display()
+            )
+        })
+    }
+
+    /// The test set of the model at `model` when it has a reference file (`None` when it has
+    /// none); an error when the reference file or its samples cannot be read, so that a run is
+    /// never made on other inputs than the ones given.
+    pub(crate) fn if_any(model: &Path) -> Result<Option<Self>, String> {
         let dir = model.parent().unwrap_or(Path::new("."));
-        let ref_path = dir.join("data").join(format!("{stem}.reference.json"));
-        let text = std::fs::read_to_string(&ref_path).map_err(|e| {
-            format!("{}: {e} (no reference outputs for this model)", ref_path.display())
-        })?;
+        let ref_path = reference(model);
+        let text = match std::fs::read_to_string(&ref_path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", ref_path.display())),
+        };
         let at = |e: String| format!("{}: {e}", ref_path.display());
         let r: serde_json::Value = serde_json::from_str(&text).map_err(|e| at(e.to_string()))?;
         let field = |k: &str| r.get(k).ok_or_else(|| at(format!("no {k:?}")));
@@ -53,7 +73,7 @@ impl TestSet {
             other => return Err(at(format!("input_scale {other:?}"))),
         };
         let runtime = field("runtime")?.as_str().unwrap_or("the reference runtime").to_string();
-        Ok(Self { len: bytes.len() / count, bytes, scale, argmax, runtime })
+        Ok(Some(Self { len: bytes.len() / count, bytes, scale, argmax, runtime }))
     }
 
     /// Number of samples.
