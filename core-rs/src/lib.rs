@@ -34,6 +34,7 @@
 //! seeded PRG streams named by the operation counter, so parties never drift out of step.
 
 pub mod error;
+pub mod mal3;
 pub mod meteor;
 pub mod net;
 pub mod nn;

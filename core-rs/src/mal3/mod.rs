@@ -1,0 +1,114 @@
+//! `mal3`: three parties, one of them possibly malicious, security with abort, on rep3's
+//! replicated sharing over Z_2^k (Araki, Barak, Furukawa, Lichter, Lindell, Nof, Ohara,
+//! Watzman, Weinstein, "Optimized Honest-Majority MPC for Malicious Adversaries", IEEE S&P
+//! 2017; the ring form of its checks is the implementation extract's section 9).
+//!
+//! Products are computed with rep3's semi-honest protocol, which a cheating party can only
+//! make wrong by an additive error of its choice (the sharing stays valid). Each product is
+//! then checked against a multiplication triple that was itself validated by cut-and-bucket
+//! ([`triples`]): a check opens `ρ = x − a` and `σ = y − b` and tests
+//! `z − c − σ·a − ρ·b − ρσ = e_z − e_c` for zero, so a bad product passes only against a bad
+//! triple with the same error, which the bucketing makes unlikely (at most `N^−(B−1)`).
+//!
+//! Checks never send values in the clear that a cheating party could have shifted by a
+//! secret-dependent amount: every comparison of views is a SHA-256 digest sent around the ring
+//! (P_i to P_{i+1}), values that were opened are compared before any zero test uses them, and
+//! every check ends with a verdict that all three parties exchange, so that the honest ones
+//! stop together ([`Error::Abort`]) and release nothing.
+//!
+//! What is here so far: the validated triples over Z_2^32 and Z_2^64 ([`triples`]). The scheme's
+//! [`crate::sharing::Arith`] and `Boolean` (verified products before every opening, inputs,
+//! truncation, bits) are the next steps of its issue.
+
+pub mod triples;
+
+use sha2::{Digest as _, Sha256};
+
+use crate::net::{PartyId, Transport};
+use crate::rep3::Rep3;
+use crate::ring::{IntRing, Z64};
+use crate::Error;
+
+/// A running SHA-256 over values in a canonical form: a label, then length-prefixed
+/// little-endian elements, so that two different views never hash alike.
+pub(crate) struct View(Sha256);
+
+impl View {
+    pub(crate) fn new(label: &str, op: u64) -> Self {
+        let mut h = Sha256::new();
+        h.update(b"ringfence mal3 view\0");
+        h.update((label.len() as u64).to_le_bytes());
+        h.update(label.as_bytes());
+        h.update(op.to_le_bytes());
+        Self(h)
+    }
+
+    pub(crate) fn absorb<R: IntRing>(&mut self, v: &[R]) {
+        self.0.update((v.len() as u64).to_le_bytes());
+        for x in v {
+            self.0.update(&x.to_u64().to_le_bytes()[..R::BYTES]);
+        }
+    }
+
+    /// The digest as four ring words, to travel in a frame.
+    fn words(self) -> Vec<Z64> {
+        self.0
+            .finalize()
+            .chunks_exact(8)
+            .map(|c| Z64(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])))
+            .collect()
+    }
+}
+
+/// P_i sends its digest `mine` to P_{i+1}, which compares it with `expected` (its own digest
+/// of what P_i's should be); then every party learns every verdict. Two rounds.
+pub(crate) async fn compare<T: Transport>(
+    p: &mut Rep3<T>,
+    mine: View,
+    expected: View,
+    what: &str,
+) -> Result<(), Error> {
+    let me = p.me();
+    let ctx = p.ctx_mut();
+    ctx.round();
+    ctx.send(crate::rep3::next(me), &mine.words())?;
+    let got = ctx.recv::<Z64>(crate::rep3::prev(me), 4).await?;
+    let verdict = if got == expected.words() {
+        Ok(())
+    } else {
+        Err(Error::Abort {
+            blame: None,
+            reason: format!("{what}: {me}'s view differs from {}'s", crate::rep3::prev(me)),
+        })
+    };
+    settle(p, verdict).await
+}
+
+/// Every party sends its verdict on a check to both others (one round, one word each); a
+/// party aborts if its own check failed or if another party's did.
+pub(crate) async fn settle<T: Transport>(
+    p: &mut Rep3<T>,
+    mine: Result<(), Error>,
+) -> Result<(), Error> {
+    let me = p.me();
+    let (next, prev) = (crate::rep3::next(me), crate::rep3::prev(me));
+    let ctx = p.ctx_mut();
+    ctx.round();
+    let flag = [Z64(u64::from(mine.is_err()))];
+    ctx.send(next, &flag)?;
+    ctx.send(prev, &flag)?;
+    let from_next = ctx.recv::<Z64>(next, 1).await?;
+    let from_prev = ctx.recv::<Z64>(prev, 1).await?;
+    mine?;
+    let other: Option<PartyId> = match (from_next[0].0, from_prev[0].0) {
+        (0, 0) => None,
+        (0, _) => Some(prev),
+        _ => Some(next),
+    };
+    match other {
+        None => Ok(()),
+        Some(who) => {
+            Err(Error::Abort { blame: None, reason: format!("{who} reported a failed check") })
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! Validated multiplication triples by cut-and-bucket (the paper's Protocol 3.1, over Z_2^k).
+//!
+//! [`validated`] makes `N` triples `([a], [b], [c = a·b])` that are all correct except with
+//! probability at most `N^−(B−1)` (Theorem 3.4, whatever `C ≥ 1` and `L`):
+//! 1. `N + (B−1)(N + C·L)` triples from random sharings and rep3's semi-honest product (a
+//!    cheating party can only add errors of its choice to the products);
+//! 2. a coin: a fresh random sharing, opened only now that every triple is fixed, and compared
+//!    around the ring before use;
+//! 3. array `D_1` (the first `N`) stays in place; each of the `B − 1` others is split into `L`
+//!    subarrays of `X = N/L + C`, each subarray shuffled, then the subarrays' order;
+//! 4. the first `C` triples of **every** subarray are opened and must satisfy `c = a·b`;
+//! 5. bucket `i` is triple `i` of `D_1` with triple `i` of each shuffled array; the first is
+//!    checked with each of the others (open `ρ = x − a`, `σ = y − b`, compare the openings,
+//!    then test `z − c − σ·a − ρ·b − ρσ` for zero by digests); the first triples are the output,
+//!    the others are discarded.
+//!
+//! Shuffles are Fisher–Yates on index arrays with unbiased draws; the triples never move. All
+//! openings of one run share one round, and its checks end in verdicts every party exchanges.
+
+use super::{compare, settle, View};
+use crate::net::Transport;
+use crate::prg::{Prg, Seed};
+use crate::rep3::{Rep3, Rep3Vec};
+use crate::ring::{IntRing, Z64};
+use crate::Error;
+
+/// Parameters of one cut-and-bucket run: `n` triples out, buckets of `b`, `c` triples opened in
+/// each of the `l` subarrays of every shuffled array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Params {
+    /// Triples output.
+    pub n: usize,
+    /// Bucket size (triples per bucket).
+    pub b: usize,
+    /// Triples opened per subarray.
+    pub c: usize,
+    /// Subarrays per shuffled array (`n` must be a multiple).
+    pub l: usize,
+}
+
+impl Params {
+    /// The paper's offline configuration for 2^−40: `N = 2^20`, `B = 3`, `C = 1`, `L = 512`.
+    pub const PAPER: Self = Self { n: 1 << 20, b: 3, c: 1, l: 512 };
+
+    /// Checks the parameters: `B ≥ 2`, `C ≥ 1`, `L ≥ 1` dividing `N > 0`.
+    pub fn check(&self) -> Result<(), Error> {
+        let bad = |why: &str| Err(Error::ApiMisuse(format!("cut-and-bucket {self:?}: {why}")));
+        if self.b < 2 {
+            return bad("buckets need at least 2 triples");
+        }
+        if self.c < 1 {
+            return bad("at least one triple per subarray must be opened");
+        }
+        if self.n == 0 || self.l == 0 || self.n % self.l != 0 {
+            return bad("the subarray count must divide a non-zero triple count");
+        }
+        Ok(())
+    }
+
+    /// `−log₂` of the bound on a bad triple among the output: `(B − 1)·log₂ N`.
+    pub fn security_bits(&self) -> f64 {
+        (self.b - 1) as f64 * (self.n as f64).log2()
+    }
+
+    /// Size of a subarray, `X = N/L + C`.
+    pub fn subarray(&self) -> usize {
+        self.n / self.l + self.c
+    }
+
+    /// Triples generated: `N + (B − 1)(N + C·L)`.
+    pub fn generated(&self) -> usize {
+        self.n + (self.b - 1) * self.l * self.subarray()
+    }
+
+    /// Triples opened: `(B − 1)·L·C`.
+    pub fn opened(&self) -> usize {
+        (self.b - 1) * self.l * self.c
+    }
+}
+
+/// `n` validated triples: shares of `a`, `b` and `c = a·b`. Single use.
+#[derive(Debug)]
+pub struct Triples<R> {
+    pub(crate) a: Rep3Vec<R>,
+    pub(crate) b: Rep3Vec<R>,
+    pub(crate) c: Rep3Vec<R>,
+}
+
+impl<R: IntRing> Triples<R> {
+    /// Number of triples.
+    pub fn len(&self) -> usize {
+        self.a.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.a.is_empty()
+    }
+
+    /// The shares, for tests that open them.
+    #[cfg(any(test, feature = "test-utils"))]
+    pub fn into_parts_for_test(self) -> [Rep3Vec<R>; 3] {
+        [self.a, self.b, self.c]
+    }
+}
+
+/// A uniform integer below `bound` (> 0), without modulo bias (rejection sampling).
+fn below(prg: &mut Prg, bound: usize) -> usize {
+    let bound = bound as u64;
+    let zone = u64::MAX - u64::MAX % bound;
+    loop {
+        let x = prg.next_u64();
+        if x < zone {
+            return (x % bound) as usize;
+        }
+    }
+}
+
+/// A uniform permutation of `0..n` (Fisher–Yates).
+fn permutation(prg: &mut Prg, n: usize) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        p.swap(i, below(prg, i + 1));
+    }
+    p
+}
+
+/// A fresh public coin: a random sharing opened now, compared around the ring (three rounds
+/// with the verdicts), as a seed.
+async fn coin<T: Transport>(p: &mut Rep3<T>) -> Result<Seed, Error> {
+    let op = p.ctx_mut().next_op();
+    let r = p.random::<Z64>(4);
+    let open = p.reveal(r).await?;
+    let (mut mine, mut expected) = (View::new("coin", op), View::new("coin", op));
+    mine.absorb(&open);
+    expected.absorb(&open);
+    compare(p, mine, expected, "coin").await?;
+    let mut bytes = [0u8; 32];
+    for (chunk, w) in bytes.chunks_exact_mut(8).zip(&open) {
+        chunk.copy_from_slice(&w.0.to_le_bytes());
+    }
+    Ok(Seed::from_bytes(bytes))
+}
+
+/// Where the triples of one shuffled array sit: the indices of the opened ones, and the
+/// member of every bucket.
+fn layout(prm: &Params, base: usize, prg: &mut Prg) -> (Vec<usize>, Vec<usize>) {
+    let x = prm.subarray();
+    let inner: Vec<Vec<usize>> = (0..prm.l).map(|_| permutation(prg, x)).collect();
+    let outer = permutation(prg, prm.l);
+    let opened = (0..prm.l)
+        .flat_map(|j| (0..prm.c).map(move |t| (j, t)))
+        .map(|(j, t)| base + j * x + inner[j][t]);
+    let members = (0..prm.n).map(|i| {
+        let (s, q) = (i / (x - prm.c), i % (x - prm.c));
+        let jj = outer[s];
+        base + jj * x + inner[jj][prm.c + q]
+    });
+    (opened.collect(), members.collect())
+}
+
+/// Makes `prm.n` validated triples (see the module documentation). Every party gets the same
+/// verdict: the triples, or [`Error::Abort`] when a check failed anywhere.
+pub async fn validated<R: IntRing, T: Transport>(
+    p: &mut Rep3<T>,
+    prm: &Params,
+) -> Result<Triples<R>, Error> {
+    prm.check()?;
+    let total = prm.generated();
+    let a = p.random::<R>(total);
+    let b = p.random::<R>(total);
+    let c = p.mul(&a, &b).await?;
+
+    let seed = coin(p).await?;
+    let mut prg = Prg::new(&seed, 0, 0);
+    let (mut opened, mut members) = (Vec::new(), Vec::new());
+    for k in 1..prm.b {
+        let (o, m) = layout(prm, prm.n + (k - 1) * prm.l * prm.subarray(), &mut prg);
+        opened.extend(o);
+        members.push(m);
+    }
+
+    // One opening: the cut triples, then ρ and σ of every bucket check.
+    let first = 0..prm.n;
+    let (x, y, z) = (a.slice(first.clone()), b.slice(first.clone()), c.slice(first));
+    let cut = [a.gather(&opened), b.gather(&opened), c.gather(&opened)];
+    let helpers: Vec<[Rep3Vec<R>; 3]> =
+        members.iter().map(|m| [a.gather(m), b.gather(m), c.gather(m)]).collect();
+    let mut to_open: Vec<Rep3Vec<R>> = cut.to_vec();
+    for [ha, hb, _] in &helpers {
+        to_open.push(x.sub(ha)?);
+        to_open.push(y.sub(hb)?);
+    }
+    let op = p.ctx_mut().next_op();
+    let open = p.reveal(Rep3Vec::concat(&to_open.iter().collect::<Vec<_>>())).await?;
+    let (mut mine, mut expected) = (View::new("openings", op), View::new("openings", op));
+    mine.absorb(&open);
+    expected.absorb(&open);
+    compare(p, mine, expected, "triple openings").await?;
+
+    // The cut: every opened triple must be a product.
+    let m = opened.len();
+    let (ca, cb, cc) = (&open[..m], &open[m..2 * m], &open[2 * m..3 * m]);
+    let bad = (0..m).filter(|&i| ca[i] * cb[i] != cc[i]).count();
+    let cut_ok = match bad {
+        0 => Ok(()),
+        _ => Err(Error::Abort {
+            blame: None,
+            reason: format!("{bad} of {m} opened triples are not products"),
+        }),
+    };
+    settle(p, cut_ok).await?;
+
+    // The buckets: v = z − c − σ·a − ρ·b − ρσ must be zero. P_i holds (v_i, v_{i+1}) and
+    // digests v_i + v_{i+1}; P_{i+1} digests −v_{i+2}, its second component.
+    let (mut mine, mut expected) = (View::new("zero", op), View::new("zero", op));
+    let n = prm.n;
+    let me = p.me();
+    for (k, [ha, hb, hc]) in helpers.iter().enumerate() {
+        let at = 3 * m + 2 * k * n;
+        let (rho, sigma) = (&open[at..at + n], &open[at + n..at + 2 * n]);
+        let rs: Vec<R> = rho.iter().zip(sigma).map(|(r, s)| *r * *s).collect();
+        let v = z
+            .sub(hc)?
+            .sub(&ha.mul_public(sigma)?)?
+            .sub(&hb.mul_public(rho)?)?
+            .sub(&Rep3Vec::public(me, &rs))?;
+        let t: Vec<R> = v.a.iter().zip(&v.b).map(|(p, q)| *p + *q).collect();
+        let neg: Vec<R> = v.b.iter().map(|q| -*q).collect();
+        mine.absorb(&t);
+        expected.absorb(&neg);
+    }
+    compare(p, mine, expected, "bucket checks").await?;
+    Ok(Triples { a: x, b: y, c: z })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_follow_the_paper() {
+        let p = Params::PAPER;
+        assert!(p.check().is_ok());
+        assert_eq!(p.subarray(), 2049);
+        assert_eq!(p.generated(), 3_146_752);
+        assert_eq!(p.opened(), 1024);
+        assert!((p.security_bits() - 40.0).abs() < 1e-9);
+        for bad in [
+            Params { b: 1, ..p },
+            Params { c: 0, ..p },
+            Params { l: 0, ..p },
+            Params { l: 3, ..p },
+            Params { n: 0, ..p },
+        ] {
+            assert!(bad.check().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn shuffles_are_permutations_without_bias() {
+        let mut prg = Prg::new(&Seed::from_bytes([5; 32]), 0, 0);
+        let mut first = [0usize; 5];
+        for _ in 0..5000 {
+            let p = permutation(&mut prg, 5);
+            let mut s = p.clone();
+            s.sort_unstable();
+            assert_eq!(s, vec![0, 1, 2, 3, 4]);
+            first[p[0]] += 1;
+        }
+        // Each of 5 values leads about 1000 times (binomial, sd ≈ 28).
+        assert!(first.iter().all(|&c| (850..1150).contains(&c)), "{first:?}");
+    }
+
+    #[test]
+    fn layout_opens_c_per_subarray_and_uses_every_other_triple_once() {
+        let prm = Params { n: 12, b: 2, c: 2, l: 3 };
+        let mut prg = Prg::new(&Seed::from_bytes([9; 32]), 0, 0);
+        let base = prm.n;
+        let (opened, members) = layout(&prm, base, &mut prg);
+        let x = prm.subarray();
+        for j in 0..prm.l {
+            let in_j = opened.iter().filter(|&&i| (i - base) / x == j).count();
+            assert_eq!(in_j, prm.c, "subarray {j}");
+        }
+        let mut all: Vec<usize> = opened.iter().chain(&members).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (base..base + prm.l * x).collect::<Vec<_>>());
+    }
+}

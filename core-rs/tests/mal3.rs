@@ -1,0 +1,150 @@
+//! mal3's validated triples: correct products when everyone follows the protocol, and an abort
+//! at every honest party, releasing nothing, when one party deviates.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use ringfence_core::mal3::triples::{self, Params};
+use ringfence_core::net::{frame, PartyId};
+use ringfence_core::ring::{IntRing, Z32, Z64};
+use ringfence_core::testing::{self, Action, Envelope, Net};
+use ringfence_core::Error;
+
+const SMALL: Params = Params { n: 256, b: 3, c: 1, l: 4 };
+
+/// Runs the triple validation with `hook` on the wire; each party opens its triples.
+fn run<R: IntRing>(
+    prm: Params,
+    hook: impl FnMut(&mut Envelope) -> Action + 'static,
+) -> Vec<Result<[Vec<R>; 3], Error>> {
+    let net = Net::new(3);
+    net.set_hook(hook);
+    testing::run_rep3_on(&net, 3, 77, |mut p| async move {
+        let t = triples::validated::<R, _>(&mut p, &prm).await?;
+        let [a, b, c] = t.into_parts_for_test();
+        Ok([p.reveal(a).await?, p.reveal(b).await?, p.reveal(c).await?])
+    })
+}
+
+fn honest<R: IntRing>() {
+    let outs = run::<R>(SMALL, |_| Action::Deliver);
+    let first = outs[0].as_ref().expect("P0 validates");
+    for (i, o) in outs.iter().enumerate() {
+        let [a, b, c] = o.as_ref().unwrap_or_else(|e| panic!("P{i}: {e}"));
+        assert_eq!(a.len(), SMALL.n);
+        assert_eq!([a, b, c], [&first[0], &first[1], &first[2]], "P{i} opened other triples");
+        for j in 0..a.len() {
+            assert_eq!(a[j] * b[j], c[j], "triple {j} is not a product");
+        }
+    }
+    // Random, not constant, factors.
+    assert!(first[0].windows(2).any(|w| w[0] != w[1]));
+}
+
+#[test]
+fn honest_parties_get_products_z64() {
+    honest::<Z64>();
+}
+
+#[test]
+fn honest_parties_get_products_z32() {
+    honest::<Z32>();
+}
+
+/// Changes one payload byte of the frame `index` on the link `from → to`, and records that it
+/// did so on a frame of `elems` ring elements of 8 bytes.
+fn tamper(
+    from: u8,
+    to: u8,
+    index: u64,
+    elems: usize,
+    hit: Rc<Cell<bool>>,
+) -> impl FnMut(&mut Envelope) -> Action {
+    move |e| {
+        if e.from == PartyId(from) && e.to == PartyId(to) && e.index == index {
+            hit.set(e.bytes.len() == frame::HEADER_LEN + 8 * elems);
+            let at = e.bytes.len() - 5;
+            e.bytes[at] ^= 0x10;
+        }
+        Action::Deliver
+    }
+}
+
+fn assert_all_abort(outs: &[Result<[Vec<Z64>; 3], Error>], what: &str) {
+    for (i, o) in outs.iter().enumerate() {
+        assert!(matches!(o, Err(Error::Abort { .. })), "{what}: P{i} did not abort: {o:?}");
+    }
+}
+
+#[test]
+fn a_wrong_product_in_generation_makes_every_party_abort() {
+    // P1's resharing message of the semi-honest product goes to P0 (frame 1 on that link,
+    // after the session's key agreement): an additive error on one product.
+    let hit = Rc::new(Cell::new(false));
+    let outs = run::<Z64>(SMALL, tamper(1, 0, 1, SMALL.generated(), hit.clone()));
+    assert!(hit.get(), "the hook did not meet the product's message");
+    assert_all_abort(&outs, "a wrong product");
+}
+
+#[test]
+fn a_wrong_opening_makes_every_party_abort() {
+    // On P2 → P0: the coin's opening (1), its digest (2), the verdict (3), then the opening of
+    // the cut triples and the bucket checks' ρ, σ (4).
+    let hit = Rc::new(Cell::new(false));
+    let elems = 3 * SMALL.opened() + 2 * (SMALL.b - 1) * SMALL.n;
+    let outs = run::<Z64>(SMALL, tamper(2, 0, 4, elems, hit.clone()));
+    assert!(hit.get(), "the hook did not meet the openings");
+    assert_all_abort(&outs, "a wrong opening");
+}
+
+#[test]
+fn a_wrong_coin_makes_every_party_abort_before_the_shuffle() {
+    let hit = Rc::new(Cell::new(false));
+    let outs = run::<Z64>(SMALL, tamper(2, 0, 1, 4, hit.clone()));
+    assert!(hit.get(), "the hook did not meet the coin");
+    assert_all_abort(&outs, "a wrong coin");
+}
+
+#[test]
+fn a_flipped_verdict_aborts_everyone() {
+    // P2's first verdict to P0 (frame 3 on that link) says "failed".
+    let hit = Rc::new(Cell::new(false));
+    let h = hit.clone();
+    let outs = run::<Z64>(SMALL, move |e| {
+        if e.from == PartyId(2) && e.to == PartyId(0) && e.index == 3 {
+            h.set(e.bytes.len() == frame::HEADER_LEN + 8);
+            let last = e.bytes.len() - 8;
+            e.bytes[last] = 1;
+        }
+        Action::Deliver
+    });
+    assert!(hit.get(), "the hook did not meet the verdict");
+    // P0 aborts on the report; P1 and P2 go on until P0 stops talking, and fail too.
+    assert!(matches!(outs[0], Err(Error::Abort { .. })), "{:?}", outs[0]);
+    assert!(outs.iter().all(Result::is_err), "{outs:?}");
+}
+
+#[test]
+fn bad_parameters_are_refused_before_anything_is_sent() {
+    let outs = run::<Z64>(Params { l: 3, ..SMALL }, |_| Action::Deliver);
+    for o in &outs {
+        assert!(matches!(o, Err(Error::ApiMisuse(_))), "{o:?}");
+    }
+}
+
+/// Each party sends one element per generated triple (the products), one per opened triple
+/// component and two per bucket check (ρ, σ), plus fixed words for the coin (4), the three
+/// digests (4 each) and the four verdicts (2 each): 10 rounds.
+#[test]
+fn validation_costs_what_the_protocol_says() {
+    let prm = SMALL;
+    let outs = testing::run_rep3(78, |mut p| async move {
+        let before = p.ctx().stats();
+        triples::validated::<Z64, _>(&mut p, &prm).await?;
+        Ok(p.ctx().stats() - before)
+    });
+    let elems = prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 4 + 4 * 2;
+    for (i, s) in outs.iter().enumerate() {
+        assert_eq!((s.payload_bytes_sent, s.rounds), (8 * elems as u64, 10), "P{i}");
+    }
+}
