@@ -4,6 +4,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use ringfence_core::mal3::check;
 use ringfence_core::mal3::triples::{self, Params};
 use ringfence_core::net::{frame, PartyId};
 use ringfence_core::ring::{IntRing, Z32, Z64};
@@ -134,7 +135,7 @@ fn bad_parameters_are_refused_before_anything_is_sent() {
 
 /// Each party sends one element per generated triple (the products), one per opened triple
 /// component and two per bucket check (ρ, σ), plus fixed words for the coin (4), the three
-/// digests (4 each) and the four verdicts (2 each): 10 rounds.
+/// digests (4 each) and the three verdicts (2 each): 9 rounds.
 #[test]
 fn validation_costs_what_the_protocol_says() {
     let prm = SMALL;
@@ -143,8 +144,66 @@ fn validation_costs_what_the_protocol_says() {
         triples::validated::<Z64, _>(&mut p, &prm).await?;
         Ok(p.ctx().stats() - before)
     });
-    let elems = prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 4 + 4 * 2;
+    let elems = prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 4 + 3 * 2;
     for (i, s) in outs.iter().enumerate() {
-        assert_eq!((s.payload_bytes_sent, s.rounds), (8 * elems as u64, 10), "P{i}");
+        assert_eq!((s.payload_bytes_sent, s.rounds), (8 * elems as u64, 9), "P{i}");
+    }
+}
+
+/// Computes `x·y` with rep3's product and checks it against validated triples, then opens it
+/// with both holders' components; `hook` sees the wire.
+fn checked_product(
+    hook: impl FnMut(&mut Envelope) -> Action + 'static,
+) -> Vec<Result<Vec<Z64>, Error>> {
+    let net = Net::new(3);
+    net.set_hook(hook);
+    let prm = Params { n: 64, b: 3, c: 1, l: 2 };
+    testing::run_rep3_on(&net, 3, 79, |mut p| async move {
+        let t = triples::validated::<Z64, _>(&mut p, &prm).await?;
+        let (x, y) = (p.random::<Z64>(prm.n), p.random::<Z64>(prm.n));
+        let z = p.mul(&x, &y).await?;
+        check::check_products(&mut p, &x, &y, &z, t).await?;
+        let xs = check::open(&mut p, x).await?;
+        let ys = check::open(&mut p, y).await?;
+        let zs = check::open(&mut p, z).await?;
+        assert!(xs.iter().zip(&ys).zip(&zs).all(|((x, y), z)| *x * *y == *z));
+        Ok(zs)
+    })
+}
+
+#[test]
+fn a_right_product_passes_its_check_and_opens() {
+    let outs = checked_product(|_| Action::Deliver);
+    let first = outs[0].as_ref().expect("P0");
+    assert!(outs.iter().all(|o| o.as_ref().ok() == Some(first)), "{outs:?}");
+}
+
+#[test]
+fn a_wrong_product_fails_its_check_at_every_party() {
+    // On P1 → P0 (P1's messages to its previous party): the key agreement (0), the triples'
+    // products (1), three verdicts (2–4), then the checked product (5).
+    let hit = Rc::new(Cell::new(false));
+    let outs = checked_product(tamper(1, 0, 5, 64, hit.clone()));
+    assert!(hit.get(), "the hook did not meet the product's message");
+    for (i, o) in outs.iter().enumerate() {
+        assert!(matches!(o, Err(Error::Abort { .. })), "P{i} did not abort: {o:?}");
+    }
+}
+
+#[test]
+fn a_wrong_component_in_an_opening_makes_every_party_abort() {
+    for (from, to) in [(2u8, 0u8), (1, 0)] {
+        let net = Net::new(3);
+        let hit = Rc::new(Cell::new(false));
+        // Frame 1 on either link to P0 is the opening (after the key agreement).
+        net.set_hook(tamper(from, to, 1, 20, hit.clone()));
+        let outs = testing::run_rep3_on(&net, 3, 80, |mut p| async move {
+            let x = p.random::<Z64>(20);
+            check::open(&mut p, x).await
+        });
+        assert!(hit.get(), "the hook did not meet the opening from P{from}");
+        for (i, o) in outs.iter().enumerate() {
+            assert!(matches!(o, Err(Error::Abort { .. })), "P{from}: P{i}: {o:?}");
+        }
     }
 }

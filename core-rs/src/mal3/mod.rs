@@ -16,10 +16,13 @@
 //! every check ends with a verdict that all three parties exchange, so that the honest ones
 //! stop together ([`Error::Abort`]) and release nothing.
 //!
-//! What is here so far: the validated triples over Z_2^32 and Z_2^64 ([`triples`]). The scheme's
-//! [`crate::sharing::Arith`] and `Boolean` (verified products before every opening, inputs,
-//! truncation, bits) are the next steps of its issue.
+//! What is here so far: the validated triples over Z_2^32 and Z_2^64 ([`triples`]), the check
+//! of computed products against them and openings received from both holders
+//! ([`check`]). The scheme's [`crate::sharing::Arith`] and `Boolean` (a party type that checks
+//! every product before every opening, inputs, truncation, bits) are the next steps of its
+//! issue.
 
+pub mod check;
 pub mod triples;
 
 use sha2::{Digest as _, Sha256};
@@ -68,19 +71,32 @@ pub(crate) async fn compare<T: Transport>(
     expected: View,
     what: &str,
 ) -> Result<(), Error> {
+    compare_and_rule(p, mine, expected, what, Ok(())).await
+}
+
+/// [`compare`], with this party's own `ruling` on another check joined to the verdict.
+pub(crate) async fn compare_and_rule<T: Transport>(
+    p: &mut Rep3<T>,
+    mine: View,
+    expected: View,
+    what: &str,
+    ruling: Result<(), Error>,
+) -> Result<(), Error> {
     let me = p.me();
     let ctx = p.ctx_mut();
     ctx.round();
     ctx.send(crate::rep3::next(me), &mine.words())?;
     let got = ctx.recv::<Z64>(crate::rep3::prev(me), 4).await?;
-    let verdict = if got == expected.words() {
-        Ok(())
-    } else {
-        Err(Error::Abort {
-            blame: None,
-            reason: format!("{what}: {me}'s view differs from {}'s", crate::rep3::prev(me)),
-        })
-    };
+    let verdict = ruling.and_then(|()| {
+        if got == expected.words() {
+            Ok(())
+        } else {
+            Err(Error::Abort {
+                blame: None,
+                reason: format!("{what}: {me}'s view differs from {}'s", crate::rep3::prev(me)),
+            })
+        }
+    });
     settle(p, verdict).await
 }
 

@@ -10,14 +10,15 @@
 //!    subarrays of `X = N/L + C`, each subarray shuffled, then the subarrays' order;
 //! 4. the first `C` triples of **every** subarray are opened and must satisfy `c = a·b`;
 //! 5. bucket `i` is triple `i` of `D_1` with triple `i` of each shuffled array; the first is
-//!    checked with each of the others (open `ρ = x − a`, `σ = y − b`, compare the openings,
-//!    then test `z − c − σ·a − ρ·b − ρσ` for zero by digests); the first triples are the output,
-//!    the others are discarded.
+//!    checked with each of the others ([`super::check::check_products`]'s check, with the cut
+//!    triples opened in the same round); the first triples are the output, the others are
+//!    discarded.
 //!
 //! Shuffles are Fisher–Yates on index arrays with unbiased draws; the triples never move. All
 //! openings of one run share one round, and its checks end in verdicts every party exchanges.
 
-use super::{compare, settle, View};
+use super::check::sacrifice;
+use super::{compare, View};
 use crate::net::Transport;
 use crate::prg::{Prg, Seed};
 use crate::rep3::{Rep3, Rep3Vec};
@@ -180,57 +181,29 @@ pub async fn validated<R: IntRing, T: Transport>(
         members.push(m);
     }
 
-    // One opening: the cut triples, then ρ and σ of every bucket check.
+    // Every bucket's first triple (D_1's) checked with each of its other members, opening the
+    // cut triples in the same round; the cut's verdict joins the bucket checks'.
     let first = 0..prm.n;
     let (x, y, z) = (a.slice(first.clone()), b.slice(first.clone()), c.slice(first));
-    let cut = [a.gather(&opened), b.gather(&opened), c.gather(&opened)];
-    let helpers: Vec<[Rep3Vec<R>; 3]> =
-        members.iter().map(|m| [a.gather(m), b.gather(m), c.gather(m)]).collect();
-    let mut to_open: Vec<Rep3Vec<R>> = cut.to_vec();
-    for [ha, hb, _] in &helpers {
-        to_open.push(x.sub(ha)?);
-        to_open.push(y.sub(hb)?);
-    }
-    let op = p.ctx_mut().next_op();
-    let open = p.reveal(Rep3Vec::concat(&to_open.iter().collect::<Vec<_>>())).await?;
-    let (mut mine, mut expected) = (View::new("openings", op), View::new("openings", op));
-    mine.absorb(&open);
-    expected.absorb(&open);
-    compare(p, mine, expected, "triple openings").await?;
-
-    // The cut: every opened triple must be a product.
+    let all: Vec<usize> = members.concat();
+    let helpers = [a.gather(&all), b.gather(&all), c.gather(&all)];
+    let repeat = |v: &Rep3Vec<R>| Rep3Vec::concat(&vec![v; prm.b - 1]);
+    let checked = [repeat(&x), repeat(&y), repeat(&z)];
+    let cut = Rep3Vec::concat(&[&a.gather(&opened), &b.gather(&opened), &c.gather(&opened)]);
     let m = opened.len();
-    let (ca, cb, cc) = (&open[..m], &open[m..2 * m], &open[2 * m..3 * m]);
-    let bad = (0..m).filter(|&i| ca[i] * cb[i] != cc[i]).count();
-    let cut_ok = match bad {
-        0 => Ok(()),
-        _ => Err(Error::Abort {
-            blame: None,
-            reason: format!("{bad} of {m} opened triples are not products"),
-        }),
+    let judge = |v: &[R]| {
+        let (ca, cb, cc) = (&v[..m], &v[m..2 * m], &v[2 * m..3 * m]);
+        match (0..m).filter(|&i| ca[i] * cb[i] != cc[i]).count() {
+            0 => Ok(()),
+            bad => Err(Error::Abort {
+                blame: None,
+                reason: format!("{bad} of {m} opened triples are not products"),
+            }),
+        }
     };
-    settle(p, cut_ok).await?;
-
-    // The buckets: v = z − c − σ·a − ρ·b − ρσ must be zero. P_i holds (v_i, v_{i+1}) and
-    // digests v_i + v_{i+1}; P_{i+1} digests −v_{i+2}, its second component.
-    let (mut mine, mut expected) = (View::new("zero", op), View::new("zero", op));
-    let n = prm.n;
-    let me = p.me();
-    for (k, [ha, hb, hc]) in helpers.iter().enumerate() {
-        let at = 3 * m + 2 * k * n;
-        let (rho, sigma) = (&open[at..at + n], &open[at + n..at + 2 * n]);
-        let rs: Vec<R> = rho.iter().zip(sigma).map(|(r, s)| *r * *s).collect();
-        let v = z
-            .sub(hc)?
-            .sub(&ha.mul_public(sigma)?)?
-            .sub(&hb.mul_public(rho)?)?
-            .sub(&Rep3Vec::public(me, &rs))?;
-        let t: Vec<R> = v.a.iter().zip(&v.b).map(|(p, q)| *p + *q).collect();
-        let neg: Vec<R> = v.b.iter().map(|q| -*q).collect();
-        mine.absorb(&t);
-        expected.absorb(&neg);
-    }
-    compare(p, mine, expected, "bucket checks").await?;
+    let [hx, hy, hz] = &checked;
+    let [ha, hb, hc] = &helpers;
+    sacrifice(p, [hx, hy, hz], [ha, hb, hc], Some(cut), judge).await?;
     Ok(Triples { a: x, b: y, c: z })
 }
 

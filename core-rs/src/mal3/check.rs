@@ -1,0 +1,102 @@
+//! The two checks every mal3 result passes before anything is released: products checked
+//! against validated triples ([`check_products`]) and openings received twice ([`open`]).
+
+use super::triples::Triples;
+use super::{compare, compare_and_rule, settle, View};
+use crate::net::Transport;
+use crate::rep3::{next, prev, Rep3, Rep3Vec};
+use crate::ring::{kernels, IntRing};
+use crate::Error;
+
+/// Checks that `z = x·y` elementwise, each against one triple `(a, b, c)` of `helpers` (which
+/// are used up): open `ρ = x − a`, `σ = y − b` (with `extra`, in the same round), compare the
+/// openings around the ring, then test `v = z − c − σ·a − ρ·b − ρσ` for zero by digests. `v`
+/// is the difference of the two products' errors, so a wrong product passes only against a
+/// triple wrong by the same amount. `judge` rules on the opened `extra` before the verdict.
+/// Four rounds with the verdicts.
+pub(crate) async fn sacrifice<R: IntRing, T: Transport>(
+    p: &mut Rep3<T>,
+    [x, y, z]: [&Rep3Vec<R>; 3],
+    [a, b, c]: [&Rep3Vec<R>; 3],
+    extra: Option<Rep3Vec<R>>,
+    judge: impl FnOnce(&[R]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let n = x.len();
+    if [y.len(), z.len(), a.len(), b.len(), c.len()] != [n; 5] {
+        return Err(Error::ApiMisuse(format!(
+            "product check: {n} products against {} triples (or operands of other lengths)",
+            a.len()
+        )));
+    }
+    let extra_len = extra.as_ref().map_or(0, Rep3Vec::len);
+    let mut parts = vec![x.sub(a)?, y.sub(b)?];
+    parts.extend(extra);
+    let op = p.ctx_mut().next_op();
+    let open = p.reveal(Rep3Vec::concat(&parts.iter().collect::<Vec<_>>())).await?;
+    let (mut mine, mut expected) = (View::new("openings", op), View::new("openings", op));
+    mine.absorb(&open);
+    expected.absorb(&open);
+    compare(p, mine, expected, "opened values").await?;
+
+    let (rho, sigma) = (&open[..n], &open[n..2 * n]);
+    let rs: Vec<R> = rho.iter().zip(sigma).map(|(r, s)| *r * *s).collect();
+    let v = z
+        .sub(c)?
+        .sub(&a.mul_public(sigma)?)?
+        .sub(&b.mul_public(rho)?)?
+        .sub(&Rep3Vec::public(p.me(), &rs))?;
+    // P_i holds (v_i, v_{i+1}) and digests v_i + v_{i+1}; P_{i+1} digests −v_{i+2}.
+    let (mut mine, mut expected) = (View::new("zero", op), View::new("zero", op));
+    let t: Vec<R> = v.a.iter().zip(&v.b).map(|(p, q)| *p + *q).collect();
+    let neg: Vec<R> = v.b.iter().map(|q| -*q).collect();
+    mine.absorb(&t);
+    expected.absorb(&neg);
+    let ruling = judge(&open[2 * n..2 * n + extra_len]);
+    compare_and_rule(p, mine, expected, "product checks", ruling).await
+}
+
+/// Checks products `z = x·y` (elementwise, as computed by rep3's product) against validated
+/// `triples`, one per product, which are used up. Every party gets the same verdict: `Ok`, or
+/// [`Error::Abort`] when any product is wrong. Four rounds; each party sends two ring elements
+/// per product plus fixed words.
+pub async fn check_products<R: IntRing, T: Transport>(
+    p: &mut Rep3<T>,
+    x: &Rep3Vec<R>,
+    y: &Rep3Vec<R>,
+    z: &Rep3Vec<R>,
+    triples: Triples<R>,
+) -> Result<(), Error> {
+    sacrifice(p, [x, y, z], [&triples.a, &triples.b, &triples.c], None, |_| Ok(())).await
+}
+
+/// Opens `x` to every party with each missing component received from both parties that
+/// hold it, compared before anything is returned: a party that sends a wrong component makes
+/// every honest party abort. Two rounds (with the verdicts); two ring elements per value per
+/// party.
+pub async fn open<R: IntRing, T: Transport>(
+    p: &mut Rep3<T>,
+    x: Rep3Vec<R>,
+) -> Result<Vec<R>, Error> {
+    let me = p.me();
+    let n = x.len();
+    let ctx = p.ctx_mut();
+    ctx.round();
+    // My missing component is P_{i+1}'s second and P_{i−1}'s first.
+    ctx.send(next(me), &x.a)?;
+    ctx.send(prev(me), &x.b)?;
+    let from_prev = ctx.recv::<R>(prev(me), n).await?;
+    let from_next = ctx.recv::<R>(next(me), n).await?;
+    let verdict = if from_prev == from_next {
+        Ok(())
+    } else {
+        Err(Error::Abort {
+            blame: None,
+            reason: format!("an opening: {} and {} sent different values", prev(me), next(me)),
+        })
+    };
+    settle(p, verdict).await?;
+    let mut out = x.a;
+    kernels::add_assign(&mut out, &x.b);
+    kernels::add_assign(&mut out, &from_prev);
+    Ok(out)
+}
