@@ -207,3 +207,51 @@ fn a_wrong_component_in_an_opening_makes_every_party_abort() {
         }
     }
 }
+
+/// `x·y` of P0's and P1's inputs through mal3's `Arith`, opened to all (the products are
+/// checked at the opening); `hook` sees the wire.
+fn mal3_product(
+    hook: impl FnMut(&mut Envelope) -> Action + 'static,
+) -> Vec<Result<Vec<Z64>, Error>> {
+    use ringfence_core::mal3::Mal3;
+    use ringfence_core::sharing::{Arith, Session};
+    let net = Net::new(3);
+    net.set_hook(hook);
+    let (x, y) = (vec![Z64(3), Z64(u64::MAX), Z64(1 << 40)], vec![Z64(5), Z64(7), Z64(1 << 30)]);
+    testing::run_rep3_on(&net, 3, 81, move |p| {
+        let (x, y) = (x.clone(), y.clone());
+        async move {
+            let mut s = Mal3::start(p);
+            let me = s.me();
+            let (px, tx) = Arith::<Z64>::input_prep(&mut s, PartyId(0), 3);
+            let (py, ty) = Arith::<Z64>::input_prep(&mut s, PartyId(1), 3);
+            let (pm, _) = s.mul_prep(&tx, &ty, 0).await?;
+            let vx = s.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+            let vy = s.input(PartyId(1), (me == PartyId(1)).then_some(&y[..]), py).await?;
+            let z = s.mul(&vx, &vy, pm).await?;
+            s.open(z).await
+        }
+    })
+}
+
+#[test]
+fn mal3_products_open_to_the_right_values() {
+    let outs = mal3_product(|_| Action::Deliver);
+    // 3·5, (−1)·7, and 2^40·2^30 = 2^70 ≡ 0 mod 2^64.
+    let want = vec![Z64(15), Z64(7u64.wrapping_neg()), Z64(0)];
+    for (i, o) in outs.iter().enumerate() {
+        assert_eq!(o.as_ref().ok(), Some(&want), "P{i}: {o:?}");
+    }
+}
+
+#[test]
+fn a_party_that_cheats_in_a_mal3_product_makes_the_opening_abort() {
+    // On P1 → P0: the key agreement (0), the pool's products (1), its three verdicts (2–4),
+    // then the computation's product (5; the inputs travel P_i → P_{i+1}).
+    let hit = Rc::new(Cell::new(false));
+    let outs = mal3_product(tamper(1, 0, 5, 3, hit.clone()));
+    assert!(hit.get(), "the hook did not meet the product's message");
+    for (i, o) in outs.iter().enumerate() {
+        assert!(matches!(o, Err(Error::Abort { .. })), "P{i} released {o:?}");
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::triples::Triples;
 use super::{compare, compare_and_rule, settle, View};
-use crate::net::Transport;
+use crate::net::{PartyId, Transport};
 use crate::rep3::{next, prev, Rep3, Rep3Vec};
 use crate::ring::{kernels, IntRing};
 use crate::Error;
@@ -99,4 +99,52 @@ pub async fn open<R: IntRing, T: Transport>(
     kernels::add_assign(&mut out, &x.b);
     kernels::add_assign(&mut out, &from_prev);
     Ok(out)
+}
+
+/// Opens `x` to compute party `to` only, which receives its missing component from both of
+/// its holders and compares them; every party then learns the verdict. `to` gets
+/// `Some(values)`, the others `None`. Two rounds; each holder sends one element per value.
+pub async fn open_to<R: IntRing, T: Transport>(
+    p: &mut Rep3<T>,
+    to: PartyId,
+    x: Rep3Vec<R>,
+) -> Result<Option<Vec<R>>, Error> {
+    if !crate::net::Roster::THREE.is_party(to) {
+        return Err(Error::ApiMisuse(format!("open_to: {to} is not a compute party")));
+    }
+    let me = p.me();
+    let n = x.len();
+    let ctx = p.ctx_mut();
+    ctx.round();
+    // `to`'s missing component is its next party's second and its previous party's first.
+    if me == next(to) {
+        ctx.send(to, &x.b)?;
+    } else if me == prev(to) {
+        ctx.send(to, &x.a)?;
+    }
+    let mut verdict = Ok(());
+    let mut missing = None;
+    if me == to {
+        let from_prev = ctx.recv::<R>(prev(me), n).await?;
+        let from_next = ctx.recv::<R>(next(me), n).await?;
+        if from_prev == from_next {
+            missing = Some(from_prev);
+        } else {
+            verdict = Err(Error::Abort {
+                blame: None,
+                reason: format!(
+                    "an opening to {me}: {} and {} sent different values",
+                    prev(me),
+                    next(me)
+                ),
+            });
+        }
+    }
+    settle(p, verdict).await?;
+    Ok(missing.map(|m| {
+        let mut out = x.a;
+        kernels::add_assign(&mut out, &x.b);
+        kernels::add_assign(&mut out, &m);
+        out
+    }))
 }

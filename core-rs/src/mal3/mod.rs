@@ -17,13 +17,16 @@
 //! stop together ([`Error::Abort`]) and release nothing.
 //!
 //! What is here so far: the validated triples over Z_2^32 and Z_2^64 ([`triples`]), the check
-//! of computed products against them and openings received from both holders
-//! ([`check`]). The scheme's [`crate::sharing::Arith`] and `Boolean` (a party type that checks
-//! every product before every opening, inputs, truncation, bits) are the next steps of its
-//! issue.
+//! of computed products against them and openings received from both holders ([`check`]),
+//! and the scheme's party [`Mal3`] with [`crate::sharing::Arith`] for exact arithmetic between
+//! the compute parties ([`scheme`]). Fixed-point products (a malicious truncation), clients,
+//! `Boolean`, inference and serving are the next steps of its issue.
 
 pub mod check;
+pub mod scheme;
 pub mod triples;
+
+pub use scheme::Mal3;
 
 use sha2::{Digest as _, Sha256};
 

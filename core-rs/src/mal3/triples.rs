@@ -98,6 +98,28 @@ impl<R: IntRing> Triples<R> {
         self.a.is_empty()
     }
 
+    /// Moves the first `n` triples out (they are gone from `self`).
+    pub fn take(&mut self, n: usize) -> Result<Self, Error> {
+        let len = self.len();
+        if n > len {
+            return Err(Error::PreprocessingExhausted(format!(
+                "{n} triples requested, {len} left"
+            )));
+        }
+        let cut = |v: &mut Rep3Vec<R>| {
+            let rest = v.slice(n..len);
+            core::mem::replace(v, rest).slice(0..n)
+        };
+        Ok(Self { a: cut(&mut self.a), b: cut(&mut self.b), c: cut(&mut self.c) })
+    }
+
+    /// The triples of `parts`, one after another.
+    pub(crate) fn concat(parts: Vec<Self>) -> Self {
+        let cat =
+            |f: fn(&Self) -> &Rep3Vec<R>| Rep3Vec::concat(&parts.iter().map(f).collect::<Vec<_>>());
+        Self { a: cat(|t| &t.a), b: cat(|t| &t.b), c: cat(|t| &t.c) }
+    }
+
     /// The shares, for tests that open them.
     #[cfg(any(test, feature = "test-utils"))]
     pub fn into_parts_for_test(self) -> [Rep3Vec<R>; 3] {

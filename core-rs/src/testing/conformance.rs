@@ -64,8 +64,9 @@ pub struct Scheme<S> {
     /// is interchangeable between operands of one shape, and the suites check that a
     /// preparation made for other operands still gives their exact product.
     pub binds_operands: bool,
-    /// The online cost model.
-    pub cost: CostModel,
+    /// The online cost model, for a scheme whose operations cost a fixed amount per value
+    /// (one that checks its products at each opening does not).
+    pub cost: Option<CostModel>,
     /// The costs of its boolean primitives, for a scheme with [`crate::sharing::Boolean`].
     pub boolean: Option<BitCostModel>,
 }

@@ -65,6 +65,9 @@ fn role_of(me: PartyId, about: PartyId) -> usize {
 /// party, exact and fixed-point products and matrix products.
 pub fn costs<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let at = label::<R, S>();
+    let Some(model) = sc.cost else {
+        panic!("{at}: the scheme's description has no cost model");
+    };
     let n = 10;
     let dims @ (m, k, p) = (3, 4, 2);
     let d = R::BITS / 4;
@@ -113,7 +116,7 @@ pub fn costs<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     });
     for (me, measured) in PARTIES.iter().zip(&outs) {
         for &(op, count, got) in measured {
-            let want = sc.cost.expected(op, *me, count, R::BYTES as u64);
+            let want = model.expected(op, *me, count, R::BYTES as u64);
             assert_eq!(got, want, "{at}: {op} ({count} values or outputs), counters of {me}");
         }
     }

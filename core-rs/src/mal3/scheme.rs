@@ -1,0 +1,266 @@
+//! mal3 as a [`crate::sharing`] scheme: [`Mal3`], rep3's sharing and products with every
+//! product checked against a validated triple before any value is opened.
+//!
+//! A product is computed at once with rep3's protocol (one round, one element per party) and
+//! recorded with the triple its preparation took; the first opening afterwards checks every
+//! recorded product of the session in one batch ([`super::check::check_products`]) and then
+//! opens with each missing component received from both of its holders
+//! ([`super::check::open`]). So nothing is released while a wrong product goes unnoticed.
+//!
+//! Triples come from a pool that `mul_prep` and `matmul_prep` refill in batches of
+//! [`POOL`] (cut-and-bucket at 2^−40, [`super::triples`]). A matrix product is computed as
+//! its `m·k·n` elementwise products, each checked, then summed locally: `k` times the
+//! elements of rep3's matrix product, until a check of dot products exists. Not yet offered:
+//! fixed-point products (they need a malicious truncation) and inputs from or openings to a
+//! client; both are refused with [`Error::ApiMisuse`].
+
+use super::check;
+use super::triples::{self, Params, Triples};
+use crate::net::{PartyId, Transport};
+use crate::rep3::{Rep3, Rep3Vec};
+use crate::ring::{IntRing, Z32, Z64};
+use crate::sharing::{check_dims, Arith, InputSlot, Len, Linear, Session};
+use crate::Error;
+
+/// The pool's batch: `N = 1024`, buckets of 5, one triple opened per array: `N^−4 = 2^−40`.
+pub const POOL: Params = Params { n: 1024, b: 5, c: 1, l: 1 };
+
+/// A party of the `mal3` scheme over Z_2^32 and Z_2^64, on a rep3 session.
+pub struct Mal3<T> {
+    p: Rep3<T>,
+    z32: Book<Z32>,
+    z64: Book<Z64>,
+}
+
+impl<T: Transport> core::fmt::Debug for Mal3<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Mal3({})", self.p.me())
+    }
+}
+
+/// One ring's validated triples not yet handed out, and its products not yet checked.
+pub struct Book<R> {
+    pool: Option<Triples<R>>,
+    pending: Vec<([Rep3Vec<R>; 3], Triples<R>)>,
+}
+
+impl<R> Default for Book<R> {
+    fn default() -> Self {
+        Self { pool: None, pending: Vec::new() }
+    }
+}
+
+/// The rings mal3 computes in (each has its own book in a [`Mal3`]).
+pub trait Mal3Ring: IntRing {
+    /// This ring's book in `m`.
+    fn book<T>(m: &mut Mal3<T>) -> &mut Book<Self>;
+}
+
+impl Mal3Ring for Z32 {
+    fn book<T>(m: &mut Mal3<T>) -> &mut Book<Self> {
+        &mut m.z32
+    }
+}
+
+impl Mal3Ring for Z64 {
+    fn book<T>(m: &mut Mal3<T>) -> &mut Book<Self> {
+        &mut m.z64
+    }
+}
+
+/// No fixed-point product yet: refused rather than computed without a malicious truncation.
+fn exact_only(what: &str, frac_bits: u32) -> Result<(), Error> {
+    if frac_bits != 0 {
+        return Err(Error::ApiMisuse(format!(
+            "mal3 {what}: fixed-point products need a malicious-secure truncation, which mal3 \
+             does not have yet (frac_bits {frac_bits})"
+        )));
+    }
+    Ok(())
+}
+
+fn no_client(what: &str, who: PartyId) -> Result<(), Error> {
+    if !crate::net::Roster::THREE.is_party(who) {
+        return Err(Error::ApiMisuse(format!("mal3 {what}: clients ({who}) are not served yet")));
+    }
+    Ok(())
+}
+
+impl<T: Transport> Mal3<T> {
+    /// This party's id.
+    pub fn me(&self) -> PartyId {
+        self.p.me()
+    }
+
+    /// `n` validated triples of ring `R`, from the pool (refilled as needed).
+    async fn triples<R: Mal3Ring>(&mut self, n: usize) -> Result<Triples<R>, Error> {
+        let mut parts = Vec::new();
+        let mut have = 0;
+        while have < n {
+            let pool = match R::book(self).pool.take() {
+                Some(pool) if !pool.is_empty() => pool,
+                _ => triples::validated::<R, T>(&mut self.p, &POOL).await?,
+            };
+            let mut pool = pool;
+            let part = pool.take((n - have).min(pool.len()))?;
+            have += part.len();
+            parts.push(part);
+            R::book(self).pool = Some(pool);
+        }
+        Ok(Triples::concat(parts))
+    }
+
+    /// Checks every product not yet checked, in every ring (before any opening).
+    async fn check_pending(&mut self) -> Result<(), Error> {
+        self.check_ring::<Z32>().await?;
+        self.check_ring::<Z64>().await
+    }
+
+    async fn check_ring<R: Mal3Ring>(&mut self) -> Result<(), Error> {
+        let pending = core::mem::take(&mut R::book(self).pending);
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let (ops, trip): (Vec<[Rep3Vec<R>; 3]>, Vec<Triples<R>>) = pending.into_iter().unzip();
+        let cat = |i: usize| Rep3Vec::concat(&ops.iter().map(|o| &o[i]).collect::<Vec<_>>());
+        let (x, y, z) = (cat(0), cat(1), cat(2));
+        check::check_products(&mut self.p, &x, &y, &z, Triples::concat(trip)).await
+    }
+}
+
+impl<T: Transport, R: Mal3Ring> Arith<R> for Mal3<T> {
+    type V = Rep3Vec<R>;
+    type Tag = Len;
+    type InputPrep = InputSlot;
+    type MulPrep = Triples<R>;
+    type MatMulPrep = Triples<R>;
+
+    const NAME: &'static str = "mal3";
+
+    fn me(&self) -> PartyId {
+        self.p.me()
+    }
+
+    fn tag(x: &Rep3Vec<R>) -> Len {
+        Len(x.len())
+    }
+
+    fn constant(&self, c: &[R]) -> Rep3Vec<R> {
+        Rep3Vec::public(self.p.me(), c)
+    }
+
+    fn input_prep(&mut self, owner: PartyId, n: usize) -> (InputSlot, Len) {
+        (InputSlot { owner, n }, Len(n))
+    }
+
+    async fn deliver_input_prep(&mut self, _: &InputSlot) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// rep3's input: whatever the owner sends, the sharing is valid (a cheating owner only
+    /// chooses its own value).
+    async fn input(
+        &mut self,
+        owner: PartyId,
+        values: Option<&[R]>,
+        prep: InputSlot,
+    ) -> Result<Rep3Vec<R>, Error> {
+        no_client("input", owner)?;
+        prep.check(owner, values.map(<[R]>::len))?;
+        self.p.input(owner, values, prep.n).await
+    }
+
+    async fn open(&mut self, x: Rep3Vec<R>) -> Result<Vec<R>, Error> {
+        self.check_pending().await?;
+        check::open(&mut self.p, x).await
+    }
+
+    async fn open_to(&mut self, to: PartyId, x: Rep3Vec<R>) -> Result<Option<Vec<R>>, Error> {
+        no_client("opening", to)?;
+        self.check_pending().await?;
+        check::open_to(&mut self.p, to, x).await
+    }
+
+    async fn mul_prep(
+        &mut self,
+        x: &Len,
+        y: &Len,
+        frac_bits: u32,
+    ) -> Result<(Triples<R>, Len), Error> {
+        exact_only("mul", frac_bits)?;
+        Linear::<R>::add(x, y)?;
+        Ok((self.triples::<R>(x.0).await?, *x))
+    }
+
+    async fn mul(
+        &mut self,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+        prep: Triples<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        if x.len() != y.len() || x.len() != prep.len() {
+            return Err(Error::ApiMisuse(format!(
+                "mul: operands of {} and {} values, a preparation for {}",
+                x.len(),
+                y.len(),
+                prep.len()
+            )));
+        }
+        let z = self.p.mul(x, y).await?;
+        R::book(self).pending.push(([x.clone(), y.clone(), z.clone()], prep));
+        Ok(z)
+    }
+
+    async fn matmul_prep(
+        &mut self,
+        a: &Len,
+        b: &Len,
+        dims: (usize, usize, usize),
+        frac_bits: u32,
+    ) -> Result<(Triples<R>, Len), Error> {
+        exact_only("matmul", frac_bits)?;
+        check_dims("matmul", a.0, b.0, dims)?;
+        let (m, k, n) = dims;
+        Ok((self.triples::<R>(m * k * n).await?, Len(m * n)))
+    }
+
+    async fn matmul(
+        &mut self,
+        a: &Rep3Vec<R>,
+        b: &Rep3Vec<R>,
+        dims: (usize, usize, usize),
+        prep: Triples<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        check_dims("matmul", a.len(), b.len(), dims)?;
+        let (m, k, n) = dims;
+        if prep.len() != m * k * n {
+            return Err(Error::ApiMisuse(format!(
+                "matmul {m}x{k}x{n}: a preparation for {} products",
+                prep.len()
+            )));
+        }
+        // Term t of output (i, j) at position (i·n + j)·k + t.
+        let (left, right): (Vec<usize>, Vec<usize>) =
+            (0..m * n).flat_map(|o| (0..k).map(move |t| (o / n * k + t, t * n + o % n))).unzip();
+        let terms = self.mul(&a.gather(&left), &b.gather(&right), prep).await?;
+        let column = |t: usize| -> Vec<usize> { (0..m * n).map(|o| o * k + t).collect() };
+        (1..k).try_fold(terms.gather(&column(0)), |acc, t| acc.add(&terms.gather(&column(t))))
+    }
+}
+
+/// mal3 runs on a rep3 session; products left unchecked when a party finishes were never
+/// followed by an opening, so dropping them releases nothing.
+impl<T> Session<Rep3<T>> for Mal3<T> {
+    fn start(base: Rep3<T>) -> Self {
+        Self { p: base, z32: Book::default(), z64: Book::default() }
+    }
+    fn finish(self) -> Rep3<T> {
+        self.p
+    }
+    fn base(&self) -> &Rep3<T> {
+        &self.p
+    }
+    fn base_mut(&mut self) -> &mut Rep3<T> {
+        &mut self.p
+    }
+}
