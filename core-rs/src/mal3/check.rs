@@ -2,7 +2,7 @@
 //! against validated triples ([`check_products`]) and openings received twice ([`open`]).
 
 use super::triples::Triples;
-use super::{compare, compare_and_rule, settle, View};
+use super::{compare_and_rule, compare_opened, settle, View};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{next, prev, Rep3, Rep3Vec};
 use crate::ring::{kernels, IntRing};
@@ -33,10 +33,7 @@ pub(crate) async fn sacrifice<R: IntRing, T: Transport>(
     parts.extend(extra);
     let op = p.ctx_mut().next_op();
     let open = p.reveal(Rep3Vec::concat(&parts.iter().collect::<Vec<_>>())).await?;
-    let (mut mine, mut expected) = (View::new("openings", op), View::new("openings", op));
-    mine.absorb(&open);
-    expected.absorb(&open);
-    compare(p, mine, expected, "opened values").await?;
+    compare_opened(p, "opened values", op, &open).await?;
 
     let (rho, sigma) = (&open[..n], &open[n..2 * n]);
     let rs: Vec<R> = rho.iter().zip(sigma).map(|(r, s)| *r * *s).collect();

@@ -77,6 +77,21 @@ pub(crate) async fn compare<T: Transport>(
     compare_and_rule(p, mine, expected, what, Ok(())).await
 }
 
+/// Compares values every party opened (labelled `what`, operation `op`) around the ring
+/// before anything uses them: a party that sent one holder a wrong component leaves the
+/// honest parties with different openings. Two rounds.
+pub(crate) async fn compare_opened<R: IntRing, T: Transport>(
+    p: &mut Rep3<T>,
+    what: &str,
+    op: u64,
+    opened: &[R],
+) -> Result<(), Error> {
+    let (mut mine, mut expected) = (View::new(what, op), View::new(what, op));
+    mine.absorb(opened);
+    expected.absorb(opened);
+    compare(p, mine, expected, what).await
+}
+
 /// [`compare`], with this party's own `ruling` on another check joined to the verdict.
 pub(crate) async fn compare_and_rule<T: Transport>(
     p: &mut Rep3<T>,

@@ -142,19 +142,19 @@ impl<T: Transport, R: Mal3Ring> Arith<R> for Mal3<T> {
     }
 
     fn tag(x: &Rep3Vec<R>) -> Len {
-        Len(x.len())
+        <Rep3<T> as Arith<R>>::tag(x)
     }
 
     fn constant(&self, c: &[R]) -> Rep3Vec<R> {
-        Rep3Vec::public(self.p.me(), c)
+        Arith::<R>::constant(&self.p, c)
     }
 
     fn input_prep(&mut self, owner: PartyId, n: usize) -> (InputSlot, Len) {
-        (InputSlot { owner, n }, Len(n))
+        Arith::<R>::input_prep(&mut self.p, owner, n)
     }
 
-    async fn deliver_input_prep(&mut self, _: &InputSlot) -> Result<(), Error> {
-        Ok(())
+    async fn deliver_input_prep(&mut self, prep: &InputSlot) -> Result<(), Error> {
+        Arith::<R>::deliver_input_prep(&mut self.p, prep).await
     }
 
     /// rep3's input: whatever the owner sends, the sharing is valid (a cheating owner only
@@ -166,8 +166,7 @@ impl<T: Transport, R: Mal3Ring> Arith<R> for Mal3<T> {
         prep: InputSlot,
     ) -> Result<Rep3Vec<R>, Error> {
         no_client("input", owner)?;
-        prep.check(owner, values.map(<[R]>::len))?;
-        self.p.input(owner, values, prep.n).await
+        Arith::<R>::input(&mut self.p, owner, values, prep).await
     }
 
     async fn open(&mut self, x: Rep3Vec<R>) -> Result<Vec<R>, Error> {

@@ -18,7 +18,7 @@
 //! openings of one run share one round, and its checks end in verdicts every party exchanges.
 
 use super::check::sacrifice;
-use super::{compare, View};
+use super::compare_opened;
 use crate::net::Transport;
 use crate::prg::{Prg, Seed};
 use crate::rep3::{Rep3, Rep3Vec};
@@ -154,10 +154,7 @@ async fn coin<T: Transport>(p: &mut Rep3<T>) -> Result<Seed, Error> {
     let op = p.ctx_mut().next_op();
     let r = p.random::<Z64>(4);
     let open = p.reveal(r).await?;
-    let (mut mine, mut expected) = (View::new("coin", op), View::new("coin", op));
-    mine.absorb(&open);
-    expected.absorb(&open);
-    compare(p, mine, expected, "coin").await?;
+    compare_opened(p, "coin", op, &open).await?;
     let mut bytes = [0u8; 32];
     for (chunk, w) in bytes.chunks_exact_mut(8).zip(&open) {
         chunk.copy_from_slice(&w.0.to_le_bytes());
