@@ -111,9 +111,10 @@ macro_rules! instance {
             fresh_randomness, observer_view, bits_and_conversions, comparisons, selections,
             bit_costs, bit_misuse);
     };
-    ($name:ident: $scheme:ident exact, $ring:ty) => {
+    ($name:ident: $scheme:ident exact + boolean, $ring:ty) => {
         instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact, linear,
-            chaining, misuse, misuse_of_input_values);
+            chaining, misuse, misuse_of_input_values, bits_and_conversions, comparisons,
+            selections, bit_misuse);
     };
     (@suites $name:ident, $scheme:ident, $ring:ty: $($suite:ident),*) => {
         mod $name {
@@ -132,5 +133,5 @@ instance!(rep3_z32: rep3 + boolean, Z32);
 instance!(rep3_z64: rep3 + boolean, Z64);
 instance!(meteor_z32: meteor, Z32);
 instance!(meteor_z64: meteor, Z64);
-instance!(mal3_z32: mal3 exact, Z32);
-instance!(mal3_z64: mal3 exact, Z64);
+instance!(mal3_z32: mal3 exact + boolean, Z32);
+instance!(mal3_z64: mal3 exact + boolean, Z64);

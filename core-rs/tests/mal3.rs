@@ -255,3 +255,95 @@ fn a_party_that_cheats_in_a_mal3_product_makes_the_opening_abort() {
         assert!(matches!(o, Err(Error::Abort { .. })), "P{i} released {o:?}");
     }
 }
+
+/// ReLU of P0's values and `[x < y]` injected into the ring, with P2's `y`, through mal3's
+/// `Boolean` (checked ANDs in the full adders and carries, daBits, masked openings), opened to
+/// all. P1 owns no input, so every message it sends is protocol, none its own choice.
+fn mal3_boolean(
+    hook: impl FnMut(&mut Envelope) -> Action + 'static,
+) -> Vec<Result<[Vec<Z64>; 2], Error>> {
+    use ringfence_core::mal3::Mal3;
+    use ringfence_core::sharing::{Arith, Boolean, Session};
+    let net = Net::new(3);
+    net.set_hook(hook);
+    let x: Vec<Z64> = [5i64, -5, 0, 1, -1, i64::MAX, i64::MIN, 77].map(Z64::from_i64).to_vec();
+    let y: Vec<Z64> = [6i64, -6, 0, 0, 3, i64::MIN, i64::MAX, 77].map(Z64::from_i64).to_vec();
+    testing::run_rep3_on(&net, 3, 82, move |p| {
+        let (x, y) = (x.clone(), y.clone());
+        async move {
+            let mut s = Mal3::start(p);
+            let me = s.me();
+            let mut store = Boolean::<Z64>::bit_prep(&mut s, 16).await?;
+            let (px, _) = Arith::<Z64>::input_prep(&mut s, PartyId(0), 8);
+            let (py, _) = Arith::<Z64>::input_prep(&mut s, PartyId(2), 8);
+            let vx = s.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+            let vy = s.input(PartyId(2), (me == PartyId(2)).then_some(&y[..]), py).await?;
+            let relu = s.relu(&vx, store.take(8)?).await?;
+            let lt = s.lt(&vx, &vy).await?;
+            let lt = s.b2a(&lt, store.take(8)?).await?;
+            Ok([s.open(relu).await?, s.open(lt).await?])
+        }
+    })
+}
+
+#[test]
+fn mal3_comparisons_open_to_the_right_values() {
+    let outs = mal3_boolean(|_| Action::Deliver);
+    let relu: Vec<Z64> = [5i64, 0, 0, 1, 0, i64::MAX, 0, 77].map(Z64::from_i64).to_vec();
+    let lt: Vec<Z64> = [1u64, 0, 0, 0, 1, 0, 1, 0].map(Z64).to_vec();
+    for (i, o) in outs.iter().enumerate() {
+        assert_eq!(o.as_ref().ok(), Some(&[relu.clone(), lt.clone()]), "P{i}: {o:?}");
+    }
+}
+
+/// Every message P1 sends in a mal3 comparison run, to either party, changed in one bit in turn
+/// (after the key agreement): an honest party either fails or releases the right values, and
+/// at least one honest party aborts on a failed check. (An honest party may still finish: a
+/// cheater that lies only in its last verdict to one party makes that party abort and the
+/// other output; this is security with abort, not unanimous abort, which three parties with
+/// one cheater cannot agree on without a broadcast channel.)
+#[test]
+fn any_change_to_any_message_of_a_mal3_comparison_aborts_it() {
+    let counts = Rc::new(Cell::new([0u64; 2]));
+    let c = counts.clone();
+    let honest = mal3_boolean(move |e| {
+        if e.from == PartyId(1) {
+            let mut n = c.get();
+            n[usize::from(e.to.0 == 2)] = n[usize::from(e.to.0 == 2)].max(e.index + 1);
+            c.set(n);
+        }
+        Action::Deliver
+    });
+    let right = honest[0].as_ref().expect("an honest run").clone();
+    let [to0, to2] = counts.get();
+    assert!(to0 > 20 && to2 > 20, "too few messages to be the whole protocol: {to0}, {to2}");
+    let mut finished = 0;
+    for (to, count) in [(0u8, to0), (2, to2)] {
+        for index in 1..count {
+            let hit = Rc::new(Cell::new(false));
+            let h = hit.clone();
+            let outs = mal3_boolean(move |e| {
+                if e.from == PartyId(1) && e.to == PartyId(to) && e.index == index {
+                    let at = e.bytes.len() - 1;
+                    e.bytes[at] ^= 0x01;
+                    h.set(true);
+                }
+                Action::Deliver
+            });
+            assert!(hit.get(), "frame {index} to P{to} was not sent");
+            let what = format!("P1's frame {index} to P{to}");
+            for i in [0, 2] {
+                if let Ok(v) = &outs[i] {
+                    assert_eq!(v, &right, "{what}: P{i} released a wrong value");
+                    finished += 1;
+                }
+            }
+            assert!(
+                [0, 2].iter().any(|&i| matches!(outs[i], Err(Error::Abort { .. }))),
+                "{what}: no honest party saw a failed check: {outs:?}"
+            );
+        }
+    }
+    // Only the two last verdicts (one per link) can leave an honest party finished.
+    assert!(finished <= 2, "{finished} honest parties finished after a change");
+}

@@ -5,7 +5,7 @@ use super::triples::Triples;
 use super::{compare_and_rule, compare_opened, settle, View};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{next, prev, Rep3, Rep3Vec};
-use crate::ring::{kernels, IntRing};
+use crate::ring::{kernels, Ring};
 use crate::Error;
 
 /// Checks that `z = x·y` elementwise, each against one triple `(a, b, c)` of `helpers` (which
@@ -14,7 +14,7 @@ use crate::Error;
 /// is the difference of the two products' errors, so a wrong product passes only against a
 /// triple wrong by the same amount. `judge` rules on the opened `extra` before the verdict.
 /// Four rounds with the verdicts.
-pub(crate) async fn sacrifice<R: IntRing, T: Transport>(
+pub(crate) async fn sacrifice<R: Ring, T: Transport>(
     p: &mut Rep3<T>,
     [x, y, z]: [&Rep3Vec<R>; 3],
     [a, b, c]: [&Rep3Vec<R>; 3],
@@ -56,7 +56,7 @@ pub(crate) async fn sacrifice<R: IntRing, T: Transport>(
 /// `triples`, one per product, which are used up. Every party gets the same verdict: `Ok`, or
 /// [`Error::Abort`] when any product is wrong. Four rounds; each party sends two ring elements
 /// per product plus fixed words.
-pub async fn check_products<R: IntRing, T: Transport>(
+pub async fn check_products<R: Ring, T: Transport>(
     p: &mut Rep3<T>,
     x: &Rep3Vec<R>,
     y: &Rep3Vec<R>,
@@ -70,10 +70,7 @@ pub async fn check_products<R: IntRing, T: Transport>(
 /// hold it, compared before anything is returned: a party that sends a wrong component makes
 /// every honest party abort. Two rounds (with the verdicts); two ring elements per value per
 /// party.
-pub async fn open<R: IntRing, T: Transport>(
-    p: &mut Rep3<T>,
-    x: Rep3Vec<R>,
-) -> Result<Vec<R>, Error> {
+pub async fn open<R: Ring, T: Transport>(p: &mut Rep3<T>, x: Rep3Vec<R>) -> Result<Vec<R>, Error> {
     let me = p.me();
     let n = x.len();
     let ctx = p.ctx_mut();
@@ -101,7 +98,7 @@ pub async fn open<R: IntRing, T: Transport>(
 /// Opens `x` to compute party `to` only, which receives its missing component from both of
 /// its holders and compares them; every party then learns the verdict. `to` gets
 /// `Some(values)`, the others `None`. Two rounds; each holder sends one element per value.
-pub async fn open_to<R: IntRing, T: Transport>(
+pub async fn open_to<R: Ring, T: Transport>(
     p: &mut Rep3<T>,
     to: PartyId,
     x: Rep3Vec<R>,

@@ -14,14 +14,20 @@
 //! secret-dependent amount: every comparison of views is a SHA-256 digest sent around the ring
 //! (P_i to P_{i+1}), values that were opened are compared before any zero test uses them, and
 //! every check ends with a verdict that all three parties exchange, so that the honest ones
-//! stop together ([`Error::Abort`]) and release nothing.
+//! stop together ([`Error::Abort`]) and release nothing. The one exception is inherent: a
+//! cheater that lies only in its last verdict to one party makes that party abort while the
+//! other keeps its (correct) output. This is security with abort; unanimous abort would need
+//! agreement, which three parties with one cheater cannot reach without a broadcast channel.
 //!
-//! What is here so far: the validated triples over Z_2^32 and Z_2^64 ([`triples`]), the check
-//! of computed products against them and openings received from both holders ([`check`]),
-//! and the scheme's party [`Mal3`] with [`crate::sharing::Arith`] for exact arithmetic between
-//! the compute parties ([`scheme`]). Fixed-point products (a malicious truncation), clients,
-//! `Boolean`, inference and serving are the next steps of its issue.
+//! What is here so far: the validated triples over Z_2^32, Z_2^64 and bits ([`triples`]), the
+//! check of computed products against them and openings received from both holders
+//! ([`check`]), and the scheme's party [`Mal3`] with [`crate::sharing::Arith`] for exact
+//! arithmetic between the compute parties ([`scheme`]) and [`crate::sharing::Boolean`]
+//! (checked ANDs, A2B and MSB without single-party inputs, checked daBits: [`boolean`]).
+//! Fixed-point products (a malicious truncation), clients, inference and serving are the next
+//! steps of its issue.
 
+pub mod boolean;
 pub mod check;
 pub mod scheme;
 pub mod triples;
@@ -32,7 +38,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::net::{PartyId, Transport};
 use crate::rep3::Rep3;
-use crate::ring::{IntRing, Z64};
+use crate::ring::{Ring, Z64};
 use crate::Error;
 
 /// A running SHA-256 over values in a canonical form: a label, then length-prefixed
@@ -49,11 +55,10 @@ impl View {
         Self(h)
     }
 
-    pub(crate) fn absorb<R: IntRing>(&mut self, v: &[R]) {
+    pub(crate) fn absorb<R: Ring>(&mut self, v: &[R]) {
         self.0.update((v.len() as u64).to_le_bytes());
-        for x in v {
-            self.0.update(&x.to_u64().to_le_bytes()[..R::BYTES]);
-        }
+        let mut scratch = Vec::new();
+        self.0.update(R::wire_bytes(v, &mut scratch));
     }
 
     /// The digest as four ring words, to travel in a frame.
@@ -80,7 +85,7 @@ pub(crate) async fn compare<T: Transport>(
 /// Compares values every party opened (labelled `what`, operation `op`) around the ring
 /// before anything uses them: a party that sent one holder a wrong component leaves the
 /// honest parties with different openings. Two rounds.
-pub(crate) async fn compare_opened<R: IntRing, T: Transport>(
+pub(crate) async fn compare_opened<R: Ring, T: Transport>(
     p: &mut Rep3<T>,
     what: &str,
     op: u64,

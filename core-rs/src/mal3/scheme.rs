@@ -18,7 +18,7 @@ use super::check;
 use super::triples::{self, Params, Triples};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{Rep3, Rep3Vec};
-use crate::ring::{IntRing, Z32, Z64};
+use crate::ring::{Bits, IntRing, Ring, Z32, Z64};
 use crate::sharing::{check_dims, Arith, InputSlot, Len, Linear, Session};
 use crate::Error;
 
@@ -27,9 +27,10 @@ pub const POOL: Params = Params { n: 1024, b: 5, c: 1, l: 1 };
 
 /// A party of the `mal3` scheme over Z_2^32 and Z_2^64, on a rep3 session.
 pub struct Mal3<T> {
-    p: Rep3<T>,
+    pub(super) p: Rep3<T>,
     z32: Book<Z32>,
     z64: Book<Z64>,
+    bits: Book<Bits>,
 }
 
 impl<T: Transport> core::fmt::Debug for Mal3<T> {
@@ -50,8 +51,10 @@ impl<R> Default for Book<R> {
     }
 }
 
-/// The rings mal3 computes in (each has its own book in a [`Mal3`]).
-pub trait Mal3Ring: IntRing {
+/// The rings mal3 computes in (each has its own book in a [`Mal3`]): Z_2^32 and Z_2^64, and
+/// [`Bits`] for the ANDs of its boolean circuits (a triple there is 64 bitsliced AND triples,
+/// checked as one ball).
+pub trait Mal3Ring: Ring {
     /// This ring's book in `m`.
     fn book<T>(m: &mut Mal3<T>) -> &mut Book<Self>;
 }
@@ -65,6 +68,12 @@ impl Mal3Ring for Z32 {
 impl Mal3Ring for Z64 {
     fn book<T>(m: &mut Mal3<T>) -> &mut Book<Self> {
         &mut m.z64
+    }
+}
+
+impl Mal3Ring for Bits {
+    fn book<T>(m: &mut Mal3<T>) -> &mut Book<Self> {
+        &mut m.bits
     }
 }
 
@@ -93,7 +102,7 @@ impl<T: Transport> Mal3<T> {
     }
 
     /// `n` validated triples of ring `R`, from the pool (refilled as needed).
-    async fn triples<R: Mal3Ring>(&mut self, n: usize) -> Result<Triples<R>, Error> {
+    pub(super) async fn triples<R: Mal3Ring>(&mut self, n: usize) -> Result<Triples<R>, Error> {
         let mut parts = Vec::new();
         let mut have = 0;
         while have < n {
@@ -110,10 +119,23 @@ impl<T: Transport> Mal3<T> {
         Ok(Triples::concat(parts))
     }
 
+    /// Records `z = x·y`, computed by rep3's product, to be checked against `prep` (one triple
+    /// per product) before the next opening.
+    pub(super) fn record<R: Mal3Ring>(
+        &mut self,
+        x: Rep3Vec<R>,
+        y: Rep3Vec<R>,
+        z: Rep3Vec<R>,
+        prep: Triples<R>,
+    ) {
+        R::book(self).pending.push(([x, y, z], prep));
+    }
+
     /// Checks every product not yet checked, in every ring (before any opening).
-    async fn check_pending(&mut self) -> Result<(), Error> {
+    pub(super) async fn check_pending(&mut self) -> Result<(), Error> {
         self.check_ring::<Z32>().await?;
-        self.check_ring::<Z64>().await
+        self.check_ring::<Z64>().await?;
+        self.check_ring::<Bits>().await
     }
 
     async fn check_ring<R: Mal3Ring>(&mut self) -> Result<(), Error> {
@@ -128,7 +150,7 @@ impl<T: Transport> Mal3<T> {
     }
 }
 
-impl<T: Transport, R: Mal3Ring> Arith<R> for Mal3<T> {
+impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
     type V = Rep3Vec<R>;
     type Tag = Len;
     type InputPrep = InputSlot;
@@ -206,7 +228,7 @@ impl<T: Transport, R: Mal3Ring> Arith<R> for Mal3<T> {
             )));
         }
         let z = self.p.mul(x, y).await?;
-        R::book(self).pending.push(([x.clone(), y.clone(), z.clone()], prep));
+        self.record(x.clone(), y.clone(), z.clone(), prep);
         Ok(z)
     }
 
@@ -251,7 +273,7 @@ impl<T: Transport, R: Mal3Ring> Arith<R> for Mal3<T> {
 /// followed by an opening, so dropping them releases nothing.
 impl<T> Session<Rep3<T>> for Mal3<T> {
     fn start(base: Rep3<T>) -> Self {
-        Self { p: base, z32: Book::default(), z64: Book::default() }
+        Self { p: base, z32: Book::default(), z64: Book::default(), bits: Book::default() }
     }
     fn finish(self) -> Rep3<T> {
         self.p

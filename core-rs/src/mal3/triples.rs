@@ -22,7 +22,7 @@ use super::compare_opened;
 use crate::net::Transport;
 use crate::prg::{Prg, Seed};
 use crate::rep3::{Rep3, Rep3Vec};
-use crate::ring::{IntRing, Z64};
+use crate::ring::{Ring, Z64};
 use crate::Error;
 
 /// Parameters of one cut-and-bucket run: `n` triples out, buckets of `b`, `c` triples opened in
@@ -87,7 +87,7 @@ pub struct Triples<R> {
     pub(crate) c: Rep3Vec<R>,
 }
 
-impl<R: IntRing> Triples<R> {
+impl<R: Ring> Triples<R> {
     /// Number of triples.
     pub fn len(&self) -> usize {
         self.a.len()
@@ -181,7 +181,7 @@ fn layout(prm: &Params, base: usize, prg: &mut Prg) -> (Vec<usize>, Vec<usize>) 
 
 /// Makes `prm.n` validated triples (see the module documentation). Every party gets the same
 /// verdict: the triples, or [`Error::Abort`] when a check failed anywhere.
-pub async fn validated<R: IntRing, T: Transport>(
+pub async fn validated<R: Ring, T: Transport>(
     p: &mut Rep3<T>,
     prm: &Params,
 ) -> Result<Triples<R>, Error> {

@@ -171,6 +171,21 @@ impl Planes {
 /// One AND of a layer: plane `.1` of `.0` with plane `.3` of `.2`.
 pub(crate) type AndPair<'a> = (&'a Planes, usize, &'a Planes, usize);
 
+/// Evaluates one layer of ANDs on planes, in one round: rep3's product as it is, or a scheme
+/// that also records each product for a later check (mal3). The circuits on planes (the
+/// carry network of `super::adder`) are written once against it.
+#[allow(async_fn_in_trait)] // futures are not `Send` by design: a session is driven by one task
+pub(crate) trait AndLayer {
+    /// Result plane `j` is pair `j`'s product.
+    async fn and_planes(&mut self, pairs: &[AndPair<'_>], w: usize) -> Result<Planes, Error>;
+}
+
+impl<T: Transport> AndLayer for Rep3<T> {
+    async fn and_planes(&mut self, pairs: &[AndPair<'_>], w: usize) -> Result<Planes, Error> {
+        Self::and_planes(self, pairs, w).await
+    }
+}
+
 impl<T: Transport> Rep3<T> {
     /// One circuit layer: the AND of every pair of planes, in one round. Result plane `j` is
     /// pair `j`'s product; the local products are written straight into the outgoing message.

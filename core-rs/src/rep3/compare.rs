@@ -19,6 +19,7 @@
 //! `b^A = c + (1 − 2c)·r^A`. A bit times a value, `b·x = c·x + (1 − 2c)·(r^A·x)`, opens `c`
 //! and multiplies `r^A·x` in the same round: 1 round, one element per value.
 
+use super::adder::{sum_bits, sum_msbs};
 use super::binary::{to_planes_into, unpack_bits, words, AndPair, Planes};
 use super::prep::DaBits;
 use super::{next, prev, Rep3, Rep3Vec};
@@ -150,18 +151,8 @@ impl<T: Transport> Rep3<T> {
     /// Boolean shares of the bits of `x` (arithmetic to binary): `R::BITS` packed vectors,
     /// bit `i` of every element in vector `i`.
     pub async fn a2b<R: IntRing>(&mut self, x: &Rep3Vec<R>) -> Result<Vec<SharedBits>, Error> {
-        let k = R::BITS as usize;
         let (a, b, _) = self.split_planes(&[x], false).await?;
-        let want: Vec<usize> = (0..k - 1).collect();
-        let g = self.carries(&a, &b, &want, false).await?;
-        let p = a.xor_prefix(&b, k);
-        let mut planes = Vec::with_capacity(k);
-        for i in 0..k {
-            let pi = p.to_vec(i);
-            let words = if i == 0 { pi } else { pi.add(&g[i - 1])? };
-            planes.push(SharedBits { n: x.len(), words });
-        }
-        Ok(planes)
+        sum_bits(self, &a, &b, R::BITS as usize, x.len()).await
     }
 
     /// The most significant bits of several vectors in one batched run (8 rounds for k = 64).
@@ -169,16 +160,9 @@ impl<T: Transport> Rep3<T> {
         &mut self,
         xs: &[&Rep3Vec<R>],
     ) -> Result<Vec<SharedBits>, Error> {
-        let k = R::BITS as usize;
         let (a, b, ws) = self.split_planes(xs, false).await?;
-        let g = self.carries(&a, &b, &[k - 2], false).await?;
-        let top = a.xor_one(&b, k - 1);
-        let m = top.add(&g[0])?;
-        Ok(m.split(&ws)
-            .into_iter()
-            .zip(xs)
-            .map(|(words, x)| SharedBits { n: x.len(), words })
-            .collect())
+        let ns: Vec<usize> = xs.iter().map(|x| x.len()).collect();
+        sum_msbs(self, &a, &b, R::BITS as usize, &ws, &ns).await
     }
 
     /// `[x = y]`: 1 + log₂k rounds, k − 1 AND gates per element.
@@ -302,29 +286,7 @@ impl<T: Transport> Rep3<T> {
         self.ctx.round();
         let masked = self.masked_bits_round(b, &r)?;
         let open = self.finish_masked_bits(masked).await?;
-        // b^A = c + (1 − 2c)·r^A: r^A where c = 0, 1 − r^A where c = 1 (the 1 in component 0),
-        // one branch-free pass per component.
-        let me = self.me();
-        let one = |first: bool| match (me.0, first) {
-            (0, true) | (2, false) => R::ONE,
-            _ => R::ZERO,
-        };
-        // Only the elements whose bit is set change: visit those, lowest set bit first.
-        let flip = |x: &mut [R], one: R| {
-            for (w, xs) in open.iter().zip(x[..b.n].chunks_mut(64)) {
-                let mut c = w.0;
-                while c != 0 {
-                    if let Some(x) = xs.get_mut(c.trailing_zeros() as usize) {
-                        *x = one - *x;
-                    }
-                    c &= c - 1;
-                }
-            }
-        };
-        let DaBits { arith: Rep3Vec { mut a, b: mut bb, .. }, .. } = r;
-        flip(&mut a, one(true));
-        flip(&mut bb, one(false));
-        Ok(Rep3Vec::from_parts(me, a, bb))
+        Ok(unmask_bits(&open, b.n, r.arith))
     }
 
     /// `b·x_j` for each vector `x_j` (all of `b`'s length), in one round: one element per value
@@ -352,31 +314,58 @@ impl<T: Transport> Rep3<T> {
         self.ctx.send(prev(me), &z)?;
         let open = self.finish_masked_bits(masked).await?;
         let zb = self.ctx.recv::<R>(next(me), z.len()).await?;
-        // b·x = c·x + (1 − 2c)·(r·x) = r·x + c·(x − 2·r·x), with c public: one pass per component.
+        let rx = Rep3Vec::from_parts(me, z, zb);
         let n = b.n;
-        let combine = |x: &[R], rx: &[R]| -> Vec<R> {
-            x.iter()
-                .zip(rx)
-                .enumerate()
-                .map(|(j, (x, rx))| {
-                    let c = (open[j / 64].0 >> (j % 64)) & 1 == 1;
-                    if c {
-                        *x - *rx
-                    } else {
-                        *rx
-                    }
-                })
-                .collect()
-        };
         Ok(xs
             .iter()
             .enumerate()
-            .map(|(t, x)| {
-                let part = t * n..(t + 1) * n;
-                Rep3Vec::from_parts(me, combine(&x.a, &z[part.clone()]), combine(&x.b, &zb[part]))
-            })
+            .map(|(t, x)| unmask_products(&open, x, &rx.slice(t * n..(t + 1) * n)))
             .collect())
     }
+}
+
+/// Bit injection's last step: `b^A = c + (1 − 2c)·r^A` from the opened `c = b ⊕ r` (packed)
+/// and the ring side of the daBits `r`: `r^A` where `c = 0`, `1 − r^A` where `c = 1`.
+pub(crate) fn unmask_bits<R: Ring>(open: &[Bits], n: usize, arith: Rep3Vec<R>) -> Rep3Vec<R> {
+    let me = arith.me;
+    // The public 1 goes to component 0 (P0's first, P2's second).
+    let one = |first: bool| match (me.0, first) {
+        (0, true) | (2, false) => R::ONE,
+        _ => R::ZERO,
+    };
+    // Only the elements whose bit is set change: visit those, lowest set bit first.
+    let flip = |x: &mut [R], one: R| {
+        for (w, xs) in open.iter().zip(x[..n].chunks_mut(64)) {
+            let mut c = w.0;
+            while c != 0 {
+                if let Some(x) = xs.get_mut(c.trailing_zeros() as usize) {
+                    *x = one - *x;
+                }
+                c &= c - 1;
+            }
+        }
+    };
+    let Rep3Vec { mut a, b: mut bb, .. } = arith;
+    flip(&mut a, one(true));
+    flip(&mut bb, one(false));
+    Rep3Vec::from_parts(me, a, bb)
+}
+
+/// A bit product's last step: `b·x = c·x + (1 − 2c)·(r·x)`, i.e. `r·x` where the opened
+/// `c = b ⊕ r` is 0 and `x − r·x` where it is 1, elementwise (one pass per component).
+pub(crate) fn unmask_products<R: Ring>(
+    open: &[Bits],
+    x: &Rep3Vec<R>,
+    rx: &Rep3Vec<R>,
+) -> Rep3Vec<R> {
+    let combine = |x: &[R], rx: &[R]| -> Vec<R> {
+        x.iter()
+            .zip(rx)
+            .enumerate()
+            .map(|(j, (x, rx))| if (open[j / 64].0 >> (j % 64)) & 1 == 1 { *x - *rx } else { *rx })
+            .collect()
+    };
+    Rep3Vec::from_parts(x.me, combine(&x.a, &rx.a), combine(&x.b, &rx.b))
 }
 
 impl Bitwise for SharedBits {

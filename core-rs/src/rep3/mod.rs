@@ -22,11 +22,11 @@
 //! The n-party scheme, METEOR's masked sharing and the malicious variant sit beside this module
 //! and reuse [`Ctx`], the rings and the PRG; METEOR's mask shares are `rep3` shares.
 
-mod adder;
+pub(crate) mod adder;
 mod arith;
 pub mod binary;
 pub mod client;
-mod compare;
+pub(crate) mod compare;
 mod nn;
 pub mod prep;
 pub mod scheme;

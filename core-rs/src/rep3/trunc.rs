@@ -74,7 +74,8 @@ impl<T: Transport> Rep3<T> {
         let b_pl = self.planes_from_one(p1, rb.as_deref().map(to_planes), k as usize, w).await?;
 
         let (k1, kk) = (k as usize - 1, k as usize);
-        let g = self.carries(&a_pl, &b_pl, &[d as usize - 1, kk - 2, k1], false).await?;
+        let g =
+            super::adder::carries(self, &a_pl, &b_pl, &[d as usize - 1, kk - 2, k1], false).await?;
         let msb = a_pl.xor_one(&b_pl, k1).add(&g[1])?;
         // Inject c_d, c_k and msb(r) together: three padded blocks of w words.
         let bits = SharedBits { n: 3 * w * 64, words: Rep3Vec::concat(&[&g[0], &g[2], &msb]) };

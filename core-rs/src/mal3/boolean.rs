@@ -1,0 +1,214 @@
+//! [`Boolean`] for [`Mal3`]: rep3's boolean circuits with every AND checked, and conversions
+//! whose only single-party inputs are values two parties hold.
+//!
+//! **AND.** rep3's product over [`Bits`], recorded with a validated bit triple and checked at
+//! the next opening like an arithmetic product (a triple of 64 bitsliced ANDs is one ball of
+//! the cut-and-bucket, [`super::triples`]).
+//!
+//! **A2B / MSB.** rep3 lets P1 boolean-share `x1 + x2`, which a cheating P1 could share wrong
+//! without any product noticing. Here every party only writes the bits of the components it
+//! holds (each component is known to two parties, so an honest one defines it), and a layer of
+//! full adders (`k − 1` checked ANDs, one round) turns the three addends into two; the carry
+//! network of `rep3::adder` does the rest with checked ANDs. An MSB takes
+//! `2 + ⌈log₂(k−1)⌉` rounds, as in rep3 (the full adders replace P1's sharing message).
+//!
+//! **daBits.** A random boolean sharing `(r0, r1, r2)` (each component from a pairwise key);
+//! each component is lifted into the ring by its two holders, and `r = r0 ⊕ r1 ⊕ r2` is computed
+//! there as `t = r0 + r1 − 2·r0·r1`, `r = t + r2 − 2·t·r2`: two checked products (two rounds), so
+//! both sides hold the same bit whatever a cheating party does.
+//!
+//! **Bit injection and bit products.** `c = b ⊕ r` is opened with each missing component from
+//! both holders ([`check::open`], two rounds with the verdict); it is masked by the daBit, so it
+//! needs no earlier check. A bit product's `r·x` is a checked product in the round before.
+
+use super::check;
+use super::scheme::{Mal3, Mal3Ring};
+use crate::net::{PartyId, Transport};
+use crate::rep3::adder::{sum_bits, sum_msbs};
+use crate::rep3::binary::{to_planes_into, unpack_bits, words, AndLayer, AndPair, Planes};
+use crate::rep3::compare::{lift_bits, unmask_bits, unmask_products, SharedBits};
+use crate::rep3::{next, DaBits, Rep3Vec};
+use crate::ring::{Bits, IntRing, Ring};
+use crate::sharing::{Arith, Boolean};
+use crate::Error;
+
+impl<T: Transport> AndLayer for Mal3<T> {
+    /// rep3's layer, each product recorded with a bit triple for the next check.
+    async fn and_planes(&mut self, pairs: &[AndPair<'_>], w: usize) -> Result<Planes, Error> {
+        let prep = self.triples::<Bits>(pairs.len() * w).await?;
+        let z = self.p.and_planes(pairs, w).await?;
+        let me = self.me();
+        let operands = |left: bool| {
+            let (mut a, mut b) = (Vec::with_capacity(pairs.len() * w), Vec::new());
+            for &(x, xi, y, yi) in pairs {
+                let (pa, pb) = if left { x.plane(xi) } else { y.plane(yi) };
+                a.extend_from_slice(pa);
+                b.extend_from_slice(pb);
+            }
+            Rep3Vec::from_parts(me, a, b)
+        };
+        let zv = Rep3Vec::from_parts(me, z.a.clone(), z.b.clone());
+        self.record(operands(true), operands(false), zv, prep);
+        Ok(z)
+    }
+}
+
+/// The bit planes of additive component `j` of each vector (vectors side by side, `w` words per
+/// plane in all): its two holders write its bits, the third party zeros. Local.
+fn component_planes<R: IntRing>(me: PartyId, xs: &[&Rep3Vec<R>], j: u8, w: usize) -> Planes {
+    let mut p = Planes::zeros(me, R::BITS as usize, w);
+    let mut off = 0;
+    for x in xs {
+        // P_i holds components i (as `a`) and i + 1 (as `b`).
+        if me.0 == j {
+            to_planes_into(&x.a, &mut p.a, w, off);
+        }
+        if next(me).0 == j {
+            to_planes_into(&x.b, &mut p.b, w, off);
+        }
+        off += words(x.len());
+    }
+    p
+}
+
+/// Component `j` of packed random bits, lifted into the ring as 0/1 by its two holders (zero
+/// elsewhere): a sharing of that component's bits. Local.
+fn lifted_component<R: Ring>(bits: &Rep3Vec<Bits>, j: u8, n: usize) -> Rep3Vec<R> {
+    let me = bits.me;
+    let side = |held: bool, v: &[Bits]| if held { lift_bits(v, n) } else { vec![R::ZERO; n] };
+    Rep3Vec::from_parts(me, side(me.0 == j, &bits.a), side(next(me).0 == j, &bits.b))
+}
+
+impl<T: Transport> Mal3<T> {
+    /// Planes `(a, b)` with `a + b = x` mod 2^k for each vector, and each vector's width in
+    /// words: the components' planes through one layer of full adders (sum
+    /// `s0 ⊕ s1 ⊕ s2`, carry `((s0 ⊕ s2) ∧ (s1 ⊕ s2)) ⊕ s2` moved one place up; the top
+    /// carry leaves the ring). One round, `k − 1` checked ANDs per value.
+    async fn addends<R: IntRing>(
+        &mut self,
+        xs: &[&Rep3Vec<R>],
+    ) -> Result<(Planes, Planes, Vec<usize>), Error> {
+        let k = R::BITS as usize;
+        let me = self.me();
+        let ws: Vec<usize> = xs.iter().map(|x| words(x.len())).collect();
+        let w: usize = ws.iter().sum();
+        let [s0, s1, s2] = [0, 1, 2].map(|j| component_planes(me, xs, j, w));
+        let (u, v) = (s0.xor_prefix(&s2, k), s1.xor_prefix(&s2, k));
+        let pairs: Vec<AndPair<'_>> = (0..k - 1).map(|i| (&u, i, &v, i)).collect();
+        let maj = AndLayer::and_planes(self, &pairs, w).await?;
+        let mut b = Planes::zeros(me, k, w);
+        for i in 0..k - 1 {
+            b.set_plane(i + 1, &maj, i);
+            b.xor_plane(i + 1, &s2, i);
+        }
+        Ok((u.xor_prefix(&s1, k), b, ws))
+    }
+
+    /// Opens `b ⊕ r` for the daBits `r`, each component from both of its holders.
+    async fn open_masked<R: Ring>(
+        &mut self,
+        b: &SharedBits,
+        r: &DaBits<R>,
+    ) -> Result<Vec<Bits>, Error> {
+        if r.len() != b.n {
+            return Err(Error::ApiMisuse(format!("{} bits but {} daBits", b.n, r.len())));
+        }
+        check::open(&mut self.p, b.words.add(&r.bits)?).await
+    }
+
+    /// `n` daBits with both sides checked (see the module documentation).
+    async fn dabits<R: Mal3Ring + IntRing>(&mut self, n: usize) -> Result<DaBits<R>, Error> {
+        let mut bits = self.p.random::<Bits>(words(n));
+        if n % 64 != 0 {
+            // Padding bits beyond n are not daBits: keep them zero.
+            let mask = (1u64 << (n % 64)) - 1;
+            for part in [&mut bits.a, &mut bits.b] {
+                if let Some(last) = part.last_mut() {
+                    last.0 &= mask;
+                }
+            }
+        }
+        let [r0, r1, r2] = [0, 1, 2].map(|j| lifted_component::<R>(&bits, j, n));
+        let two = R::from_u64(2);
+        let mut prep = self.triples::<R>(2 * n).await?;
+        let first = prep.take(n)?;
+        let p01 = Arith::<R>::mul(self, &r0, &r1, first).await?;
+        let t = r0.add(&r1)?.sub(&p01.scale(two))?;
+        let p = Arith::<R>::mul(self, &t, &r2, prep).await?;
+        let arith = t.add(&r2)?.sub(&p.scale(two))?;
+        Ok(DaBits { bits, arith })
+    }
+}
+
+impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
+    type Bits = SharedBits;
+    type BitPrep = DaBits<R>;
+
+    async fn bit_prep(&mut self, n: usize) -> Result<DaBits<R>, Error> {
+        self.dabits(n).await
+    }
+
+    /// One round; checked at the next opening.
+    async fn and(&mut self, x: &SharedBits, y: &SharedBits) -> Result<SharedBits, Error> {
+        if x.n != y.n {
+            return Err(Error::ApiMisuse(format!("and: {} and {} bits", x.n, y.n)));
+        }
+        let prep = self.triples::<Bits>(x.words.len()).await?;
+        let z = self.p.mul(&x.words, &y.words).await?;
+        self.record(x.words.clone(), y.words.clone(), z.clone(), prep);
+        Ok(SharedBits { n: x.n, words: z })
+    }
+
+    async fn msb_many(&mut self, xs: &[&Rep3Vec<R>]) -> Result<Vec<SharedBits>, Error> {
+        let (a, b, ws) = self.addends(xs).await?;
+        let ns: Vec<usize> = xs.iter().map(|x| x.len()).collect();
+        sum_msbs(self, &a, &b, R::BITS as usize, &ws, &ns).await
+    }
+
+    async fn a2b(&mut self, x: &Rep3Vec<R>) -> Result<Vec<SharedBits>, Error> {
+        let (a, b, _) = self.addends(&[x]).await?;
+        sum_bits(self, &a, &b, R::BITS as usize, x.len()).await
+    }
+
+    /// Two rounds (the masked opening and its verdict).
+    async fn b2a(&mut self, b: &SharedBits, prep: DaBits<R>) -> Result<Rep3Vec<R>, Error> {
+        let open = self.open_masked(b, &prep).await?;
+        Ok(unmask_bits(&open, b.n, prep.arith))
+    }
+
+    /// Three rounds: the checked product `r·x`, then the masked opening and its verdict.
+    async fn bit_mul_many(
+        &mut self,
+        b: &SharedBits,
+        xs: &[&Rep3Vec<R>],
+        prep: DaBits<R>,
+    ) -> Result<Vec<Rep3Vec<R>>, Error> {
+        if xs.iter().any(|x| x.len() != b.n) || prep.len() != b.n {
+            return Err(Error::ApiMisuse(format!(
+                "bit_mul: {} bits, {} daBits, vectors of {:?} values",
+                b.n,
+                prep.len(),
+                xs.iter().map(|x| x.len()).collect::<Vec<_>>()
+            )));
+        }
+        let n = b.n;
+        let r = Rep3Vec::concat(&vec![&prep.arith; xs.len()]);
+        let x = Rep3Vec::concat(xs);
+        let triples = self.triples::<R>(x.len()).await?;
+        let rx = Arith::<R>::mul(self, &r, &x, triples).await?;
+        let open = self.open_masked(b, &prep).await?;
+        Ok(xs
+            .iter()
+            .enumerate()
+            .map(|(t, x)| unmask_products(&open, x, &rx.slice(t * n..(t + 1) * n)))
+            .collect())
+    }
+
+    /// After every pending product is checked, from both holders of each component.
+    async fn open_bits(&mut self, b: SharedBits) -> Result<Vec<bool>, Error> {
+        self.check_pending().await?;
+        let n = b.n;
+        let w = check::open(&mut self.p, b.words).await?;
+        Ok(unpack_bits(&w, n).into_iter().map(|x| x == 1).collect())
+    }
+}
