@@ -11,6 +11,9 @@ use ringfence_core::ring::{IntRing, Z32, Z64};
 use ringfence_core::testing::{self, Action, Envelope, Net};
 use ringfence_core::Error;
 
+/// A wire hook that the runs below install on the network.
+type Hook = Box<dyn FnMut(&mut Envelope) -> Action>;
+
 const SMALL: Params = Params { n: 256, b: 3, c: 1, l: 4 };
 
 /// Runs the triple validation with `hook` on the wire; each party opens its triples.
@@ -259,9 +262,7 @@ fn a_party_that_cheats_in_a_mal3_product_makes_the_opening_abort() {
 /// ReLU of P0's values and `[x < y]` injected into the ring, with P2's `y`, through mal3's
 /// `Boolean` (checked ANDs in the full adders and carries, daBits, masked openings), opened to
 /// all. P1 owns no input, so every message it sends is protocol, none its own choice.
-fn mal3_boolean(
-    hook: impl FnMut(&mut Envelope) -> Action + 'static,
-) -> Vec<Result<[Vec<Z64>; 2], Error>> {
+fn mal3_boolean(hook: Hook) -> Vec<Result<[Vec<Z64>; 2], Error>> {
     use ringfence_core::mal3::Mal3;
     use ringfence_core::sharing::{Arith, Boolean, Session};
     let net = Net::new(3);
@@ -288,7 +289,7 @@ fn mal3_boolean(
 
 #[test]
 fn mal3_comparisons_open_to_the_right_values() {
-    let outs = mal3_boolean(|_| Action::Deliver);
+    let outs = mal3_boolean(Box::new(|_| Action::Deliver));
     let relu: Vec<Z64> = [5i64, 0, 0, 1, 0, i64::MAX, 0, 77].map(Z64::from_i64).to_vec();
     let lt: Vec<Z64> = [1u64, 0, 0, 0, 1, 0, 1, 0].map(Z64).to_vec();
     for (i, o) in outs.iter().enumerate() {
@@ -304,32 +305,40 @@ fn mal3_comparisons_open_to_the_right_values() {
 /// one cheater cannot agree on without a broadcast channel.)
 #[test]
 fn any_change_to_any_message_of_a_mal3_comparison_aborts_it() {
+    sweep_p1_messages(mal3_boolean);
+}
+
+/// Runs `protocol` honestly, then once per message P1 sends (after the key agreement) with
+/// that message changed in one bit, and checks the outcome (see the test above).
+fn sweep_p1_messages<V: PartialEq + Clone + core::fmt::Debug>(
+    protocol: fn(Hook) -> Vec<Result<V, Error>>,
+) {
     let counts = Rc::new(Cell::new([0u64; 2]));
     let c = counts.clone();
-    let honest = mal3_boolean(move |e| {
+    let honest = protocol(Box::new(move |e| {
         if e.from == PartyId(1) {
             let mut n = c.get();
             n[usize::from(e.to.0 == 2)] = n[usize::from(e.to.0 == 2)].max(e.index + 1);
             c.set(n);
         }
         Action::Deliver
-    });
+    }));
     let right = honest[0].as_ref().expect("an honest run").clone();
     let [to0, to2] = counts.get();
-    assert!(to0 > 20 && to2 > 20, "too few messages to be the whole protocol: {to0}, {to2}");
+    assert!(to0 > 10 && to2 > 10, "too few messages to be the whole protocol: {to0}, {to2}");
     let mut finished = 0;
     for (to, count) in [(0u8, to0), (2, to2)] {
         for index in 1..count {
             let hit = Rc::new(Cell::new(false));
             let h = hit.clone();
-            let outs = mal3_boolean(move |e| {
+            let outs = protocol(Box::new(move |e| {
                 if e.from == PartyId(1) && e.to == PartyId(to) && e.index == index {
                     let at = e.bytes.len() - 1;
                     e.bytes[at] ^= 0x01;
                     h.set(true);
                 }
                 Action::Deliver
-            });
+            }));
             assert!(hit.get(), "frame {index} to P{to} was not sent");
             let what = format!("P1's frame {index} to P{to}");
             for i in [0, 2] {
@@ -346,4 +355,89 @@ fn any_change_to_any_message_of_a_mal3_comparison_aborts_it() {
     }
     // Only the two last verdicts (one per link) can leave an honest party finished.
     assert!(finished <= 2, "{finished} honest parties finished after a change");
+}
+
+/// mal3's truncation pairs open to `(r, r >> d)` exactly (arithmetic shift), for shifts at
+/// both ends of the range; `r` is random, so 300 pairs cover both signs and carries.
+fn mal3_trunc<R: IntRing + ringfence_core::mal3::scheme::Mal3Ring>(d: u32) {
+    use ringfence_core::mal3::Mal3;
+    use ringfence_core::sharing::{Arith, Session};
+    let outs = testing::run_rep3(83 + u64::from(d), move |p| async move {
+        let mut s = Mal3::start(p);
+        let pairs = s.trunc_pairs::<R>(300, d).await?;
+        let (r, rs) = pairs.into_parts_for_test();
+        Ok((Arith::<R>::open(&mut s, r).await?, Arith::<R>::open(&mut s, rs).await?))
+    });
+    for (i, (r, rs)) in outs.iter().enumerate() {
+        assert!(r.windows(2).any(|w| w[0] != w[1]), "P{i}: constant masks");
+        assert!(r.iter().any(|v| v.msb()) && r.iter().any(|v| !v.msb()), "P{i}: one sign");
+        for (a, b) in r.iter().zip(rs) {
+            assert_eq!(a.shr_arith(d), *b, "P{i}: d = {d}, pair ({a:?}, {b:?})");
+        }
+    }
+}
+
+#[test]
+fn mal3_truncation_pairs_are_exact() {
+    for d in [1, 13, 62] {
+        mal3_trunc::<Z64>(d);
+    }
+    for d in [1, 8, 30] {
+        mal3_trunc::<Z32>(d);
+    }
+    // Shifts that leave no integer part are refused.
+    let outs = testing::run_rep3(84, |p| async move {
+        use ringfence_core::mal3::Mal3;
+        use ringfence_core::sharing::Session;
+        let mut s = Mal3::start(p);
+        Ok([s.trunc_pairs::<Z64>(4, 0).await.err(), s.trunc_pairs::<Z64>(4, 63).await.err()])
+    });
+    for o in outs {
+        assert!(o.iter().all(|e| matches!(e, Some(Error::ApiMisuse(_)))), "{o:?}");
+    }
+}
+
+/// A fixed-point product of P0's and P2's values (8 fractional bits), opened to all; `hook`
+/// sees the wire. P1 owns no input.
+fn mal3_fixed(hook: Hook) -> Vec<Result<Vec<Z64>, Error>> {
+    use ringfence_core::mal3::Mal3;
+    use ringfence_core::sharing::{Arith, Session};
+    let net = Net::new(3);
+    net.set_hook(hook);
+    let x: Vec<Z64> = [256i64, -512, 0, 1, -1, 3 << 20].map(Z64::from_i64).to_vec();
+    let y: Vec<Z64> = [256i64, 384, -7, -1, -1, -(5 << 12)].map(Z64::from_i64).to_vec();
+    testing::run_rep3_on(&net, 3, 85, move |p| {
+        let (x, y) = (x.clone(), y.clone());
+        async move {
+            let mut s = Mal3::start(p);
+            let me = s.me();
+            let (px, tx) = Arith::<Z64>::input_prep(&mut s, PartyId(0), 6);
+            let (py, ty) = Arith::<Z64>::input_prep(&mut s, PartyId(2), 6);
+            let (pm, _) = s.mul_prep(&tx, &ty, 8).await?;
+            let vx = s.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+            let vy = s.input(PartyId(2), (me == PartyId(2)).then_some(&y[..]), py).await?;
+            let z = s.mul(&vx, &vy, pm).await?;
+            s.open(z).await
+        }
+    })
+}
+
+#[test]
+fn mal3_fixed_point_products_are_within_one_ulp() {
+    let outs = mal3_fixed(Box::new(|_| Action::Deliver));
+    // ⌊x·y / 2^8⌋, or one less.
+    let floor = [256i64, -768, -1, -1, 0, -(15 << 24)];
+    for (i, o) in outs.iter().enumerate() {
+        let got = o.as_ref().unwrap_or_else(|e| panic!("P{i}: {e}"));
+        for (g, f) in got.iter().zip(floor) {
+            assert!([f, f - 1].contains(&g.to_i64()), "P{i}: {} for ⌊⌋ = {f}", g.to_i64());
+        }
+    }
+}
+
+/// Every message P1 sends in a fixed-point product (the truncation pairs' setup included),
+/// changed in one bit in turn, is detected as in the comparison sweep above.
+#[test]
+fn any_change_to_any_message_of_a_mal3_fixed_point_product_aborts_it() {
+    sweep_p1_messages(mal3_fixed);
 }

@@ -34,6 +34,7 @@ type CostModel = fn(&PlanShape, usize, usize) -> (u64, u64);
 
 const REP3: Scheme = Scheme { output: Output::Argmax, cost: None };
 const METEOR: Scheme = Scheme { output: Output::Logits, cost: Some(online_cost) };
+const MAL3: Scheme = Scheme { output: Output::Argmax, cost: None };
 
 fn plan_of(bytes: &[u8]) -> FixedPlan<Z64> {
     FixedPlan::new(&import_onnx(bytes).unwrap(), ringfence_core::nn::DEFAULT_FRAC_BITS).unwrap()
@@ -218,10 +219,35 @@ macro_rules! scheme {
             }
         }
     };
+    ($name:ident: $party:ty, servers only, $desc:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn nn_a() {
+                check_agreement::<$party>(&$desc, "nn-a", (NN_A, NN_A_REF), &mnist(20), 20);
+            }
+            #[test]
+            fn lenet() {
+                check_agreement::<$party>(&$desc, "lenet", (LENET, LENET_REF), &mnist(1), 1);
+            }
+            #[test]
+            fn logreg() {
+                check_agreement::<$party>(&$desc, "logreg", (LOGREG, LOGREG_REF), &digits8(), 450);
+            }
+            #[test]
+            fn nn_a_logits_track_the_plaintext_plan() {
+                logits_track_the_plaintext_plan::<$party>();
+            }
+        }
+    };
 }
 
 scheme!(rep3: Rep3P, Rep3Client<MemTransport>, REP3);
 scheme!(meteor: MeteorP, MeteorClient<MemTransport>, METEOR);
+// mal3 serves no client yet, and its dense layers take k checked products per output: fewer
+// samples, the same agreement required.
+scheme!(mal3: Mal3P, servers only, MAL3);
 
 /// The plaintext fixed-point plans (on all 1000 digits in release builds) and the float models
 /// agree with onnxruntime: the reference every secure run above is held to.

@@ -29,7 +29,7 @@ use crate::rep3::binary::{to_planes_into, unpack_bits, words, AndLayer, AndPair,
 use crate::rep3::compare::{lift_bits, unmask_bits, unmask_products, SharedBits};
 use crate::rep3::{next, DaBits, Rep3Vec};
 use crate::ring::{Bits, IntRing, Ring};
-use crate::sharing::{Arith, Boolean};
+use crate::sharing::Boolean;
 use crate::Error;
 
 impl<T: Transport> AndLayer for Mal3<T> {
@@ -79,14 +79,24 @@ fn lifted_component<R: Ring>(bits: &Rep3Vec<Bits>, j: u8, n: usize) -> Rep3Vec<R
     Rep3Vec::from_parts(me, side(me.0 == j, &bits.a), side(next(me).0 == j, &bits.b))
 }
 
+/// `2·C` mod 2^k as `k` planes: plane `i + 1` is carry plane `i`, plane 0 is zero.
+pub(super) fn doubled(carry: &Planes, k: usize) -> Planes {
+    let mut b = Planes::zeros(carry.me, k, carry.w);
+    for i in 0..k - 1 {
+        b.set_plane(i + 1, carry, i);
+    }
+    b
+}
+
 impl<T: Transport> Mal3<T> {
-    /// Planes `(a, b)` with `a + b = x` mod 2^k for each vector, and each vector's width in
-    /// words: the components' planes through one layer of full adders (sum
-    /// `s0 ⊕ s1 ⊕ s2`, carry `((s0 ⊕ s2) ∧ (s1 ⊕ s2)) ⊕ s2` moved one place up; the top
-    /// carry leaves the ring). One round, `k − 1` checked ANDs per value.
-    async fn addends<R: IntRing>(
+    /// The layer of full adders over the components' planes (one round): the sum planes
+    /// `A = s0 ⊕ s1 ⊕ s2` (`k` of them) and the carry planes
+    /// `C_i = ((s0 ⊕ s2) ∧ (s1 ⊕ s2)) ⊕ s2` for `i < m` (`m` checked ANDs per value), so that
+    /// `s0 + s1 + s2 = A + 2·C` as integers; and each vector's width in words.
+    pub(super) async fn full_adders<R: IntRing>(
         &mut self,
         xs: &[&Rep3Vec<R>],
+        m: usize,
     ) -> Result<(Planes, Planes, Vec<usize>), Error> {
         let k = R::BITS as usize;
         let me = self.me();
@@ -94,14 +104,24 @@ impl<T: Transport> Mal3<T> {
         let w: usize = ws.iter().sum();
         let [s0, s1, s2] = [0, 1, 2].map(|j| component_planes(me, xs, j, w));
         let (u, v) = (s0.xor_prefix(&s2, k), s1.xor_prefix(&s2, k));
-        let pairs: Vec<AndPair<'_>> = (0..k - 1).map(|i| (&u, i, &v, i)).collect();
-        let maj = AndLayer::and_planes(self, &pairs, w).await?;
-        let mut b = Planes::zeros(me, k, w);
-        for i in 0..k - 1 {
-            b.set_plane(i + 1, &maj, i);
-            b.xor_plane(i + 1, &s2, i);
+        let pairs: Vec<AndPair<'_>> = (0..m).map(|i| (&u, i, &v, i)).collect();
+        let mut carry = AndLayer::and_planes(self, &pairs, w).await?;
+        for i in 0..m {
+            carry.xor_plane(i, &s2, i);
         }
-        Ok((u.xor_prefix(&s1, k), b, ws))
+        Ok((u.xor_prefix(&s1, k), carry, ws))
+    }
+
+    /// Planes `(a, b)` with `a + b = x` mod 2^k for each vector, and each vector's width in
+    /// words: `a = A` and `b = 2·C` from [`Self::full_adders`] (the top carry leaves the ring).
+    /// One round, `k − 1` checked ANDs per value.
+    async fn addends<R: IntRing>(
+        &mut self,
+        xs: &[&Rep3Vec<R>],
+    ) -> Result<(Planes, Planes, Vec<usize>), Error> {
+        let k = R::BITS as usize;
+        let (a, carry, ws) = self.full_adders(xs, k - 1).await?;
+        Ok((a, doubled(&carry, k), ws))
     }
 
     /// Opens `b ⊕ r` for the daBits `r`, each component from both of its holders.
@@ -117,7 +137,10 @@ impl<T: Transport> Mal3<T> {
     }
 
     /// `n` daBits with both sides checked (see the module documentation).
-    async fn dabits<R: Mal3Ring + IntRing>(&mut self, n: usize) -> Result<DaBits<R>, Error> {
+    pub(super) async fn dabits<R: Mal3Ring + IntRing>(
+        &mut self,
+        n: usize,
+    ) -> Result<DaBits<R>, Error> {
         let mut bits = self.p.random::<Bits>(words(n));
         if n % 64 != 0 {
             // Padding bits beyond n are not daBits: keep them zero.
@@ -132,9 +155,9 @@ impl<T: Transport> Mal3<T> {
         let two = R::from_u64(2);
         let mut prep = self.triples::<R>(2 * n).await?;
         let first = prep.take(n)?;
-        let p01 = Arith::<R>::mul(self, &r0, &r1, first).await?;
+        let p01 = self.checked_mul(&r0, &r1, first).await?;
         let t = r0.add(&r1)?.sub(&p01.scale(two))?;
-        let p = Arith::<R>::mul(self, &t, &r2, prep).await?;
+        let p = self.checked_mul(&t, &r2, prep).await?;
         let arith = t.add(&r2)?.sub(&p.scale(two))?;
         Ok(DaBits { bits, arith })
     }
@@ -195,7 +218,7 @@ impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
         let r = Rep3Vec::concat(&vec![&prep.arith; xs.len()]);
         let x = Rep3Vec::concat(xs);
         let triples = self.triples::<R>(x.len()).await?;
-        let rx = Arith::<R>::mul(self, &r, &x, triples).await?;
+        let rx = self.checked_mul(&r, &x, triples).await?;
         let open = self.open_masked(b, &prep).await?;
         Ok(xs
             .iter()

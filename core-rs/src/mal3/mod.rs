@@ -19,18 +19,19 @@
 //! other keeps its (correct) output. This is security with abort; unanimous abort would need
 //! agreement, which three parties with one cheater cannot reach without a broadcast channel.
 //!
-//! What is here so far: the validated triples over Z_2^32, Z_2^64 and bits ([`triples`]), the
-//! check of computed products against them and openings received from both holders
-//! ([`check`]), and the scheme's party [`Mal3`] with [`crate::sharing::Arith`] for exact
-//! arithmetic between the compute parties ([`scheme`]) and [`crate::sharing::Boolean`]
-//! (checked ANDs, A2B and MSB without single-party inputs, checked daBits: [`boolean`]).
-//! Fixed-point products (a malicious truncation), clients, inference and serving are the next
-//! steps of its issue.
+//! What is here: the validated triples over Z_2^32, Z_2^64 and bits ([`triples`]), the check
+//! of computed products against them and openings received from both holders ([`check`]),
+//! the scheme's party [`Mal3`] with [`crate::sharing::Arith`] ([`scheme`]), truncation pairs
+//! for fixed-point products ([`trunc`]), [`crate::sharing::Boolean`] (checked ANDs, A2B and
+//! MSB without single-party inputs, checked daBits: [`boolean`]), and private inference
+//! through the uniform walk ([`nn`]). Clients and serving are the next steps of its issue.
 
 pub mod boolean;
 pub mod check;
+pub mod nn;
 pub mod scheme;
 pub mod triples;
+pub mod trunc;
 
 pub use scheme::Mal3;
 

@@ -7,19 +7,21 @@
 //! opens with each missing component received from both of its holders
 //! ([`super::check::open`]). So nothing is released while a wrong product goes unnoticed.
 //!
-//! Triples come from a pool that `mul_prep` and `matmul_prep` refill in batches of
-//! [`POOL`] (cut-and-bucket at 2^−40, [`super::triples`]). A matrix product is computed as
-//! its `m·k·n` elementwise products, each checked, then summed locally: `k` times the
-//! elements of rep3's matrix product, until a check of dot products exists. Not yet offered:
-//! fixed-point products (they need a malicious truncation) and inputs from or openings to a
-//! client; both are refused with [`Error::ApiMisuse`].
+//! Triples come from a pool, validated in batches of [`POOL`] (cut-and-bucket at 2^−40,
+//! [`super::triples`]): preparing a product tops it up with one triple per output, and every
+//! product draws its own when it is computed (refilling the pool if it runs low). A matrix
+//! product is computed as its `m·k·n` elementwise products, each checked, then summed
+//! locally: `k` times the elements of rep3's matrix product, until a check of dot products
+//! exists. A fixed-point product also takes truncation pairs made without single-party inputs
+//! ([`super::trunc`]) and opens its masked result from both holders of each component. Not
+//! yet offered: inputs from or openings to a client (refused with [`Error::ApiMisuse`]).
 
 use super::check;
 use super::triples::{self, Params, Triples};
 use crate::net::{PartyId, Transport};
-use crate::rep3::{Rep3, Rep3Vec};
+use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
 use crate::ring::{Bits, IntRing, Ring, Z32, Z64};
-use crate::sharing::{check_dims, Arith, InputSlot, Len, Linear, Session};
+use crate::sharing::{check_dims, Arith, InputSlot, Len, Linear, Session, Store};
 use crate::Error;
 
 /// The pool's batch: `N = 1024`, buckets of 5, one triple opened per array: `N^−4 = 2^−40`.
@@ -51,6 +53,35 @@ impl<R> Default for Book<R> {
     }
 }
 
+/// mal3's material for products with `outputs` results: for fixed-point products, truncation
+/// pairs, one per output ([`super::trunc`]). The validated triples the products are checked
+/// against come from the party's pool when they are computed (a matrix product takes `m·k·n`
+/// of them, which the output count does not tell); preparing warms the pool with one triple
+/// per output. Single use; a [`Store`] whose units are outputs.
+#[derive(Debug)]
+pub struct ProductPrep<R> {
+    outputs: usize,
+    trunc: Option<TruncPairs<R>>,
+}
+
+impl<R: Ring> Store for ProductPrep<R> {
+    fn len(&self) -> usize {
+        self.outputs
+    }
+
+    fn take(&mut self, n: usize) -> Result<Self, Error> {
+        if n > self.outputs {
+            return Err(Error::PreprocessingExhausted(format!(
+                "material for {n} products requested, {} left",
+                self.outputs
+            )));
+        }
+        let trunc = self.trunc.as_mut().map(|t| t.take(n)).transpose()?;
+        self.outputs -= n;
+        Ok(Self { outputs: n, trunc })
+    }
+}
+
 /// The rings mal3 computes in (each has its own book in a [`Mal3`]): Z_2^32 and Z_2^64, and
 /// [`Bits`] for the ANDs of its boolean circuits (a triple there is 64 bitsliced AND triples,
 /// checked as one ball).
@@ -75,17 +106,6 @@ impl Mal3Ring for Bits {
     fn book<T>(m: &mut Mal3<T>) -> &mut Book<Self> {
         &mut m.bits
     }
-}
-
-/// No fixed-point product yet: refused rather than computed without a malicious truncation.
-fn exact_only(what: &str, frac_bits: u32) -> Result<(), Error> {
-    if frac_bits != 0 {
-        return Err(Error::ApiMisuse(format!(
-            "mal3 {what}: fixed-point products need a malicious-secure truncation, which mal3 \
-             does not have yet (frac_bits {frac_bits})"
-        )));
-    }
-    Ok(())
 }
 
 fn no_client(what: &str, who: PartyId) -> Result<(), Error> {
@@ -117,6 +137,68 @@ impl<T: Transport> Mal3<T> {
             R::book(self).pool = Some(pool);
         }
         Ok(Triples::concat(parts))
+    }
+
+    /// Material for `outputs` results, truncated by `frac_bits` when it is not zero; the pool
+    /// is topped up to hold at least `outputs` triples.
+    async fn product_prep<R: Mal3Ring + IntRing>(
+        &mut self,
+        outputs: usize,
+        frac_bits: u32,
+    ) -> Result<ProductPrep<R>, Error> {
+        self.reserve::<R>(outputs).await?;
+        let trunc = match frac_bits {
+            0 => None,
+            d => Some(self.trunc_pairs::<R>(outputs, d).await?),
+        };
+        Ok(ProductPrep { outputs, trunc })
+    }
+
+    /// Validates batches of triples until the pool holds at least `n`.
+    async fn reserve<R: Mal3Ring>(&mut self, n: usize) -> Result<(), Error> {
+        let mut pool = R::book(self).pool.take();
+        while pool.as_ref().map_or(0, Triples::len) < n {
+            let more = triples::validated::<R, T>(&mut self.p, &POOL).await?;
+            pool = Some(match pool {
+                Some(old) => Triples::concat(vec![old, more]),
+                None => more,
+            });
+        }
+        R::book(self).pool = pool;
+        Ok(())
+    }
+
+    /// `x·y` elementwise by rep3's product, recorded with `triples` (one per product) for the
+    /// check before the next opening. One round.
+    pub(super) async fn checked_mul<R: Mal3Ring>(
+        &mut self,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+        triples: Triples<R>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        if x.len() != y.len() || x.len() != triples.len() {
+            return Err(Error::ApiMisuse(format!(
+                "mul: operands of {} and {} values, a preparation for {}",
+                x.len(),
+                y.len(),
+                triples.len()
+            )));
+        }
+        let z = self.p.mul(x, y).await?;
+        self.record(x.clone(), y.clone(), z.clone(), triples);
+        Ok(z)
+    }
+
+    /// Truncates `z` when `trunc` holds pairs.
+    async fn finish<R: Mal3Ring + IntRing>(
+        &mut self,
+        z: Rep3Vec<R>,
+        trunc: Option<TruncPairs<R>>,
+    ) -> Result<Rep3Vec<R>, Error> {
+        match trunc {
+            Some(pairs) => self.truncate(z, pairs).await,
+            None => Ok(z),
+        }
     }
 
     /// Records `z = x·y`, computed by rep3's product, to be checked against `prep` (one triple
@@ -154,8 +236,8 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
     type V = Rep3Vec<R>;
     type Tag = Len;
     type InputPrep = InputSlot;
-    type MulPrep = Triples<R>;
-    type MatMulPrep = Triples<R>;
+    type MulPrep = ProductPrep<R>;
+    type MatMulPrep = ProductPrep<R>;
 
     const NAME: &'static str = "mal3";
 
@@ -207,29 +289,28 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         x: &Len,
         y: &Len,
         frac_bits: u32,
-    ) -> Result<(Triples<R>, Len), Error> {
-        exact_only("mul", frac_bits)?;
+    ) -> Result<(ProductPrep<R>, Len), Error> {
         Linear::<R>::add(x, y)?;
-        Ok((self.triples::<R>(x.0).await?, *x))
+        Ok((self.product_prep(x.0, frac_bits).await?, *x))
     }
 
     async fn mul(
         &mut self,
         x: &Rep3Vec<R>,
         y: &Rep3Vec<R>,
-        prep: Triples<R>,
+        prep: ProductPrep<R>,
     ) -> Result<Rep3Vec<R>, Error> {
-        if x.len() != y.len() || x.len() != prep.len() {
+        if prep.outputs != x.len() || x.len() != y.len() {
             return Err(Error::ApiMisuse(format!(
                 "mul: operands of {} and {} values, a preparation for {}",
                 x.len(),
                 y.len(),
-                prep.len()
+                prep.outputs
             )));
         }
-        let z = self.p.mul(x, y).await?;
-        self.record(x.clone(), y.clone(), z.clone(), prep);
-        Ok(z)
+        let triples = self.triples::<R>(x.len()).await?;
+        let z = self.checked_mul(x, y, triples).await?;
+        self.finish(z, prep.trunc).await
     }
 
     async fn matmul_prep(
@@ -238,11 +319,10 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         b: &Len,
         dims: (usize, usize, usize),
         frac_bits: u32,
-    ) -> Result<(Triples<R>, Len), Error> {
-        exact_only("matmul", frac_bits)?;
+    ) -> Result<(ProductPrep<R>, Len), Error> {
         check_dims("matmul", a.0, b.0, dims)?;
-        let (m, k, n) = dims;
-        Ok((self.triples::<R>(m * k * n).await?, Len(m * n)))
+        let (m, _, n) = dims;
+        Ok((self.product_prep(m * n, frac_bits).await?, Len(m * n)))
     }
 
     async fn matmul(
@@ -250,22 +330,25 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         a: &Rep3Vec<R>,
         b: &Rep3Vec<R>,
         dims: (usize, usize, usize),
-        prep: Triples<R>,
+        prep: ProductPrep<R>,
     ) -> Result<Rep3Vec<R>, Error> {
         check_dims("matmul", a.len(), b.len(), dims)?;
         let (m, k, n) = dims;
-        if prep.len() != m * k * n {
+        if prep.outputs != m * n {
             return Err(Error::ApiMisuse(format!(
-                "matmul {m}x{k}x{n}: a preparation for {} products",
-                prep.len()
+                "matmul {m}x{k}x{n}: a preparation for {} outputs",
+                prep.outputs
             )));
         }
+        let triples = self.triples::<R>(m * k * n).await?;
         // Term t of output (i, j) at position (i·n + j)·k + t.
         let (left, right): (Vec<usize>, Vec<usize>) =
             (0..m * n).flat_map(|o| (0..k).map(move |t| (o / n * k + t, t * n + o % n))).unzip();
-        let terms = self.mul(&a.gather(&left), &b.gather(&right), prep).await?;
+        let terms = self.checked_mul(&a.gather(&left), &b.gather(&right), triples).await?;
         let column = |t: usize| -> Vec<usize> { (0..m * n).map(|o| o * k + t).collect() };
-        (1..k).try_fold(terms.gather(&column(0)), |acc, t| acc.add(&terms.gather(&column(t))))
+        let z = (1..k)
+            .try_fold(terms.gather(&column(0)), |acc, t| acc.add(&terms.gather(&column(t))))?;
+        self.finish(z, prep.trunc).await
     }
 }
 

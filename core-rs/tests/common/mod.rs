@@ -88,6 +88,7 @@ pub(crate) struct Run {
 /// The 3-party schemes' parties on the in-memory network.
 pub(crate) type Rep3P = Rep3<MemTransport>;
 pub(crate) type MeteorP = Meteor<MemTransport>;
+pub(crate) type Mal3P = ringfence_core::mal3::Mal3<MemTransport>;
 
 /// A secure run on scheme `S`: P0 owns the weights, P1 owns the input and alone receives the
 /// output. The online counters cover `infer` only (no input sharing, no opening), as the
