@@ -91,8 +91,9 @@ fn meteor() -> Scheme<Meteor<MemTransport>> {
 }
 
 /// mal3 checks every product at the next opening and refills its triple pool when it runs
-/// low, so its operations have no fixed cost per value (`tests/mal3.rs` states its costs); it
-/// has no client yet, so it runs the suites between compute parties.
+/// low, so its operations have no fixed cost per value (`tests/mal3.rs` states its costs), and
+/// two openings of the same kind do not send the same messages (the first carries the
+/// pending checks), which `fresh_randomness` compares; it runs every other suite.
 fn mal3() -> Scheme<Mal3<MemTransport>> {
     Scheme { party: PhantomData, binds_operands: false, cost: None, boolean: None }
 }
@@ -113,8 +114,8 @@ macro_rules! instance {
     };
     ($name:ident: $scheme:ident uncosted + boolean, $ring:ty) => {
         instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact,
-            fixed_point, linear, chaining, misuse, misuse_of_input_values, bits_and_conversions,
-            comparisons, selections, bit_misuse);
+            fixed_point, linear, chaining, misuse, misuse_of_input_values, observer_view,
+            bits_and_conversions, comparisons, selections, bit_misuse);
     };
     (@suites $name:ident, $scheme:ident, $ring:ty: $($suite:ident),*) => {
         mod $name {

@@ -441,3 +441,114 @@ fn mal3_fixed_point_products_are_within_one_ulp() {
 fn any_change_to_any_message_of_a_mal3_fixed_point_product_aborts_it() {
     sweep_p1_messages(mal3_fixed);
 }
+
+/// What a server returns in a client run: `None` (it learns nothing), or why it stopped.
+type ServerResult = Result<Option<Vec<Z64>>, Error>;
+
+/// A client (P3) shares `x`, the servers compute `x·x` with mal3 and open it to the client
+/// only; `hook` sees the wire, and `skew` lets the client send P1 a different copy of one
+/// component. Returns the servers' results (`Ok(None)` when they finished) and the client's.
+fn mal3_client_run(hook: Hook, skew: bool) -> (Vec<ServerResult>, Error) {
+    use ringfence_core::mal3::client::Mal3Client;
+    use ringfence_core::mal3::Mal3;
+    use ringfence_core::net::{Ctx, SessionId};
+    use ringfence_core::prg::Seed;
+    use ringfence_core::rep3::Rep3;
+    use ringfence_core::sharing::{Arith, Session};
+    use std::pin::Pin;
+    type Fut<'a> = Pin<Box<dyn std::future::Future<Output = ServerResult> + 'a>>;
+    let net = Net::new(4);
+    let mut hook = hook;
+    net.set_hook(move |e: &mut Envelope| {
+        if skew && e.from == PartyId(3) && e.to == PartyId(1) {
+            // P1's first component (component 1, which P0 also receives).
+            e.bytes[frame::HEADER_LEN] ^= 1;
+        }
+        hook(e)
+    });
+    let client = PartyId(3);
+    let mut futs: Vec<Fut<'_>> = Vec::new();
+    for (i, seeds) in testing::rep3_seeds(12).into_iter().enumerate() {
+        let me = PartyId(i as u8);
+        let ctx = Ctx::new(me, 4, SessionId([2; 16]), net.transport(me));
+        futs.push(Box::pin(async move {
+            let mut s = Mal3::start(Rep3::setup(ctx, seeds).await?);
+            let (slot, t) = Arith::<Z64>::input_prep(&mut s, client, 3);
+            let (pm, _) = s.mul_prep(&t, &t, 0).await?;
+            let x = s.input(client, None, slot).await?;
+            let y = s.mul(&x, &x, pm).await?;
+            s.open_to(client, y).await
+        }));
+    }
+    let ctx = Ctx::new(client, 4, SessionId([2; 16]), net.transport(client));
+    futs.push(Box::pin(async move {
+        let mut c = Mal3Client::new(ctx, Seed::from_bytes([3; 32]));
+        c.share(&[Z64(3), Z64(u64::MAX), Z64(1 << 33)])?;
+        Ok(Some(c.reconstruct::<Z64>(3).await?))
+    }));
+    let mut outs = net.run(futs);
+    let client_out = outs.pop().expect("the client's result");
+    let err = match client_out {
+        Ok(Some(v)) => {
+            assert_eq!(v, vec![Z64(9), Z64(1), Z64(0)], "the client's squares");
+            Error::ApiMisuse("no error: the client got its output".into())
+        }
+        Ok(None) => unreachable!("the client always returns its output"),
+        Err(e) => e,
+    };
+    (outs, err)
+}
+
+#[test]
+fn a_mal3_client_gets_its_answer_and_the_servers_nothing() {
+    let (servers, client) = mal3_client_run(Box::new(|_| Action::Deliver), false);
+    assert!(servers.iter().all(|o| matches!(o, Ok(None))), "{servers:?}");
+    assert!(matches!(client, Error::ApiMisuse(_)), "the client failed: {client}");
+}
+
+#[test]
+fn a_server_that_changes_its_part_of_the_output_makes_the_client_abort() {
+    // P1 → P3 carries only the output (P1's two components).
+    let hook: Hook = Box::new(|e| {
+        if e.from == PartyId(1) && e.to == PartyId(3) {
+            e.bytes[frame::HEADER_LEN] ^= 1;
+        }
+        Action::Deliver
+    });
+    let (servers, client) = mal3_client_run(hook, false);
+    assert!(servers.iter().all(|o| matches!(o, Ok(None))), "{servers:?}");
+    assert!(
+        matches!(client, Error::Abort { .. }),
+        "the client accepted a changed output: {client}"
+    );
+}
+
+#[test]
+fn a_client_that_sends_inconsistent_copies_makes_every_server_abort() {
+    let (servers, client) = mal3_client_run(Box::new(|_| Action::Deliver), true);
+    for (i, o) in servers.iter().enumerate() {
+        assert!(matches!(o, Err(Error::Abort { .. })), "P{i}: {o:?}");
+    }
+    assert!(!matches!(client, Error::ApiMisuse(_)), "the client got an output");
+}
+
+#[test]
+fn a_server_that_cheats_in_a_product_leaves_the_client_without_an_answer() {
+    // On P1 → P0 after the key agreement: the pool's products (1), its verdicts (2–4), then the
+    // input check's digests (5) and the computation's product (6).
+    let hit = Rc::new(Cell::new(false));
+    let h = hit.clone();
+    let hook: Hook = Box::new(move |e| {
+        if e.from == PartyId(1) && e.to == PartyId(0) && e.index == 6 {
+            h.set(e.bytes.len() == frame::HEADER_LEN + 8 * 3);
+            e.bytes[frame::HEADER_LEN] ^= 1;
+        }
+        Action::Deliver
+    });
+    let (servers, client) = mal3_client_run(hook, false);
+    assert!(hit.get(), "the hook did not meet the product");
+    for i in [0, 2] {
+        assert!(matches!(servers[i], Err(Error::Abort { .. })), "P{i}: {:?}", servers[i]);
+    }
+    assert!(!matches!(client, Error::ApiMisuse(_)), "the client got an output");
+}

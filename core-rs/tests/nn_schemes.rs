@@ -5,6 +5,7 @@
 
 use std::pin::Pin;
 
+use ringfence_core::mal3::client::Mal3Client;
 use ringfence_core::meteor::client::MeteorClient;
 use ringfence_core::meteor::online_cost;
 use ringfence_core::net::{Ctx, PartyId, SessionId};
@@ -219,7 +220,7 @@ macro_rules! scheme {
             }
         }
     };
-    ($name:ident: $party:ty, servers only, $desc:expr) => {
+    ($name:ident: $party:ty, $client:ty, fewer samples, $desc:expr) => {
         mod $name {
             use super::*;
 
@@ -239,15 +240,19 @@ macro_rules! scheme {
             fn nn_a_logits_track_the_plaintext_plan() {
                 logits_track_the_plaintext_plan::<$party>();
             }
+            #[test]
+            fn client_input_and_output_with_nn_a() {
+                client_input_and_output::<$party, $client>();
+            }
         }
     };
 }
 
 scheme!(rep3: Rep3P, Rep3Client<MemTransport>, REP3);
 scheme!(meteor: MeteorP, MeteorClient<MemTransport>, METEOR);
-// mal3 serves no client yet, and its dense layers take k checked products per output: fewer
-// samples, the same agreement required.
-scheme!(mal3: Mal3P, servers only, MAL3);
+// mal3's dense layers take k checked products per output: fewer samples, the same agreement
+// required.
+scheme!(mal3: Mal3P, Mal3Client<MemTransport>, fewer samples, MAL3);
 
 /// The plaintext fixed-point plans (on all 1000 digits in release builds) and the float models
 /// agree with onnxruntime: the reference every secure run above is held to.

@@ -142,3 +142,22 @@ pub async fn open_to<R: Ring, T: Transport>(
         out
     }))
 }
+
+/// Sends the external `client` both components of `x` that this party holds (one round, two
+/// elements per value): the client receives every component from both of its holders and
+/// compares them ([`super::client::Mal3Client::reconstruct`]), so a server that changes its
+/// part makes the client abort rather than accept a wrong answer.
+pub async fn open_to_client<R: Ring, T: Transport>(
+    p: &mut Rep3<T>,
+    client: PartyId,
+    x: Rep3Vec<R>,
+) -> Result<(), Error> {
+    if crate::net::Roster::THREE.is_party(client) {
+        return Err(Error::ApiMisuse(format!("{client} is a compute party, not a client")));
+    }
+    let ctx = p.ctx_mut();
+    ctx.round();
+    let mut both = x.a;
+    both.extend_from_slice(&x.b);
+    ctx.send(client, &both)
+}

@@ -28,6 +28,7 @@
 
 pub mod boolean;
 pub mod check;
+pub mod client;
 pub mod nn;
 pub mod scheme;
 pub mod triples;

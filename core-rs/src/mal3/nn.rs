@@ -1,4 +1,5 @@
-//! Private inference on `mal3` ([`Inference`] for [`Mal3`]): the walk written once for schemes
+//! Private inference on `mal3` ([`Inference`] for [`Mal3`], with rep3's material type
+//! [`NnPrep`]): the walk written once for schemes
 //! whose material serves any values of its length ([`crate::nn::uniform`]), on mal3's checked
 //! products, truncations and comparisons. Every product of a run is checked before the result
 //! is opened, so a deviating server makes the opening abort instead of changing the answer.
@@ -8,20 +9,16 @@
 //! checked elementwise products), so most of a network's triples are validated when the
 //! layer runs; the round counts grow accordingly (a pool batch is 9 rounds).
 
-use super::scheme::{Mal3Ring, ProductPrep};
+use super::scheme::Mal3Ring;
 use super::Mal3;
 use crate::net::{PartyId, Transport};
 use crate::nn::exec::{Inference, SharedModel};
-use crate::nn::uniform::{self, UniformPrep};
+use crate::nn::uniform;
 use crate::nn::Output;
-use crate::rep3::{DaBits, Rep3Vec};
+use crate::rep3::{NnPrep, Rep3Vec};
 use crate::ring::IntRing;
 use crate::sharing::InputSlot;
 use crate::Error;
-
-/// The material of one run of a plan on a batch: consumed by [`Inference::infer`], never
-/// reusable.
-pub type NnPrep<R> = UniformPrep<InputSlot, ProductPrep<R>, DaBits<R>>;
 
 impl<T: Transport, R: Mal3Ring + IntRing> Inference<R> for Mal3<T> {
     type Prep = NnPrep<R>;

@@ -13,15 +13,17 @@
 //! product is computed as its `m·k·n` elementwise products, each checked, then summed
 //! locally: `k` times the elements of rep3's matrix product, until a check of dot products
 //! exists. A fixed-point product also takes truncation pairs made without single-party inputs
-//! ([`super::trunc`]) and opens its masked result from both holders of each component. Not
-//! yet offered: inputs from or openings to a client (refused with [`Error::ApiMisuse`]).
+//! ([`super::trunc`]; the material is rep3's [`ProductPrep`]) and opens its masked result from both holders of each component. Not
+//! client's input is checked for consistency and its output reaches it twice per component
+//! ([`super::client`]).
 
 use super::check;
 use super::triples::{self, Params, Triples};
 use crate::net::{PartyId, Transport};
+use crate::rep3::scheme::ProductPrep;
 use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
 use crate::ring::{Bits, IntRing, Ring, Z32, Z64};
-use crate::sharing::{check_dims, Arith, InputSlot, Len, Linear, Session, Store};
+use crate::sharing::{check_dims, Arith, InputSlot, Len, Linear, Session};
 use crate::Error;
 
 /// The pool's batch: `N = 1024`, buckets of 5, one triple opened per array: `N^−4 = 2^−40`.
@@ -53,35 +55,6 @@ impl<R> Default for Book<R> {
     }
 }
 
-/// mal3's material for products with `outputs` results: for fixed-point products, truncation
-/// pairs, one per output ([`super::trunc`]). The validated triples the products are checked
-/// against come from the party's pool when they are computed (a matrix product takes `m·k·n`
-/// of them, which the output count does not tell); preparing warms the pool with one triple
-/// per output. Single use; a [`Store`] whose units are outputs.
-#[derive(Debug)]
-pub struct ProductPrep<R> {
-    outputs: usize,
-    trunc: Option<TruncPairs<R>>,
-}
-
-impl<R: Ring> Store for ProductPrep<R> {
-    fn len(&self) -> usize {
-        self.outputs
-    }
-
-    fn take(&mut self, n: usize) -> Result<Self, Error> {
-        if n > self.outputs {
-            return Err(Error::PreprocessingExhausted(format!(
-                "material for {n} products requested, {} left",
-                self.outputs
-            )));
-        }
-        let trunc = self.trunc.as_mut().map(|t| t.take(n)).transpose()?;
-        self.outputs -= n;
-        Ok(Self { outputs: n, trunc })
-    }
-}
-
 /// The rings mal3 computes in (each has its own book in a [`Mal3`]): Z_2^32 and Z_2^64, and
 /// [`Bits`] for the ANDs of its boolean circuits (a triple there is 64 bitsliced AND triples,
 /// checked as one ball).
@@ -106,13 +79,6 @@ impl Mal3Ring for Bits {
     fn book<T>(m: &mut Mal3<T>) -> &mut Book<Self> {
         &mut m.bits
     }
-}
-
-fn no_client(what: &str, who: PartyId) -> Result<(), Error> {
-    if !crate::net::Roster::THREE.is_party(who) {
-        return Err(Error::ApiMisuse(format!("mal3 {what}: clients ({who}) are not served yet")));
-    }
-    Ok(())
 }
 
 impl<T: Transport> Mal3<T> {
@@ -261,16 +227,24 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         Arith::<R>::deliver_input_prep(&mut self.p, prep).await
     }
 
-    /// rep3's input: whatever the owner sends, the sharing is valid (a cheating owner only
-    /// chooses its own value).
+    /// rep3's input: whatever a party owner sends, the sharing is valid (a cheating owner only
+    /// chooses its own value). A client's input is checked by rep3 for consistency (the
+    /// parties compare digests of every component's two copies); since a cheating server can
+    /// fail that comparison as well as an inconsistent client can, a failure here is an
+    /// [`Error::Abort`] that blames no one.
     async fn input(
         &mut self,
         owner: PartyId,
         values: Option<&[R]>,
         prep: InputSlot,
     ) -> Result<Rep3Vec<R>, Error> {
-        no_client("input", owner)?;
-        Arith::<R>::input(&mut self.p, owner, values, prep).await
+        match Arith::<R>::input(&mut self.p, owner, values, prep).await {
+            Err(Error::PeerMisbehaved { peer, reason }) if peer == owner => Err(Error::Abort {
+                blame: None,
+                reason: format!("input from {owner}: {reason} (the client or a server deviated)"),
+            }),
+            other => other,
+        }
     }
 
     async fn open(&mut self, x: Rep3Vec<R>) -> Result<Vec<R>, Error> {
@@ -278,10 +252,17 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         check::open(&mut self.p, x).await
     }
 
+    /// To a compute party: its missing component from both holders ([`check::open_to`]). To a
+    /// client: both components from every party ([`check::open_to_client`]); the client
+    /// compares the two copies of each ([`super::client::Mal3Client`]).
     async fn open_to(&mut self, to: PartyId, x: Rep3Vec<R>) -> Result<Option<Vec<R>>, Error> {
-        no_client("opening", to)?;
         self.check_pending().await?;
-        check::open_to(&mut self.p, to, x).await
+        if crate::net::Roster::THREE.is_party(to) {
+            check::open_to(&mut self.p, to, x).await
+        } else {
+            check::open_to_client(&mut self.p, to, x).await?;
+            Ok(None)
+        }
     }
 
     async fn mul_prep(
@@ -300,14 +281,7 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         y: &Rep3Vec<R>,
         prep: ProductPrep<R>,
     ) -> Result<Rep3Vec<R>, Error> {
-        if prep.outputs != x.len() || x.len() != y.len() {
-            return Err(Error::ApiMisuse(format!(
-                "mul: operands of {} and {} values, a preparation for {}",
-                x.len(),
-                y.len(),
-                prep.outputs
-            )));
-        }
+        prep.check("mul", x.len())?;
         let triples = self.triples::<R>(x.len()).await?;
         let z = self.checked_mul(x, y, triples).await?;
         self.finish(z, prep.trunc).await
@@ -334,12 +308,7 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
     ) -> Result<Rep3Vec<R>, Error> {
         check_dims("matmul", a.len(), b.len(), dims)?;
         let (m, k, n) = dims;
-        if prep.outputs != m * n {
-            return Err(Error::ApiMisuse(format!(
-                "matmul {m}x{k}x{n}: a preparation for {} outputs",
-                prep.outputs
-            )));
-        }
+        prep.check("matmul", m * n)?;
         let triples = self.triples::<R>(m * k * n).await?;
         // Term t of output (i, j) at position (i·n + j)·k + t.
         let (left, right): (Vec<usize>, Vec<usize>) =

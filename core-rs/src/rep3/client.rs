@@ -76,6 +76,11 @@ impl<T: Transport> Rep3Client<T> {
         &self.ctx
     }
 
+    /// The context, to send and receive on (mal3's client reconstructs on it).
+    pub(crate) fn ctx_mut(&mut self) -> &mut Ctx<T> {
+        &mut self.ctx
+    }
+
     /// Gives the context back (e.g. for the next step of a session, or to close it).
     pub fn into_ctx(self) -> Ctx<T> {
         self.ctx

@@ -12,15 +12,16 @@ use crate::ring::{IntRing, Ring};
 use crate::sharing::{check_dims, Arith, InputClient, InputSlot, Len, Session, Store};
 use crate::Error;
 
-/// rep3's material for one product: truncation pairs when it is a fixed-point one.
+/// The material for products with `outputs` results: truncation pairs, one per output, when
+/// they are fixed-point ones. rep3's, and mal3's (whose triples come from its own pool).
 #[derive(Debug)]
 pub struct ProductPrep<R> {
-    outputs: usize,
-    trunc: Option<TruncPairs<R>>,
+    pub(crate) outputs: usize,
+    pub(crate) trunc: Option<TruncPairs<R>>,
 }
 
 impl<R> ProductPrep<R> {
-    fn check(&self, what: &str, outputs: usize) -> Result<(), Error> {
+    pub(crate) fn check(&self, what: &str, outputs: usize) -> Result<(), Error> {
         if outputs != self.outputs {
             return Err(Error::ApiMisuse(format!(
                 "{what}: {outputs} outputs, the preparation is for {}",
