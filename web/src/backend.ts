@@ -6,11 +6,12 @@
  */
 
 /** Every backend's name; the SDK's default first. */
-export const BACKENDS = ['meteor', 'rep3'] as const;
+export const BACKENDS = ['meteor', 'rep3', 'mal3'] as const;
 
 /**
- * A protocol family: `'meteor'` (fewer online rounds; reveals the scores) or `'rep3'`
- * (replicated sharing; can reveal the class alone).
+ * A protocol family: `'meteor'` (fewer online rounds; reveals the scores), `'rep3'`
+ * (replicated sharing; can reveal the class alone), or `'mal3'` (rep3 with every product
+ * checked: a server that deviates makes the run fail instead of changing the answer; slower).
  */
 export type Backend = (typeof BACKENDS)[number];
 

@@ -131,7 +131,7 @@ export interface ClassifyOptions {
    */
   backend?: Backend;
   /**
-   * What the client learns: every class's score, or only the class (`'class'`: rep3 only).
+   * What the client learns: every class's score, or only the class (`'class'`: rep3 and mal3).
    * @defaultValue 'scores'
    */
   output?: 'scores' | 'class';

@@ -21,7 +21,7 @@ export interface ServedModel {
   /**
    * What a client may learn: the class only, or the scores too. Scores make extracting the
    * model by repeated queries easier. METEOR always reveals the scores, so a `'class'` model is
-   * served on rep3 only. All three parties must agree (any refusal is every party's).
+   * served on rep3 or mal3. All three parties must agree (any refusal is every party's).
    * @defaultValue 'class'
    */
   output?: 'class' | 'scores';

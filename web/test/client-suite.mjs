@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { Client, encodeFixed, generateNoiseKeypair, randomSessionId, toHex } from 'ringfence';
+import { BACKENDS, Client, encodeFixed, generateNoiseKeypair, randomSessionId, toHex } from 'ringfence';
 import { rejectsWith, serveModel, startRelay } from './ws-relay.mjs';
 
 const MODELS = new URL('../../models/', import.meta.url);
@@ -49,9 +49,9 @@ export function defineClientSuite(name) {
     return { options, outcomes: () => parties.done };
   }
 
-  test(`${name}: classifies MNIST like onnxruntime on both backends; what the parties got is noise`, async (t) => {
+  test(`${name}: classifies MNIST like onnxruntime on every backend; what the parties got is noise`, async (t) => {
     const encoded = (x, fracBits) => BigUint64Array.from(encodeFixed(x, fracBits), (v) => BigInt.asUintN(64, v));
-    for (const backend of ['meteor', 'rep3']) {
+    for (const backend of BACKENDS) {
       const runs = [];
       // The same sample twice, on two sessions; the second one generates the client's key.
       for (const keypair of [generateNoiseKeypair(), false]) {
@@ -95,13 +95,15 @@ export function defineClientSuite(name) {
         }
       }
     }
-    // rep3 can reveal the class alone.
-    const d = deploy(t);
-    const client = await Client.connect(d.options);
-    const r = await client.classify('nn-a', Array.from(sample(1)), { backend: 'rep3', output: 'class' });
-    client.close();
-    assert.deepEqual(r.classes, [REFERENCE.argmax[1]]);
-    assert.equal(r.scores, undefined);
+    // rep3 and mal3 can reveal the class alone.
+    for (const backend of ['rep3', 'mal3']) {
+      const d = deploy(t);
+      const client = await Client.connect(d.options);
+      const r = await client.classify('nn-a', Array.from(sample(1)), { backend, output: 'class' });
+      client.close();
+      assert.deepEqual(r.classes, [REFERENCE.argmax[1]], backend);
+      assert.equal(r.scores, undefined);
+    }
   });
 
   test(`${name}: an unknown model is refused with the parties' reason, and ends the session`, async (t) => {

@@ -98,8 +98,8 @@ export function defineServeSuite(name) {
     });
   }
 
-  test(`${name}: three SDK parties serve the SDK client on both backends`, async (t) => {
-    for (const [k, backend] of [[5, 'meteor'], [7, 'rep3']]) {
+  test(`${name}: three SDK parties serve the SDK client on every backend`, async (t) => {
+    for (const [k, backend] of [[5, 'meteor'], [7, 'rep3'], [9, 'mal3']]) {
       const d = await deploy(t, [0, 1, 2]);
       const r = await d.client.classify('nn-a', sample(k), { backend });
       d.client.close();

@@ -24,7 +24,7 @@
 use super::check;
 use super::scheme::{Mal3, Mal3Ring};
 use crate::net::{PartyId, Transport};
-use crate::rep3::adder::{sum_bits, sum_msbs};
+use crate::rep3::adder::{carry_ands, sum_bits, sum_msbs};
 use crate::rep3::binary::{to_planes_into, unpack_bits, words, AndLayer, AndPair, Planes};
 use crate::rep3::compare::{lift_bits, unmask_bits, unmask_products, SharedBits};
 use crate::rep3::{next, DaBits, Rep3Vec};
@@ -92,16 +92,21 @@ impl<T: Transport> Mal3<T> {
     /// The layer of full adders over the components' planes (one round): the sum planes
     /// `A = s0 ⊕ s1 ⊕ s2` (`k` of them) and the carry planes
     /// `C_i = ((s0 ⊕ s2) ∧ (s1 ⊕ s2)) ⊕ s2` for `i < m` (`m` checked ANDs per value), so that
-    /// `s0 + s1 + s2 = A + 2·C` as integers; and each vector's width in words.
+    /// `s0 + s1 + s2 = A + 2·C` as integers; and each vector's width in words. `then` lists the
+    /// carries the caller will compute next, whose bit triples are validated now too.
     pub(super) async fn full_adders<R: IntRing>(
         &mut self,
         xs: &[&Rep3Vec<R>],
         m: usize,
+        then: &[usize],
     ) -> Result<(Planes, Planes, Vec<usize>), Error> {
         let k = R::BITS as usize;
         let me = self.me();
         let ws: Vec<usize> = xs.iter().map(|x| words(x.len())).collect();
         let w: usize = ws.iter().sum();
+        // Bit triples for these adders and the carry network after them (`then`), validated in
+        // one run: a run per circuit layer would add 9 rounds to each.
+        self.reserve::<Bits>(w * (m + carry_ands(then))).await?;
         let [s0, s1, s2] = [0, 1, 2].map(|j| component_planes(me, xs, j, w));
         let (u, v) = (s0.xor_prefix(&s2, k), s1.xor_prefix(&s2, k));
         let pairs: Vec<AndPair<'_>> = (0..m).map(|i| (&u, i, &v, i)).collect();
@@ -113,14 +118,15 @@ impl<T: Transport> Mal3<T> {
     }
 
     /// Planes `(a, b)` with `a + b = x` mod 2^k for each vector, and each vector's width in
-    /// words: `a = A` and `b = 2·C` from [`Self::full_adders`] (the top carry leaves the ring).
-    /// One round, `k − 1` checked ANDs per value.
+    /// words: `a = A` and `b = 2·C` from [`Self::full_adders`] (the top carry leaves the ring;
+    /// `then` as there). One round, `k − 1` checked ANDs per value.
     async fn addends<R: IntRing>(
         &mut self,
         xs: &[&Rep3Vec<R>],
+        then: &[usize],
     ) -> Result<(Planes, Planes, Vec<usize>), Error> {
         let k = R::BITS as usize;
-        let (a, carry, ws) = self.full_adders(xs, k - 1).await?;
+        let (a, carry, ws) = self.full_adders(xs, k - 1, then).await?;
         Ok((a, doubled(&carry, k), ws))
     }
 
@@ -167,8 +173,11 @@ impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
     type Bits = SharedBits;
     type BitPrep = DaBits<R>;
 
+    /// daBits, checked before they are returned (see `Session for Mal3`).
     async fn bit_prep(&mut self, n: usize) -> Result<DaBits<R>, Error> {
-        self.dabits(n).await
+        let bits = self.dabits(n).await?;
+        self.check_pending().await?;
+        Ok(bits)
     }
 
     /// One round; checked at the next opening.
@@ -183,13 +192,15 @@ impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
     }
 
     async fn msb_many(&mut self, xs: &[&Rep3Vec<R>]) -> Result<Vec<SharedBits>, Error> {
-        let (a, b, ws) = self.addends(xs).await?;
+        let k = R::BITS as usize;
+        let (a, b, ws) = self.addends(xs, &[k - 2]).await?;
         let ns: Vec<usize> = xs.iter().map(|x| x.len()).collect();
         sum_msbs(self, &a, &b, R::BITS as usize, &ws, &ns).await
     }
 
     async fn a2b(&mut self, x: &Rep3Vec<R>) -> Result<Vec<SharedBits>, Error> {
-        let (a, b, _) = self.addends(&[x]).await?;
+        let all: Vec<usize> = (0..R::BITS as usize - 1).collect();
+        let (a, b, _) = self.addends(&[x], &all).await?;
         sum_bits(self, &a, &b, R::BITS as usize, x.len()).await
     }
 

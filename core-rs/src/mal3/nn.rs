@@ -23,7 +23,8 @@ use crate::Error;
 impl<T: Transport, R: Mal3Ring + IntRing> Inference<R> for Mal3<T> {
     type Prep = NnPrep<R>;
 
-    /// Truncation pairs and the pool's first triples, then daBits.
+    /// Truncation pairs and the pool's first triples, then daBits, each checked before it is
+    /// returned (a service keeps the material for a later session).
     async fn preprocess(
         &mut self,
         model: &SharedModel<Rep3Vec<R>>,

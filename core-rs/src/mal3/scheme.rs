@@ -7,8 +7,8 @@
 //! opens with each missing component received from both of its holders
 //! ([`super::check::open`]). So nothing is released while a wrong product goes unnoticed.
 //!
-//! Triples come from a pool, validated in batches of [`POOL`] (cut-and-bucket at 2^−40,
-//! [`super::triples`]): preparing a product tops it up with one triple per output, and every
+//! Triples come from a pool, refilled by one cut-and-bucket run sized to what is missing
+//! (2^−40 at least, [`Params::for_count`], [`super::triples`]): preparing a product tops it up with one triple per output, and every
 //! product draws its own when it is computed (refilling the pool if it runs low). A matrix
 //! product is computed as its `m·k·n` elementwise products, each checked, then summed
 //! locally: `k` times the elements of rep3's matrix product, until a check of dot products
@@ -25,9 +25,6 @@ use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
 use crate::ring::{Bits, IntRing, Ring, Z32, Z64};
 use crate::sharing::{check_dims, Arith, InputSlot, Len, Linear, Session};
 use crate::Error;
-
-/// The pool's batch: `N = 1024`, buckets of 5, one triple opened per array: `N^−4 = 2^−40`.
-pub const POOL: Params = Params { n: 1024, b: 5, c: 1, l: 1 };
 
 /// A party of the `mal3` scheme over Z_2^32 and Z_2^64, on a rep3 session.
 pub struct Mal3<T> {
@@ -89,20 +86,12 @@ impl<T: Transport> Mal3<T> {
 
     /// `n` validated triples of ring `R`, from the pool (refilled as needed).
     pub(super) async fn triples<R: Mal3Ring>(&mut self, n: usize) -> Result<Triples<R>, Error> {
-        let mut parts = Vec::new();
-        let mut have = 0;
-        while have < n {
-            let pool = match R::book(self).pool.take() {
-                Some(pool) if !pool.is_empty() => pool,
-                _ => triples::validated::<R, T>(&mut self.p, &POOL).await?,
-            };
-            let mut pool = pool;
-            let part = pool.take((n - have).min(pool.len()))?;
-            have += part.len();
-            parts.push(part);
-            R::book(self).pool = Some(pool);
+        self.reserve::<R>(n).await?;
+        match R::book(self).pool.as_mut() {
+            Some(pool) => pool.take(n),
+            None if n == 0 => Ok(Triples::concat(Vec::new())),
+            None => Err(Error::PreprocessingExhausted(format!("{n} triples: the pool is empty"))),
         }
-        Ok(Triples::concat(parts))
     }
 
     /// Material for `outputs` results, truncated by `frac_bits` when it is not zero; the pool
@@ -117,14 +106,29 @@ impl<T: Transport> Mal3<T> {
             0 => None,
             d => Some(self.trunc_pairs::<R>(outputs, d).await?),
         };
+        // The pairs' products are checked now: material leaves its preparation verified, even
+        // when it is used in another session (a service's stock).
+        self.check_pending().await?;
         Ok(ProductPrep { outputs, trunc })
     }
 
-    /// Validates batches of triples until the pool holds at least `n`.
-    async fn reserve<R: Mal3Ring>(&mut self, n: usize) -> Result<(), Error> {
+    /// Validates triples until the pool holds at least `n`: one cut-and-bucket run sized to
+    /// what is missing ([`Params::for_count`], at most [`Params::MAX_RUN`] triples a run).
+    pub(super) async fn reserve<R: Mal3Ring>(&mut self, n: usize) -> Result<(), Error> {
         let mut pool = R::book(self).pool.take();
-        while pool.as_ref().map_or(0, Triples::len) < n {
-            let more = triples::validated::<R, T>(&mut self.p, &POOL).await?;
+        loop {
+            let have = pool.as_ref().map_or(0, Triples::len);
+            if have >= n {
+                break;
+            }
+            let prm = Params::for_count(n - have);
+            let more = match triples::validated::<R, T>(&mut self.p, &prm).await {
+                Ok(more) => more,
+                Err(e) => {
+                    R::book(self).pool = pool;
+                    return Err(e);
+                }
+            };
             pool = Some(match pool {
                 Some(old) => Triples::concat(vec![old, more]),
                 None => more,
@@ -321,8 +325,10 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
     }
 }
 
-/// mal3 runs on a rep3 session; products left unchecked when a party finishes were never
-/// followed by an opening, so dropping them releases nothing.
+/// mal3 runs on a rep3 session. Products left unchecked when a party finishes were never
+/// followed by an opening, so dropping them releases nothing; material (`mul_prep`,
+/// `matmul_prep`, `bit_prep`) is checked before it is returned, so it stays sound when used
+/// by another session on the same base.
 impl<T> Session<Rep3<T>> for Mal3<T> {
     fn start(base: Rep3<T>) -> Self {
         Self { p: base, z32: Book::default(), z64: Book::default(), bits: Book::default() }

@@ -43,6 +43,21 @@ impl Params {
     /// The paper's offline configuration for 2^−40: `N = 2^20`, `B = 3`, `C = 1`, `L = 512`.
     pub const PAPER: Self = Self { n: 1 << 20, b: 3, c: 1, l: 512 };
 
+    /// The most triples one run validates (memory: a run holds about `B·N` triples at once).
+    pub const MAX_RUN: usize = 1 << 20;
+
+    /// The run for at least `n` triples (at most [`Self::MAX_RUN`]) at 2^−40 or better: `N` is
+    /// `n` rounded up to whole subarrays of 1024, `B` the smallest bucket with
+    /// `(B − 1)·log₂ N ≥ 40` (5 at N = 2^10, 4 from 2^14, 3 at 2^20), one triple opened per
+    /// subarray. A larger run is cheaper per triple: `B + 2(B − 1)` elements per party.
+    pub fn for_count(n: usize) -> Self {
+        let l = n.clamp(1, Self::MAX_RUN).div_ceil(1024);
+        let n = l * 1024;
+        let log = (n as f64).log2();
+        let b = (2..).find(|&b| (b - 1) as f64 * log >= 40.0).unwrap_or(41);
+        Self { n, b, c: 1, l }
+    }
+
     /// Checks the parameters: `B ≥ 2`, `C ≥ 1`, `L ≥ 1` dividing `N > 0`.
     pub fn check(&self) -> Result<(), Error> {
         let bad = |why: &str| Err(Error::ApiMisuse(format!("cut-and-bucket {self:?}: {why}")));
@@ -246,6 +261,25 @@ mod tests {
             Params { n: 0, ..p },
         ] {
             assert!(bad.check().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn runs_sized_to_the_demand_keep_2_to_the_minus_40() {
+        for (want, n, b) in [
+            (0, 1024, 5),
+            (1, 1024, 5),
+            (1024, 1024, 5),
+            (1025, 2048, 5),
+            (16_384, 16_384, 4),
+            (65_536, 65_536, 4),
+            (1 << 20, 1 << 20, 3),
+            (5 << 20, 1 << 20, 3),
+        ] {
+            let p = Params::for_count(want);
+            assert_eq!((p.n, p.b, p.c), (n, b, 1), "{want}");
+            assert!(p.check().is_ok() && p.security_bits() >= 40.0, "{p:?}");
+            assert_eq!(p.subarray(), 1025);
         }
     }
 

@@ -44,9 +44,10 @@ impl<T: Transport> Mal3<T> {
         }
         let (kk, dd) = (k as usize, d as usize);
         let r = self.p.random::<R>(n);
-        let (a, carry, _) = self.full_adders(&[&r], kk).await?;
+        let want = [dd - 1, kk - 2, kk - 1];
+        let (a, carry, _) = self.full_adders(&[&r], kk, &want).await?;
         let b = doubled(&carry, kk);
-        let g = carries(self, &a, &b, &[dd - 1, kk - 2, kk - 1], false).await?;
+        let g = carries(self, &a, &b, &want, false).await?;
         let msb = a.xor_one(&b, kk - 1).add(&g[1])?;
         // Five padded blocks of w words: G_{d−1}, C_{d−1}, G_{k−1}, C_{k−1}, msb(r).
         let parts = [&g[0], &carry.to_vec(dd - 1), &g[2], &carry.to_vec(kk - 1), &msb];

@@ -26,22 +26,10 @@ fn levels(len: usize) -> u32 {
     usize::BITS - len.saturating_sub(1).leading_zeros()
 }
 
-/// Returns `G_i` (the carry out of position `i`) for each `i` in `want`, given the bit planes
-/// of `a` and `b`, with every AND layer evaluated by `s`. With `carry_in`, position 0 also
-/// receives a carry of 1.
-pub(crate) async fn carries<A: AndLayer + ?Sized>(
-    s: &mut A,
-    a: &Planes,
-    b: &Planes,
-    want: &[usize],
-    carry_in: bool,
-) -> Result<Vec<Rep3Vec<Bits>>, Error> {
-    let len = want.iter().map(|&i| i + 1).max().unwrap_or(0);
-    if len == 0 {
-        return Ok(Vec::new());
-    }
+/// Which signals the pruned network computes: `need[d] = (need_g, need_p)` per position for
+/// the state *before* level `d` (`need[levels]` is the output), working back from `want`.
+fn needs(len: usize, want: &[usize]) -> Vec<(Vec<bool>, Vec<bool>)> {
     let nl = levels(len);
-    // need[d] = (need_g, need_p) for the state *before* level d; need[nl] is the output.
     let mut need = vec![(vec![false; len], vec![false; len]); nl as usize + 1];
     for &i in want {
         need[nl as usize].0[i] = true;
@@ -60,6 +48,41 @@ pub(crate) async fn carries<A: AndLayer + ?Sized>(
         }
         need[d as usize] = (g, p);
     }
+    need
+}
+
+/// The AND planes [`carries`] evaluates for `want`: the `g` layer's, then one per needed `G` or
+/// `P` update of each level (a scheme that validates triples ahead reserves this many).
+pub(crate) fn carry_ands(want: &[usize]) -> usize {
+    let len = want.iter().map(|&i| i + 1).max().unwrap_or(0);
+    if len == 0 {
+        return 0;
+    }
+    let need = needs(len, want);
+    let g_layer = need[0].0.iter().filter(|&&g| g).count();
+    let levels = (0..levels(len)).map(|d| {
+        let (ng, np) = &need[d as usize + 1];
+        level_ops(len, d).map(|(i, _)| usize::from(ng[i]) + usize::from(np[i])).sum::<usize>()
+    });
+    g_layer + levels.sum::<usize>()
+}
+
+/// Returns `G_i` (the carry out of position `i`) for each `i` in `want`, given the bit planes
+/// of `a` and `b`, with every AND layer evaluated by `s`. With `carry_in`, position 0 also
+/// receives a carry of 1.
+pub(crate) async fn carries<A: AndLayer + ?Sized>(
+    s: &mut A,
+    a: &Planes,
+    b: &Planes,
+    want: &[usize],
+    carry_in: bool,
+) -> Result<Vec<Rep3Vec<Bits>>, Error> {
+    let len = want.iter().map(|&i| i + 1).max().unwrap_or(0);
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let nl = levels(len);
+    let need = needs(len, want);
 
     let w = a.w;
     let mut p = a.xor_prefix(b, len);
@@ -146,6 +169,16 @@ pub(crate) async fn sum_msbs<A: AndLayer + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_and_count_is_the_networks() {
+        // rep3's MSB is exactly this network: 3k − 5 − ⌈log₂(k−1)⌉ ANDs (rep3/compare.rs).
+        assert_eq!(carry_ands(&[62]), 3 * 64 - 5 - 6);
+        assert_eq!(carry_ands(&[]), 0);
+        assert_eq!(carry_ands(&[0]), 1);
+        let all: Vec<usize> = (0..63).collect();
+        assert!(carry_ands(&all) > carry_ands(&[62]));
+    }
 
     #[test]
     fn sklansky_levels_reach_every_prefix() {

@@ -34,7 +34,7 @@ pub struct Request {
     pub model: String,
     /// The protocol family.
     pub backend: Backend,
-    /// What the client receives: the scores, or only the class (rep3 only).
+    /// What the client receives: the scores, or only the class (rep3 and mal3).
     pub output: Output,
     /// Samples in this request.
     pub batch: usize,

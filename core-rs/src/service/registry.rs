@@ -6,6 +6,8 @@
 //! ([`Inference`]) on a session. Adding a family is a row of [`FAMILIES`], a variant of
 //! [`Backend`] and an arm of [`dispatch`].
 
+use crate::mal3::client::Mal3Client;
+use crate::mal3::Mal3;
 use crate::meteor::client::MeteorClient;
 use crate::meteor::Meteor;
 use crate::net::{Ctx, Transport};
@@ -24,6 +26,9 @@ pub enum Backend {
     Rep3,
     /// METEOR ([`crate::meteor`]): fewer online rounds; reveals the scores to the client.
     Meteor,
+    /// rep3's sharing with every product checked ([`crate::mal3`]): a server that deviates
+    /// makes the run abort instead of changing the answer; can reveal only the class.
+    Mal3,
 }
 
 /// A served family's public facts.
@@ -39,7 +44,7 @@ struct Family {
     client_pieces: usize,
 }
 
-const FAMILIES: [Family; 2] = [
+const FAMILIES: [Family; 3] = [
     Family { backend: Backend::Rep3, name: "rep3", code: 1, reveals_class: true, client_pieces: 2 },
     Family {
         backend: Backend::Meteor,
@@ -48,6 +53,7 @@ const FAMILIES: [Family; 2] = [
         reveals_class: false,
         client_pieces: 1,
     },
+    Family { backend: Backend::Mal3, name: "mal3", code: 3, reveals_class: true, client_pieces: 2 },
 ];
 
 /// Runs `f` with the scheme of `backend` started on the session `base`; gives the session back.
@@ -59,6 +65,7 @@ pub(crate) async fn dispatch<T: Transport, F: ForScheme<T>>(
     match backend {
         Backend::Rep3 => run_on::<Rep3<T>, T, F>(base, f).await,
         Backend::Meteor => run_on::<Meteor<T>, T, F>(base, f).await,
+        Backend::Mal3 => run_on::<Mal3<T>, T, F>(base, f).await,
     }
 }
 
@@ -81,6 +88,7 @@ pub(crate) async fn dispatch_client<T: Transport, F: ForClient<T>>(
     match backend {
         Backend::Rep3 => client_on::<Rep3Client<T>, T, F>(ctx, own, f).await,
         Backend::Meteor => client_on::<MeteorClient<T>, T, F>(ctx, own, f).await,
+        Backend::Mal3 => client_on::<Mal3Client<T>, T, F>(ctx, own, f).await,
     }
 }
 
@@ -193,6 +201,6 @@ mod tests {
         }
         assert_eq!(Backend::from_code(0), None);
         let err = "spdz".parse::<Backend>().unwrap_err();
-        assert!(err.contains("rep3") && err.contains("meteor"), "{err}");
+        assert!(err.contains("rep3") && err.contains("meteor") && err.contains("mal3"), "{err}");
     }
 }

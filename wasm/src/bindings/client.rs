@@ -83,8 +83,8 @@ impl Client {
         stats_object(self.session.stats())
     }
 
-    /// Asks the parties to classify `batch` samples with `model` on `backend` (`'meteor'` or
-    /// `'rep3'`), revealing `output` (`'scores'` or `'class'`). Resolves with the model's
+    /// Asks the parties to classify `batch` samples with `model` on `backend` (a name from
+    /// `backends()`), revealing `output` (`'scores'` or `'class'`). Resolves with the model's
     /// description `{inputLen, outputLen, fracBits, batch}` once all three accepted; rejects
     /// with `REFUSED` and their reason otherwise (2 rounds).
     pub fn request(

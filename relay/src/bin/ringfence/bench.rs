@@ -13,6 +13,8 @@
 use std::time::Instant;
 
 use clap::ValueEnum;
+use ringfence_core::mal3::scheme::Mal3Ring;
+use ringfence_core::mal3::Mal3;
 use ringfence_core::meteor::{Meteor, MeteorRing};
 use ringfence_core::net::PartyId;
 use ringfence_core::nn::{argmax_rows, Inference, Output};
@@ -194,7 +196,7 @@ pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
 }
 
 /// Runs every op of `ops` and reports each to the parent.
-pub(crate) async fn run_ops<R: IntRing + MeteorRing>(
+pub(crate) async fn run_ops<R: IntRing + MeteorRing + Mal3Ring>(
     mut p: Session,
     ops: &[Op],
     sizes: Sizes,
@@ -207,6 +209,9 @@ pub(crate) async fn run_ops<R: IntRing + MeteorRing>(
                 Backend::Rep3 => bench_infer::<R, Session>(p, mb, sizes, Output::Argmax).await?,
                 Backend::Meteor => {
                     bench_infer::<R, Meteor<TcpTransport>>(p, mb, sizes, Output::Logits).await?
+                }
+                Backend::Mal3 => {
+                    bench_infer::<R, Mal3<TcpTransport>>(p, mb, sizes, Output::Argmax).await?
                 }
                 b => return Err(format!("the bench runs no inference on {}", b.name())),
             };
