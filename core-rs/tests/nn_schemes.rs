@@ -64,6 +64,14 @@ fn check_agreement<S: Inference<Z64> + Session<Rep3P>>(
     for start in (0..n).step_by(chunk) {
         let m = chunk.min(n - start);
         let run = secure_run::<S>(&plan, &x[start * len..(start + m) * len], m, sc.output);
+        if start == 0 {
+            eprintln!(
+                "{name} on {}, {m} samples: online {} B from the busiest party, {} rounds",
+                S::NAME,
+                run.online_bytes,
+                run.online_rounds
+            );
+        }
         if let Some(cost) = sc.cost {
             let (bytes, rounds) = cost(&plan.shape(), 64, m);
             assert!(run.online_bytes_each.iter().all(|&b| b == bytes), "{name}: cost model");

@@ -203,7 +203,7 @@ async function serve(m: Extract<TabMessage, { t: 'join' }>, channel: BroadcastCh
     stage('done');
     renderBytes({ setup: stages.setup.bytesSent, online: stages.online.bytesSent, webrtc: stats.webrtc.bytesSent, relay: stats.relay.bytesSent });
     showView(watched.input(), side, request.backend);
-    addServed(`${info.label} · ${request.backend === 'meteor' ? 'METEOR' : 'rep3'}`, stages, transport.kind);
+    addServed(`${info.label} · ${request.backend === 'meteor' ? 'METEOR' : request.backend}`, stages, transport.kind);
     const report: TabReport = {
       stages,
       kind: transport.kind,
@@ -226,7 +226,8 @@ async function serve(m: Extract<TabMessage, { t: 'join' }>, channel: BroadcastCh
   }
 }
 
-function showView(words: Uint8Array | undefined, side: number, backend: 'meteor' | 'rep3'): void {
+// A tab serves whatever family the client asked for, including ones the page does not offer.
+function showView(words: Uint8Array | undefined, side: number, backend: string): void {
   const canvas = $<HTMLCanvasElement>('view');
   const n = side * side;
   if (!words || words.byteLength < n * 8) {
