@@ -26,6 +26,7 @@ use crate::net::Transport;
 use crate::rep3::adder::carries;
 use crate::rep3::binary::words;
 use crate::rep3::compare::SharedBits;
+use crate::rep3::trunc::check_shift;
 use crate::rep3::{Rep3Vec, TruncPairs};
 use crate::ring::IntRing;
 use crate::sharing::Boolean;
@@ -39,9 +40,7 @@ impl<T: Transport> Mal3<T> {
         d: u32,
     ) -> Result<TruncPairs<R>, Error> {
         let k = R::BITS;
-        if d == 0 || d >= k - 1 {
-            return Err(Error::ApiMisuse(format!("truncation by {d} bits in a {k}-bit ring")));
-        }
+        check_shift(d, k)?;
         let (kk, dd) = (k as usize, d as usize);
         let r = self.p.random::<R>(n);
         let want = [dd - 1, kk - 2, kk - 1];

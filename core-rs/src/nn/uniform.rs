@@ -3,21 +3,21 @@
 //! Such a scheme's tags are [`Len`]: its products' material does not depend on the operands
 //! (rep3's truncation pairs, a malicious scheme's verified triples), one store serves
 //! elementwise and matrix products, and its comparisons come from [`Boolean`]. Its
-//! [`Inference`](super::Inference) is then `preprocess` and `infer` here: setup makes all
+//! [`Inference`] is then `preprocess` and `infer` here: setup makes all
 //! the products' material of a run in one call of [`Arith::mul_prep`] and all the bits'
 //! material in one call of [`Boolean::bit_prep`], sized from the plan's shape
-//! ([`super::PlanShape::needs`]); online, every layer takes its part of both. A scheme's
-//! `impl Inference` delegates to these functions (see `rep3/nn.rs`).
+//! ([`super::PlanShape::needs`]); online, every layer takes its part of both. A scheme opts in
+//! with [`Uniform`] and gets [`Inference`] from the implementation here (see `rep3/nn.rs`).
 
 use std::borrow::Cow;
 
-use super::exec::{walk, Layers, SharedModel};
+use super::exec::{walk, Inference, Layers, SharedModel};
 use super::plan::PlanShape;
 use super::trees::{self, TreeShape};
 use super::{Output, PoolGeom};
 use crate::net::PartyId;
 use crate::ring::IntRing;
-use crate::sharing::{Arith, Boolean, Len, Linear, Store};
+use crate::sharing::{Arith, Boolean, InputSlot, Len, Linear, Store};
 use crate::Error;
 
 /// The material of one run of a plan on a batch: the input's (`I`), the products' (`P`) and
@@ -59,6 +59,50 @@ impl<I, P, B> UniformPrep<I, P, B> {
         self.input
             .take()
             .ok_or_else(|| Error::ApiMisuse("the input's material was already taken".into()))
+    }
+}
+
+/// Marks a scheme whose [`Inference`] is this module's walk: with [`Len`] tags, inputs that
+/// need only a slot, one store of products' material for `mul` and `matmul`, and [`Boolean`],
+/// it then gets `preprocess`, `infer` and the rest from the implementation below (rep3, mal3).
+pub trait Uniform {}
+
+impl<R, S, P> Inference<R> for S
+where
+    R: IntRing,
+    S: Uniform
+        + Boolean<R>
+        + Arith<R, Tag = Len, InputPrep = InputSlot, MulPrep = P, MatMulPrep = P>,
+    P: Store,
+{
+    type Prep = UniformPrep<InputSlot, P, S::BitPrep>;
+
+    /// The products' material, then the bits' (the input needs none).
+    async fn preprocess(
+        &mut self,
+        model: &SharedModel<S::V>,
+        batch: usize,
+        output: Output,
+        input_owner: PartyId,
+    ) -> Result<Self::Prep, Error> {
+        preprocess(self, model, batch, output, input_owner).await
+    }
+
+    fn for_output(prep: Self::Prep, output: Output) -> Result<Self::Prep, Error> {
+        prep.for_output(output)
+    }
+
+    fn take_input(prep: &mut Self::Prep) -> Result<InputSlot, Error> {
+        prep.take_input()
+    }
+
+    async fn infer(
+        &mut self,
+        model: &SharedModel<S::V>,
+        x: S::V,
+        prep: Self::Prep,
+    ) -> Result<S::V, Error> {
+        infer(self, model, x, prep).await
     }
 }
 

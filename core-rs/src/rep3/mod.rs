@@ -30,7 +30,7 @@ pub(crate) mod compare;
 mod nn;
 pub mod prep;
 pub mod scheme;
-mod trunc;
+pub(crate) mod trunc;
 
 pub use compare::SharedBits;
 pub use nn::NnPrep;

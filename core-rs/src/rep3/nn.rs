@@ -20,51 +20,18 @@
 //! (`batch · positions · patch_len` elements, 16 bytes each per party), so large conv batches
 //! are best split into several runs.
 
-use super::{DaBits, Rep3, Rep3Vec};
-use crate::net::{PartyId, Transport};
-use crate::nn::exec::{Inference, SharedModel};
-use crate::nn::uniform::{self, UniformPrep};
-use crate::nn::Output;
-use crate::ring::IntRing;
+use super::scheme::ProductPrep;
+use super::{DaBits, Rep3};
+use crate::nn::uniform::{Uniform, UniformPrep};
+#[cfg(doc)]
+use crate::nn::Inference;
 #[cfg(doc)]
 use crate::sharing::Boolean;
 use crate::sharing::InputSlot;
-use crate::Error;
-
-use super::scheme::ProductPrep;
 
 /// The material of one run of a plan on a batch: consumed by [`Inference::infer`], never
 /// reusable.
 pub type NnPrep<R> = UniformPrep<InputSlot, ProductPrep<R>, DaBits<R>>;
 
-impl<T: Transport, R: IntRing> Inference<R> for Rep3<T> {
-    type Prep = NnPrep<R>;
-
-    /// Truncation pairs, then daBits (the input needs no material in rep3).
-    async fn preprocess(
-        &mut self,
-        model: &SharedModel<Rep3Vec<R>>,
-        batch: usize,
-        output: Output,
-        input_owner: PartyId,
-    ) -> Result<NnPrep<R>, Error> {
-        uniform::preprocess(self, model, batch, output, input_owner).await
-    }
-
-    fn for_output(prep: NnPrep<R>, output: Output) -> Result<NnPrep<R>, Error> {
-        prep.for_output(output)
-    }
-
-    fn take_input(prep: &mut NnPrep<R>) -> Result<InputSlot, Error> {
-        prep.take_input()
-    }
-
-    async fn infer(
-        &mut self,
-        model: &SharedModel<Rep3Vec<R>>,
-        x: Rep3Vec<R>,
-        prep: NnPrep<R>,
-    ) -> Result<Rep3Vec<R>, Error> {
-        uniform::infer(self, model, x, prep).await
-    }
-}
+/// Truncation pairs, then daBits (the input needs no material in rep3).
+impl<T> Uniform for Rep3<T> {}

@@ -35,6 +35,14 @@ use crate::net::{PartyId, Transport};
 use crate::ring::{kernels, IntRing};
 use crate::Error;
 
+/// A truncation pair shifts by `0 < d < k − 1` bits (an integer part and a sign must remain).
+pub(crate) fn check_shift(d: u32, k: u32) -> Result<(), Error> {
+    if d == 0 || d >= k - 1 {
+        return Err(Error::ApiMisuse(format!("truncation by {d} bits in a {k}-bit ring")));
+    }
+    Ok(())
+}
+
 impl<T: Transport> Rep3<T> {
     /// Makes `n` truncation pairs for a shift of `d` bits (setup phase; ~11 rounds).
     pub async fn trunc_pairs<R: IntRing>(
@@ -43,9 +51,7 @@ impl<T: Transport> Rep3<T> {
         d: u32,
     ) -> Result<TruncPairs<R>, Error> {
         let k = R::BITS;
-        if d == 0 || d >= k - 1 {
-            return Err(Error::ApiMisuse(format!("truncation by {d} bits in a {k}-bit ring")));
-        }
+        check_shift(d, k)?;
         let me = self.me();
         let op = self.ctx.next_op();
         let mut ra = vec![R::ZERO; n];
