@@ -4,7 +4,7 @@
 /** A test set of `models/data/`, by the name the API takes. */
 export type SetName = 'mnist' | 'digits8';
 
-export type Backend = 'meteor' | 'rep3';
+export type Backend = 'meteor' | 'rep3' | 'mal3';
 
 export type Output = 'scores' | 'class';
 
@@ -30,13 +30,13 @@ export interface SetInfo {
 }
 
 export const MODELS: readonly ModelInfo[] = [
-  { id: 'lenet', label: 'LeNet', blurb: 'CNN · 431k weights', set: 'mnist', backends: ['meteor', 'rep3'] },
-  { id: 'nn-a', label: 'NN-A', blurb: '3 dense layers', set: 'mnist', backends: ['meteor', 'rep3'] },
-  { id: 'nn-b', label: 'NN-B', blurb: 'conv + 2 dense', set: 'mnist', backends: ['meteor', 'rep3'] },
-  { id: 'logreg', label: 'Logistic regression', blurb: '8×8 digits', set: 'digits8', backends: ['meteor', 'rep3'] },
-  { id: 'svm', label: 'Linear SVM', blurb: '8×8 digits', set: 'digits8', backends: ['meteor', 'rep3'] },
+  { id: 'lenet', label: 'LeNet', blurb: 'CNN · 431k weights', set: 'mnist', backends: ['meteor', 'rep3', 'mal3'] },
+  { id: 'nn-a', label: 'NN-A', blurb: '3 dense layers', set: 'mnist', backends: ['meteor', 'rep3', 'mal3'] },
+  { id: 'nn-b', label: 'NN-B', blurb: 'conv + 2 dense', set: 'mnist', backends: ['meteor', 'rep3', 'mal3'] },
+  { id: 'logreg', label: 'Logistic regression', blurb: '8×8 digits', set: 'digits8', backends: ['meteor', 'rep3', 'mal3'] },
+  { id: 'svm', label: 'Linear SVM', blurb: '8×8 digits', set: 'digits8', backends: ['meteor', 'rep3', 'mal3'] },
   // Tree ensembles are evaluated obliviously: every node compared, every leaf indicator made.
-  { id: 'tree', label: 'Decision tree', blurb: '8×8 digits · depth 6', set: 'digits8', backends: ['meteor', 'rep3'] },
+  { id: 'tree', label: 'Decision tree', blurb: '8×8 digits · depth 6', set: 'digits8', backends: ['meteor', 'rep3', 'mal3'] },
 ];
 
 /** Pixels are stored as bytes; the models take them scaled as in `scripts/models/`. */
@@ -51,12 +51,13 @@ export const SETS: Readonly<Record<SetName, SetInfo>> = {
 export const BACKENDS: readonly { id: Backend; label: string; blurb: string }[] = [
   { id: 'meteor', label: 'METEOR', blurb: 'masked sharing, few rounds' },
   { id: 'rep3', label: 'rep3', blurb: 'replicated secret sharing' },
+  { id: 'mal3', label: 'mal3', blurb: 'rep3, a cheating server caught · slower' },
 ];
 
 export const OUTPUTS: readonly { id: Output; label: string; blurb: string }[] = [
   { id: 'scores', label: 'All scores', blurb: 'the class and every score' },
-  // METEOR reveals the scores; only rep3 can compute the argmax under the sharing.
-  { id: 'class', label: 'Class only', blurb: 'rep3 only' },
+  // METEOR reveals the scores; rep3 and mal3 can compute the argmax under the sharing.
+  { id: 'class', label: 'Class only', blurb: 'rep3 or mal3' },
 ];
 
 export const DEPLOYMENTS: readonly { id: DeploymentKind; label: string; blurb: string; available: boolean }[] = [

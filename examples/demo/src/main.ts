@@ -224,7 +224,10 @@ function renderShelf(): void {
     return [m.id === state.model ? el('b', undefined, text) : document.createTextNode(text)];
   });
   if (runs.length === 0) {
-    line.textContent = `The servers are linking up to make ${backendLabel(backend)} setup runs ahead of demand…`;
+    line.textContent =
+      backend === 'mal3'
+        ? 'mal3 runs are not made ahead: each session makes and checks its own setup.'
+        : `The servers are linking up to make ${backendLabel(backend)} setup runs ahead of demand…`;
     return;
   }
   line.replaceChildren(
@@ -758,9 +761,20 @@ function explanation(backend: Backend, where: 'servers' | 'page-party' | 'tabs',
       common,
     ];
   }
+  const name = backend === 'mal3' ? 'mal3' : 'rep3';
+  const checked =
+    backend === 'mal3'
+      ? [
+          'mal3 also assumes that a server may cheat: every multiplication the servers made was checked against multiplication ' +
+            'triples they had verified among themselves, and the answer\'s pieces reached this tab twice each, from the two servers ' +
+            'holding them. A server sending anything else would have made the run stop, not changed the answer. That checking is ' +
+            'why it sends far more than rep3.',
+        ]
+      : [];
   return [
-    'rep3: each pixel x was split into three random numbers x₀ + x₁ + x₂ = x (modulo 2⁶⁴). Each server received two of them, ' +
+    `${name}: each pixel x was split into three random numbers x₀ + x₁ + x₂ = x (modulo 2⁶⁴). Each server received two of them, ` +
       'never all three (its picture shows the first of its two), and any two of the three are uniformly random: they carry nothing about x.',
+    ...checked,
     ...(ahead
       ? [
           'This time the servers had made the setup before you clicked, among themselves, over direct links between them (their mesh): ' +
