@@ -245,6 +245,15 @@ macro_rules! scheme {
                 check_agreement::<$party>(&$desc, "logreg", (LOGREG, LOGREG_REF), &digits8(), 450);
             }
             #[test]
+            fn svm() {
+                check_agreement::<$party>(&$desc, "svm", (SVM, SVM_REF), &digits8(), 450);
+            }
+            #[test]
+            fn tree() {
+                let x = digits8();
+                check_agreement::<$party>(&$desc, "tree", (TREE, TREE_REF), &x[..64 * 100], 100);
+            }
+            #[test]
             fn client_input_and_output_with_nn_a() {
                 client_input_and_output::<$party, $client>();
             }

@@ -67,7 +67,7 @@ browserTest('demo: a shipped MNIST digit on LeNet with METEOR and with rep3 give
   assert.match(rep3.row, /made ahead by the servers' mesh, before you clicked/);
 }, { viewport: DESKTOP, timeout: 300_000 });
 
-browserTest('demo: a shipped 8x8 digit on the decision tree with rep3 and with METEOR gives onnxruntime class', async (page) => {
+browserTest('demo: a shipped 8x8 digit on the decision tree with rep3, METEOR and mal3 gives onnxruntime class', async (page) => {
   await openDemo(page, demo.url);
   await page.click('#models [data-value="tree"]');
   await page.click('#backends [data-value="rep3"]');
@@ -79,6 +79,9 @@ browserTest('demo: a shipped 8x8 digit on the decision tree with rep3 and with M
   await assertServerViews(page, 8);
   await page.click('#backends [data-value="meteor"]');
   assert.equal(await classify(page), ref.expected, 'METEOR gives the same class');
+  // mal3 makes and checks its setup in the session (no runs made ahead).
+  await page.click('#backends [data-value="mal3"]');
+  assert.equal(await classify(page), ref.expected, 'mal3 gives the same class');
 }, { viewport: DESKTOP });
 
 browserTest('demo: with the browser as party P2 beside two native parties, NN-A gives onnxruntime class', async (page) => {
