@@ -136,9 +136,7 @@ impl<T: Transport> Mal3<T> {
         b: &SharedBits,
         r: &DaBits<R>,
     ) -> Result<Vec<Bits>, Error> {
-        if r.len() != b.n {
-            return Err(Error::ApiMisuse(format!("{} bits but {} daBits", b.n, r.len())));
-        }
+        r.fits(b.n)?;
         check::open(&mut self.p, b.words.add(&r.bits)?).await
     }
 

@@ -70,13 +70,7 @@ impl<T: Transport> Mal3<T> {
         z: Rep3Vec<R>,
         pairs: TruncPairs<R>,
     ) -> Result<Rep3Vec<R>, Error> {
-        if pairs.len() != z.len() {
-            return Err(Error::ApiMisuse(format!(
-                "{} values but {} truncation pairs",
-                z.len(),
-                pairs.len()
-            )));
-        }
+        pairs.fits(z.len())?;
         let TruncPairs { frac_bits, r, r_shifted } = pairs;
         let c = check::open(&mut self.p, z.sub(&r)?).await?;
         let c: Vec<R> = c.iter().map(|v| v.shr_arith(frac_bits)).collect();

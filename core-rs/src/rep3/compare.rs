@@ -260,9 +260,7 @@ impl<T: Transport> Rep3<T> {
         b: &SharedBits,
         r: &DaBits<R>,
     ) -> Result<Rep3Vec<Bits>, Error> {
-        if r.len() != b.n {
-            return Err(Error::ApiMisuse(format!("{} bits but {} daBits", b.n, r.len())));
-        }
+        r.fits(b.n)?;
         let masked = b.words.add(&r.bits)?;
         self.ctx.send(next(self.me()), &masked.a)?;
         Ok(masked)

@@ -25,6 +25,14 @@ impl<R: Ring> DaBits<R> {
         self.arith.len()
     }
 
+    /// Refuses daBits that are not exactly one per bit of `n`.
+    pub(crate) fn fits(&self, n: usize) -> Result<(), Error> {
+        if self.len() != n {
+            return Err(Error::ApiMisuse(format!("{n} bits but {} daBits", self.len())));
+        }
+        Ok(())
+    }
+
     /// True when the store is empty.
     pub fn is_empty(&self) -> bool {
         self.arith.is_empty()
@@ -93,6 +101,17 @@ impl<R: Ring> TruncPairs<R> {
     /// Number of pairs held.
     pub fn len(&self) -> usize {
         self.r.len()
+    }
+
+    /// Refuses pairs that are not exactly one per value of `n`.
+    pub(crate) fn fits(&self, n: usize) -> Result<(), Error> {
+        if self.len() != n {
+            return Err(Error::ApiMisuse(format!(
+                "{n} values but {} truncation pairs",
+                self.len()
+            )));
+        }
+        Ok(())
     }
 
     /// True when the store is empty.

@@ -103,13 +103,7 @@ impl<T: Transport> Rep3<T> {
         mut z: Vec<R>,
         pairs: TruncPairs<R>,
     ) -> Result<Rep3Vec<R>, Error> {
-        if pairs.len() != z.len() {
-            return Err(Error::ApiMisuse(format!(
-                "{} values but {} truncation pairs",
-                z.len(),
-                pairs.len()
-            )));
-        }
+        pairs.fits(z.len())?;
         let TruncPairs { frac_bits, r, r_shifted: mut out } = pairs;
         self.add_zero_share(&mut z);
         kernels::sub_assign(&mut z, &r.a);
