@@ -184,9 +184,7 @@ impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
             return Err(Error::ApiMisuse(format!("and: {} and {} bits", x.n, y.n)));
         }
         let prep = self.triples::<Bits>(x.words.len()).await?;
-        let z = self.p.mul(&x.words, &y.words).await?;
-        self.record(x.words.clone(), y.words.clone(), z.clone(), prep);
-        Ok(SharedBits { n: x.n, words: z })
+        Ok(SharedBits { n: x.n, words: self.checked_mul(&x.words, &y.words, prep).await? })
     }
 
     async fn msb_many(&mut self, xs: &[&Rep3Vec<R>]) -> Result<Vec<SharedBits>, Error> {
@@ -223,17 +221,12 @@ impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
                 xs.iter().map(|x| x.len()).collect::<Vec<_>>()
             )));
         }
-        let n = b.n;
         let r = Rep3Vec::concat(&vec![&prep.arith; xs.len()]);
         let x = Rep3Vec::concat(xs);
         let triples = self.triples::<R>(x.len()).await?;
         let rx = self.checked_mul(&r, &x, triples).await?;
         let open = self.open_masked(b, &prep).await?;
-        Ok(xs
-            .iter()
-            .enumerate()
-            .map(|(t, x)| unmask_products(&open, x, &rx.slice(t * n..(t + 1) * n)))
-            .collect())
+        Ok(unmask_products(&open, xs, &rx))
     }
 
     /// After every pending product is checked, from both holders of each component.

@@ -312,13 +312,7 @@ impl<T: Transport> Rep3<T> {
         self.ctx.send(prev(me), &z)?;
         let open = self.finish_masked_bits(masked).await?;
         let zb = self.ctx.recv::<R>(next(me), z.len()).await?;
-        let rx = Rep3Vec::from_parts(me, z, zb);
-        let n = b.n;
-        Ok(xs
-            .iter()
-            .enumerate()
-            .map(|(t, x)| unmask_products(&open, x, &rx.slice(t * n..(t + 1) * n)))
-            .collect())
+        Ok(unmask_products(&open, xs, &Rep3Vec::from_parts(me, z, zb)))
     }
 }
 
@@ -350,12 +344,14 @@ pub(crate) fn unmask_bits<R: Ring>(open: &[Bits], n: usize, arith: Rep3Vec<R>) -
 }
 
 /// A bit product's last step: `b·x = c·x + (1 − 2c)·(r·x)`, i.e. `r·x` where the opened
-/// `c = b ⊕ r` is 0 and `x − r·x` where it is 1, elementwise (one pass per component).
+/// `c = b ⊕ r` is 0 and `x − r·x` where it is 1, elementwise (one pass per component), for each
+/// vector of `xs` (all of the bits' length); `rx` holds every vector's `r·x`, one after another,
+/// and is read in place.
 pub(crate) fn unmask_products<R: Ring>(
     open: &[Bits],
-    x: &Rep3Vec<R>,
+    xs: &[&Rep3Vec<R>],
     rx: &Rep3Vec<R>,
-) -> Rep3Vec<R> {
+) -> Vec<Rep3Vec<R>> {
     let combine = |x: &[R], rx: &[R]| -> Vec<R> {
         x.iter()
             .zip(rx)
@@ -363,7 +359,18 @@ pub(crate) fn unmask_products<R: Ring>(
             .map(|(j, (x, rx))| if (open[j / 64].0 >> (j % 64)) & 1 == 1 { *x - *rx } else { *rx })
             .collect()
     };
-    Rep3Vec::from_parts(x.me, combine(&x.a, &rx.a), combine(&x.b, &rx.b))
+    let n = xs.first().map_or(0, |x| x.len());
+    xs.iter()
+        .enumerate()
+        .map(|(t, x)| {
+            let part = t * n..(t + 1) * n;
+            Rep3Vec::from_parts(
+                x.me,
+                combine(&x.a, &rx.a[part.clone()]),
+                combine(&x.b, &rx.b[part]),
+            )
+        })
+        .collect()
 }
 
 impl Bitwise for SharedBits {
