@@ -1,9 +1,10 @@
 /**
- * A compute party of a 3-party `rep3` session over Z_2^64, running in WebAssembly; it can also
- * serve models to a classification client ({@link Party.serve}).
+ * A compute party of a 3-party session over Z_2^64 in any scheme the SDK knows ({@link BACKENDS}),
+ * running in WebAssembly; it can also serve models to a classification client ({@link Party.serve}).
  * @module
  */
 
+import type { Backend } from './backend.js';
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import { Link } from './link.js';
@@ -85,6 +86,16 @@ export interface PartyOptions {
   /** The links to the two other parties (and to the clients, when `parties` counts any). */
   transport: Transport;
   /**
+   * The protocol family, the same at all three parties. Every scheme has `input`, the local
+   * operations, `mul`, `matmul`, their fixed-point forms and `reveal`. `'rep3'` and `'mal3'`
+   * (every product checked: a party that deviates makes the others fail with `CHECK_FAILED`
+   * at the next reveal) also have `random`, `lt`, `relu` and material made ahead (`dabits`,
+   * `truncPairs`); on `'meteor'` those fail with `API_MISUSE`, and fixed-point products take
+   * the number of fractional bits instead of a store.
+   * @defaultValue `'rep3'`
+   */
+  scheme?: Backend;
+  /**
    * Participants of the session: the three compute parties, plus the clients (ids 3, 4, ...)
    * when the session serves any ({@link Party.serve}; the transport must reach them too, e.g.
    * {@link SecureRelayTransport} with the same `parties`).
@@ -153,7 +164,7 @@ export class SharedBitVector {
   }
 }
 
-/** daBits made in the setup phase; `relu` takes what it needs, nothing is used twice. */
+/** The material of ReLUs (daBits) made in the setup phase; `relu` takes what it needs, nothing is used twice. */
 export class DaBitStore {
   /** @internal */
   readonly raw: WasmDaBitStore;
@@ -167,7 +178,10 @@ export class DaBitStore {
   }
 }
 
-/** Truncation pairs for fixed-point products with `fracBits` fractional bits. */
+/**
+ * The material of fixed-point products with `fracBits` fractional bits, made in the setup phase
+ * (truncation pairs; in `'mal3'` also the checked triples).
+ */
 export class TruncPairStore {
   /** @internal */
   readonly raw: WasmTruncPairStore;
@@ -192,11 +206,12 @@ function check(cond: boolean, code: 'INVALID_ARGUMENT', message: string): assert
 /**
  * A compute party. All three parties of a session call the same operations in the same order,
  * each awaiting the previous one; every operation is batched (one message per peer per round,
- * whatever the length). Arguments are checked before anything is sent.
+ * whatever the length). Arguments are checked before anything is sent. Round counts below are
+ * rep3's; `'mal3'` adds its checks, `'meteor'` moves work to setup.
  *
  * ```ts
  * await init();
- * const p = await Party.join({ id, sessionId, seeds, transport });
+ * const p = await Party.join({ id, sessionId, seeds, transport, scheme: 'mal3' });
  * const x = await p.input(0, id === 0 ? new BigInt64Array([3n, 4n]) : null, 2);
  * const y = await p.mul(x, x);
  * console.log(await p.reveal(y)); // BigInt64Array [9n, 16n]
@@ -241,7 +256,9 @@ export class Party {
     options.onProgress?.({ stage: 'connecting', operation: 'join', bytesSent: 0, bytesReceived: 0, rounds: 0 });
     let raw: WasmParty;
     try {
-      raw = await link.race(glue.Party.join(options.id, options.sessionId, options.seeds, link.transport, options.parties));
+      raw = await link.race(
+        glue.Party.join(options.id, options.sessionId, options.seeds, link.transport, options.parties, options.scheme),
+      );
     } catch (e) {
       // No party will use this link: a later abort must not close the caller's transport.
       link.detach();
@@ -257,12 +274,17 @@ export class Party {
     return this.#raw.id;
   }
 
+  /** The protocol family this party runs. */
+  get scheme(): Backend {
+    return this.#raw.scheme as Backend;
+  }
+
   /** Communication counters as of the last finished operation. */
   stats(): PartyStats {
     return this.#raw.stats();
   }
 
-  /** A fresh random sharing of `n` elements (local). */
+  /** A fresh random sharing of `n` elements (local; `'rep3'` and `'mal3'`). */
   random(n: number): SharedVector {
     return this.#sync(() => this.#vec(this.#raw.random(n)));
   }
@@ -292,12 +314,12 @@ export class Party {
 
   /** Elementwise `x·y` mod 2^64 (1 round). */
   mul(x: SharedVector, y: SharedVector): Promise<SharedVector> {
-    return this.#op('online', 'mul', () => this.#raw.mul(raw(x), raw(y)), (v) => this.#vec(v));
+    return this.#op('online', 'mul', () => this.#raw.mul(raw(x), raw(y), undefined), (v) => this.#vec(v));
   }
 
   /** Matrix product of `a` (m×k) and `b` (k×n), row-major (1 round). */
   matmul(a: SharedVector, b: SharedVector, m: number, k: number, n: number): Promise<SharedVector> {
-    return this.#op('online', 'matmul', () => this.#raw.matmul(raw(a), raw(b), m, k, n), (v) => this.#vec(v));
+    return this.#op('online', 'matmul', () => this.#raw.matmul(raw(a), raw(b), m, k, n, undefined), (v) => this.#vec(v));
   }
 
   /** `[x < y]` as signed 64-bit integers, exact on the whole ring (9 rounds). */
@@ -305,14 +327,18 @@ export class Party {
     return this.#op('online', 'lt', () => this.#raw.lt(raw(x), raw(y)), (b) => new SharedBitVector(b));
   }
 
-  /** Makes `n` daBits for later `relu`s (setup phase, 2 rounds). */
+  /** Makes the material of `n` later `relu`s (setup phase, 2 rounds). */
   dabits(n: number): Promise<DaBitStore> {
     return this.#op('setup', 'dabits', () => this.#raw.dabits(n), (s) => new DaBitStore(s));
   }
 
-  /** `max(x, 0)` as signed integers, taking `x.length` daBits from `store` (9 rounds). */
-  relu(x: SharedVector, store: DaBitStore): Promise<SharedVector> {
-    return this.#op('online', 'relu', () => this.#raw.relu(raw(x), of(store, DaBitStore).raw), (v) => this.#vec(v));
+  /**
+   * `max(x, 0)` as signed integers (9 rounds), taking `x.length` daBits from `store`, or making
+   * them first when no store is given.
+   */
+  async relu(x: SharedVector, store?: DaBitStore): Promise<SharedVector> {
+    const from = store === undefined ? await this.dabits(raw(x).length) : store;
+    return this.#op('online', 'relu', () => this.#raw.relu(raw(x), of(from, DaBitStore).raw), (v) => this.#vec(v));
   }
 
   /** Makes `n` truncation pairs for fixed point with `fracBits` fractional bits (setup phase). */
@@ -321,26 +347,38 @@ export class Party {
   }
 
   /**
-   * Fixed-point `x·y`, truncated by `pairs.fracBits` using `x.length` pairs (1 round). The
-   * result is `⌊x·y / 2^f⌋` or one less in the last place.
+   * Fixed-point `x·y` (1 round), truncated by `pairs.fracBits` using `x.length` pairs, or by
+   * `pairs` bits with material made now when it is a number. The result is `⌊x·y / 2^f⌋` or
+   * one less in the last place.
    */
-  mulFixed(x: SharedVector, y: SharedVector, pairs: TruncPairStore): Promise<SharedVector> {
-    return this.#op('online', 'mulFixed', () => this.#raw.mulFixed(raw(x), raw(y), of(pairs, TruncPairStore).raw), (v) => this.#vec(v));
+  mulFixed(x: SharedVector, y: SharedVector, pairs: TruncPairStore | number): Promise<SharedVector> {
+    return this.#op(
+      'online',
+      'mulFixed',
+      () =>
+        typeof pairs === 'number'
+          ? this.#raw.mul(raw(x), raw(y), fracBits(pairs))
+          : this.#raw.mulFixed(raw(x), raw(y), of(pairs, TruncPairStore).raw),
+      (v) => this.#vec(v),
+    );
   }
 
-  /** Fixed-point matrix product (m×k by k×n), using `m·n` pairs (1 round). */
+  /** Fixed-point matrix product (m×k by k×n), using `m·n` pairs or as {@link Party.mulFixed} (1 round). */
   matmulFixed(
     a: SharedVector,
     b: SharedVector,
     m: number,
     k: number,
     n: number,
-    pairs: TruncPairStore,
+    pairs: TruncPairStore | number,
   ): Promise<SharedVector> {
     return this.#op(
       'online',
       'matmulFixed',
-      () => this.#raw.matmulFixed(raw(a), raw(b), m, k, n, of(pairs, TruncPairStore).raw),
+      () =>
+        typeof pairs === 'number'
+          ? this.#raw.matmul(raw(a), raw(b), m, k, n, fracBits(pairs))
+          : this.#raw.matmulFixed(raw(a), raw(b), m, k, n, of(pairs, TruncPairStore).raw),
       (v) => this.#vec(v),
     );
   }
@@ -439,6 +477,12 @@ export class Party {
   #emit(stage: Stage, operation: string, counters: ProgressCounters): void {
     this.#onProgress?.({ stage, operation, ...counters });
   }
+}
+
+/** A truncation given as a number: at least 1 (0 would be the exact product, `mul`). */
+function fracBits(f: number): number {
+  check(Number.isInteger(f) && f >= 1 && f <= 62, 'INVALID_ARGUMENT', `fracBits must be an integer in 1..=62, got ${f}`);
+  return f;
 }
 
 function raw(x: SharedVector): WasmSharedVec {

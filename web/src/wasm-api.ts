@@ -50,14 +50,15 @@ export interface WasmStats {
 /** @internal */
 export interface WasmParty extends WasmFreeable {
   readonly id: number;
+  readonly scheme: string;
   stats(): WasmStats;
   random(n: number): WasmSharedVec;
   input(owner: number, values: BigInt64Array | BigUint64Array | null, n: number): Promise<WasmSharedVec>;
   add(x: WasmSharedVec, y: WasmSharedVec): WasmSharedVec;
   sub(x: WasmSharedVec, y: WasmSharedVec): WasmSharedVec;
   neg(x: WasmSharedVec): WasmSharedVec;
-  mul(x: WasmSharedVec, y: WasmSharedVec): Promise<WasmSharedVec>;
-  matmul(a: WasmSharedVec, b: WasmSharedVec, m: number, k: number, n: number): Promise<WasmSharedVec>;
+  mul(x: WasmSharedVec, y: WasmSharedVec, fracBits: number | undefined): Promise<WasmSharedVec>;
+  matmul(a: WasmSharedVec, b: WasmSharedVec, m: number, k: number, n: number, fracBits: number | undefined): Promise<WasmSharedVec>;
   lt(x: WasmSharedVec, y: WasmSharedVec): Promise<WasmSharedBitVec>;
   dabits(n: number): Promise<WasmDaBitStore>;
   relu(x: WasmSharedVec, store: WasmDaBitStore): Promise<WasmSharedVec>;
@@ -124,7 +125,14 @@ export interface WasmClient extends WasmFreeable {
 export interface WasmModule {
   default(init: { module_or_path: BufferSource | WebAssembly.Module }): Promise<unknown>;
   Party: {
-    join(me: number, session: Uint8Array, seeds: WasmSeeds, transport: Transport, participants: number | undefined): Promise<WasmParty>;
+    join(
+      me: number,
+      session: Uint8Array,
+      seeds: WasmSeeds,
+      transport: Transport,
+      participants: number | undefined,
+      scheme: string | undefined,
+    ): Promise<WasmParty>;
   };
   Client: new (session: Uint8Array, own: Uint8Array, transport: Transport) => WasmClient;
   encodeFixed(values: unknown, fracBits: number): BigInt64Array;

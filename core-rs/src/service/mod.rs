@@ -86,6 +86,7 @@ use crate::net::{PartyId, Roster};
 
 mod catalog;
 mod client;
+pub mod erased;
 mod limits;
 mod messages;
 mod registry;

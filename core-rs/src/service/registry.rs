@@ -6,6 +6,7 @@
 //! ([`Inference`]) on a session. Adding a family is a row of [`FAMILIES`], a variant of
 //! [`Backend`] and an arm of [`dispatch`].
 
+use super::erased::{AnyParty, Extras};
 use crate::mal3::client::Mal3Client;
 use crate::mal3::Mal3;
 use crate::meteor::client::MeteorClient;
@@ -103,6 +104,16 @@ async fn client_on<C: InputClient<T, Z64>, T: Transport, F: ForClient<T>>(
 }
 
 impl Backend {
+    /// This family's party started on `base`, with its type erased: for callers that pick the
+    /// scheme at run time (the SDK's `Party`). Static dispatch stays inside each operation.
+    pub fn party<T: Transport + 'static>(self, base: Rep3<T>) -> Box<dyn AnyParty<T>> {
+        match self {
+            Self::Rep3 => Box::new(base),
+            Self::Meteor => Box::new(Meteor::start(base)),
+            Self::Mal3 => Box::new(Mal3::start(base)),
+        }
+    }
+
     fn family(self) -> &'static Family {
         FAMILIES.iter().find(|f| f.backend == self).expect("every backend has a row")
     }
@@ -142,6 +153,11 @@ impl Backend {
         names.join(" or ")
     }
 }
+
+/// METEOR has neither comparisons for a party API nor material made ahead of its operands
+/// (its products' material depends on their masks): its [`AnyParty`] offers arithmetic only.
+/// rep3's and mal3's extras come from their uniform material ([`Extras`]).
+impl<T: Transport> Extras<T> for Meteor<T> {}
 
 impl core::str::FromStr for Backend {
     type Err = String;

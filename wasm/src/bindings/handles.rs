@@ -1,33 +1,30 @@
-//! Opaque JS handles over the core's share vectors and preprocessing stores. They hold one
-//! party's shares or single-use material and never expose their contents; `Debug` is redacted
-//! by the core types.
-
-use std::rc::Rc;
+//! Opaque JS handles over the core's type-erased share vectors and material
+//! (`service::erased`). They hold one party's shares or single-use material and never expose
+//! their contents; `Debug` is redacted by the core types.
 
 use ringfence_core::net::PartyId;
-use ringfence_core::rep3::{DaBits, Rep3Vec, SharedBits, TruncPairs};
-use ringfence_core::ring::Z64;
+use ringfence_core::service::erased::{AnyBits, AnyShares, AnyStock};
 use wasm_bindgen::prelude::*;
 
 use super::error::{js_error, Code};
 
-/// One party's shares of a vector over Z_2^64. Revealing consumes it.
+/// One party's shares of a vector over Z_2^64, in the party's scheme. Revealing consumes it.
 ///
-/// The shares sit behind an `Rc` so that an operation's future (which must own its operands)
-/// shares them instead of copying them: for 10^6 elements a copy is 32 MB per binary operation,
-/// measured as the largest cost in `Party::mul` after the PRG.
+/// The shares sit behind an `Rc` ([`AnyShares`]) so that an operation's future (which must own
+/// its operands) shares them instead of copying them: for 10^6 elements a copy is 32 MB per
+/// binary operation, measured as the largest cost in `Party::mul` after the PRG.
 #[wasm_bindgen]
 pub struct SharedVec {
-    inner: Option<Rc<Rep3Vec<Z64>>>,
+    inner: Option<AnyShares>,
 }
 
 impl SharedVec {
-    pub(crate) fn new(v: Rep3Vec<Z64>) -> Self {
-        Self { inner: Some(Rc::new(v)) }
+    pub(crate) fn new(v: AnyShares) -> Self {
+        Self { inner: Some(v) }
     }
 
-    /// The shares, if they are `me`'s and not consumed (clone the `Rc` to keep them).
-    pub(crate) fn get(&self, me: PartyId, what: &str) -> Result<&Rc<Rep3Vec<Z64>>, JsValue> {
+    /// The shares, if they are `me`'s and not consumed (clone them to keep them: it shares).
+    pub(crate) fn get(&self, me: PartyId, what: &str) -> Result<&AnyShares, JsValue> {
         let Some(v) = &self.inner else {
             return Err(js_error(
                 Code::ApiMisuse,
@@ -43,10 +40,9 @@ impl SharedVec {
         Ok(v)
     }
 
-    /// Moves the shares out (after [`SharedVec::get`] checked them). Copies them only if a
-    /// finished operation's future still holds them, which one-at-a-time operations rule out.
-    pub(crate) fn take(&mut self) -> Option<Rep3Vec<Z64>> {
-        self.inner.take().map(|v| Rc::try_unwrap(v).unwrap_or_else(|v| (*v).clone()))
+    /// Moves the shares out (after [`SharedVec::get`] checked them).
+    pub(crate) fn take(&mut self) -> Option<AnyShares> {
+        self.inner.take()
     }
 }
 
@@ -55,7 +51,7 @@ impl SharedVec {
     /// Number of shared elements (0 once consumed).
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> usize {
-        self.inner.as_ref().map_or(0, |v| v.len())
+        self.inner.as_ref().map_or(0, AnyShares::len)
     }
 
     /// True once the shares were revealed or released.
@@ -74,15 +70,15 @@ impl SharedVec {
 /// One party's boolean shares of bits (a comparison result). Revealing consumes it.
 #[wasm_bindgen]
 pub struct SharedBitVec {
-    inner: Option<SharedBits>,
+    inner: Option<AnyBits>,
 }
 
 impl SharedBitVec {
-    pub(crate) fn new(b: SharedBits) -> Self {
+    pub(crate) fn new(b: AnyBits) -> Self {
         Self { inner: Some(b) }
     }
 
-    pub(crate) fn take(&mut self, what: &str) -> Result<SharedBits, JsValue> {
+    pub(crate) fn take(&mut self, what: &str) -> Result<AnyBits, JsValue> {
         self.inner.take().ok_or_else(|| {
             js_error(Code::ApiMisuse, format!("{what}: the bits were already revealed or freed"))
         })
@@ -98,7 +94,7 @@ impl SharedBitVec {
     /// Number of shared bits (0 once consumed).
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> usize {
-        self.inner.as_ref().map_or(0, SharedBits::len)
+        self.inner.as_ref().map_or(0, AnyBits::len)
     }
 
     /// Drops the bits now, as a reveal would. Idempotent.
@@ -107,31 +103,34 @@ impl SharedBitVec {
     }
 }
 
-/// A store of daBits (random bits shared both as booleans and in Z_2^64), made in the setup
-/// phase; operations take what they need from the front, and nothing is ever used twice.
+/// The material of ReLUs made in the setup phase (daBits: random bits shared both as booleans
+/// and in Z_2^64); operations take what they need from the front, and nothing is ever used
+/// twice.
 #[wasm_bindgen]
 pub struct DaBitStore {
-    pub(crate) inner: DaBits<Z64>,
+    pub(crate) inner: AnyStock,
 }
 
 #[wasm_bindgen]
 impl DaBitStore {
-    /// daBits left.
+    /// Units left.
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> usize {
         self.inner.len()
     }
 }
 
-/// A store of truncation pairs for one shift (the fixed-point format's fractional bits).
+/// The material of fixed-point products for one shift (the format's fractional bits):
+/// truncation pairs, and in mal3 the checked triples too.
 #[wasm_bindgen]
 pub struct TruncPairStore {
-    pub(crate) inner: TruncPairs<Z64>,
+    pub(crate) inner: AnyStock,
+    pub(crate) frac_bits: u32,
 }
 
 #[wasm_bindgen]
 impl TruncPairStore {
-    /// Pairs left.
+    /// Outputs' material left.
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> usize {
         self.inner.len()
@@ -140,6 +139,6 @@ impl TruncPairStore {
     /// The number of bits these pairs truncate by.
     #[wasm_bindgen(getter, js_name = fracBits)]
     pub fn frac_bits(&self) -> u32 {
-        self.inner.frac_bits()
+        self.frac_bits
     }
 }

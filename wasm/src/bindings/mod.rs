@@ -1,5 +1,5 @@
-//! JS bindings (wasm32 only): a `rep3` compute party over a JS-provided transport, which can
-//! also serve models ([`serve`]), and the input provider of a private classification
+//! JS bindings (wasm32 only): a compute party of any registered scheme over a JS-provided
+//! transport, which can also serve models ([`serve`]), and the input provider of a private classification
 //! ([`Client`], `ringfence_core::service`).
 //!
 //! The SDK (`web/`, npm package `ringfence`) wraps these classes; they are not its public API.
@@ -22,15 +22,14 @@ mod serve;
 mod slot;
 mod transport;
 
-use std::rc::Rc;
-
 use js_sys::{Object, Promise, Uint8Array};
 use ringfence_core::net::{frame, Ctx, PartyId, Roster, SessionId, Stats};
 use ringfence_core::prg::Seed;
-use ringfence_core::rep3::{Rep3, Rep3Seeds, Rep3Vec};
+use ringfence_core::rep3::{Rep3, Rep3Seeds};
 use ringfence_core::ring::fixed::FixedPoint;
 use ringfence_core::ring::Z64;
-use ringfence_core::sharing::Boolean;
+use ringfence_core::service::erased::{AnyParty, AnyShares};
+use ringfence_core::service::Backend;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -47,27 +46,27 @@ pub use transport::RawTransport;
 /// The most elements one operation takes: one frame carries at most `MAX_PAYLOAD` bytes.
 const MAX_ELEMS: u64 = (frame::MAX_PAYLOAD / 8) as u64;
 
-/// A [`Party`]'s session: rep3's three compute parties, then the clients.
+/// A [`Party`]'s session: the three compute parties, then the clients.
 const ROSTER: Roster = Roster::THREE;
 /// The highest compute party id.
 const LAST_PARTY: u64 = ROSTER.n() as u64 - 1;
 
-type Session = Rep3<JsTransport>;
-/// One party's shares as held by a [`SharedVec`]; operations clone the `Rc`, not the shares.
-type Shares = Rc<Rep3Vec<Z64>>;
+/// A [`Party`]'s scheme on its session; operations dispatch to the scheme's own protocols.
+type Session = Box<dyn AnyParty<JsTransport>>;
 
 impl Counted for Session {
     fn counters(&self) -> Stats {
-        self.ctx().stats()
+        self.stats()
     }
 }
 
-/// A compute party P0, P1 or P2 of a `rep3` session over Z_2^64.
+/// A compute party P0, P1 or P2 over Z_2^64, of any scheme the core registers (`backends()`).
 #[wasm_bindgen]
 pub struct Party {
     me: PartyId,
     /// Participants of the session: the three parties, then clients (ids 3, 4, ...).
     participants: usize,
+    backend: Backend,
     session: Slot<Session>,
 }
 
@@ -75,15 +74,17 @@ pub struct Party {
 impl Party {
     /// Joins session `session` (16 bytes) as party `me` (0, 1 or 2) with `seeds`
     /// (`{prev, next, own}`, 32-byte `Uint8Array`s: the keys shared with P_{me−1} and P_{me+1}
-    /// and a private one) over `transport`. Resolves once the three parties agreed their
-    /// common key (1 round). `participants` is 3, or more when clients (ids 3, 4, ...) take
-    /// part in the session, as in [`Party::serve`]; `undefined` means 3.
+    /// and a private one) over `transport`, running `scheme` (a name from `backends()`;
+    /// `undefined` means `'rep3'`). Resolves once the three parties agreed their common key
+    /// (1 round). `participants` is 3, or more when clients (ids 3, 4, ...) take part in the
+    /// session, as in [`Party::serve`]; `undefined` means 3.
     pub fn join(
         me: JsValue,
         session: JsValue,
         seeds: JsValue,
         transport: RawTransport,
         participants: JsValue,
+        scheme: JsValue,
     ) -> Result<Promise, JsValue> {
         let me = PartyId(index(&me, "party id", LAST_PARTY)? as u8);
         let participants = match participants.is_undefined() {
@@ -99,6 +100,15 @@ impl Party {
                 ),
             ));
         }
+        let backend = match (scheme.is_undefined(), scheme.as_string()) {
+            (true, _) => Backend::Rep3,
+            (false, Some(name)) => name
+                .parse::<Backend>()
+                .map_err(|e| js_error(Code::InvalidArgument, format!("scheme: {e}")))?,
+            (false, None) => {
+                return Err(js_error(Code::InvalidArgument, "scheme must be a string"));
+            }
+        };
         let session = SessionId(bytes::<16>(&session, "session id")?);
         let seed = |k: &str| -> Result<Seed, JsValue> {
             Ok(Seed::from_bytes(bytes::<32>(&field(&seeds, k, "seeds")?, &format!("seeds.{k}"))?))
@@ -110,7 +120,8 @@ impl Party {
         let ctx = Ctx::new(me, participants, session, JsTransport::new(transport));
         Ok(future_to_promise(async move {
             let rep = Rep3::setup(ctx, seeds).await.map_err(from_core)?;
-            Ok(Self { me, participants, session: Slot::new(rep, "the party") }.into())
+            let session = Slot::new(backend.party(rep), "the party");
+            Ok(Self { me, participants, backend, session }.into())
         }))
     }
 
@@ -120,16 +131,22 @@ impl Party {
         self.me.0
     }
 
+    /// The scheme's name.
+    #[wasm_bindgen(getter)]
+    pub fn scheme(&self) -> String {
+        self.backend.name().into()
+    }
+
     /// Communication counters so far: `{bytesSent, payloadBytesSent, framesSent, rounds}`
     /// (as of the last finished operation).
     pub fn stats(&self) -> Object {
         stats_object(self.session.stats())
     }
 
-    /// A fresh random sharing of `n` elements (no communication).
+    /// A fresh random sharing of `n` elements (no communication; rep3 and mal3).
     pub fn random(&self, n: JsValue) -> Result<SharedVec, JsValue> {
         let n = index(&n, "n", MAX_ELEMS)?;
-        self.session.with(|rep| Ok(SharedVec::new(rep.random::<Z64>(n))))
+        self.session.with(|p| p.random(n).map(SharedVec::new).map_err(from_core))
     }
 
     /// Secret-shares `n` values owned by party `owner`: the owner passes them (a
@@ -163,24 +180,20 @@ impl Party {
             }
             _ => {}
         }
-        self.session.spawn(move |p| {
-            Box::pin(async move {
-                let x = p.input(owner, values.as_deref(), n).await.map_err(from_core)?;
-                Ok(SharedVec::new(x).into())
-            })
-        })
+        self.session
+            .spawn(move |p| Box::pin(async move { shared(p.input(owner, values, n).await) }))
     }
 
     /// `x + y` (local).
     pub fn add(&self, x: &SharedVec, y: &SharedVec) -> Result<SharedVec, JsValue> {
         let (x, y) = self.pair(x, y, "add")?;
-        x.add(y).map(SharedVec::new).map_err(from_core)
+        x.add(&y).map(SharedVec::new).map_err(from_core)
     }
 
     /// `x − y` (local).
     pub fn sub(&self, x: &SharedVec, y: &SharedVec) -> Result<SharedVec, JsValue> {
         let (x, y) = self.pair(x, y, "sub")?;
-        x.sub(y).map(SharedVec::new).map_err(from_core)
+        x.sub(&y).map(SharedVec::new).map_err(from_core)
     }
 
     /// `−x` (local).
@@ -188,14 +201,21 @@ impl Party {
         Ok(SharedVec::new(x.get(self.me, "neg")?.neg()))
     }
 
-    /// Elementwise `x·y` (1 round).
-    pub fn mul(&self, x: &SharedVec, y: &SharedVec) -> Result<Promise, JsValue> {
+    /// Elementwise `x·y`, truncated by `fracBits` (`undefined` or 0: the exact ring product)
+    /// with material made now (1 round in rep3).
+    pub fn mul(
+        &self,
+        x: &SharedVec,
+        y: &SharedVec,
+        frac_bits: JsValue,
+    ) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "mul")?;
-        let (x, y) = (Rc::clone(x), Rc::clone(y));
-        self.session.spawn(move |p| Box::pin(async move { shared(p.mul(&x, &y).await) }))
+        let f = shift(&frac_bits, true)?;
+        self.session.spawn(move |p| Box::pin(async move { shared(p.mul(x, y, f, None).await) }))
     }
 
-    /// Matrix product of `a` (m×k) and `b` (k×n), row-major (1 round).
+    /// Matrix product of `a` (m×k) and `b` (k×n), row-major, truncated by `fracBits` as
+    /// [`Party::mul`] (1 round in rep3).
     pub fn matmul(
         &self,
         a: &SharedVec,
@@ -203,60 +223,59 @@ impl Party {
         m: JsValue,
         k: JsValue,
         n: JsValue,
+        frac_bits: JsValue,
     ) -> Result<Promise, JsValue> {
-        let (a, b, m, k, n) = self.matrices(a, b, &m, &k, &n, "matmul")?;
+        let (a, b, dims) = self.matrices(a, b, &m, &k, &n, "matmul")?;
+        let f = shift(&frac_bits, true)?;
         self.session
-            .spawn(move |p| Box::pin(async move { shared(p.matmul(&a, &b, m, k, n).await) }))
+            .spawn(move |p| Box::pin(async move { shared(p.matmul(a, b, dims, f, None).await) }))
     }
 
-    /// `[x < y]` as signed integers (9 rounds).
+    /// `[x < y]` as signed integers (9 rounds in rep3).
     pub fn lt(&self, x: &SharedVec, y: &SharedVec) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "lt")?;
-        let (x, y) = (Rc::clone(x), Rc::clone(y));
         self.session.spawn(move |p| {
             Box::pin(async move {
-                let c = p.lt(&x, &y).await.map_err(from_core)?;
+                let c = p.lt(x, y).await.map_err(from_core)?;
                 Ok(SharedBitVec::new(c).into())
             })
         })
     }
 
-    /// Makes `n` daBits (setup phase, 2 rounds).
+    /// Makes the material of `n` ReLUs (setup phase; daBits in rep3 and mal3).
     pub fn dabits(&self, n: JsValue) -> Result<Promise, JsValue> {
         let n = index(&n, "n", MAX_ELEMS)?;
         self.session.spawn(move |p| {
             Box::pin(async move {
-                let inner = p.dabits::<Z64>(n).await.map_err(from_core)?;
+                let inner = p.bits(n).await.map_err(from_core)?;
                 Ok(DaBitStore { inner }.into())
             })
         })
     }
 
-    /// `max(x, 0)` elementwise, taking `x.length` daBits from `store` (9 rounds).
+    /// `max(x, 0)` elementwise, taking `x.length` units from `store` (9 rounds in rep3).
     pub fn relu(&self, x: &SharedVec, store: &mut DaBitStore) -> Result<Promise, JsValue> {
-        let x = Rc::clone(x.get(self.me, "relu")?);
+        let x = x.get(self.me, "relu")?.clone();
         self.session.idle()?;
         let r = store.inner.take(x.len()).map_err(from_core)?;
-        self.session.spawn(move |p| Box::pin(async move { shared(p.relu(&x, r).await) }))
+        self.session.spawn(move |p| Box::pin(async move { shared(p.relu(x, Some(r)).await) }))
     }
 
-    /// Makes `n` truncation pairs for `fracBits`-bit fixed point (setup phase).
+    /// Makes the material of `n` fixed-point products' outputs truncated by `fracBits` (setup
+    /// phase; truncation pairs in rep3, and checked triples in mal3).
     #[wasm_bindgen(js_name = truncPairs)]
     pub fn trunc_pairs(&self, n: JsValue, frac_bits: JsValue) -> Result<Promise, JsValue> {
         let n = index(&n, "n", MAX_ELEMS)?;
-        let d = index(&frac_bits, "fracBits", 62)? as u32;
-        if d == 0 {
-            return Err(js_error(Code::InvalidArgument, "fracBits must be in 1..=62"));
-        }
+        let d = shift(&frac_bits, false)?;
         self.session.spawn(move |p| {
             Box::pin(async move {
-                let inner = p.trunc_pairs::<Z64>(n, d).await.map_err(from_core)?;
-                Ok(TruncPairStore { inner }.into())
+                let inner = p.products(n, d).await.map_err(from_core)?;
+                Ok(TruncPairStore { inner, frac_bits: d }.into())
             })
         })
     }
 
-    /// Fixed-point `x·y`, truncated with `x.length` pairs from `pairs` (1 round).
+    /// Fixed-point `x·y`, truncated with `x.length` units from `pairs` (1 round in rep3).
     #[wasm_bindgen(js_name = mulFixed)]
     pub fn mul_fixed(
         &self,
@@ -265,13 +284,12 @@ impl Party {
         pairs: &mut TruncPairStore,
     ) -> Result<Promise, JsValue> {
         let (x, y) = self.pair(x, y, "mulFixed")?;
-        let (x, y) = (Rc::clone(x), Rc::clone(y));
         self.session.idle()?;
-        let t = pairs.inner.take(x.len()).map_err(from_core)?;
-        self.session.spawn(move |p| Box::pin(async move { shared(p.mul_fixed(&x, &y, t).await) }))
+        let (t, f) = (pairs.inner.take(x.len()).map_err(from_core)?, pairs.frac_bits);
+        self.session.spawn(move |p| Box::pin(async move { shared(p.mul(x, y, f, Some(t)).await) }))
     }
 
-    /// Fixed-point matrix product, truncated with `m·n` pairs from `pairs` (1 round).
+    /// Fixed-point matrix product, truncated with `m·n` units from `pairs` (1 round in rep3).
     #[wasm_bindgen(js_name = matmulFixed)]
     #[allow(clippy::too_many_arguments)]
     pub fn matmul_fixed(
@@ -283,11 +301,11 @@ impl Party {
         n: JsValue,
         pairs: &mut TruncPairStore,
     ) -> Result<Promise, JsValue> {
-        let (a, b, m, k, n) = self.matrices(a, b, &m, &k, &n, "matmulFixed")?;
-        let t = pairs.inner.take(m * n).map_err(from_core)?;
-        self.session.spawn(move |p| {
-            Box::pin(async move { shared(p.matmul_fixed(&a, &b, (m, k, n), t).await) })
-        })
+        let (a, b, dims) = self.matrices(a, b, &m, &k, &n, "matmulFixed")?;
+        self.session.idle()?;
+        let (t, f) = (pairs.inner.take(dims.0 * dims.2).map_err(from_core)?, pairs.frac_bits);
+        self.session
+            .spawn(move |p| Box::pin(async move { shared(p.matmul(a, b, dims, f, Some(t)).await) }))
     }
 
     /// Opens `x` to all three parties (1 round); consumes `x`. Resolves with a `BigInt64Array`.
@@ -297,7 +315,7 @@ impl Party {
         let x = x.take().ok_or_else(|| self.session.busy())?;
         self.session.spawn(move |p| {
             Box::pin(async move {
-                let v = p.reveal(x).await.map_err(from_core)?;
+                let v = p.open(x).await.map_err(from_core)?;
                 Ok(to_bigint64(&v).into())
             })
         })
@@ -317,7 +335,7 @@ impl Party {
         let b = b.take("revealBits")?;
         self.session.spawn(move |p| {
             Box::pin(async move {
-                let v = p.reveal_bits(b).await.map_err(from_core)?;
+                let v = p.open_bits(b).await.map_err(from_core)?;
                 let bytes: Vec<u8> = v.into_iter().map(u8::from).collect();
                 Ok(Uint8Array::from(bytes.as_slice()).into())
             })
@@ -327,12 +345,12 @@ impl Party {
 
 impl Party {
     /// Two live share vectors of this party with equal lengths.
-    fn pair<'a>(
+    fn pair(
         &self,
-        x: &'a SharedVec,
-        y: &'a SharedVec,
+        x: &SharedVec,
+        y: &SharedVec,
         what: &str,
-    ) -> Result<(&'a Shares, &'a Shares), JsValue> {
+    ) -> Result<(AnyShares, AnyShares), JsValue> {
         let (x, y) = (x.get(self.me, what)?, y.get(self.me, what)?);
         if x.len() != y.len() {
             return Err(js_error(
@@ -340,10 +358,11 @@ impl Party {
                 format!("{what}: operands have {} and {} elements", x.len(), y.len()),
             ));
         }
-        Ok((x, y))
+        Ok((x.clone(), y.clone()))
     }
 
     /// Checks matrix operands: `a` is m×k and `b` is k×n.
+    #[allow(clippy::type_complexity)]
     fn matrices(
         &self,
         a: &SharedVec,
@@ -352,7 +371,7 @@ impl Party {
         k: &JsValue,
         n: &JsValue,
         what: &str,
-    ) -> Result<(Shares, Shares, usize, usize, usize), JsValue> {
+    ) -> Result<(AnyShares, AnyShares, (usize, usize, usize)), JsValue> {
         let (m, k, n) =
             (index(m, "m", MAX_ELEMS)?, index(k, "k", MAX_ELEMS)?, index(n, "n", MAX_ELEMS)?);
         let (a, b) = (a.get(self.me, what)?, b.get(self.me, what)?);
@@ -367,11 +386,24 @@ impl Party {
                 ),
             ));
         }
-        Ok((Rc::clone(a), Rc::clone(b), m, k, n))
+        Ok((a.clone(), b.clone(), (m, k, n)))
     }
 }
 
-fn shared(r: Result<Rep3Vec<Z64>, ringfence_core::Error>) -> Result<JsValue, JsValue> {
+/// A truncation: `fracBits` in 1..=62, or also 0 (and `undefined` for 0) where `exact` is
+/// allowed.
+fn shift(v: &JsValue, exact: bool) -> Result<u32, JsValue> {
+    if exact && v.is_undefined() {
+        return Ok(0);
+    }
+    let d = index(v, "fracBits", 62)? as u32;
+    if d == 0 && !exact {
+        return Err(js_error(Code::InvalidArgument, "fracBits must be in 1..=62"));
+    }
+    Ok(d)
+}
+
+fn shared(r: Result<AnyShares, ringfence_core::Error>) -> Result<JsValue, JsValue> {
     r.map(|v| SharedVec::new(v).into()).map_err(from_core)
 }
 
@@ -406,7 +438,7 @@ pub fn default_frac_bits() -> u32 {
 /// against them).
 #[wasm_bindgen]
 pub fn backends() -> Vec<String> {
-    ringfence_core::service::Backend::all().map(|b| b.name().to_string()).collect()
+    Backend::all().map(|b| b.name().to_string()).collect()
 }
 
 /// Whether this module was compiled with wasm SIMD (`simd128`).

@@ -78,8 +78,12 @@ impl Party {
         };
         let catalog = catalog(self.me, &models, max_batch)?;
         let client = PartyId(client as u8);
-        self.session.spawn_owned(move |rep| {
+        let backend = self.backend;
+        self.session.spawn_owned(move |party| {
             Box::pin(async move {
+                // Serving runs the scheme each request asks for on the bare session, then this
+                // party's scheme starts again on it.
+                let rep = party.into_session();
                 let mut accepted = None;
                 let observe = |stage: &Stage, stats: Stats| {
                     let name = match stage {
@@ -111,7 +115,7 @@ impl Party {
                         ))
                     }
                 };
-                Ok((rep, Ok(result.into())))
+                Ok((backend.party(rep), Ok(result.into())))
             })
         })
     }
