@@ -94,6 +94,17 @@ impl<T: Transport> Mal3<T> {
         }
     }
 
+    /// Adds dealt triples to the pool (tests only: the checks tested apart from the
+    /// cut-and-bucket that validates the pool's triples, [`crate::testing::ideal::Dealer`]).
+    #[cfg(any(test, feature = "test-utils"))]
+    pub fn stock_dealt_triples<R: Mal3Ring>(&mut self, t: Triples<R>) {
+        let book = R::book(self);
+        book.pool = Some(match book.pool.take() {
+            Some(old) => Triples::concat(vec![old, t]),
+            None => t,
+        });
+    }
+
     /// Material for `outputs` results, truncated by `frac_bits` when it is not zero; the pool
     /// is topped up to hold at least `outputs` triples.
     async fn product_prep<R: Mal3Ring + IntRing>(

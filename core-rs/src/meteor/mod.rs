@@ -216,6 +216,13 @@ impl<R> fmt::Debug for InputMask<R> {
 }
 
 impl<R: Ring> InputMask<R> {
+    /// A mask from its parts: `owner`'s, this party's shares `psi`, and the mask in the clear
+    /// at the owner only (a test dealer's, [`crate::testing::ideal::Dealer`]).
+    #[cfg(any(test, feature = "test-utils"))]
+    pub(crate) fn from_parts(owner: PartyId, psi: Rep3Vec<R>, clear: Option<Vec<R>>) -> Self {
+        Self { owner, psi, clear }
+    }
+
     /// The mask's `rep3` shares (for the setup of operations on the input).
     pub fn mask(&self) -> &Rep3Vec<R> {
         &self.psi

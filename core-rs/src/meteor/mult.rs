@@ -176,6 +176,21 @@ pub struct FixedMultPrep<R> {
 }
 
 impl<R: Ring> FixedMultPrep<R> {
+    /// A 2-MULT's material from its parts: the input masks `x` and `y` (this party's shares
+    /// of the operands' masks), the shares of their product, the output mask before and after
+    /// the shift by `frac_bits` (the same vector when 0). What the setup protocol leaves, or
+    /// a test dealer ([`crate::testing::ideal::Dealer`]).
+    #[cfg(any(test, feature = "test-utils"))]
+    pub(crate) fn from_parts(
+        [x, y, xy]: [Rep3Vec<R>; 3],
+        out: Rep3Vec<R>,
+        shifted: Rep3Vec<R>,
+        frac_bits: u32,
+    ) -> Self {
+        let terms = vec![Term::whole(x), Term::whole(y), Term::whole(xy)];
+        Self { mult: NMultPrep { inputs: 2, terms, out }, shifted, frac_bits }
+    }
+
     /// The output's mask (known in setup, for the next operation's setup).
     pub fn out_mask(&self) -> &Rep3Vec<R> {
         &self.shifted
