@@ -41,6 +41,8 @@ import {
 const WASM_TARGET = 'wasm32-unknown-unknown';
 const WASI_TARGET = 'wasm32-wasip1';
 const WASM_RUSTFLAGS = '-C target-feature=+simd128';
+/** The release build of the module: as web/scripts/build-wasm.mjs makes it (one codegen unit). */
+const WASM_RELEASE_RUSTFLAGS = `${WASM_RUSTFLAGS} -C codegen-units=1`;
 
 /**
  * Core tests that must not run compiled to wasm32-wasip1, each with the reason (passed to libtest
@@ -102,7 +104,10 @@ function ensureToolchain() {
 }
 
 function cargoTests() {
-  run('cargo', ['test', '--workspace', '--all-features']);
+  // Test targets, then doc tests; not the examples, which `cargo test` would otherwise build
+  // with codegen (minutes): the clippy step already compiles them (`--all-targets`).
+  run('cargo', ['test', '--workspace', '--all-features', '--tests']);
+  run('cargo', ['test', '--workspace', '--all-features', '--doc']);
 
   const bin = findBinary('ringfence', cargoMetadata());
   if (bin) {
@@ -178,7 +183,7 @@ function sansIoProof() {
   // `selftest` adds the raw export called below (and the core's in-memory harness it runs
   // on); the SDK's build (`web build`) leaves it out.
   run('cargo', ['build', '-p', 'ringfence-wasm', '--release', '--features', 'selftest', '--target', WASM_TARGET], {
-    env: { RUSTFLAGS: WASM_RUSTFLAGS },
+    env: { RUSTFLAGS: WASM_RELEASE_RUSTFLAGS },
   });
 
   const file = join(meta.target_directory, WASM_TARGET, 'release', `${lib.name.replace(/-/g, '_')}.wasm`);

@@ -4,8 +4,7 @@
 use ringfence_core::nn::{import_onnx, InputRange, Layer, Model, NnError, INPUT_RANGE_KEY};
 use ringfence_core::testing::random_words;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn nn_a_imports_as_three_dense_layers() {

@@ -9,8 +9,7 @@ use ringfence_core::nn::{
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn plan(bytes: &[u8]) -> (Model, FixedPlan<Z64>) {
     let m = import_onnx(bytes).unwrap();

@@ -18,8 +18,7 @@ use ringfence_core::sharing::{InputClient, Session};
 use ringfence_core::testing::{self, MemTransport, Net};
 use ringfence_core::Error;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// What a scheme gives the output's receiver, and its online cost model where it has one.
 struct Scheme {
