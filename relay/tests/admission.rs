@@ -4,8 +4,6 @@
 //! that does not verify, a token for another session or party, an unknown deployment). Clients
 //! that do not offer it keep the HTTP refusal.
 
-mod relay_common;
-
 use futures_util::StreamExt;
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
@@ -15,7 +13,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
 
-use relay_common::{connect, WAIT};
+use crate::relay_common::{connect, WAIT};
 
 const S: SessionId = SessionId(*b"admission-tests!");
 

@@ -10,10 +10,7 @@
 //! non-owner refuses the weights, that servers with different shapes refuse the model, and
 //! that a class-only model (the default) never reveals its scores.
 
-mod relay_common;
-#[path = "../src/bin/ringfence/testset.rs"]
-#[allow(dead_code)]
-mod testset;
+use crate::testset;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -28,7 +25,9 @@ use ringfence_core::service::{self, Backend, Request, CLIENT};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, PublicKey, Security, StaticKeypair, TcpTransport};
 
-use relay_common::{assert_metrics, classify, classify_counted, cli, http_get, public_key_in};
+use crate::relay_common::{
+    assert_metrics, classify, classify_counted, cli, http_get, public_key_in,
+};
 
 const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
 const PARTY_TIMEOUT_MS: u64 = 5000;

@@ -2,12 +2,10 @@
 //! junk, and `connect_direct` moves the pairs of a relayed session that can link directly (a
 //! pair that cannot keeps its relay link, both ends agreeing, with the reason).
 
-mod relay_common;
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use relay_common::relay;
+use crate::relay_common::relay;
 use ringfence_core::net::{PartyId, SessionId, Transport};
 use ringfence_relay::direct::{DirectLinks, Router};
 use ringfence_relay::rtc::LinkKind;

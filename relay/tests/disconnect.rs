@@ -1,6 +1,6 @@
 //! A peer that leaves or falls silent makes the others' `recv` fail within the timeout.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Three parties over real TCP+Noise exchange frames of many sizes, then run a rep3 `mul` and
 //! `reveal` checked against plaintext.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

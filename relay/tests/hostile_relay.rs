@@ -8,8 +8,6 @@
 //! by every party (a logged reason, a refusal on the lobby socket, no join); the genuine one
 //! is joined, once.
 
-mod relay_common;
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -26,7 +24,7 @@ use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use relay_common::{cli, public_key_in};
+use crate::relay_common::{cli, public_key_in};
 
 type ServerWs = WebSocketStream<tokio::net::TcpStream>;
 

@@ -2,7 +2,7 @@
 //! handshake could recompute) is refused by a native party with the reason, not by a bare
 //! handshake failure.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::time::Duration;

@@ -4,10 +4,7 @@
 //! stdout goes away (`| head -1`), and with `--dev` hands out sessions whose tokens the relay
 //! accepts, over HTTP on loopback only.
 
-mod relay_common;
-#[path = "../src/bin/ringfence/testset.rs"]
-#[allow(dead_code)]
-mod testset;
+use crate::testset;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -19,7 +16,7 @@ use ringfence_core::service::{Backend, CLIENT};
 use ringfence_relay::ws::{parse_session_hex, RelayLinkConfig};
 use ringfence_relay::{PublicKey, Security, StaticKeypair};
 
-use relay_common::{classify, http_get, http_request};
+use crate::relay_common::{classify, http_get, http_request};
 
 const EXE: &str = env!("CARGO_BIN_EXE_ringfence");
 

@@ -1,6 +1,6 @@
 //! No private key appears in the `Debug` output of key or configuration types.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,8 +1,6 @@
 //! The `ringfence` binary through `ringfence relay`: three `ringfence interop-party` processes
 //! running the interoperability check program. (Server parties: `deployment.rs`.)
 
-mod relay_common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -109,7 +107,7 @@ fn three_party_processes_agree_with_plaintext_through_the_relay() {
 
 #[test]
 fn an_oversized_or_misaddressed_message_is_logged_and_other_sessions_carry_on() {
-    use relay_common::{join, next, send, Got};
+    use crate::relay_common::{join, next, send, Got};
     use ringfence_core::net::SessionId;
     let mut child = Command::new(EXE)
         .args(["relay", "--listen", "127.0.0.1:0", "--log", "json", "--max-message-bytes", "1025"])

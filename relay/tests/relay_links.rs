@@ -1,11 +1,9 @@
 //! The native transport through the relay: end-to-end Noise (the relay sees only ciphertext),
 //! pairwise seeds, the insecure test-seed mode shared with the SDK, and departures.
 
-mod relay_common;
-
 use std::time::{Duration, Instant};
 
-use relay_common::{contains, relay, tap};
+use crate::relay_common::{contains, relay, tap};
 use ringfence_core::net::{PartyId, SessionId, Transport, TransportError};
 use ringfence_core::prg::Seed;
 use ringfence_relay::ws::{RelayLimits, RelayLinkConfig};

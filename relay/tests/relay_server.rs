@@ -1,11 +1,11 @@
 //! The WebSocket relay on its own, with raw clients: forwarding, admission, limits, and how
 //! departures and violations reach the other parties.
 
-mod relay_common;
+use crate::relay_common;
 
 use std::time::Duration;
 
-use relay_common::{assert_metrics, connect, http_get, join, next, path, relay, send, Got};
+use crate::relay_common::{assert_metrics, connect, http_get, join, next, path, relay, send, Got};
 use ringfence_core::net::SessionId;
 use ringfence_relay::ws::RelayLimits;
 

@@ -1,6 +1,6 @@
 //! Pairwise seeds agree at both ends of a link and differ between links and sessions.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! A man in the middle that flips one ciphertext byte makes the receiver fail with an I/O
 //! error (no panic, no corrupted frame delivered); the sender's other links are unaffected.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

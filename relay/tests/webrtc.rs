@@ -3,12 +3,10 @@
 //! DataChannels bound on 127.0.0.1; a party without WebRTC (or whose UDP bind fails) keeps its
 //! pairs on the relay; a peer whose signalling is malformed or out of order is an error.
 
-mod relay_common;
-
 use std::net::IpAddr;
 use std::time::Duration;
 
-use relay_common::relay;
+use crate::relay_common::relay;
 use ringfence_core::net::{Ctx, PartyId, SessionId, Transport};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{IntRing, Z64};

@@ -6,12 +6,12 @@
 //! for `serverCertificateHashes` (ECDSA P-256, validity at most 14 days), so every connection
 //! here also checks that the certificate is one a browser accepts.
 
-mod relay_common;
+use crate::relay_common;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use relay_common::{assert_metrics, join, next, send, Got, WAIT};
+use crate::relay_common::{assert_metrics, join, next, send, Got, WAIT};
 use ringfence_core::net::{PartyId, SessionId};
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};

@@ -1,7 +1,7 @@
 //! A party holding a different static key than the one its peers expect is refused at the
 //! handshake, by both the party it dials and the party that dials it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
