@@ -6,6 +6,7 @@ import { before, test } from 'node:test';
 import {
   BACKENDS, InMemoryNetwork, Party, RingfenceError, decodeFixed, encodeFixed, init, insecureTestSeeds, randomSessionId,
 } from 'ringfence';
+import { all, inputs, rejectsWith, revealAll, session as shared } from './suite.mjs';
 
 before(() => init());
 
@@ -16,44 +17,7 @@ const wrap = (x) => BigInt.asIntN(64, x);
 /** Schemes with comparisons and material made ahead. */
 const UNIFORM = ['rep3', 'mal3'];
 
-async function session(scheme, label, timeoutMs = 20_000) {
-  const net = new InMemoryNetwork(3, { timeoutMs });
-  const sessionId = randomSessionId();
-  const parties = await Promise.all(
-    [0, 1, 2].map(async (id) =>
-      Party.join({ id, sessionId, seeds: await insecureTestSeeds(label, id), transport: net.transport(id), scheme }),
-    ),
-  );
-  return { net, parties };
-}
-
-const all = (parties, f) => Promise.all(parties.map((p, i) => f(p, i)));
-
-async function inputs(parties, xs, ys) {
-  return all(parties, async (p, id) => [
-    await p.input(0, id === 0 ? xs : null, xs.length),
-    await p.input(1, id === 1 ? ys : null, ys.length),
-  ]);
-}
-
-async function revealAll(parties, shares) {
-  const outs = await all(parties, (p, i) => p.reveal(shares[i]));
-  assert.deepEqual(outs[1], outs[0]);
-  assert.deepEqual(outs[2], outs[0]);
-  return outs[0];
-}
-
-async function rejectsWith(promiseOrFn, code) {
-  let err;
-  try {
-    await (typeof promiseOrFn === 'function' ? promiseOrFn() : promiseOrFn);
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err instanceof RingfenceError, `expected a RingfenceError ${code}, got ${err}`);
-  assert.equal(err.code, code, err.message);
-  return err;
-}
+const session = (scheme, label) => shared(label, { scheme });
 
 function operands() {
   const xs = [];

@@ -33,12 +33,12 @@ function operands(n, seed) {
 }
 
 /** Three parties joined to one session over an in-memory network. */
-export async function session(label, { timeoutMs = 20_000, onProgress } = {}) {
+export async function session(label, { timeoutMs = 20_000, onProgress, scheme } = {}) {
   const net = new InMemoryNetwork(3, { timeoutMs });
   const sessionId = randomSessionId();
   const parties = await Promise.all(
     [0, 1, 2].map(async (id) =>
-      Party.join({ id, sessionId, seeds: await insecureTestSeeds(label, id), transport: net.transport(id), onProgress }),
+      Party.join({ id, sessionId, seeds: await insecureTestSeeds(label, id), transport: net.transport(id), onProgress, scheme }),
     ),
   );
   return { net, parties };
@@ -48,7 +48,7 @@ export async function session(label, { timeoutMs = 20_000, onProgress } = {}) {
 export const all = (parties, f) => Promise.all(parties.map((p, i) => f(p, i)));
 
 /** P0 inputs `xs`, P1 inputs `ys`; returns each party's [x, y] shares. */
-async function inputs(parties, xs, ys) {
+export async function inputs(parties, xs, ys) {
   return all(parties, async (p, id) => {
     const x = await p.input(0, id === 0 ? xs : null, xs.length);
     const y = await p.input(1, id === 1 ? ys : null, ys.length);
@@ -57,14 +57,14 @@ async function inputs(parties, xs, ys) {
 }
 
 /** Reveals at all parties and checks they agree; returns the values. */
-async function revealAll(parties, shares) {
+export async function revealAll(parties, shares) {
   const outs = await all(parties, (p, i) => p.reveal(shares[i]));
   assert.deepEqual(outs[1], outs[0]);
   assert.deepEqual(outs[2], outs[0]);
   return outs[0];
 }
 
-async function rejectsWith(promiseOrFn, code) {
+export async function rejectsWith(promiseOrFn, code) {
   let err;
   try {
     await (typeof promiseOrFn === 'function' ? promiseOrFn() : promiseOrFn);

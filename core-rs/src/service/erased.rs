@@ -758,7 +758,7 @@ mod tests {
                 let mut refusals = Vec::new();
                 let mut refused = |r: Result<(), Error>| refusals.push(r.unwrap_err());
                 // Another party's shares, and another scheme's.
-                let other = PartyId((p.me().0 + 1) % 3);
+                let other = crate::net::Roster::THREE.next(p.me());
                 let foreign = AnyShares { holder: other, ..x.clone() };
                 refused(p.open(foreign.clone()).await.map(drop));
                 refused(x.add(&foreign).map(drop));

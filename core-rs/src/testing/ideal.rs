@@ -269,7 +269,9 @@ mod tests {
                 }
             }
             let dealt = RefCell::new(t.map(Some));
-            let outs = crate::testing::run_rep3_on(&crate::testing::Net::new(3), 3, 10, |p| {
+            let three = Roster::THREE;
+            let net = crate::testing::Net::new(three.n());
+            let outs = crate::testing::run_rep3_on(&net, three.participants(0), 10, |p| {
                 let t = dealt.borrow_mut()[p.me().index()].take().expect("once");
                 let (xs, ys) = (xs.clone(), ys.clone());
                 async move {
