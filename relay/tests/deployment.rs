@@ -559,6 +559,41 @@ fn the_mesh_makes_setup_ahead_of_demand_and_recovers_when_a_party_restarts() {
 }
 
 #[test]
+fn mal3_runs_are_made_ahead_when_asked_for_and_serve_a_mal3_client() {
+    let mesh = mesh_section();
+    let d = Deployment::start_models(
+        "mesh-mal3",
+        |_| mesh.clone(),
+        |_, files| {
+            model_entry("nn-a", &files[0], "output = \"scores\"\nready = { mal3 = 1, meteor = 0 }")
+        },
+    );
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    for i in 0..3 {
+        d.expect(i, "mesh_up");
+        let e = d.prepared(i, "mal3");
+        assert_eq!((e["ready"].as_u64(), e["target"].as_u64()), (Some(1), Some(1)), "{e}");
+        // rep3 keeps its default; METEOR was turned off.
+        assert_eq!(d.prepared(i, "rep3")["target"], 2);
+    }
+    // The mal3 client's session takes the checked run: no triple validated, no pair made.
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Mal3, &set.samples(3, 1)));
+    assert_eq!(got, Ok(set.expected(3, 1)[0]));
+    for i in 0..3 {
+        let e = d.expect(i, "answered");
+        assert_eq!(
+            (e["stocked"].as_bool(), e["backend"].as_str()),
+            (Some(true), Some("mal3")),
+            "{e}"
+        );
+        assert!(e["setup_bytes"].as_u64().unwrap() < 1_000, "{e}");
+        let again = d.prepared(i, "mal3");
+        assert_eq!(again["ready"], 1, "the mesh made another: {again}");
+    }
+}
+
+#[test]
 fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
     let d = Deployment::start_with(
         "metrics",
@@ -638,11 +673,11 @@ fn a_party_serves_its_health_and_metrics_and_the_mesh_s_progress() {
         .map(|l| format!("{l}\n"))
         .collect();
     let bad = d.dir.join("bad.toml");
-    std::fs::write(&bad, format!("{no_mesh}ready_rep3 = 1\n")).unwrap();
+    std::fs::write(&bad, format!("{no_mesh}ready = {{ rep3 = 1 }}\n")).unwrap();
     let out = Command::new(EXE).args(["party", "--config"]).arg(&bad).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert!(err.contains("\"nn-a\"") && err.contains("need a [mesh] section"), "{err}");
+    assert!(err.contains("\"nn-a\"") && err.contains("needs a [mesh] section"), "{err}");
 }
 
 #[test]

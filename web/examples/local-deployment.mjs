@@ -360,7 +360,7 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
  *   latest `prepared` events of `model` on `backend` (default `meteor`) once each of them says
  *   a run is ready (at once if they already do), so that a request for one sample made then
  *   takes a run made ahead (unless another session takes it first); rejects after `timeoutMs`
- *   (default 60 s), e.g. for runs the mesh does not make (`ready = 0`), or when `signal`
+ *   (default 60 s), e.g. for runs the mesh does not make (`ready = { meteor = 0 }`), or when `signal`
  *   aborts.
  */
 export function shelfTracker() {

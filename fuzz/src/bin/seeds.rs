@@ -317,7 +317,7 @@ fn relay(w: &mut Writer) {
             "{base}token_file = \"p1.token\"\nmax_sessions = 4\nmax_batch = 8\ntimeout_ms = 5000\n\
              metrics = \"127.0.0.1:9101\"\n\n[mesh]\npeers = [\"127.0.0.1:7100\", \"127.0.0.1:7101\", \
              \"127.0.0.1:7102\"]\ndirect_sessions = false\n\n[[model]]\nname = \"lenet\"\n\
-             path = \"lenet.rfshape\"\noutput = \"scores\"\npublic = true\nready = 1\nready_rep3 = 3\n\n\
+             path = \"lenet.rfshape\"\noutput = \"scores\"\npublic = true\nready = {{ meteor = 1, rep3 = 3, mal3 = 1 }}\n\n\
              [[model]]\nname = \"logreg\"\npath = \"logreg.rfshape\"\n"
         )
         .as_bytes(),

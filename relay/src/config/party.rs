@@ -15,8 +15,13 @@ use serde::Deserialize;
 
 use crate::token::DeploymentPublicKey;
 
-/// METEOR and rep3 runs kept ready per model by default, with a `[mesh]`.
+/// Runs kept ready per model by default, with a `[mesh]`, for each backend in
+/// [`READY_BY_DEFAULT`] that can serve the model's output.
 pub const DEFAULT_READY: usize = 2;
+
+/// The backends whose runs are kept ready without being asked for. mal3's are not: each run
+/// carries validated triples, so it is costly to keep (`ready = { mal3 = N }` asks for them).
+pub const READY_BY_DEFAULT: [&str; 2] = ["meteor", "rep3"];
 
 /// A checked party configuration.
 #[derive(Clone, Debug)]
@@ -73,10 +78,15 @@ pub struct ModelSection {
     pub reveals: Output,
     /// The weights are public: any party may load the ONNX file.
     pub public: bool,
-    /// METEOR runs to keep ready.
-    pub ready: usize,
-    /// rep3 runs to keep ready.
-    pub ready_rep3: usize,
+    /// Runs to keep ready (with a `[mesh]`), for every served backend in the registry's order.
+    pub ready: Vec<(Backend, usize)>,
+}
+
+impl ModelSection {
+    /// Runs of `backend` to keep ready.
+    pub fn ready(&self, backend: Backend) -> usize {
+        self.ready.iter().find(|(b, _)| *b == backend).map_or(0, |(_, n)| *n)
+    }
 }
 
 impl PartyConfig {
@@ -172,36 +182,71 @@ fn model(m: ModelEntry, mesh: bool, before: &[ModelSection]) -> Result<ModelSect
         return Err(format!("model {:?} is listed twice", m.name));
     }
     Request::new(&m.name, Backend::Rep3, 1).validate().map_err(|e| e.to_string())?;
-    if !mesh && (m.ready.is_some() || m.ready_rep3.is_some()) {
+    if m.ready_rep3.is_some() {
         return Err(format!(
-            "model {:?}: ready and ready_rep3 need a [mesh] section (the three servers make \
-             the runs among themselves over its links)",
+            "model {:?}: ready_rep3 is now part of ready, a table of runs per backend: \
+             ready = {{ rep3 = N }}",
             m.name
         ));
     }
-    if m.output == Reveals::Class && m.ready.is_some_and(|n| n > 0) {
+    let asked = match m.ready {
+        None => Vec::new(),
+        Some(v) => ready_table(&m.name, v)?,
+    };
+    if !mesh && asked.iter().any(|(_, n)| *n > 0) {
         return Err(format!(
-            "model {:?}: ready keeps METEOR runs, but METEOR reveals the scores and the \
-             model reveals only the class (output = \"class\"): use ready_rep3, or set \
-             output = \"scores\"",
+            "model {:?}: ready needs a [mesh] section (the three servers make the runs among \
+             themselves over its links)",
             m.name
         ));
     }
-    let ready = match m.ready {
-        Some(n) => n,
-        None if !mesh || m.output == Reveals::Class => 0,
-        None => DEFAULT_READY,
-    };
-    let ready_rep3 = match m.ready_rep3 {
-        Some(n) => n,
-        None if !mesh => 0,
-        None => DEFAULT_READY,
-    };
+    let class = m.output == Reveals::Class;
+    if let Some((b, _)) = asked.iter().find(|(b, n)| *n > 0 && class && !b.reveals_class()) {
+        return Err(format!(
+            "model {:?}: ready keeps {} runs, but {} reveals the scores and the model reveals \
+             only the class (output = \"class\"): keep {} runs, or set output = \"scores\"",
+            m.name,
+            b.name(),
+            b.name(),
+            Backend::all()
+                .filter(|b| b.reveals_class())
+                .map(Backend::name)
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ));
+    }
+    let ready = Backend::all()
+        .map(|b| {
+            let default =
+                mesh && READY_BY_DEFAULT.contains(&b.name()) && (b.reveals_class() || !class);
+            let n = asked.iter().find(|(a, _)| *a == b).map(|(_, n)| *n);
+            (b, n.unwrap_or(if default { DEFAULT_READY } else { 0 }))
+        })
+        .collect();
     let reveals = match m.output {
         Reveals::Class => Output::Argmax,
         Reveals::Scores => Output::Logits,
     };
-    Ok(ModelSection { name: m.name, path: m.path, reveals, public: m.public, ready, ready_rep3 })
+    Ok(ModelSection { name: m.name, path: m.path, reveals, public: m.public, ready })
+}
+
+/// A model's `ready = { backend = runs, ... }`.
+fn ready_table(model: &str, v: toml::Value) -> Result<Vec<(Backend, usize)>, String> {
+    let toml::Value::Table(t) = v else {
+        return Err(format!(
+            "model {model:?}: ready is a table of runs per backend, e.g. \
+             ready = {{ meteor = 2, rep3 = 2 }} (it was a number of METEOR runs)"
+        ));
+    };
+    t.into_iter()
+        .map(|(k, n)| {
+            let b = k.parse::<Backend>().map_err(|e| format!("model {model:?}: ready: {e}"))?;
+            let n = n.as_integer().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| {
+                format!("model {model:?}: ready.{k} must be a number of runs (0 or more)")
+            })?;
+            Ok((b, n))
+        })
+        .collect()
 }
 
 /// The configuration file as written.
@@ -259,8 +304,10 @@ struct ModelEntry {
     output: Reveals,
     #[serde(default)]
     public: bool,
-    ready: Option<usize>,
-    ready_rep3: Option<usize>,
+    /// Runs per backend: `{ meteor = 2, rep3 = 2, mal3 = 1 }`.
+    ready: Option<toml::Value>,
+    /// The old form of `ready.rep3`, refused with the new one's spelling.
+    ready_rep3: Option<toml::Value>,
 }
 
 /// A model's `output` setting, as written.
@@ -291,18 +338,29 @@ mod tests {
     }
 
     const MODEL: &str = "[[model]]\nname = \"m\"\npath = \"m.rfshape\"\n";
+    const MESH: &str = "[mesh]\npeers = [\"127.0.0.1:1\", \"127.0.0.1:2\", \"127.0.0.1:3\"]\n";
 
     #[test]
     fn defaults_fill_in_and_mesh_keeps_runs_ready() {
         let c = PartyConfig::parse(&config("", MODEL)).unwrap();
         assert_eq!((c.max_sessions, c.max_batch, c.timeout), (8, 16, Duration::from_secs(30)));
-        assert_eq!((c.models[0].ready, c.models[0].ready_rep3), (0, 0));
+        let runs = |c: &PartyConfig| -> Vec<(&str, usize)> {
+            c.models[0].ready.iter().map(|(b, n)| (b.name(), *n)).collect()
+        };
+        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 0)]);
         assert_eq!(c.models[0].reveals, Output::Argmax);
         let mesh = "[mesh]\npeers = [\"127.0.0.1:1\", \"127.0.0.1:2\", \"127.0.0.1:3\"]\n";
         let scores = "[[model]]\nname = \"m\"\npath = \"m.onnx\"\noutput = \"scores\"\n";
         let c = PartyConfig::parse(&config(mesh, scores)).unwrap();
-        assert_eq!((c.models[0].ready, c.models[0].ready_rep3), (DEFAULT_READY, DEFAULT_READY));
-        assert!(c.mesh.unwrap().direct_sessions);
+        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 2), ("mal3", 0)]);
+        assert!(c.mesh.as_ref().unwrap().direct_sessions);
+        // A class-only model keeps no METEOR runs; a table overrides the defaults it names.
+        let c = PartyConfig::parse(&config(mesh, MODEL)).unwrap();
+        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 0), ("mal3", 0)]);
+        let asked = format!("{MODEL}ready = {{ mal3 = 1, rep3 = 0 }}\n");
+        let c = PartyConfig::parse(&config(mesh, &asked)).unwrap();
+        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 1)]);
+        assert_eq!(c.models[0].ready(Backend::Mal3), 1);
     }
 
     #[test]
@@ -312,7 +370,12 @@ mod tests {
             ("max_batch = 0", MODEL, "must be positive"),
             ("metrics = \"nowhere\"", MODEL, "metrics = \"nowhere\""),
             ("", &format!("{MODEL}{MODEL}"), "listed twice"),
-            ("", "[[model]]\nname = \"m\"\npath = \"p\"\nready_rep3 = 1\n", "need a [mesh]"),
+            ("", &format!("{MODEL}ready = {{ rep3 = 1 }}\n"), "needs a [mesh]"),
+            ("", &format!("{MODEL}ready_rep3 = 1\n"), "ready = { rep3 = N }"),
+            ("", &format!("{MODEL}ready = 2\n"), "a table of runs per backend"),
+            ("", &format!("{MODEL}ready = {{ rep4 = 1 }}\n"), "unknown backend \"rep4\""),
+            ("", &format!("{MODEL}ready = {{ rep3 = -1 }}\n"), "ready.rep3 must be"),
+            (MESH, &format!("{MODEL}ready = {{ meteor = 1 }}\n"), "keep rep3 or mal3 runs"),
             ("[mesh]\npeers = [\"127.0.0.1:1\"]", MODEL, "3 needed"),
             ("colour = 3", MODEL, "unknown field"),
         ] {

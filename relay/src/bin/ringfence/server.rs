@@ -37,8 +37,8 @@
 //!                                    # P1, P2: its shape file, without (ringfence model shape)
 //! output = "class"                   # what a client may learn: "class" (default) or "scores"
 //! public = false                     # true: the weights are public, P1 and P2 may load the ONNX
-//! ready = 2                          # METEOR runs (batch 1) made ahead of demand (with [mesh])
-//! ready_rep3 = 2                     # rep3 runs (truncation pairs, daBits), likewise
+//! ready = { rep3 = 2, mal3 = 1 }     # runs (batch 1) per backend made ahead of demand (with
+//!                                    # [mesh]); default 2 for meteor (scores models) and rep3
 //! ```
 //!
 //! The party checks each invitation's client token itself ([`InvitationCheck`]): signed with
@@ -61,8 +61,8 @@
 //! With `[mesh]`, each session's frames among the servers leave the relay for direct links
 //! ([`TcpTransport::connect_direct`]; a pair that cannot link keeps the relay, and the
 //! `answered` event's `links` says so), and the three servers link up directly (TCP, Noise with
-//! their identity keys) to make setup material in the background ([`super::mesh`]): `ready` METEOR runs and
-//! `ready_rep3` rep3 runs per model. A client's request for one sample then takes a ready run
+//! their identity keys) to make setup material in the background ([`super::mesh`]): the runs
+//! per model and backend that `ready` names. A client's request for one sample then takes a ready run
 //! of its backend, and its session runs only the online phase. Each run made is logged
 //! (`prepared`, with the model, backend, runs ready and the target, seconds and bytes) — the
 //! console's progress display (`prepared nn-a (meteor): 1/2 runs ready (0.16 s, 136.33 kB)` in
@@ -82,9 +82,7 @@ use clap::{Args, ValueEnum};
 use ringfence_core::net::{Ctx, PartyId, Stats};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::service::stock::{Shelf, Target};
-use ringfence_core::service::{
-    self, Backend, Catalog, ModelPolicy, Outcome, Stage, CLIENT, PARTICIPANTS,
-};
+use ringfence_core::service::{self, Catalog, ModelPolicy, Outcome, Stage, CLIENT, PARTICIPANTS};
 use ringfence_relay::config::party::PartyConfig;
 use ringfence_relay::direct::{DirectLinks, Router};
 use ringfence_relay::rtc::PairReport;
@@ -182,7 +180,7 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     let mut catalog = Catalog::new(c.max_batch);
     let mut targets = Vec::new();
     for m in &c.models {
-        for (backend, runs) in [(Backend::Meteor, m.ready), (Backend::Rep3, m.ready_rep3)] {
+        for &(backend, runs) in &m.ready {
             targets.push(Target { model: m.name.clone(), backend, runs });
         }
         let file = rel(&m.path);
