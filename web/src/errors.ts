@@ -24,7 +24,8 @@
  *   (A serving {@link Party} is told of a refusal by {@link Party.serve}'s result instead.)
  * - `CHECK_FAILED`: a check of a malicious-secure scheme failed (a MAC or a multiplication
  *   triple did not verify): the session stopped before releasing anything; `peer` names the
- *   party the evidence points to, where it points to one.
+ *   party the evidence points to, where it points to one. A {@link Client} of `'mal3'` servers
+ *   gets it when they abort (each sends an abort notice in place of the output).
  * - `ABORTED`: the `AbortSignal` given to {@link Party.join} or {@link Client.connect} was
  *   aborted (`cause` is its `reason`); the party or client is closed and every later call fails
  *   the same way.

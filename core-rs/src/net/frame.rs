@@ -18,6 +18,15 @@ pub const HEADER_LEN: usize = 28;
 /// The largest payload a frame may carry (256 MiB); larger batches are split by the caller.
 pub const MAX_PAYLOAD: usize = 256 << 20;
 
+/// The length field of an **abort notice**, which no data frame can announce (payloads are at
+/// most [`MAX_PAYLOAD`]). A party that stops a run because a check failed sends one in place of
+/// its next frame on a link, so that the receiver learns why, whatever it was waiting for,
+/// instead of seeing the link close. Its payload is one 8-byte reason code
+/// ([`ABORT_CHECK_FAILED`]); it carries nothing of the run.
+pub const ABORT_NOTICE: u32 = u32::MAX;
+/// The reason code of an abort notice: a malicious-secure scheme's check failed.
+pub const ABORT_CHECK_FAILED: u64 = 1;
+
 /// A 128-bit session identifier; every frame of a session carries it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct SessionId(pub [u8; 16]);
@@ -84,6 +93,9 @@ pub enum FrameError {
     /// protocol has them equal (e.g. a client's shares of its input); the text says which.
     #[error("inconsistent messages: {0}")]
     Inconsistent(String),
+    /// An abort notice ([`ABORT_NOTICE`]) with its reason code: the sender stopped the run.
+    #[error("the sender stopped the run (reason {0})")]
+    Aborted(u64),
 }
 
 /// The header of a frame with a payload of `payload_len` bytes.
@@ -122,6 +134,12 @@ pub fn check(
         return Err(FrameError::WrongStep { expected: step, got: got_step });
     }
     let announced = u32::from_le_bytes(head[24..28].try_into().expect("4-byte slice")) as usize;
+    if announced == ABORT_NOTICE as usize {
+        let code: [u8; 8] = payload
+            .try_into()
+            .map_err(|_| FrameError::Malformed("abort notice of another size"))?;
+        return Err(FrameError::Aborted(u64::from_le_bytes(code)));
+    }
     if announced != payload.len() {
         return Err(FrameError::LengthMismatch { announced, actual: payload.len() });
     }
@@ -153,6 +171,19 @@ mod tests {
         assert_eq!(h[16..24], 0x0102_0304_0506_0708u64.to_le_bytes());
         assert_eq!(h[24..], 5u32.to_le_bytes());
         assert_eq!(begin(S, 0x0102_0304_0506_0708, 5), h);
+    }
+
+    #[test]
+    fn an_abort_notice_is_reported_whatever_was_expected() {
+        let mut f = header(S, 4, ABORT_NOTICE as usize).to_vec();
+        f.extend_from_slice(&ABORT_CHECK_FAILED.to_le_bytes());
+        for expected in [0, 8, 800] {
+            assert_eq!(check(&f, S, 4, expected), Err(FrameError::Aborted(ABORT_CHECK_FAILED)));
+        }
+        // Still a frame of this session and step; and only ever 8 bytes of reason.
+        assert!(matches!(check(&f, S, 5, 8), Err(FrameError::WrongStep { .. })));
+        f.push(0);
+        assert!(matches!(check(&f, S, 4, 8), Err(FrameError::Malformed(_))));
     }
 
     #[test]

@@ -352,6 +352,21 @@ impl<T: Transport> Ctx<T> {
             .map_err(|source| self.poison(Error::Transport { peer: to, source }))
     }
 
+    /// Sends `to` an abort notice ([`frame::ABORT_NOTICE`]: a check failed) in place of the next
+    /// frame on that link. Sent even when the context is poisoned, since it reports exactly
+    /// that; it carries nothing of the run.
+    pub fn send_abort_notice(&mut self, to: PartyId) -> Result<(), Error> {
+        let i = self.link(to)?;
+        let header = frame::header(self.session, self.send_step[i], frame::ABORT_NOTICE as usize);
+        let code = frame::ABORT_CHECK_FAILED.to_le_bytes();
+        self.send_step[i] += 1;
+        self.stats.bytes_sent += (header.len() + code.len()) as u64;
+        self.stats.frames_sent += 1;
+        self.transport
+            .send_parts(to, &header, &code)
+            .map_err(|source| Error::Transport { peer: to, source })
+    }
+
     /// Receives exactly `n` elements from `from`, checking session, step and length.
     pub async fn recv<R: Ring>(&mut self, from: PartyId, n: usize) -> Result<Vec<R>, Error> {
         let mut out = Vec::with_capacity(n);
@@ -402,6 +417,13 @@ impl<T: Transport> Ctx<T> {
                 self.recv_step[i] += 1;
                 Ok(())
             }
+            Err(FrameError::Aborted(code)) => Err(self.poison(Error::Abort {
+                blame: None,
+                reason: match code {
+                    frame::ABORT_CHECK_FAILED => format!("{from} stopped the run: a check failed"),
+                    other => format!("{from} stopped the run (reason code {other})"),
+                },
+            })),
             Err(reason) => Err(self.poison(Error::PeerMisbehaved { peer: from, reason })),
         }
     }

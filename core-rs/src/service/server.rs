@@ -159,6 +159,11 @@ pub async fn serve<T: Transport>(
         observe: &mut observe,
     };
     let (mut p, answered) = registry::dispatch(request.backend, p, answer).await;
+    if let Err(Error::Abort { .. }) = &answered {
+        // The client would wait for an output that is never sent, then see its links close:
+        // each server that aborted tells it why instead (best effort: the link may be gone).
+        let _ = p.ctx_mut().send_abort_notice(client);
+    }
     answered?;
     p.barrier().await?;
     Ok((p, Outcome::Answered))
