@@ -4,7 +4,8 @@
 use ringfence_core::nn::{import_onnx, InputRange, Layer, Model, NnError, INPUT_RANGE_KEY};
 use ringfence_core::testing::random_words;
 
-use crate::common::*;
+mod common;
+use common::*;
 
 #[test]
 fn nn_a_imports_as_three_dense_layers() {

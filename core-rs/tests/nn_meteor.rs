@@ -10,7 +10,8 @@ use ringfence_core::nn::{
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing::random_words;
 
-use crate::common::*;
+mod common;
+use common::*;
 
 // The paper's architectures (extract §7.2), random weights: the cost model must give the
 // paper's communication figures exactly (§7.7), and a secure run must send exactly that.

@@ -9,7 +9,8 @@ use ringfence_core::nn::{
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing;
 
-use crate::common::*;
+mod common;
+use common::*;
 
 fn plan(bytes: &[u8]) -> (Model, FixedPlan<Z64>) {
     let m = import_onnx(bytes).unwrap();

@@ -18,7 +18,8 @@ use ringfence_core::sharing::{InputClient, Session};
 use ringfence_core::testing::{self, MemTransport, Net};
 use ringfence_core::Error;
 
-use crate::common::*;
+mod common;
+use common::*;
 
 /// What a scheme gives the output's receiver, and its online cost model where it has one.
 struct Scheme {

@@ -11,7 +11,8 @@ use ringfence_core::nn::{
 use ringfence_core::ring::Z64;
 use ringfence_core::testing::random_words;
 
-use crate::common::*;
+mod common;
+use common::*;
 
 const MODES: [NodeMode; 4] = [NodeMode::Lt, NodeMode::Leq, NodeMode::Gt, NodeMode::Gte];
 /// Thresholds and features share this grid, so ties are frequent; every value is exact in

@@ -1,7 +1,7 @@
 //! Private classification as a service (`service`): a client and three parties on the in-memory
 //! network, on both backends, against the plaintext plan; refusals and bad requests.
 
-use crate::common;
+mod common;
 
 use std::future::Future;
 use std::pin::Pin;
