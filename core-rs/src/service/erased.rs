@@ -41,7 +41,7 @@ use crate::rep3::{Rep3, Rep3Vec};
 use crate::ring::Z64;
 #[cfg(doc)]
 use crate::service::Backend;
-use crate::sharing::{Arith, Bitwise, Boolean, Len, Linear, Session, Store};
+use crate::sharing::{same_len, Arith, Bitwise, Boolean, Len, Linear, Session, Store};
 use crate::Error;
 
 /// An operation's future: it borrows the party for its whole run.
@@ -363,13 +363,6 @@ fn mine(scheme: &str, me: PartyId, of: &str, holder: PartyId, what: &str) -> Res
 
 fn wrong_type(what: &str) -> Error {
     Error::ApiMisuse(format!("{what}: shares of an unexpected type for their scheme"))
-}
-
-fn same_len(x: usize, y: usize, what: &str) -> Result<(), Error> {
-    if x != y {
-        return Err(Error::ApiMisuse(format!("{what}: operands have {x} and {y} elements")));
-    }
-    Ok(())
 }
 
 impl AnyStock {

@@ -111,7 +111,7 @@ pub trait Session<B>: Sized {
     fn base_mut(&mut self) -> &mut B;
 }
 
-fn same_len(a: usize, b: usize, what: &str) -> Result<(), Error> {
+pub(crate) fn same_len(a: usize, b: usize, what: &str) -> Result<(), Error> {
     if a != b {
         return Err(Error::ApiMisuse(format!("{what}: operands have {a} and {b} elements")));
     }
