@@ -3,7 +3,7 @@
 // (core-rs/src/net/roster.rs; `service::ROSTER`, `CLIENT`, `PARTICIPANTS` for a classification
 // session) and web/src/roster.ts in the SDK. This fails when a literal party count, a client id
 // written out or a neighbour taken mod 3 appears in the sources outside the 3-party schemes' own
-// folders (core-rs/src/rep3/, core-rs/src/meteor/, core-rs/src/mal3/, where 3 is the scheme),
+// folders (core-rs/src/rep3/, meteor/, mal3/ and bin3/, where 3 is the scheme),
 // so that a session of another size needs its roster changed, not a hunt for 3s.
 //
 // Scanned: the crates' and the SDK's sources (SOURCES below), their unit tests and doc examples
@@ -22,7 +22,7 @@ import { ROOT, green, main, red, say, StepError } from './lib/common.mjs';
 const SOURCES = ['core-rs/src', 'relay/src', 'wasm/src', 'link/src', 'web/src'];
 const EXTENSIONS = ['.rs', '.ts'];
 /** The 3-party schemes' folders: their 3 is the scheme's. */
-const SCHEME_FOLDERS = ['core-rs/src/rep3/', 'core-rs/src/meteor/', 'core-rs/src/mal3/'];
+const SCHEME_FOLDERS = ['core-rs/src/rep3/', 'core-rs/src/meteor/', 'core-rs/src/mal3/', 'core-rs/src/bin3/'];
 /** Where the count is written, once per language (with its doc example and tests). */
 const ROSTERS = ['core-rs/src/net/roster.rs', 'web/src/roster.ts'];
 

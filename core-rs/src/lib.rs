@@ -33,6 +33,7 @@
 //! batched (one frame per peer per round whatever the length), and all randomness comes from
 //! seeded PRG streams named by the operation counter, so parties never drift out of step.
 
+pub mod bin3;
 pub mod error;
 pub mod mal3;
 pub mod meteor;

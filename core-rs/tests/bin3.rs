@@ -1,0 +1,364 @@
+//! bin3 (π₂³ sharing, multi-fan-in products in one round): every gate against plaintext over
+//! bits, Z_2^32 and Z_2^64, for every seating of the three parties; random composed circuits;
+//! P3 receiving nothing while gates run; and the exact elements each seat sends per gate.
+
+use std::fmt::Debug;
+use std::future::Future;
+
+use ringfence_core::bin3::{gates::MAX_FAN_IN, Bin3, Bin3Vec, Role, Roles};
+use ringfence_core::net::{PartyId, Stats};
+use ringfence_core::prg::{Prg, Seed};
+use ringfence_core::ring::{Bits, Ring, Z32, Z64};
+use ringfence_core::testing::{self, Envelope, MemTransport, Net};
+use ringfence_core::Error;
+
+/// Rings the tests run over, with a way to make test values from words.
+trait Word: Ring {
+    fn from_word(w: u64) -> Self;
+    /// 0, 1, −1, the most and least significant bit alone, the largest positive.
+    fn edges() -> Vec<Self> {
+        [0, 1, u64::MAX, 1 << 63, 1 << 31, (1 << 63) - 1, (1 << 31) - 1, 2]
+            .into_iter()
+            .map(Self::from_word)
+            .collect()
+    }
+}
+
+impl Word for Bits {
+    fn from_word(w: u64) -> Self {
+        Self(w)
+    }
+}
+impl Word for Z64 {
+    fn from_word(w: u64) -> Self {
+        Self(w)
+    }
+}
+impl Word for Z32 {
+    fn from_word(w: u64) -> Self {
+        Self(w as u32)
+    }
+}
+
+fn words<R: Word>(seed: u64, n: usize) -> Vec<R> {
+    testing::random_words(seed, n).into_iter().map(R::from_word).collect()
+}
+
+/// Every seating of the three parties.
+fn seatings() -> Vec<Roles> {
+    let p = |i: u8| PartyId(i);
+    [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
+        .into_iter()
+        .map(|(a, b, c)| Roles::new(p(a), p(b), p(c)).expect("a permutation"))
+        .collect()
+}
+
+/// Runs `f` at each party of a bin3 session seated by `roles`; returns every party's result
+/// and every frame sent.
+fn run<O, F, Fut>(roles: Roles, f: F) -> (Vec<O>, Vec<Envelope>)
+where
+    F: Fn(Bin3<MemTransport>) -> Fut,
+    Fut: Future<Output = Result<O, Error>>,
+    O: Debug,
+{
+    let net = Net::new(3);
+    let outs = testing::run_rep3_on(&net, 3, 11, |base| f(Bin3::with_roles(base, roles)));
+    let outs = outs.into_iter().map(|r| r.expect("party failed")).collect();
+    (outs, net.log())
+}
+
+/// `values[k]` input by party `k % 3`, each a vector of `n`.
+async fn inputs<R: Ring>(
+    p: &mut Bin3<MemTransport>,
+    values: &[Vec<R>],
+) -> Result<Vec<Bin3Vec<R>>, Error> {
+    let mut out = Vec::new();
+    for (k, v) in values.iter().enumerate() {
+        let owner = PartyId((k % 3) as u8);
+        let mine = (p.me() == owner).then_some(&v[..]);
+        out.push(p.input(owner, mine, v.len()).await?);
+    }
+    Ok(out)
+}
+
+fn product<R: Ring>(xs: &[&Vec<R>]) -> Vec<R> {
+    (0..xs[0].len()).map(|j| xs.iter().fold(R::ONE, |acc, x| acc * x[j])).collect()
+}
+
+/// Every fan-in from 2 to 8 in one layer, on random and edge values, opened by all.
+fn gates_agree_with_plaintext<R: Word>() {
+    for (s, roles) in seatings().into_iter().enumerate() {
+        let n = 12;
+        let vals: Vec<Vec<R>> = (0..MAX_FAN_IN)
+            .map(|k| {
+                let mut v = R::edges();
+                v.extend(words::<R>(100 * s as u64 + k as u64, n - v.len()));
+                v.rotate_left(k); // edges meet other edges and random values
+                v
+            })
+            .collect();
+        let expected: Vec<Vec<R>> =
+            (2..=MAX_FAN_IN).map(|l| product(&vals[..l].iter().collect::<Vec<_>>())).collect();
+        let (outs, _) = run(roles, |mut p| {
+            let vals = vals.clone();
+            async move {
+                let x = inputs(&mut p, &vals).await?;
+                let gates: Vec<Vec<&Bin3Vec<R>>> =
+                    (2..=MAX_FAN_IN).map(|l| x[..l].iter().collect()).collect();
+                let refs: Vec<&[&Bin3Vec<R>]> = gates.iter().map(|g| &g[..]).collect();
+                let before = p.stats().rounds;
+                let out = p.mul_layer(&refs).await?;
+                assert_eq!(p.stats().rounds - before, 1, "one layer, one round");
+                let mut opened = Vec::new();
+                for o in out {
+                    opened.push(p.open(o).await?);
+                }
+                Ok(opened)
+            }
+        });
+        for (i, o) in outs.iter().enumerate() {
+            assert_eq!(o, &expected, "party {i}, seating {roles:?}");
+        }
+    }
+}
+
+#[test]
+fn gates_of_every_fan_in_agree_with_plaintext_over_bits() {
+    gates_agree_with_plaintext::<Bits>();
+}
+
+#[test]
+fn gates_of_every_fan_in_agree_with_plaintext_over_z64() {
+    gates_agree_with_plaintext::<Z64>();
+}
+
+#[test]
+fn gates_of_every_fan_in_agree_with_plaintext_over_z32() {
+    gates_agree_with_plaintext::<Z32>();
+}
+
+/// One step of a random circuit over wires `0..`: a local gate or a layer of products.
+#[derive(Clone, Debug)]
+enum Step {
+    Add(usize, usize),
+    Sub(usize, usize),
+    Neg(usize),
+    AddPublic(usize, u64),
+    Scale(usize, u64),
+    Layer(Vec<Vec<usize>>),
+}
+
+fn random_circuit(seed: u64, inputs: usize, steps: usize) -> Vec<Step> {
+    let mut prg = Prg::new(&Seed::from_bytes([7; 32]), seed, 0);
+    let mut wires = inputs;
+    let mut out = Vec::new();
+    let pick = |prg: &mut Prg, w: usize| (prg.next_u64() % w as u64) as usize;
+    for _ in 0..steps {
+        let step = match prg.next_u64() % 6 {
+            0 => Step::Add(pick(&mut prg, wires), pick(&mut prg, wires)),
+            1 => Step::Sub(pick(&mut prg, wires), pick(&mut prg, wires)),
+            2 => Step::Neg(pick(&mut prg, wires)),
+            3 => Step::AddPublic(pick(&mut prg, wires), prg.next_u64()),
+            4 => Step::Scale(pick(&mut prg, wires), prg.next_u64() | 1),
+            _ => {
+                let gates = 1 + (prg.next_u64() % 4) as usize;
+                Step::Layer(
+                    (0..gates)
+                        .map(|_| {
+                            let l = 2 + (prg.next_u64() % (MAX_FAN_IN as u64 - 1)) as usize;
+                            // Repeated operands are allowed: the identity holds for any inputs.
+                            (0..l).map(|_| pick(&mut prg, wires)).collect()
+                        })
+                        .collect(),
+                )
+            }
+        };
+        wires += match &step {
+            Step::Layer(g) => g.len(),
+            _ => 1,
+        };
+        out.push(step);
+    }
+    out
+}
+
+fn plain_step<R: Word>(w: &mut Vec<Vec<R>>, step: &Step) {
+    let map = |x: &Vec<R>, f: &dyn Fn(R) -> R| x.iter().map(|v| f(*v)).collect::<Vec<R>>();
+    let zip = |x: &Vec<R>, y: &Vec<R>, f: &dyn Fn(R, R) -> R| {
+        x.iter().zip(y).map(|(a, b)| f(*a, *b)).collect::<Vec<R>>()
+    };
+    match step {
+        Step::Add(a, b) => w.push(zip(&w[*a], &w[*b], &|x, y| x + y)),
+        Step::Sub(a, b) => w.push(zip(&w[*a], &w[*b], &|x, y| x - y)),
+        Step::Neg(a) => w.push(map(&w[*a], &|x| -x)),
+        Step::AddPublic(a, c) => w.push(map(&w[*a], &|x| x + R::from_word(*c))),
+        Step::Scale(a, c) => w.push(map(&w[*a], &|x| x * R::from_word(*c))),
+        Step::Layer(gates) => {
+            let outs: Vec<Vec<R>> = gates
+                .iter()
+                .map(|g| product(&g.iter().map(|&i| &w[i]).collect::<Vec<_>>()))
+                .collect();
+            w.extend(outs);
+        }
+    }
+}
+
+async fn shared_step<R: Word>(
+    p: &mut Bin3<MemTransport>,
+    w: &mut Vec<Bin3Vec<R>>,
+    step: &Step,
+) -> Result<(), Error> {
+    let out = match step {
+        Step::Add(a, b) => w[*a].add(&w[*b])?,
+        Step::Sub(a, b) => w[*a].sub(&w[*b])?,
+        Step::Neg(a) => w[*a].neg(),
+        Step::AddPublic(a, c) => w[*a].add_public(&vec![R::from_word(*c); w[*a].len()])?,
+        Step::Scale(a, c) => w[*a].scale(R::from_word(*c)),
+        Step::Layer(gates) => {
+            let ops: Vec<Vec<&Bin3Vec<R>>> =
+                gates.iter().map(|g| g.iter().map(|&i| &w[i]).collect()).collect();
+            let refs: Vec<&[&Bin3Vec<R>]> = ops.iter().map(|g| &g[..]).collect();
+            let outs = p.mul_layer(&refs).await?;
+            w.extend(outs);
+            return Ok(());
+        }
+    };
+    w.push(out);
+    Ok(())
+}
+
+/// Random circuits of local gates and layers of mixed fan-in (repeated operands included):
+/// every wire opened equals the plaintext evaluation, and P3 receives exactly the frames of
+/// the openings, none from inputs or gates.
+fn circuits_agree_with_plaintext<R: Word>() {
+    for seed in 0..6u64 {
+        let roles = seatings()[seed as usize % 6];
+        let ins: Vec<Vec<R>> = (0..5).map(|k| words::<R>(seed * 10 + k, 4)).collect();
+        let circuit = random_circuit(seed, ins.len(), 30);
+        let mut plain = ins.clone();
+        circuit.iter().for_each(|s| plain_step(&mut plain, s));
+        let (outs, log) = run(roles, |mut p| {
+            let (ins, circuit) = (ins.clone(), circuit.clone());
+            async move {
+                let mut w = inputs(&mut p, &ins).await?;
+                for s in &circuit {
+                    shared_step(&mut p, &mut w, s).await?;
+                }
+                let all = Bin3Vec::concat(&w.iter().collect::<Vec<_>>());
+                p.open(all).await
+            }
+        });
+        let expected: Vec<R> = plain.concat();
+        for o in &outs {
+            assert_eq!(o, &expected, "seed {seed}");
+        }
+        let p3 = roles.party(Role::P3);
+        // Frame 0 of every link is the session's setup (its common key).
+        let to_p3 = log.iter().filter(|e| e.to == p3 && e.index > 0).count();
+        assert_eq!(to_p3, 1, "P3 receives the opening's one frame and nothing else (seed {seed})");
+    }
+}
+
+#[test]
+fn random_circuits_agree_with_plaintext_and_p3_receives_nothing_over_bits() {
+    circuits_agree_with_plaintext::<Bits>();
+}
+
+#[test]
+fn random_circuits_agree_with_plaintext_and_p3_receives_nothing_over_z64() {
+    circuits_agree_with_plaintext::<Z64>();
+}
+
+#[test]
+fn random_circuits_agree_with_plaintext_and_p3_receives_nothing_over_z32() {
+    circuits_agree_with_plaintext::<Z32>();
+}
+
+/// Payload bytes each party sends for one gate of fan-in `l` on `n` words of bits (64
+/// instances per word), by seat.
+fn gate_cost(l: usize, n: usize) -> [u64; 3] {
+    let (outs, _) = run(Roles::default(), |mut p| async move {
+        let xs: Vec<Bin3Vec<Bits>> = (0..l).map(|_| p.constant(&vec![Bits(0); n])).collect();
+        let refs: Vec<&Bin3Vec<Bits>> = xs.iter().collect();
+        let before: Stats = p.stats();
+        p.mul_many(&refs).await?;
+        Ok((p.role(), (p.stats() - before).payload_bytes_sent))
+    });
+    let mut by_seat = [0; 3];
+    for (role, bytes) in outs {
+        by_seat[role as usize] = bytes;
+    }
+    by_seat
+}
+
+#[test]
+fn each_seat_sends_what_the_paper_counts_per_gate() {
+    let n = 3; // 192 instances
+               // Two inputs: one bit per party per instance.
+    assert_eq!(gate_cost(2, n), [8 * n as u64; 3]);
+    for l in 3..=MAX_FAN_IN {
+        let k = (1u64 << l) - l as u64 - 1;
+        // P1 and P2: 2^ℓ − ℓ − 1 bits per instance; P3: one bit to each of them.
+        assert_eq!(gate_cost(l, n), [8 * n as u64 * k, 8 * n as u64 * k, 16 * n as u64], "ℓ = {l}");
+    }
+}
+
+#[test]
+fn dot_and_matrix_products_cost_one_product_per_output() {
+    let (m, k, n) = (3, 5, 2);
+    let a = words::<Z64>(1, m * k);
+    let b = words::<Z64>(2, k * n);
+    let mut expected = vec![Z64(0); m * n];
+    for i in 0..m {
+        for j in 0..n {
+            expected[i * n + j] = (0..k).fold(Z64(0), |s, t| s + a[i * k + t] * b[t * n + j]);
+        }
+    }
+    let dots: Vec<Z64> =
+        (0..m).map(|i| (0..k).fold(Z64(0), |s, t| s + a[i * k + t] * a[i * k + t])).collect();
+    for roles in seatings() {
+        let (outs, _) = run(roles, |mut p| {
+            let (a, b) = (a.clone(), b.clone());
+            async move {
+                let x = inputs(&mut p, &[a, b]).await?;
+                let before = p.stats();
+                let c = p.matmul(&x[0], &x[1], (m, k, n)).await?;
+                let d = p.dot(&x[0], &x[0], k).await?;
+                let cost = p.stats() - before;
+                Ok((p.open(c).await?, p.open(d).await?, p.role(), cost))
+            }
+        });
+        for (c, d, role, cost) in outs {
+            assert_eq!((&c, &d), (&expected, &dots), "{roles:?}");
+            assert_eq!(cost.rounds, 2);
+            // m·n and m elements each (P3 sends its only to P1).
+            assert_eq!(cost.payload_bytes_sent, 8 * (m * n + m) as u64, "{role:?}");
+        }
+    }
+}
+
+#[test]
+fn misuse_is_refused_before_anything_is_sent() {
+    let (outs, log) = run(Roles::default(), |mut p| async move {
+        let x = p.constant(&[Z64(1), Z64(2)]);
+        let short = p.constant(&[Z64(1)]);
+        let nine: Vec<&Bin3Vec<Z64>> = vec![&x; 9];
+        let mut refused = Vec::new();
+        refused.push(p.mul_many(&[&x]).await.is_err());
+        refused.push(p.mul_many(&nine).await.is_err());
+        refused.push(p.mul(&x, &short).await.is_err());
+        refused.push(p.matmul(&x, &x, (1, 3, 1)).await.is_err());
+        refused.push(p.dot(&x, &x, 0).await.is_err());
+        // Shares of another seat.
+        let other = if p.role() == Role::P1 { Role::P2 } else { Role::P1 };
+        let theirs = Bin3Vec::public(other, &[Z64(1), Z64(2)]);
+        refused.push(p.mul(&x, &theirs).await.is_err());
+        Ok(refused)
+    });
+    for o in outs {
+        assert!(o.iter().all(|&r| r), "{o:?}");
+    }
+    assert!(log.iter().all(|e| e.index == 0), "nothing was sent after the session's setup");
+    assert!(Roles::new(PartyId(0), PartyId(0), PartyId(1)).is_err());
+    assert!(Roles::new(PartyId(0), PartyId(1), PartyId(3)).is_err());
+}
