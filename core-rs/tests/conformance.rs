@@ -8,6 +8,7 @@
 
 use std::marker::PhantomData;
 
+use ringfence_core::bin3::Bin3;
 use ringfence_core::mal3::Mal3;
 use ringfence_core::meteor::Meteor;
 use ringfence_core::rep3::Rep3;
@@ -136,3 +137,36 @@ instance!(meteor_z32: meteor, Z32);
 instance!(meteor_z64: meteor, Z64);
 instance!(mal3_z32: mal3 uncosted + boolean, Z32);
 instance!(mal3_z64: mal3 uncosted + boolean, Z64);
+
+/// The boolean-circuit suite, for every scheme with `Gates`: a layer costs rep3 one round per
+/// level of a two-input AND tree, bin3 one round per level of a tree of gates of up to eight
+/// inputs; mal3's rounds depend on its triple pool.
+mod gates {
+    use super::*;
+
+    fn log_ceil(base: usize, x: usize) -> u64 {
+        let (mut levels, mut reach) = (0, 1);
+        while reach < x {
+            reach *= base;
+            levels += 1;
+        }
+        levels
+    }
+
+    #[test]
+    fn rep3() {
+        conformance::gates(&super::rep3(), Some(|l| log_ceil(2, l)));
+    }
+
+    #[test]
+    fn mal3() {
+        conformance::gates(&super::mal3(), None);
+    }
+
+    #[test]
+    fn bin3() {
+        let scheme: Scheme<Bin3<MemTransport>> =
+            Scheme { party: PhantomData, binds_operands: false, cost: None, boolean: None };
+        conformance::gates(&scheme, Some(|l| log_ceil(8, l)));
+    }
+}

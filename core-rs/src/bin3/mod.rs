@@ -39,7 +39,10 @@
 //!
 //! Semi-honest only: a cheating party can change any output without being noticed.
 
+mod bits;
 pub mod gates;
+
+pub use bits::Bin3Bits;
 
 use core::fmt;
 
@@ -51,9 +54,10 @@ use crate::sharing::Session;
 use crate::Error;
 
 /// The three seats of the protocol. P1 and P2 exchange a message in every layer; P3 only sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Role {
     /// Holds `(x + α, β)`.
+    #[default]
     P1,
     /// Holds `(x + β, α)`.
     P2,

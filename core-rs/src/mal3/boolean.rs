@@ -29,7 +29,7 @@ use crate::rep3::binary::{to_planes_into, unpack_bits, words, AndLayer, AndPair,
 use crate::rep3::compare::{lift_bits, unmask_bits, unmask_products, SharedBits};
 use crate::rep3::{next, DaBits, Rep3Vec};
 use crate::ring::{Bits, IntRing, Ring};
-use crate::sharing::Boolean;
+use crate::sharing::{Boolean, Gates};
 use crate::Error;
 
 impl<T: Transport> AndLayer for Mal3<T> {
@@ -167,15 +167,21 @@ impl<T: Transport> Mal3<T> {
     }
 }
 
-impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
+impl<T: Transport> Gates for Mal3<T> {
     type Bits = SharedBits;
-    type BitPrep = DaBits<R>;
 
-    /// daBits, checked before they are returned (see `Session for Mal3`).
-    async fn bit_prep(&mut self, n: usize) -> Result<DaBits<R>, Error> {
-        let bits = self.dabits(n).await?;
-        self.check_pending().await?;
-        Ok(bits)
+    /// rep3's input: a cheating owner only chooses its own bits.
+    async fn input_bits(
+        &mut self,
+        owner: PartyId,
+        bits: Option<&[bool]>,
+        n: usize,
+    ) -> Result<SharedBits, Error> {
+        self.p.input_bits(owner, bits, n).await
+    }
+
+    fn constant_bits(&self, bits: &[bool]) -> SharedBits {
+        self.p.constant_bits(bits)
     }
 
     /// One round; checked at the next opening.
@@ -185,6 +191,25 @@ impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
         }
         let prep = self.triples::<Bits>(x.words.len()).await?;
         Ok(SharedBits { n: x.n, words: self.checked_mul(&x.words, &y.words, prep).await? })
+    }
+
+    /// After every pending product is checked, from both holders of each component.
+    async fn open_bits(&mut self, b: SharedBits) -> Result<Vec<bool>, Error> {
+        self.check_pending().await?;
+        let n = b.n;
+        let w = check::open(&mut self.p, b.words).await?;
+        Ok(unpack_bits(&w, n).into_iter().map(|x| x == 1).collect())
+    }
+}
+
+impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
+    type BitPrep = DaBits<R>;
+
+    /// daBits, checked before they are returned (see `Session for Mal3`).
+    async fn bit_prep(&mut self, n: usize) -> Result<DaBits<R>, Error> {
+        let bits = self.dabits(n).await?;
+        self.check_pending().await?;
+        Ok(bits)
     }
 
     async fn msb_many(&mut self, xs: &[&Rep3Vec<R>]) -> Result<Vec<SharedBits>, Error> {
@@ -227,13 +252,5 @@ impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
         let rx = self.checked_mul(&r, &x, triples).await?;
         let open = self.open_masked(b, &prep).await?;
         Ok(unmask_products(&open, xs, &rx))
-    }
-
-    /// After every pending product is checked, from both holders of each component.
-    async fn open_bits(&mut self, b: SharedBits) -> Result<Vec<bool>, Error> {
-        self.check_pending().await?;
-        let n = b.n;
-        let w = check::open(&mut self.p, b.words).await?;
-        Ok(unpack_bits(&w, n).into_iter().map(|x| x == 1).collect())
     }
 }

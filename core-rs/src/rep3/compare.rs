@@ -25,85 +25,28 @@ use super::prep::DaBits;
 use super::{next, prev, Rep3, Rep3Vec};
 use crate::net::{PartyId, Transport};
 use crate::ring::{kernels, Bits, IntRing, Ring};
-use crate::sharing::{Bitwise, Boolean};
+use crate::sharing::{pack_bits, Boolean, Gates, Packed, WordShares};
 use crate::Error;
 
 /// `n` boolean-shared bits packed 64 per word (the result of a comparison).
-#[derive(Clone, Debug)]
-pub struct SharedBits {
-    pub(crate) n: usize,
-    pub(crate) words: Rep3Vec<Bits>,
-}
+pub type SharedBits = Packed<Rep3Vec<Bits>>;
 
-impl SharedBits {
-    /// Number of bits.
-    pub fn len(&self) -> usize {
-        self.n
+impl WordShares for Rep3Vec<Bits> {
+    type Holder = PartyId;
+    fn holder(&self) -> PartyId {
+        self.me
     }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
+    fn components(&self) -> [&[Bits]; 2] {
+        [&self.a, &self.b]
     }
-
-    /// `¬b` (local).
-    pub fn not(&self) -> Self {
-        Self { n: self.n, words: self.words.add_public_scalar(Bits::ONE) }
+    fn from_components(holder: PartyId, a: Vec<Bits>, b: Vec<Bits>) -> Self {
+        Self::from_parts(holder, a, b)
     }
-
-    /// `a ⊕ b` (local).
-    pub fn xor(&self, o: &Self) -> Result<Self, Error> {
-        Ok(Self { n: self.n, words: self.words.add(&o.words)? })
+    fn xor_words(&self, o: &Self) -> Result<Self, Error> {
+        self.add(o)
     }
-
-    /// The `n` low bits of a packed boolean sharing (padding beyond `n` cleared).
-    pub(crate) fn from_words(n: usize, words: &Rep3Vec<Bits>) -> Self {
-        Self::concat(&[&Self { n, words: words.clone() }])
-    }
-
-    /// Bits `range` as a new packed vector starting at bit 0.
-    pub(crate) fn slice(&self, range: core::ops::Range<usize>) -> Self {
-        let n = range.len();
-        let w = n.div_ceil(64);
-        let mut a = vec![Bits(0); w];
-        let mut b = vec![Bits(0); w];
-        copy_bits(&mut a, 0, &self.words.a, range.start, n);
-        copy_bits(&mut b, 0, &self.words.b, range.start, n);
-        Self { n, words: Rep3Vec::from_parts(self.words.me, a, b) }
-    }
-
-    /// The bits of `parts` one after another, packed.
-    pub(crate) fn concat(parts: &[&Self]) -> Self {
-        let n: usize = parts.iter().map(|p| p.n).sum();
-        let me = parts.first().map_or(PartyId(0), |p| p.words.me);
-        let w = n.div_ceil(64);
-        let mut a = vec![Bits(0); w];
-        let mut b = vec![Bits(0); w];
-        let mut at = 0;
-        for p in parts {
-            copy_bits(&mut a, at, &p.words.a, 0, p.n);
-            copy_bits(&mut b, at, &p.words.b, 0, p.n);
-            at += p.n;
-        }
-        Self { n, words: Rep3Vec::from_parts(me, a, b) }
-    }
-}
-
-/// Copies `n` bits from `src` starting at bit `from` into the zeroed `dst` at bit `to`, up to
-/// one destination word at a time.
-fn copy_bits(dst: &mut [Bits], to: usize, src: &[Bits], from: usize, n: usize) {
-    let mut i = 0;
-    while i < n {
-        let (s, d) = (from + i, to + i);
-        let take = (64 - d % 64).min(n - i);
-        let lo = src[s / 64].0 >> (s % 64);
-        let hi = match src.get(s / 64 + 1) {
-            Some(w) if s % 64 != 0 => w.0 << (64 - s % 64),
-            _ => 0,
-        };
-        let bits = if take == 64 { lo | hi } else { (lo | hi) & ((1u64 << take) - 1) };
-        dst[d / 64].0 |= bits << (d % 64);
-        i += take;
+    fn not_words(&self) -> Self {
+        self.add_public_scalar(Bits::ONE)
     }
 }
 
@@ -373,30 +316,23 @@ pub(crate) fn unmask_products<R: Ring>(
         .collect()
 }
 
-impl Bitwise for SharedBits {
-    fn len(&self) -> usize {
-        self.n
-    }
-    fn xor(&self, o: &Self) -> Result<Self, Error> {
-        Self::xor(self, o)
-    }
-    fn not(&self) -> Self {
-        Self::not(self)
-    }
-    fn slice(&self, range: core::ops::Range<usize>) -> Self {
-        Self::slice(self, range)
-    }
-    fn concat(parts: &[&Self]) -> Self {
-        Self::concat(parts)
-    }
-}
-
-impl<T: Transport, R: IntRing> Boolean<R> for Rep3<T> {
+impl<T: Transport> Gates for Rep3<T> {
     type Bits = SharedBits;
-    type BitPrep = DaBits<R>;
 
-    async fn bit_prep(&mut self, n: usize) -> Result<DaBits<R>, Error> {
-        self.dabits(n).await
+    /// rep3's input of the packed words (one round, the owner sends a word per 64 bits).
+    async fn input_bits(
+        &mut self,
+        owner: PartyId,
+        bits: Option<&[bool]>,
+        n: usize,
+    ) -> Result<SharedBits, Error> {
+        let words = bits.map(pack_bits);
+        let w = self.input::<Bits>(owner, words.as_deref(), n.div_ceil(64)).await?;
+        Ok(SharedBits { n, words: w })
+    }
+
+    fn constant_bits(&self, bits: &[bool]) -> SharedBits {
+        SharedBits { n: bits.len(), words: Rep3Vec::public(self.me(), &pack_bits(bits)) }
     }
 
     /// One round, one word per 64 bits.
@@ -405,6 +341,18 @@ impl<T: Transport, R: IntRing> Boolean<R> for Rep3<T> {
             return Err(Error::ApiMisuse(format!("and: {} and {} bits", x.n, y.n)));
         }
         Ok(SharedBits { n: x.n, words: self.mul(&x.words, &y.words).await? })
+    }
+
+    async fn open_bits(&mut self, b: SharedBits) -> Result<Vec<bool>, Error> {
+        self.reveal_bits(b).await
+    }
+}
+
+impl<T: Transport, R: IntRing> Boolean<R> for Rep3<T> {
+    type BitPrep = DaBits<R>;
+
+    async fn bit_prep(&mut self, n: usize) -> Result<DaBits<R>, Error> {
+        self.dabits(n).await
     }
 
     async fn msb_many(&mut self, xs: &[&Rep3Vec<R>]) -> Result<Vec<SharedBits>, Error> {
@@ -426,10 +374,6 @@ impl<T: Transport, R: IntRing> Boolean<R> for Rep3<T> {
         prep: DaBits<R>,
     ) -> Result<Vec<Rep3Vec<R>>, Error> {
         Self::bit_mul_many(self, b, xs, prep).await
-    }
-
-    async fn open_bits(&mut self, b: SharedBits) -> Result<Vec<bool>, Error> {
-        self.reveal_bits(b).await
     }
 
     /// One sharing message and an AND tree over the bits (no carries).
@@ -465,33 +409,6 @@ impl<R: Ring> Rep3Vec<R> {
             (0, Some(v)) => Self::from_parts(me, v, z),
             (2, Some(v)) => Self::from_parts(me, z, v),
             _ => Self::from_parts(me, z.clone(), z),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copy_bits_matches_a_bit_by_bit_copy() {
-        let src: Vec<Bits> = crate::testing::random_words(1, 5).into_iter().map(Bits).collect();
-        for from in [0usize, 1, 63, 64, 65, 100] {
-            for to in [0usize, 3, 64, 127] {
-                for n in [0usize, 1, 5, 63, 64, 65, 200] {
-                    if from + n > 64 * src.len() {
-                        continue;
-                    }
-                    let mut fast = vec![Bits(0); (to + n).div_ceil(64) + 1];
-                    let mut slow = fast.clone();
-                    copy_bits(&mut fast, to, &src, from, n);
-                    for i in 0..n {
-                        let (s, d) = (from + i, to + i);
-                        slow[d / 64].0 |= ((src[s / 64].0 >> (s % 64)) & 1) << (d % 64);
-                    }
-                    assert_eq!(fast, slow, "from {from}, to {to}, n {n}");
-                }
-            }
         }
     }
 }

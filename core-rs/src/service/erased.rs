@@ -41,7 +41,7 @@ use crate::rep3::{Rep3, Rep3Vec};
 use crate::ring::Z64;
 #[cfg(doc)]
 use crate::service::Backend;
-use crate::sharing::{same_len, Arith, Bitwise, Boolean, Len, Linear, Session, Store};
+use crate::sharing::{same_len, Arith, Bitwise, Boolean, Gates, Len, Linear, Session, Store};
 use crate::Error;
 
 /// An operation's future: it borrows the party for its whole run.
@@ -555,7 +555,7 @@ where
             mine(S::NAME, Arith::<Z64>::me(self), b.scheme, b.holder, "open_bits")?;
             let bits = b.b.downcast::<S::Bits>().map_err(|_| wrong_type("open_bits"))?;
             let bits = Rc::try_unwrap(bits).unwrap_or_else(|b| (*b).clone());
-            Boolean::open_bits(self, bits).await
+            Gates::open_bits(self, bits).await
         })
     }
 }

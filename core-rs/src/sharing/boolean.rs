@@ -4,6 +4,7 @@
 use core::ops::Range;
 
 use super::{Arith, Linear};
+use crate::net::PartyId;
 use crate::ring::IntRing;
 use crate::Error;
 
@@ -40,6 +41,95 @@ pub trait Store: Sized {
     fn take(&mut self, n: usize) -> Result<Self, Error>;
 }
 
+/// Boolean circuits on shared bits: inputs, ANDs, openings. ANDs come as whole layers
+/// ([`Gates::and_layer`]): a circuit's evaluator makes one call per layer, and a scheme with
+/// multi-input ANDs in one round (bin3) evaluates the layer as it is, where the others split
+/// each gate into a tree of two-input ANDs batched across the layer.
+///
+/// ```
+/// use ringfence_core::{net::PartyId, sharing::Gates, testing};
+/// // Written once, for any scheme: the AND of three bits P0 owns, opened to all.
+/// async fn all_three<S: Gates>(s: &mut S, mine: Option<&[bool]>) -> Result<Vec<bool>, ringfence_core::Error> {
+///     let x = s.input_bits(PartyId(0), mine, 3).await?;
+///     use ringfence_core::sharing::Bitwise;
+///     let (a, b, c) = (x.slice(0..1), x.slice(1..2), x.slice(2..3));
+///     let y = s.and_many(&[&a, &b, &c]).await?;
+///     s.open_bits(y).await
+/// }
+/// let outs = testing::run_rep3(5, |mut p| async move {
+///     let me = p.me();
+///     all_three(&mut p, (me == PartyId(0)).then_some(&[true, true, false][..])).await
+/// });
+/// assert_eq!(outs[1], vec![false]);
+/// ```
+#[allow(async_fn_in_trait)] // futures are not `Send` by design: a session is driven by one task
+pub trait Gates {
+    /// A vector of shared bits.
+    type Bits: Bitwise;
+
+    /// Shares `n` bits owned by compute party `owner`, who passes `Some(bits)`; the others
+    /// pass `None`.
+    async fn input_bits(
+        &mut self,
+        owner: PartyId,
+        bits: Option<&[bool]>,
+        n: usize,
+    ) -> Result<Self::Bits, Error>;
+
+    /// The sharing of public bits (no communication).
+    fn constant_bits(&self, bits: &[bool]) -> Self::Bits;
+
+    /// `x ∧ y` elementwise.
+    async fn and(&mut self, x: &Self::Bits, y: &Self::Bits) -> Result<Self::Bits, Error>;
+
+    /// Opens shared bits to every compute party.
+    async fn open_bits(&mut self, b: Self::Bits) -> Result<Vec<bool>, Error>;
+
+    /// A layer of ANDs: for each gate, the AND of its operands elementwise (a gate's operands
+    /// have one length; one operand is a copy). Here by trees of [`Gates::and`], one batched
+    /// call per level for the whole layer: ⌈log₂ ℓ⌉ rounds for the widest gate's `ℓ`.
+    /// Schemes with a multi-input AND override it.
+    async fn and_layer(&mut self, gates: &[&[&Self::Bits]]) -> Result<Vec<Self::Bits>, Error> {
+        let mut level: Vec<Vec<Self::Bits>> = Vec::with_capacity(gates.len());
+        for g in gates {
+            let Some(first) = g.first() else {
+                return Err(Error::ApiMisuse("and: a gate without operands".into()));
+            };
+            if g.iter().any(|x| x.len() != first.len()) {
+                return Err(Error::ApiMisuse("and: operands of different lengths".into()));
+            }
+            level.push(g.iter().map(|&x| x.clone()).collect());
+        }
+        while level.iter().any(|g| g.len() > 1) {
+            // Every gate's operands paired up; all pairs of the layer in one AND.
+            let (mut left, mut right) = (Vec::new(), Vec::new());
+            for g in &level {
+                for pair in g.chunks_exact(2) {
+                    left.push(&pair[0]);
+                    right.push(&pair[1]);
+                }
+            }
+            let prod = self.and(&Self::Bits::concat(&left), &Self::Bits::concat(&right)).await?;
+            let mut at = 0;
+            for g in &mut level {
+                let n = g[0].len();
+                let pairs = g.len() / 2;
+                let odd = (g.len() % 2 == 1).then(|| g.pop()).flatten();
+                *g = (0..pairs).map(|i| prod.slice(at + i * n..at + (i + 1) * n)).collect();
+                at += pairs * n;
+                g.extend(odd);
+            }
+        }
+        Ok(level.into_iter().filter_map(|mut g| g.pop()).collect())
+    }
+
+    /// The AND of all `xs` elementwise (every one of the same length): a layer of one gate.
+    async fn and_many(&mut self, xs: &[&Self::Bits]) -> Result<Self::Bits, Error> {
+        let mut out = self.and_layer(&[xs]).await?;
+        out.pop().ok_or_else(|| Error::ApiMisuse("and_many: no operands".into()))
+    }
+}
+
 /// Shared bits and comparisons, for a scheme with [`Arith`] over `R`.
 ///
 /// A scheme provides the primitives: AND, the most significant bit of ring elements, bit
@@ -72,17 +162,12 @@ pub trait Store: Sized {
 /// assert_eq!(outs[1], vec![Z64(7), Z64(0), Z64(0)]);
 /// ```
 #[allow(async_fn_in_trait)] // futures are not `Send` by design: a session is driven by one task
-pub trait Boolean<R: IntRing>: Arith<R> {
-    /// A vector of shared bits.
-    type Bits: Bitwise;
+pub trait Boolean<R: IntRing>: Arith<R> + Gates {
     /// The material of bit injections and bit products: one unit per bit.
     type BitPrep: Store;
 
     /// Makes material for `n` bit injections or bit products (setup phase).
     async fn bit_prep(&mut self, n: usize) -> Result<Self::BitPrep, Error>;
-
-    /// `x ∧ y` elementwise.
-    async fn and(&mut self, x: &Self::Bits, y: &Self::Bits) -> Result<Self::Bits, Error>;
 
     /// The most significant bit of every element of each vector, in one batched run.
     async fn msb_many(&mut self, xs: &[&Self::V]) -> Result<Vec<Self::Bits>, Error>;
@@ -101,36 +186,6 @@ pub trait Boolean<R: IntRing>: Arith<R> {
         xs: &[&Self::V],
         prep: Self::BitPrep,
     ) -> Result<Vec<Self::V>, Error>;
-
-    /// Opens shared bits to every compute party.
-    async fn open_bits(&mut self, b: Self::Bits) -> Result<Vec<bool>, Error>;
-
-    /// The AND of all `xs` elementwise (every one of the same length), by a tree of
-    /// [`Boolean::and`]: ⌈log₂ |xs|⌉ rounds. Schemes with a multi-input AND override it.
-    async fn and_many(&mut self, xs: &[&Self::Bits]) -> Result<Self::Bits, Error> {
-        let Some(first) = xs.first() else {
-            return Err(Error::ApiMisuse("and_many: no operands".into()));
-        };
-        let n = first.len();
-        if xs.iter().any(|x| x.len() != n) {
-            return Err(Error::ApiMisuse("and_many: operands of different lengths".into()));
-        }
-        let mut level: Vec<Self::Bits> = xs.iter().map(|&x| x.clone()).collect();
-        while level.len() > 1 {
-            // One batched AND per level: the left halves of the pairs with the right halves.
-            let half = level.len() / 2;
-            let left = Self::Bits::concat(&level[..half].iter().collect::<Vec<_>>());
-            let right = Self::Bits::concat(&level[half..2 * half].iter().collect::<Vec<_>>());
-            let prod = self.and(&left, &right).await?;
-            let mut next: Vec<Self::Bits> =
-                (0..half).map(|i| prod.slice(i * n..(i + 1) * n)).collect();
-            if level.len() % 2 == 1 {
-                next.extend(level.pop());
-            }
-            level = next;
-        }
-        level.pop().ok_or_else(|| Error::ApiMisuse("and_many: no operands".into()))
-    }
 
     /// `[x < 0]`: the most significant bit of each element (8 rounds).
     async fn ltz(&mut self, x: &Self::V) -> Result<Self::Bits, Error> {

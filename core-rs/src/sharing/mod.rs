@@ -19,11 +19,13 @@
 mod arith;
 mod boolean;
 mod client;
+mod packed;
 
 pub(crate) use arith::check_dims;
 pub use arith::{Arith, InputSlot, Len};
-pub use boolean::{eq_by_bits, Bitwise, Boolean, Store};
+pub use boolean::{eq_by_bits, Bitwise, Boolean, Gates, Store};
 pub use client::InputClient;
+pub use packed::{pack_bits, unpack_bools, Packed, WordShares};
 
 use core::ops::Range;
 

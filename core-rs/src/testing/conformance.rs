@@ -14,7 +14,8 @@
 //! * what goes on the wire: fresh randomness per operation ([`fresh_randomness`]) and a single
 //!   party's view of an input ([`observer_view`]).
 //!
-//! Schemes with [`crate::sharing::Boolean`] have five more suites: [`bits_and_conversions`],
+//! Schemes with [`crate::sharing::Gates`] (boolean circuits) have [`gates`], and schemes with
+//! [`crate::sharing::Boolean`] five more suites: [`bits_and_conversions`],
 //! [`comparisons`], [`selections`], their costs against a [`BitCostModel`] ([`bit_costs`]) and
 //! [`bit_misuse`].
 //!
@@ -23,6 +24,7 @@
 
 mod boolean;
 mod cost;
+mod gates;
 mod misuse;
 mod ops;
 mod wire;
@@ -31,6 +33,7 @@ pub use boolean::{
     bit_costs, bit_misuse, bits_and_conversions, comparisons, selections, BitCost, BitCostModel,
 };
 pub use cost::costs;
+pub use gates::gates;
 pub use misuse::{misuse, misuse_of_input_values};
 pub use ops::{chaining, fixed_point, input_and_open, linear, matmul_exact, mul_exact};
 pub use wire::{fresh_randomness, observer_view};
