@@ -1,0 +1,1 @@
+//! Bristol Fashion: reading and writing circuits.

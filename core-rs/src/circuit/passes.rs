@@ -1,0 +1,1 @@
+//! Circuit-to-circuit passes.
