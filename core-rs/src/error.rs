@@ -26,6 +26,14 @@ pub enum Error {
     /// The caller used the API wrongly (mismatched lengths, wrong role); never caused by peer data.
     #[error("API misuse: {0}")]
     ApiMisuse(String),
+    /// A text input (a circuit file) that does not parse or is inconsistent; `line` is 1-based.
+    #[error("malformed input at line {line}: {reason}")]
+    Malformed {
+        /// The line where the problem was found.
+        line: usize,
+        /// What is wrong there.
+        reason: String,
+    },
     /// A value is outside the range its encoding supports (e.g. fixed point).
     #[error("value out of range: {0}")]
     OutOfRange(String),

@@ -8,6 +8,8 @@
 //!
 //! ```text
 //!  ring     Z64, Z32, Z128, Bits; ring-generic batch kernels and their backends; fixed point
+//!  circuit  boolean circuits with ℓ-input ANDs: layered schedule, plaintext evaluation, Bristol
+//!           Fashion, passes, generators (adders, comparators, AES); knows no scheme
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, Roster (n, t, clients), frames, Transport (injected), Ctx (framing
 //!           checks, counters, op numbers)
@@ -34,6 +36,7 @@
 //! seeded PRG streams named by the operation counter, so parties never drift out of step.
 
 pub mod bin3;
+pub mod circuit;
 pub mod error;
 pub mod mal3;
 pub mod meteor;
