@@ -35,6 +35,7 @@ pub mod gen;
 pub mod passes;
 mod plain;
 mod schedule;
+pub mod shared;
 
 pub use builder::Builder;
 pub use plain::{pack, unpack};
