@@ -51,6 +51,12 @@ pub(crate) enum Op {
     /// Transport only: each party sends n elements to the next party and receives n from the
     /// previous one (one round, no computation beyond encoding).
     Xchg,
+    /// n AND gates in one batched layer, then one bit opened (mal3 verifies every AND before
+    /// it), on the --gates scheme.
+    And,
+    /// n AES-128 blocks (Boyar–Peralta S-box, expanded keys as inputs) on the --gates scheme,
+    /// checked against the plaintext circuit.
+    Aes,
 }
 
 impl Op {
@@ -64,6 +70,8 @@ impl Op {
             Self::Matmul => "matmul",
             Self::Xchg => "xchg",
             Self::Infer => "infer",
+            Self::And => "and",
+            Self::Aes => "aes",
         }
     }
 }
@@ -135,6 +143,8 @@ pub(crate) struct Sizes {
     pub(crate) sub_batch: Option<usize>,
     /// The protocol family of inference runs.
     pub(crate) backend: Backend,
+    /// The scheme of the boolean-circuit ops (`and`, `aes`).
+    pub(crate) engine: crate::bench_gates::Engine,
 }
 
 impl Sizes {
@@ -203,6 +213,14 @@ pub(crate) async fn run_ops<R: IntRing + MeteorRing + Mal3Ring>(
     model: Option<&ModelBench>,
 ) -> Result<Session, String> {
     for &op in ops {
+        if matches!(op, Op::And | Op::Aes) {
+            let (q, r) = crate::bench_gates::bench_circuit_op(p, op, sizes)
+                .await
+                .map_err(|e| format!("{}: {e}", op.name()))?;
+            p = q;
+            report(&FromChild::Op(r));
+            continue;
+        }
         if op == Op::Infer {
             let mb = model.ok_or("infer needs --model FILE")?;
             let (q, r) = match sizes.backend {
@@ -269,7 +287,9 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
                 m.start(p).await?;
                 p.matmul(&x, &y, d, d, d).await.map_err(e)?;
             }
-            Op::Infer => return Err("inference runs in bench_infer, not as an operation".into()),
+            Op::Infer | Op::And | Op::Aes => {
+                return Err(format!("{} does not run as an arithmetic operation", op.name()))
+            }
             Op::Xchg => {
                 let data = vec![R::ONE; n];
                 m.start(p).await?;
@@ -417,10 +437,10 @@ async fn bench_infer<R: IntRing, S: Inference<R> + sharing::Session<Session>>(
 }
 
 /// Accumulates the timed runs of one operation.
-struct Meter {
+pub(crate) struct Meter {
     op: Op,
     n: usize,
-    shape: Option<String>,
+    pub(crate) shape: Option<String>,
     seconds: f64,
     frame_bytes: u64,
     payload_bytes: u64,
@@ -433,7 +453,7 @@ struct Meter {
 }
 
 impl Meter {
-    fn new(op: Op, n: usize) -> Self {
+    pub(crate) fn new(op: Op, n: usize) -> Self {
         Self {
             op,
             n,
@@ -462,7 +482,7 @@ impl Meter {
     }
 
     /// Flushes, passes a barrier and starts the clock.
-    async fn start(&mut self, p: &mut Session) -> Result<(), String> {
+    pub(crate) async fn start(&mut self, p: &mut Session) -> Result<(), String> {
         p.ctx().transport().flushed().await.map_err(|e| e.to_string())?;
         barrier(p).await?;
         p.ctx().transport().flushed().await.map_err(|e| e.to_string())?;
@@ -471,7 +491,7 @@ impl Meter {
         Ok(())
     }
 
-    async fn stop(&mut self, p: &mut Session, warm: bool) -> Result<(), String> {
+    pub(crate) async fn stop(&mut self, p: &mut Session, warm: bool) -> Result<(), String> {
         let Some((t, s, w)) = self.mark.take() else { return Ok(()) };
         let secs = t.elapsed().as_secs_f64();
         let d = p.ctx().stats() - s;
@@ -487,7 +507,7 @@ impl Meter {
         Ok(())
     }
 
-    fn finish(self, repeat: usize) -> OpReport {
+    pub(crate) fn finish(self, repeat: usize) -> OpReport {
         let r = repeat.max(1) as f64;
         OpReport {
             op: self.op.name().into(),
@@ -716,7 +736,15 @@ mod tests {
     use super::*;
 
     fn sizes(batch: usize, sub_batch: Option<usize>) -> Sizes {
-        Sizes { n: 1, repeat: 1, matmul_dim: 1, batch, sub_batch, backend: Backend::Rep3 }
+        Sizes {
+            n: 1,
+            repeat: 1,
+            matmul_dim: 1,
+            batch,
+            sub_batch,
+            backend: Backend::Rep3,
+            engine: crate::bench_gates::Engine::Rep3,
+        }
     }
 
     #[test]

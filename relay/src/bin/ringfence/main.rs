@@ -11,6 +11,7 @@
 //! fails.
 
 mod bench;
+mod bench_gates;
 mod children;
 mod demo;
 mod dev;
@@ -188,6 +189,10 @@ struct Workload {
     /// scores go to P1, as in the METEOR paper).
     #[arg(long, value_parser = bench::backend_arg(), default_value = "rep3")]
     backend: bench::Backend,
+    /// Scheme of the boolean-circuit ops (and, aes): rep3, mal3 (every AND verified), or bin3
+    /// (ANDs of up to eight inputs in one round).
+    #[arg(long, value_enum, default_value = "rep3")]
+    gates: bench_gates::Engine,
 }
 
 impl Workload {
@@ -200,6 +205,7 @@ impl Workload {
             batch: self.batch,
             sub_batch: self.sub_batch,
             backend: self.backend,
+            engine: self.gates,
         }
     }
 
@@ -237,6 +243,7 @@ impl Workload {
             args.extend(["--model".into(), abs.display().to_string()]);
         }
         args.extend(["--backend".into(), self.backend.name().into()]);
+        args.extend(["--gates".into(), self.gates.name().into()]);
         Ok(args)
     }
 }

@@ -1,0 +1,159 @@
+//! `ringfence bench --ops and,aes --gates SCHEME`: boolean circuits on rep3, mal3 or bin3.
+//!
+//! `and` is `n` AND gates (bitsliced, one batched layer) followed by the opening of one bit,
+//! which makes mal3 verify every AND before anything is released: its figure includes the
+//! cut-and-bucket validation of the triples it used. `aes` is `n` AES-128 blocks
+//! ([`circuit::gen::aes`], the Boyar–Peralta S-box, key schedule outside the circuit as the
+//! papers count it): P1 inputs the plaintexts, P0 the round keys, and every party opens the
+//! ciphertexts and checks them against the plaintext evaluation of the same circuit. Both
+//! are timed end to end (inputs, layers, verification, opening) from a barrier.
+
+use clap::ValueEnum;
+use ringfence_core::bin3::Bin3;
+use ringfence_core::circuit::gen::{aes, AesKey, Sbox};
+use ringfence_core::circuit::shared::Input;
+use ringfence_core::circuit::Circuit;
+use ringfence_core::mal3::Mal3;
+use ringfence_core::net::PartyId;
+use ringfence_core::prg::{Prg, Seed};
+use ringfence_core::sharing::{self, Bitwise, Gates};
+use ringfence_relay::TcpTransport;
+
+use crate::bench::{Meter, Op, Sizes};
+use crate::msgs::OpReport;
+use crate::party::Session;
+
+/// The scheme that evaluates boolean circuits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Engine {
+    /// Replicated sharing, two-input ANDs (semi-honest).
+    Rep3,
+    /// rep3 with every AND verified against a cut-and-bucket triple (malicious, abort).
+    Mal3,
+    /// π₂³ sharing, ANDs of up to eight inputs in one round (semi-honest).
+    Bin3,
+}
+
+impl Engine {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Rep3 => "rep3",
+            Self::Mal3 => "mal3",
+            Self::Bin3 => "bin3",
+        }
+    }
+}
+
+/// Who inputs the plaintexts and who the round keys.
+const DATA_OWNER: PartyId = PartyId(1);
+const KEY_OWNER: PartyId = PartyId(0);
+
+/// Runs a boolean-circuit op on the engine of `sizes` and gives the session back.
+pub(crate) async fn bench_circuit_op(
+    p: Session,
+    op: Op,
+    sizes: Sizes,
+) -> Result<(Session, OpReport), String> {
+    match sizes.engine {
+        Engine::Rep3 => run::<Session>(p, op, sizes).await,
+        Engine::Mal3 => run::<Mal3<TcpTransport>>(p, op, sizes).await,
+        Engine::Bin3 => run::<Bin3<TcpTransport>>(p, op, sizes).await,
+    }
+}
+
+/// Deterministic benchmark bits (every party can recompute what the owners input).
+fn bench_bits(stream: u32, n: usize) -> Vec<bool> {
+    let mut prg = Prg::new(&Seed::from_bytes([0x42; 32]), 0, stream);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let w = prg.next_u64();
+        out.extend((0..64).map(|i| (w >> i) & 1 == 1).take(n - out.len()));
+    }
+    out
+}
+
+async fn run<S: Gates + sharing::Session<Session>>(
+    p: Session,
+    op: Op,
+    sizes: Sizes,
+) -> Result<(Session, OpReport), String> {
+    let e = |e: ringfence_core::Error| e.to_string();
+    let mut s = S::start(p);
+    let me = s.base().me();
+    let n = sizes.n;
+    let mut m = Meter::new(op, n);
+    match op {
+        Op::And => {
+            m.shape = Some(format!("on {}; n counts AND gates", sizes.engine.name()));
+            let (x, y) = (bench_bits(1, n), bench_bits(2, n));
+            let mine = |v: &[bool]| (me == KEY_OWNER).then_some(v.to_vec());
+            let x = s.input_bits(KEY_OWNER, mine(&x).as_deref(), n).await.map_err(e)?;
+            let y = s.input_bits(KEY_OWNER, mine(&y).as_deref(), n).await.map_err(e)?;
+            for run in 0..=sizes.repeat {
+                m.start(s.base_mut()).await?;
+                let z = s.and(&x, &y).await.map_err(e)?;
+                s.open_bits(z.slice(0..n.min(1))).await.map_err(e)?;
+                m.stop(s.base_mut(), run == 0).await?;
+            }
+        }
+        Op::Aes => {
+            m.shape = Some(format!("AES-128 on {}; n counts blocks", sizes.engine.name()));
+            let c = aes(AesKey::Aes128, Sbox::BoyarPeralta).map_err(e)?;
+            let widths = c.input_widths().to_vec();
+            let groups: Vec<Vec<bool>> =
+                widths.iter().enumerate().map(|(g, &w)| bench_bits(10 + g as u32, w * n)).collect();
+            let expected = plain_outputs(&c, &groups, n)?;
+            for run in 0..=sizes.repeat {
+                let inputs: Vec<Input<'_>> = groups
+                    .iter()
+                    .enumerate()
+                    .map(|(g, bits)| {
+                        let owner = if g == 0 { DATA_OWNER } else { KEY_OWNER };
+                        Input { owner, bits: (me == owner).then_some(&bits[..]) }
+                    })
+                    .collect();
+                m.start(s.base_mut()).await?;
+                let out = c.eval_shared(&mut s, &inputs, n).await.map_err(e)?;
+                let mut opened = Vec::new();
+                for o in out {
+                    opened.push(s.open_bits(o).await.map_err(e)?);
+                }
+                m.stop(s.base_mut(), run == 0).await?;
+                if opened != expected {
+                    return Err("aes: the opened ciphertexts differ from the plaintext circuit's".into());
+                }
+            }
+        }
+        other => return Err(format!("{} is not a boolean-circuit op", other.name())),
+    }
+    Ok((s.finish(), m.finish(sizes.repeat)))
+}
+
+/// The circuit's outputs on `groups` (wire-major bits of `n` instances) by its plaintext
+/// evaluation, 64 instances at a time, in the same layout.
+fn plain_outputs(c: &Circuit, groups: &[Vec<bool>], n: usize) -> Result<Vec<Vec<bool>>, String> {
+    let widths = c.input_widths();
+    let outs = c.output_widths();
+    let mut result: Vec<Vec<bool>> = outs.iter().map(|&w| vec![false; w * n]).collect();
+    for chunk in (0..n).step_by(64) {
+        let lanes = (n - chunk).min(64);
+        let words: Vec<Vec<u64>> = groups
+            .iter()
+            .zip(widths)
+            .map(|(bits, &w)| {
+                (0..w)
+                    .map(|i| (0..lanes).fold(0u64, |acc, t| acc | (u64::from(bits[i * n + chunk + t]) << t)))
+                    .collect()
+            })
+            .collect();
+        let got = c.eval(&words).map_err(|e| e.to_string())?;
+        for (g, wires) in got.iter().enumerate() {
+            for (i, word) in wires.iter().enumerate() {
+                for t in 0..lanes {
+                    result[g][i * n + chunk + t] = (word >> t) & 1 == 1;
+                }
+            }
+        }
+    }
+    Ok(result)
+}
