@@ -70,7 +70,7 @@ pub fn read(text: &str) -> Result<Circuit, Error> {
 
     let mut out = Vec::new();
     let mut seen = 0;
-    while let Some((n, line)) = lines.next() {
+    for (n, line) in lines {
         seen += 1;
         if seen > gates {
             return Err(bad(n, format!("more gate lines than the header's {gates}")));

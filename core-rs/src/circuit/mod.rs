@@ -256,7 +256,7 @@ impl Checker {
         let (Some(ins), Some(outs)) = (sum(inputs), sum(outputs)) else {
             return Err("group widths overflow".into());
         };
-        if ins.checked_add(outs).map_or(true, |n| n > wires) {
+        if ins.checked_add(outs).is_none_or(|n| n > wires) {
             return Err(format!("{ins} input and {outs} output wires do not fit in {wires} wires"));
         }
         let mut assigned = vec![false; wires];

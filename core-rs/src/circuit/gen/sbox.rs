@@ -1,6 +1,8 @@
 //! The AES S-box as a circuit: Boyar and Peralta's low-depth circuit (ePrint 2011/332,
 //! "A depth-16 circuit for the AES S-box"): 34 two-input ANDs in 4 layers, around a GF(2^4)
-//! inversion in a tower field. Its gate list is a published fact, written here as data.
+//! inversion in a tower field. Its gate list is a published fact, written here as data; the
+//! tests check it, and the lower-depth variants built from it, against the S-box computed from
+//! its definition on all 256 inputs.
 
 use std::collections::HashMap;
 
@@ -12,6 +14,15 @@ use crate::circuit::{Builder, Wire};
 pub enum Sbox {
     /// Boyar–Peralta: 34 two-input ANDs, AND depth 4.
     BoyarPeralta,
+    /// AND depth 3: Boyar–Peralta with its GF(2^4) inversion (two AND layers) computed in one
+    /// layer from its algebraic normal form, each monomial (degree 2 or 3) one AND: 31
+    /// two-input and 4 three-input ANDs (the paper's depth-3 S-box has 34 in all).
+    Depth3,
+    /// AND depth 2: as [`Sbox::Depth3`], with the inversion's monomials also multiplied into the
+    /// last layer's products (a monomial of degree k times a wire: one AND of k + 1 inputs).
+    /// 41 two-, 32 three- and 32 four-input ANDs: more than the paper's 22 + 22 + 22, whose
+    /// construction is not published.
+    Depth2,
 }
 
 /// One line of the listing: `out = a OP b`, OP XOR (`^`), XNOR (`#`) or AND (`&`). Inputs
@@ -173,14 +184,85 @@ pub fn sbox(b: &mut Builder, x: [Wire; 8], kind: Sbox) -> [Wire; 8] {
     for (i, name) in ["U7", "U6", "U5", "U4", "U3", "U2", "U1", "U0"].into_iter().enumerate() {
         env.insert(name, x[i]);
     }
+    run(b, &mut env, &TOP);
+    run(b, &mut env, &MUL_IN);
     match kind {
         Sbox::BoyarPeralta => {
-            for part in [&TOP[..], &MUL_IN, &INVERT, &MUL_OUT, &BOTTOM] {
-                run(b, &mut env, part);
+            run(b, &mut env, &INVERT);
+            run(b, &mut env, &MUL_OUT);
+        }
+        Sbox::Depth3 => {
+            let d = INVERSION_IN.map(|n| env[n]);
+            let mut monomials = HashMap::new();
+            for (name, anf) in inversion_anf() {
+                let mut terms = Vec::new();
+                for m in (1..16).filter(|&m| anf >> m & 1 == 1) {
+                    let w = *monomials.entry(m).or_insert_with(|| b.and(&vars(&d, m)));
+                    terms.push(w);
+                }
+                let sum = b.xor_all(&terms);
+                env.insert(name, if anf & 1 == 1 { b.not(sum) } else { sum });
+            }
+            run(b, &mut env, &MUL_OUT);
+        }
+        Sbox::Depth2 => {
+            let d = INVERSION_IN.map(|n| env[n]);
+            let anf: HashMap<&str, u16> = inversion_anf().into_iter().collect();
+            for &(out, m, _, t) in &MUL_OUT {
+                let (f, t) = (anf[m], env[t]);
+                let mut terms = Vec::new();
+                for m in (0..16).filter(|&m| f >> m & 1 == 1) {
+                    let mut ws = vars(&d, m);
+                    ws.push(t);
+                    terms.push(b.and(&ws));
+                }
+                let w = b.xor_all(&terms);
+                env.insert(out, w);
             }
         }
     }
+    run(b, &mut env, &BOTTOM);
     ["S7", "S6", "S5", "S4", "S3", "S2", "S1", "S0"].map(|name| env[name])
+}
+
+/// The inversion's inputs, bit `i` of a monomial mask standing for `INVERSION_IN[i]`.
+const INVERSION_IN: [&str; 4] = ["M20", "M21", "M22", "M23"];
+
+/// The wires of monomial `m`.
+fn vars(d: &[Wire; 4], m: usize) -> Vec<Wire> {
+    (0..4).filter(|i| m >> i & 1 == 1).map(|i| d[i]).collect()
+}
+
+/// The algebraic normal form of each value the last layer multiplies (M37 … M45), as functions
+/// of the inversion's inputs: bit `m` set when monomial `m` is a term (bit 0: the constant 1).
+/// Computed from the listing, by evaluating [`INVERT`] on all 16 inputs and a Möbius transform.
+fn inversion_anf() -> Vec<(&'static str, u16)> {
+    let names = ["M37", "M38", "M39", "M40", "M41", "M42", "M43", "M44", "M45"];
+    let mut truth = [0u16; 9];
+    for v in 0..16 {
+        let mut env: HashMap<&str, bool> =
+            INVERSION_IN.iter().enumerate().map(|(i, &n)| (n, v >> i & 1 == 1)).collect();
+        // The one other name the inversion reads, itself a sum of two inputs.
+        env.insert("M24", env["M22"] ^ env["M23"]);
+        for &(out, l, op, r) in &INVERT {
+            let (l, r) = (env[l], env[r]);
+            env.insert(out, if op == '&' { l & r } else { l ^ r });
+        }
+        for (t, n) in truth.iter_mut().zip(names) {
+            *t |= u16::from(env[n]) << v;
+        }
+    }
+    for t in &mut truth {
+        // After the transform, bit m is the XOR of the truth table over the subsets of m.
+        for i in 0..4 {
+            for m in 0..16 {
+                if m >> i & 1 == 1 {
+                    *t ^= (*t >> (m ^ 1 << i) & 1) << m;
+                }
+            }
+        }
+    }
+    names.into_iter().zip(truth).collect()
 }
 
 fn run(b: &mut Builder, env: &mut HashMap<&'static str, Wire>, lines: &[Line]) {

@@ -228,20 +228,37 @@ fn lowered_generators_keep_their_function() {
     }
 }
 
-#[test]
-fn sbox_circuit_is_the_aes_sbox() {
+fn sbox_circuit(kind: Sbox) -> Circuit {
     let (mut b, ins) = Builder::new(&[8]);
     let x: [Wire; 8] = core::array::from_fn(|j| ins[0][j]);
-    let y = sbox(&mut b, x, Sbox::BoyarPeralta);
-    let c = b.finish(&[y.to_vec()]).unwrap();
-    let s = c.stats();
-    assert_eq!((s.and_count(), s.ands[2], s.and_depth), (34, 34, 4));
-    // All 256 inputs in four bitsliced runs.
-    for chunk in (0..=255u8).collect::<Vec<_>>().chunks(64) {
-        let v: Vec<u128> = chunk.iter().map(|&x| u128::from(x)).collect();
-        let out = unpack(&c.eval(&[pack(&v, 8).unwrap()]).unwrap()[0], v.len());
-        for (&x, &y) in chunk.iter().zip(&out) {
-            assert_eq!(y, u128::from(sbox::reference(x)), "S({x:#04x})");
+    let y = sbox(&mut b, x, kind);
+    b.finish(&[y.to_vec()]).unwrap()
+}
+
+#[test]
+fn sbox_circuits_are_the_aes_sbox() {
+    // (kind, ANDs by fan-in 2/3/4, depth)
+    for (kind, ands, depth) in [
+        (Sbox::BoyarPeralta, [34, 0, 0], 4),
+        // The paper's depth-3 S-box (ABY2.0's) has 34 ANDs; this one 35.
+        (Sbox::Depth3, [31, 4, 0], 3),
+        // The paper's depth-2 S-box has 22 + 22 + 22; this plain expansion has 105.
+        (Sbox::Depth2, [41, 32, 32], 2),
+    ] {
+        let c = sbox_circuit(kind);
+        let s = c.stats();
+        assert_eq!(
+            ([s.ands[2], s.ands[3], s.ands[4]], s.and_count(), s.and_depth),
+            (ands, ands.iter().sum(), depth),
+            "{kind:?}"
+        );
+        // All 256 inputs in four bitsliced runs.
+        for chunk in (0..=255u8).collect::<Vec<_>>().chunks(64) {
+            let v: Vec<u128> = chunk.iter().map(|&x| u128::from(x)).collect();
+            let out = unpack(&c.eval(&[pack(&v, 8).unwrap()]).unwrap()[0], v.len());
+            for (&x, &y) in chunk.iter().zip(&out) {
+                assert_eq!(y, u128::from(sbox::reference(x)), "{kind:?}: S({x:#04x})");
+            }
         }
     }
     // Spot checks of the reference against FIPS-197's table.
@@ -302,6 +319,14 @@ fn aes_matches_fips_197() {
         let mut ins = vec![block(plain)];
         ins.extend(expand(&hex(key)));
         assert_eq!(c.eval_u128(&ins).unwrap(), vec![block(cipher)], "{size:?}");
+    }
+    // C.1 again with the lower-depth S-boxes: depth 3 and 2 per round.
+    for (kind, depth) in [(Sbox::Depth3, 30), (Sbox::Depth2, 20)] {
+        let c = aes(AesKey::Aes128, kind).unwrap();
+        assert_eq!(c.stats().and_depth, depth);
+        let mut ins = vec![block(plain)];
+        ins.extend(expand(&hex("000102030405060708090a0b0c0d0e0f")));
+        assert_eq!(c.eval_u128(&ins).unwrap(), vec![block("69c4e0d86a7b0430d8cdb78070b4c55a")]);
     }
     // FIPS-197 Appendix B, on the 2-input circuit (the same here) and through Bristol Fashion.
     let c = aes(AesKey::Aes128, Sbox::BoyarPeralta).unwrap();
