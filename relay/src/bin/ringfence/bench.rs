@@ -691,8 +691,10 @@ pub(crate) fn print_row(s: &Summary) {
             );
         } else if s.op == "infer" {
             println!("        ({shape}; n counts samples, time is online, setup beside it)");
-        } else {
+        } else if s.op == "matmul" {
             println!("        ({shape} = m x k x n; n counts outputs)");
+        } else {
+            println!("        ({shape})");
         }
     }
     if let Some(a) = s.accuracy_agreement {

@@ -120,7 +120,9 @@ async fn run<S: Gates + sharing::Session<Session>>(
                 }
                 m.stop(s.base_mut(), run == 0).await?;
                 if opened != expected {
-                    return Err("aes: the opened ciphertexts differ from the plaintext circuit's".into());
+                    return Err(
+                        "aes: the opened ciphertexts differ from the plaintext circuit's".into()
+                    );
                 }
             }
         }
@@ -142,7 +144,10 @@ fn plain_outputs(c: &Circuit, groups: &[Vec<bool>], n: usize) -> Result<Vec<Vec<
             .zip(widths)
             .map(|(bits, &w)| {
                 (0..w)
-                    .map(|i| (0..lanes).fold(0u64, |acc, t| acc | (u64::from(bits[i * n + chunk + t]) << t)))
+                    .map(|i| {
+                        (0..lanes)
+                            .fold(0u64, |acc, t| acc | (u64::from(bits[i * n + chunk + t]) << t))
+                    })
                     .collect()
             })
             .collect();
