@@ -312,101 +312,75 @@ impl<T: Transport> Bin3<T> {
         let role = self.role();
         let many: usize = items.iter().filter(|i| matches!(i, Item::Many(_))).map(Item::len).sum();
         let exchanged: usize = items.iter().map(Item::exchanged).sum();
-        let from_p3 = |r: Role| -> usize {
-            items
-                .iter()
-                .map(|i| match (i, r) {
-                    (Item::Two(v), Role::P1) => v.len(),
-                    (Item::Two(_), _) => 0,
-                    (Item::Many(xs), _) => xs[0].len(),
-                })
-                .sum()
-        };
         match role {
-            Role::P1 => {
-                let (mut m12, mut m32) = (
-                    self.pair_prg(Role::P3, op, stream::M12),
-                    self.pair_prg(Role::P3, op, stream::M32),
-                );
-                // (mask of my message, mask of my output) per gate.
+            // P1 and P2 mirror each other: each masks its messages with a stream it shares
+            // with P3 (P1: m₁₂, P2: m₂₁) and ends an ℓ-input gate's half with its second
+            // stream (P1: m₃₂, P2: m₃₁); they differ only in the two-input gate, where P2 also
+            // draws m₃₁ and P3's one element goes to P1.
+            Role::P1 | Role::P2 => {
+                let p1 = role == Role::P1;
+                let (peer, msg_stream, end_stream) = if p1 {
+                    (Role::P2, stream::M12, stream::M32)
+                } else {
+                    (Role::P1, stream::M21, stream::M31)
+                };
+                let mut masks = self.pair_prg(Role::P3, op, msg_stream);
+                let mut ends = self.pair_prg(Role::P3, op, end_stream);
+                // Per gate: the mask of my message, and my stream's share of the output.
                 let mut keep = Vec::with_capacity(items.len());
                 let mut msg = Vec::with_capacity(exchanged);
                 for it in &items {
                     match it {
                         Item::Two(v) => {
-                            let m = draw::<R>(&mut m12, v.len());
+                            let m = draw::<R>(&mut masks, v.len());
                             msg.extend(v.iter().zip(&m).map(|(v, m)| *v + *m));
-                            keep.push((m, Vec::new()));
+                            let end = if p1 { Vec::new() } else { draw::<R>(&mut ends, v.len()) };
+                            keep.push((m, end));
                         }
                         Item::Many(xs) => {
-                            let m = draw::<R>(&mut m12, it.exchanged());
+                            let m = draw::<R>(&mut masks, it.exchanged());
                             msg.extend(masked_subset_products(xs, &m));
-                            keep.push((Vec::new(), draw::<R>(&mut m32, xs[0].len())));
+                            keep.push((Vec::new(), draw::<R>(&mut ends, xs[0].len())));
                         }
                     }
                 }
-                self.send(Role::P2, &msg)?;
-                let from_p2 = self.recv::<R>(Role::P2, exchanged).await?;
-                let p3 = self.recv::<R>(Role::P3, from_p3(Role::P1)).await?;
-                let c2 = pieces(&from_p2, items.iter().map(Item::exchanged));
-                let c3 = pieces(&p3, items.iter().map(Item::len));
-                Ok(items
+                self.send(peer, &msg)?;
+                let from_peer = self.recv::<R>(peer, exchanged).await?;
+                // From P3: one element per two-input product (to P1 only) and per ℓ-input one.
+                let p3_lens: Vec<usize> = items
                     .iter()
-                    .zip(keep)
-                    .zip(c2.into_iter().zip(c3))
-                    .map(|((it, (m12, m32)), (c2, c3))| match it {
-                        Item::Two(v) => {
-                            let a = (0..v.len()).map(|j| v[j] + c2[j] + c3[j]).collect();
-                            let b = m12.iter().zip(c3).map(|(m, c)| *m - *c).collect();
-                            Bin3Vec::from_parts(role, a, b)
-                        }
-                        Item::Many(xs) => {
-                            Bin3Vec::from_parts(role, combine(xs, c2, &m32), c3.to_vec())
-                        }
+                    .map(|i| match i {
+                        Item::Two(v) if p1 => v.len(),
+                        Item::Two(_) => 0,
+                        Item::Many(_) => i.len(),
                     })
-                    .collect())
-            }
-            Role::P2 => {
-                let (mut m21, mut m31) = (
-                    self.pair_prg(Role::P3, op, stream::M21),
-                    self.pair_prg(Role::P3, op, stream::M31),
-                );
-                let mut keep = Vec::with_capacity(items.len());
-                let mut msg = Vec::with_capacity(exchanged);
-                for it in &items {
-                    match it {
-                        Item::Two(v) => {
-                            let m = draw::<R>(&mut m21, v.len());
-                            msg.extend(v.iter().zip(&m).map(|(v, m)| *v + *m));
-                            keep.push((m, draw::<R>(&mut m31, v.len())));
-                        }
-                        Item::Many(xs) => {
-                            let m = draw::<R>(&mut m21, it.exchanged());
-                            msg.extend(masked_subset_products(xs, &m));
-                            keep.push((Vec::new(), draw::<R>(&mut m31, xs[0].len())));
-                        }
-                    }
-                }
-                self.send(Role::P1, &msg)?;
-                let from_p1 = self.recv::<R>(Role::P1, exchanged).await?;
-                let p3 = if many > 0 { self.recv::<R>(Role::P3, many).await? } else { Vec::new() };
-                let c1 = pieces(&from_p1, items.iter().map(Item::exchanged));
-                let alphas = pieces(
-                    &p3,
-                    items.iter().map(|i| if let Item::Many(_) = i { i.len() } else { 0 }),
-                );
+                    .collect();
+                let total: usize = p3_lens.iter().sum();
+                let p3 = if p1 || many > 0 {
+                    self.recv::<R>(Role::P3, total).await?
+                } else {
+                    Vec::new()
+                };
+                let c = pieces(&from_peer, items.iter().map(Item::exchanged));
+                let c3 = pieces(&p3, p3_lens.into_iter());
                 Ok(items
                     .iter()
                     .zip(keep)
-                    .zip(c1.into_iter().zip(alphas))
-                    .map(|((it, (m21, m31)), (c1, alpha))| match it {
+                    .zip(c.into_iter().zip(c3))
+                    .map(|((it, (m, end)), (c, c3))| match it {
+                        // P1: (v₁ + c₂ + c₃, m₁₂ − c₃); P2: (c₁ + v₂ − m₃₁, m₂₁ + m₃₁).
+                        Item::Two(v) if p1 => {
+                            let a = (0..v.len()).map(|j| v[j] + c[j] + c3[j]).collect();
+                            let b = m.iter().zip(c3).map(|(m, c)| *m - *c).collect();
+                            Bin3Vec::from_parts(role, a, b)
+                        }
                         Item::Two(v) => {
-                            let a = (0..v.len()).map(|j| c1[j] + v[j] - m31[j]).collect();
-                            let b = m21.iter().zip(&m31).map(|(p, q)| *p + *q).collect();
+                            let a = (0..v.len()).map(|j| c[j] + v[j] - end[j]).collect();
+                            let b = m.iter().zip(&end).map(|(p, q)| *p + *q).collect();
                             Bin3Vec::from_parts(role, a, b)
                         }
                         Item::Many(xs) => {
-                            Bin3Vec::from_parts(role, combine(xs, c1, &m31), alpha.to_vec())
+                            Bin3Vec::from_parts(role, combine(xs, c, &end), c3.to_vec())
                         }
                     })
                     .collect())

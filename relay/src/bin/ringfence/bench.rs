@@ -145,6 +145,8 @@ pub(crate) struct Sizes {
     pub(crate) backend: Backend,
     /// The scheme of the boolean-circuit ops (`and`, `aes`).
     pub(crate) engine: crate::bench_gates::Engine,
+    /// The S-box circuit of `aes`.
+    pub(crate) sbox: crate::bench_gates::SboxArg,
 }
 
 impl Sizes {
@@ -746,6 +748,7 @@ mod tests {
             sub_batch,
             backend: Backend::Rep3,
             engine: crate::bench_gates::Engine::Rep3,
+            sbox: crate::bench_gates::SboxArg::Bp,
         }
     }
 

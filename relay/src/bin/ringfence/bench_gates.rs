@@ -44,6 +44,35 @@ impl Engine {
     }
 }
 
+/// The S-box circuit of the `aes` op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SboxArg {
+    /// Boyar–Peralta: 34 two-input ANDs, depth 4 (40 AND layers for AES-128).
+    Bp,
+    /// Two- and three-input ANDs, depth 3 (30 layers).
+    Depth3,
+    /// Two- to four-input ANDs, depth 2 (20 layers): fewest rounds, most bits.
+    Depth2,
+}
+
+impl SboxArg {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Bp => "bp",
+            Self::Depth3 => "depth3",
+            Self::Depth2 => "depth2",
+        }
+    }
+
+    fn sbox(self) -> Sbox {
+        match self {
+            Self::Bp => Sbox::BoyarPeralta,
+            Self::Depth3 => Sbox::Depth3,
+            Self::Depth2 => Sbox::Depth2,
+        }
+    }
+}
+
 /// Who inputs the plaintexts and who the round keys.
 const DATA_OWNER: PartyId = PartyId(1);
 const KEY_OWNER: PartyId = PartyId(0);
@@ -97,8 +126,14 @@ async fn run<S: Gates + sharing::Session<Session>>(
             }
         }
         Op::Aes => {
-            m.shape = Some(format!("AES-128 on {}; n counts blocks", sizes.engine.name()));
-            let c = aes(AesKey::Aes128, Sbox::BoyarPeralta).map_err(e)?;
+            let c = aes(AesKey::Aes128, sizes.sbox.sbox()).map_err(e)?;
+            m.shape = Some(format!(
+                "AES-128 on {}, S-box {} ({} ANDs, {} layers); n counts blocks",
+                sizes.engine.name(),
+                sizes.sbox.name(),
+                c.stats().and_count(),
+                c.stats().and_depth
+            ));
             let widths = c.input_widths().to_vec();
             let groups: Vec<Vec<bool>> =
                 widths.iter().enumerate().map(|(g, &w)| bench_bits(10 + g as u32, w * n)).collect();

@@ -193,6 +193,10 @@ struct Workload {
     /// (ANDs of up to eight inputs in one round).
     #[arg(long, value_enum, default_value = "rep3")]
     gates: bench_gates::Engine,
+    /// S-box circuit of the aes op: bp (Boyar–Peralta, depth 4), depth3 or depth2 (fewer
+    /// rounds, more ANDs).
+    #[arg(long, value_enum, default_value = "bp")]
+    sbox: bench_gates::SboxArg,
 }
 
 impl Workload {
@@ -206,6 +210,7 @@ impl Workload {
             sub_batch: self.sub_batch,
             backend: self.backend,
             engine: self.gates,
+            sbox: self.sbox,
         }
     }
 
@@ -244,6 +249,7 @@ impl Workload {
         }
         args.extend(["--backend".into(), self.backend.name().into()]);
         args.extend(["--gates".into(), self.gates.name().into()]);
+        args.extend(["--sbox".into(), self.sbox.name().into()]);
         Ok(args)
     }
 }
