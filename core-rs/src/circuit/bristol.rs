@@ -116,8 +116,13 @@ fn numbers(n: usize, line: &str) -> Result<Vec<usize>, Error> {
     line.split_whitespace().map(|t| number(n, t)).collect()
 }
 
+/// A count or index. Parsed as `u64` first so that a number too large for this platform's
+/// `usize` (wasm32) is reported as too large, not as "not a number"; anything above
+/// [`MAX_WIRES`] is refused by the checks that follow.
 fn number(n: usize, token: &str) -> Result<usize, Error> {
-    token.parse().map_err(|_| bad(n, format!("'{token}' is not a wire count or index")))
+    let v: u64 =
+        token.parse().map_err(|_| bad(n, format!("'{token}' is not a wire count or index")))?;
+    Ok(usize::try_from(v).unwrap_or(usize::MAX))
 }
 
 /// A line `count w1 … wcount`.
