@@ -108,7 +108,14 @@ impl<V: WordShares> Bitwise for Packed<V> {
 /// Copies `n` bits from `src` starting at bit `from` into the zeroed `dst` at bit `to`, up to
 /// one destination word at a time.
 fn copy_bits(dst: &mut [Bits], to: usize, src: &[Bits], from: usize, n: usize) {
+    // Word-aligned whole words (vectors of a multiple of 64 bits laid end to end, the common
+    // case in circuits over many instances) are a plain copy.
     let mut i = 0;
+    if from % 64 == 0 && to % 64 == 0 {
+        let words = n / 64;
+        dst[to / 64..to / 64 + words].copy_from_slice(&src[from / 64..from / 64 + words]);
+        i = words * 64;
+    }
     while i < n {
         let (s, d) = (from + i, to + i);
         let take = (64 - d % 64).min(n - i);
