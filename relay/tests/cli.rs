@@ -1,5 +1,5 @@
 //! The `ringfence` binary end to end: the demo's private classification checks itself, `bench --json` prints the
-//! documented keys and sums a batch run in sub-batches, a party process exits when its parent goes away
+//! documented keys and sums a batch run in sub-batches, runs a Bristol Fashion circuit (and refuses a malformed one), a party process exits when its parent goes away
 //! and runs without transparent huge pages unless asked.
 
 use std::io::{BufRead, BufReader, Write};
@@ -72,6 +72,42 @@ fn bench_json_has_the_documented_keys() {
     assert_eq!(mul["rounds"], 1.0);
     // One frame of 1000 Z64 elements (plus its 28-byte header) per party.
     assert_eq!(mul["bytes_per_party"], 8028.0);
+}
+
+#[test]
+fn bench_runs_a_bristol_circuit_on_each_gates_scheme_and_refuses_a_malformed_one() {
+    // (a ∧ b ∧ c) ⊕ d and ¬(a ∧ b ∧ c): a 3-input AND (the documented extension), a..c from
+    // P0, d from P1.
+    let good = "3 7\n2 3 1\n1 2\n\n3 1 0 1 2 4 AND\n2 1 4 3 5 XOR\n1 1 4 6 INV\n";
+    let bad = good.replace("2 1 4 3 5 XOR", "2 1 4 9 5 XOR");
+    let dir = std::env::temp_dir().join(format!("ringfence-cli-circuit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (good_path, bad_path) = (dir.join("good.txt"), dir.join("bad.txt"));
+    std::fs::write(&good_path, good).unwrap();
+    std::fs::write(&bad_path, bad).unwrap();
+    // Two input rounds and the opening, plus the AND layer: one round on bin3, two on rep3
+    // (a tree of two-input ANDs). Every party checks its outputs against the plaintext.
+    for (gates, rounds) in [("bin3", 4.0), ("rep3", 5.0)] {
+        let out = Command::new(EXE)
+            .args(["bench", "--json", "--n", "100", "--repeat", "1", "--ops", "circuit"])
+            .args(["--gates", gates, "--circuit"])
+            .arg(&good_path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!((line["op"].as_str(), line["rounds"].as_f64()), (Some("circuit"), Some(rounds)));
+    }
+    let out = Command::new(EXE)
+        .args(["bench", "--ops", "circuit", "--n", "10", "--circuit"])
+        .arg(&bad_path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("line 6: wire 9 out of range"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

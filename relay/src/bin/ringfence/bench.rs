@@ -57,6 +57,9 @@ pub(crate) enum Op {
     /// n AES-128 blocks (Boyar–Peralta S-box, expanded keys as inputs) on the --gates scheme,
     /// checked against the plaintext circuit.
     Aes,
+    /// n instances of the --circuit FILE (Bristol Fashion) on the --gates scheme, checked
+    /// against its plaintext evaluation.
+    Circuit,
 }
 
 impl Op {
@@ -72,6 +75,7 @@ impl Op {
             Self::Infer => "infer",
             Self::And => "and",
             Self::Aes => "aes",
+            Self::Circuit => "circuit",
         }
     }
 }
@@ -125,6 +129,14 @@ pub(crate) fn resolve_model(arg: &std::path::Path) -> Result<std::path::PathBuf,
     found.ok_or_else(|| {
             format!("--model {name}: {file} not found in $RINGFENCE_MODELS or any models/ above the current directory or the executable")
         })
+}
+
+/// Reads a Bristol Fashion file (errors name the file, the line and the reason).
+pub(crate) fn load_circuit(
+    path: &std::path::Path,
+) -> Result<ringfence_core::circuit::Circuit, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    ringfence_core::circuit::bristol::read(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Sizes of a benchmark run.
@@ -213,10 +225,11 @@ pub(crate) async fn run_ops<R: IntRing + MeteorRing + Mal3Ring>(
     ops: &[Op],
     sizes: Sizes,
     model: Option<&ModelBench>,
+    circuit: Option<&ringfence_core::circuit::Circuit>,
 ) -> Result<Session, String> {
     for &op in ops {
-        if matches!(op, Op::And | Op::Aes) {
-            let (q, r) = crate::bench_gates::bench_circuit_op(p, op, sizes)
+        if matches!(op, Op::And | Op::Aes | Op::Circuit) {
+            let (q, r) = crate::bench_gates::bench_circuit_op(p, op, sizes, circuit)
                 .await
                 .map_err(|e| format!("{}: {e}", op.name()))?;
             p = q;
@@ -289,7 +302,7 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
                 m.start(p).await?;
                 p.matmul(&x, &y, d, d, d).await.map_err(e)?;
             }
-            Op::Infer | Op::And | Op::Aes => {
+            Op::Infer | Op::And | Op::Aes | Op::Circuit => {
                 return Err(format!("{} does not run as an arithmetic operation", op.name()))
             }
             Op::Xchg => {

@@ -6,13 +6,15 @@
 //! ([`circuit::gen::aes`], the Boyar–Peralta S-box, key schedule outside the circuit as the
 //! papers count it): P1 inputs the plaintexts, P0 the round keys, and every party opens the
 //! ciphertexts and checks them against the plaintext evaluation of the same circuit. Both
-//! are timed end to end (inputs, layers, verification, opening) from a barrier.
+//! are timed end to end (inputs, layers, verification, opening) from a barrier. `circuit` is
+//! the same for any Bristol Fashion file (`--circuit FILE`, ℓ-input ANDs allowed), input group
+//! `g` from party `g mod 3`, on deterministic inputs every party can recompute for the check.
 
 use clap::ValueEnum;
 use ringfence_core::bin3::Bin3;
 use ringfence_core::circuit::gen::{aes, AesKey, Sbox};
 use ringfence_core::circuit::shared::Input;
-use ringfence_core::circuit::Circuit;
+use ringfence_core::circuit::{Circuit, MAX_FAN_IN};
 use ringfence_core::mal3::Mal3;
 use ringfence_core::net::PartyId;
 use ringfence_core::prg::{Prg, Seed};
@@ -82,11 +84,12 @@ pub(crate) async fn bench_circuit_op(
     p: Session,
     op: Op,
     sizes: Sizes,
+    circuit: Option<&Circuit>,
 ) -> Result<(Session, OpReport), String> {
     match sizes.engine {
-        Engine::Rep3 => run::<Session>(p, op, sizes).await,
-        Engine::Mal3 => run::<Mal3<TcpTransport>>(p, op, sizes).await,
-        Engine::Bin3 => run::<Bin3<TcpTransport>>(p, op, sizes).await,
+        Engine::Rep3 => run::<Session>(p, op, sizes, circuit).await,
+        Engine::Mal3 => run::<Mal3<TcpTransport>>(p, op, sizes, circuit).await,
+        Engine::Bin3 => run::<Bin3<TcpTransport>>(p, op, sizes, circuit).await,
     }
 }
 
@@ -105,6 +108,7 @@ async fn run<S: Gates + sharing::Session<Session>>(
     p: Session,
     op: Op,
     sizes: Sizes,
+    circuit: Option<&Circuit>,
 ) -> Result<(Session, OpReport), String> {
     let e = |e: ringfence_core::Error| e.to_string();
     let mut s = S::start(p);
@@ -134,36 +138,64 @@ async fn run<S: Gates + sharing::Session<Session>>(
                 c.stats().and_count(),
                 c.stats().and_depth
             ));
-            let widths = c.input_widths().to_vec();
-            let groups: Vec<Vec<bool>> =
-                widths.iter().enumerate().map(|(g, &w)| bench_bits(10 + g as u32, w * n)).collect();
-            let expected = plain_outputs(&c, &groups, n)?;
-            for run in 0..=sizes.repeat {
-                let inputs: Vec<Input<'_>> = groups
-                    .iter()
-                    .enumerate()
-                    .map(|(g, bits)| {
-                        let owner = if g == 0 { DATA_OWNER } else { KEY_OWNER };
-                        Input { owner, bits: (me == owner).then_some(&bits[..]) }
-                    })
-                    .collect();
-                m.start(s.base_mut()).await?;
-                let out = c.eval_shared(&mut s, &inputs, n).await.map_err(e)?;
-                let mut opened = Vec::new();
-                for o in out {
-                    opened.push(s.open_bits(o).await.map_err(e)?);
-                }
-                m.stop(s.base_mut(), run == 0).await?;
-                if opened != expected {
-                    return Err(
-                        "aes: the opened ciphertexts differ from the plaintext circuit's".into()
-                    );
-                }
-            }
+            let owner = |g: usize| if g == 0 { DATA_OWNER } else { KEY_OWNER };
+            timed_circuit(&mut s, &c, owner, n, sizes.repeat, &mut m).await?;
+        }
+        Op::Circuit => {
+            let c = circuit.ok_or("the circuit op needs --circuit FILE")?;
+            let st = c.stats();
+            m.shape = Some(format!(
+                "circuit on {}: {} ANDs ({} of 3+ inputs), {} layers; n counts instances",
+                sizes.engine.name(),
+                st.and_count(),
+                st.ands_in(3..MAX_FAN_IN + 1),
+                st.and_depth
+            ));
+            let parties = crate::ROSTER.n();
+            let owner = |g: usize| PartyId((g % parties) as u8);
+            timed_circuit(&mut s, c, owner, n, sizes.repeat, &mut m).await?;
         }
         other => return Err(format!("{} is not a boolean-circuit op", other.name())),
     }
     Ok((s.finish(), m.finish(sizes.repeat)))
+}
+
+/// `repeat + 1` timed runs of `c` on `n` instances of deterministic inputs (group `g` from
+/// `owner(g)`), every output opened to all and checked against the plaintext evaluation.
+async fn timed_circuit<S: Gates + sharing::Session<Session>>(
+    s: &mut S,
+    c: &Circuit,
+    owner: impl Fn(usize) -> PartyId,
+    n: usize,
+    repeat: usize,
+    m: &mut Meter,
+) -> Result<(), String> {
+    let e = |e: ringfence_core::Error| e.to_string();
+    let me = s.base().me();
+    let widths = c.input_widths().to_vec();
+    let groups: Vec<Vec<bool>> =
+        widths.iter().enumerate().map(|(g, &w)| bench_bits(10 + g as u32, w * n)).collect();
+    let expected = plain_outputs(c, &groups, n)?;
+    for run in 0..=repeat {
+        let inputs: Vec<Input<'_>> = groups
+            .iter()
+            .enumerate()
+            .map(|(g, bits)| Input { owner: owner(g), bits: (me == owner(g)).then_some(&bits[..]) })
+            .collect();
+        m.start(s.base_mut()).await?;
+        let out = c.eval_shared(s, &inputs, n).await.map_err(e)?;
+        let mut opened = Vec::new();
+        for o in out {
+            opened.push(s.open_bits(o).await.map_err(e)?);
+        }
+        m.stop(s.base_mut(), run == 0).await?;
+        if opened != expected {
+            return Err(
+                "the opened outputs differ from the plaintext evaluation of the circuit".into()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The circuit's outputs on `groups` (wire-major bits of `n` instances) by its plaintext

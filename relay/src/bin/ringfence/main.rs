@@ -193,6 +193,11 @@ struct Workload {
     /// (ANDs of up to eight inputs in one round).
     #[arg(long, value_enum, default_value = "rep3")]
     gates: bench_gates::Engine,
+    /// A Bristol Fashion circuit file for the circuit op (AND lines of 3 to 8 inputs allowed):
+    /// input group g comes from party g mod 3; --n instances, checked against the plaintext
+    /// evaluation.
+    #[arg(long, value_name = "FILE")]
+    circuit: Option<std::path::PathBuf>,
     /// S-box circuit of the aes op: bp (Boyar–Peralta, depth 4), depth3 or depth2 (fewer
     /// rounds, more ANDs).
     #[arg(long, value_enum, default_value = "bp")]
@@ -250,6 +255,11 @@ impl Workload {
         args.extend(["--backend".into(), self.backend.name().into()]);
         args.extend(["--gates".into(), self.gates.name().into()]);
         args.extend(["--sbox".into(), self.sbox.name().into()]);
+        if let Some(path) = &self.circuit {
+            let abs =
+                std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            args.extend(["--circuit".into(), abs.display().to_string()]);
+        }
         Ok(args)
     }
 }
@@ -328,14 +338,21 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
+            let circuit = match w.circuit.as_deref().map(bench::load_circuit).transpose() {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("ringfence bench-party: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
             let ops = w.ops();
             let (plain, timeout_ms) = (a.common.plain, a.common.timeout_ms);
             match w.ring {
                 RingBits::R32 => party::run(a.id, plain, timeout_ms, async move |p| {
-                    bench::run_ops::<Z32>(p, &ops, sizes, model.as_ref()).await
+                    bench::run_ops::<Z32>(p, &ops, sizes, model.as_ref(), circuit.as_ref()).await
                 }),
                 RingBits::R64 => party::run(a.id, plain, timeout_ms, async move |p| {
-                    bench::run_ops::<Z64>(p, &ops, sizes, model.as_ref()).await
+                    bench::run_ops::<Z64>(p, &ops, sizes, model.as_ref(), circuit.as_ref()).await
                 }),
             }
         }
@@ -434,6 +451,12 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         return Err("--backend meteor benchmarks models (--model NAME); the operation \
                     benchmark runs rep3"
             .into());
+    }
+    // A circuit file is read here first, so a malformed one is refused once, with its line.
+    match (&w.circuit, w.ops().contains(&Op::Circuit)) {
+        (Some(path), _) => drop(bench::load_circuit(path)?),
+        (None, true) => return Err("--ops circuit needs --circuit FILE (Bristol Fashion)".into()),
+        (None, false) => {}
     }
     let ops: Vec<&str> = w.ops().iter().map(|o| o.name()).collect();
     let mut args = common_args(&a.common);
