@@ -18,7 +18,7 @@
 //!
 //! **Extension:** an `AND` line may have 3 to 8 inputs, `ℓ 1 w1 … wℓ o AND`, for an ℓ-input
 //! AND gate. A file with such lines is not standard Bristol Fashion; [`passes::lower_ands`]
-//! turns every ℓ-input AND into 2-input ones, after which [`write`] gives a standard file.
+//! turns every ℓ-input AND into 2-input ones, after which [`write()`] gives a standard file.
 //!
 //! [`read`] refuses a malformed file with [`Error::Malformed`], naming the 1-based line.
 //!

@@ -282,7 +282,7 @@ pub trait Boolean<R: IntRing>: Arith<R> + Gates {
 }
 
 /// `[x = y]` for any [`Boolean`] scheme: every bit of `x − y` is zero, by an A2B and an AND
-/// tree over the negated bits ([`Boolean::and_many`]). The default of [`Boolean::eq`], public
+/// tree over the negated bits ([`Gates::and_many`]). The default of [`Boolean::eq`], public
 /// so that it can be checked on schemes that override it.
 pub async fn eq_by_bits<R: IntRing, S: Boolean<R> + ?Sized>(
     s: &mut S,

@@ -7,7 +7,7 @@ use crate::Error;
 /// `a + b` of two `n`-bit numbers: outputs the `n`-bit sum and the carry out (1 bit).
 ///
 /// Generate bits `g_i = a_i ∧ b_i` take one layer (propagate bits `p_i = a_i ⊕ b_i` are
-/// free); then a Sklansky prefix over (G, P) with the radices of [`radices`](super::radices),
+/// free); then a Sklansky prefix over (G, P) with the radices of `radices`,
 /// where a position in sub-block `s` of its group folds in the `s` sub-blocks below in one
 /// layer: `G ⊕= P·G_{s−1} ⊕ P·P_{s−1}·G_{s−2} ⊕ …` (ANDs of fan-in 2 to s+1; the terms
 /// are mutually exclusive, so XOR is OR), and `P = P·P_{s−1}⋯P_0` unless the group starts at

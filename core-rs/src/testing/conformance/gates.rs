@@ -23,7 +23,7 @@ fn operand(g: usize, j: usize, wires: usize) -> (usize, bool) {
     ((g * 7 + j * 3) % wires, (g + j) % 3 == 0)
 }
 
-/// Every gate of [`FAN_INS`] over wires of `n` bits input by each party in turn plus one public
+/// Every gate of `FAN_INS` over wires of `n` bits input by each party in turn plus one public
 /// wire, in one [`Gates::and_layer`], and an `and_many` and `and` beside it; every party opens
 /// and compares with plaintext. `layer_rounds(ℓ)`, when the scheme has a fixed cost, is the
 /// rounds of a layer whose widest gate has `ℓ` inputs.

@@ -3,7 +3,7 @@
 //! `and` is `n` AND gates (bitsliced, one batched layer) followed by the opening of one bit,
 //! which makes mal3 verify every AND before anything is released: its figure includes the
 //! cut-and-bucket validation of the triples it used. `aes` is `n` AES-128 blocks
-//! ([`circuit::gen::aes`], the Boyar–Peralta S-box, key schedule outside the circuit as the
+//! ([`ringfence_core::circuit::gen::aes`], the Boyar–Peralta S-box, key schedule outside the circuit as the
 //! papers count it): P1 inputs the plaintexts, P0 the round keys, and every party opens the
 //! ciphertexts and checks them against the plaintext evaluation of the same circuit. Both
 //! are timed end to end (inputs, layers, verification, opening) from a barrier. `circuit` is
