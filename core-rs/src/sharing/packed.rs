@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn packing_round_trips() {
-        let bits: Vec<bool> = (0..130).map(|i| i % 3 == 0 || i == 129).collect();
+        let bits: Vec<bool> = (0..130).map(|i| i % 5 == 0 || i == 129).collect();
         assert_eq!(unpack_bools(&pack_bits(&bits), bits.len()), bits);
     }
 }

@@ -18,9 +18,9 @@ fn bits(seed: u64, n: usize) -> Vec<bool> {
 }
 
 /// The operands of gate `g`'s input `j`: wires chosen to repeat across gates and within wide
-/// ones (the identity holds for any inputs), every third one negated.
+/// ones (the identity holds for any inputs), every fourth one negated.
 fn operand(g: usize, j: usize, wires: usize) -> (usize, bool) {
-    ((g * 7 + j * 3) % wires, (g + j) % 3 == 0)
+    ((g * 7 + j * 3) % wires, (g + j) % 4 == 1)
 }
 
 /// Every gate of `FAN_INS` over wires of `n` bits input by each party in turn plus one public
