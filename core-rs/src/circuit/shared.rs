@@ -80,7 +80,7 @@ impl Circuit {
         let mut wires: Vec<Option<S::Bits>> = vec![None; self.wires()];
         self.share_inputs(s, inputs, n, &mut wires).await?;
         let steps = self.schedule();
-        let last = self.last_uses(&steps);
+        let drops = self.drops(&steps);
         let get = |w: &[Option<S::Bits>], i: Wire| {
             w[i].clone().ok_or_else(|| Error::ApiMisuse(format!("circuit: wire {i} read unset")))
         };
@@ -115,10 +115,8 @@ impl Circuit {
                     }
                 }
             }
-            for (w, &l) in last.iter().enumerate() {
-                if l == Some(k) {
-                    wires[w] = None;
-                }
+            for &w in &drops[k] {
+                wires[w] = None;
             }
         }
         let widths = self.output_widths();
@@ -164,9 +162,9 @@ impl Circuit {
         Ok(())
     }
 
-    /// For every wire, the last step that reads it (`None` for wires no step reads, and for
-    /// outputs, which are kept to the end).
-    fn last_uses(&self, steps: &[Step]) -> Vec<Option<usize>> {
+    /// For every step, the wires it reads for the last time (outputs excepted, which are kept
+    /// to the end).
+    fn drops(&self, steps: &[Step]) -> Vec<Vec<Wire>> {
         let mut last = vec![None; self.wires()];
         for (k, step) in steps.iter().enumerate() {
             let reads: Vec<Wire> = match step {
@@ -182,6 +180,12 @@ impl Circuit {
                 last[w] = None;
             }
         }
-        last
+        let mut drops = vec![Vec::new(); steps.len()];
+        for (w, k) in last.into_iter().enumerate() {
+            if let Some(k) = k {
+                drops[k].push(w);
+            }
+        }
+        drops
     }
 }
