@@ -5,10 +5,13 @@
 use std::fmt::Debug;
 use std::future::Future;
 
-use ringfence_core::bin3::{gates::MAX_FAN_IN, Bin3, Bin3Vec, Role, Roles};
+use ringfence_core::bin3::{self, gates::MAX_FAN_IN, Bin3, Bin3Vec, FanIn, Role, Roles};
+use ringfence_core::net::frame::HEADER_LEN;
 use ringfence_core::net::{PartyId, Stats};
 use ringfence_core::prg::{Prg, Seed};
-use ringfence_core::ring::{Bits, Ring, Z32, Z64};
+use ringfence_core::rep3::{Comparisons, Rep3};
+use ringfence_core::ring::{Bits, IntRing, Ring, Z32, Z64};
+use ringfence_core::sharing::{Gates, Session};
 use ringfence_core::testing::{self, Envelope, MemTransport, Net};
 use ringfence_core::Error;
 
@@ -361,4 +364,212 @@ fn misuse_is_refused_before_anything_is_sent() {
     assert!(log.iter().all(|e| e.index == 0), "nothing was sent after the session's setup");
     assert!(Roles::new(PartyId(0), PartyId(0), PartyId(1)).is_err());
     assert!(Roles::new(PartyId(0), PartyId(1), PartyId(3)).is_err());
+}
+
+/// rep3 sessions comparing on bin3 gates ([`Comparisons::FanIn`]) for each seating and a few
+/// group widths and fan-ins.
+fn fan_in_settings() -> Vec<FanIn> {
+    let mut out = Vec::new();
+    for roles in seatings() {
+        for (r, l) in [(4, 4), (1, 2), (8, 8), (3, 5), (2, 8), (6, 3)] {
+            out.push(FanIn::new(roles, r, l).expect("in range"));
+        }
+    }
+    out
+}
+
+/// Edge values of a signed ring: 0, ±1, the extremes and their neighbours.
+fn signed_edges<R: Word + IntRing>() -> Vec<R> {
+    let k = R::BITS as u64;
+    let half = 1u64 << (k - 1);
+    let top = if k >= 64 { u64::MAX } else { (1u64 << k) - 1 };
+    [0, 1, top, half, half - 1, half + 1, top - 1, 2].into_iter().map(R::from_word).collect()
+}
+
+fn fan_in_msb_agrees_with_plaintext<R: Word + IntRing>() {
+    // Three vectors at once (1, 70 and 130 values: partial words), as ReLU layers batch them.
+    let lens = [1usize, 70, 130];
+    for (s, fan) in fan_in_settings().into_iter().enumerate() {
+        let vals: Vec<Vec<R>> = lens
+            .iter()
+            .enumerate()
+            .map(|(j, &n)| {
+                let mut v = words::<R>(1000 * s as u64 + j as u64, n);
+                for (d, e) in v.iter_mut().zip(signed_edges::<R>().into_iter().cycle().skip(j)) {
+                    *d = e; // the edges first, then random values
+                }
+                v
+            })
+            .collect();
+        let want: Vec<Vec<bool>> =
+            vals.iter().map(|v| v.iter().map(|x| x.msb()).collect()).collect();
+        let outs = testing::run_rep3(5 + s as u64, |mut p: Rep3<MemTransport>| {
+            let vals = vals.clone();
+            async move {
+                let mut shared = Vec::new();
+                for (j, v) in vals.iter().enumerate() {
+                    let owner = PartyId((j % 3) as u8);
+                    shared
+                        .push(p.input(owner, (p.me() == owner).then_some(&v[..]), v.len()).await?);
+                }
+                p.set_comparisons(Comparisons::FanIn(fan));
+                let before = p.ctx().stats();
+                let refs: Vec<&_> = shared.iter().collect();
+                let msbs = p.msb_many(&refs).await?;
+                let rounds = (p.ctx().stats() - before).rounds;
+                let mut opened = Vec::new();
+                for m in msbs {
+                    opened.push(p.reveal_bits(m).await?);
+                }
+                Ok((opened, rounds))
+            }
+        });
+        for (i, (got, rounds)) in outs.iter().enumerate() {
+            assert_eq!(got, &want, "party {i}, {fan:?}");
+            assert_eq!(*rounds as usize, fan.msb_cost(R::BITS as usize).rounds, "{fan:?}");
+        }
+    }
+}
+
+#[test]
+fn msb_on_multi_fan_in_gates_agrees_with_plaintext_over_z64() {
+    fan_in_msb_agrees_with_plaintext::<Z64>();
+}
+
+#[test]
+fn msb_on_multi_fan_in_gates_agrees_with_plaintext_over_z32() {
+    fan_in_msb_agrees_with_plaintext::<Z32>();
+}
+
+/// Bytes each seat sends for one MSB of `n` values (a multiple of 64), and the frames P3
+/// received meanwhile.
+fn fan_in_msb_cost(fan: FanIn, n: usize) -> ([u64; 3], usize) {
+    let net = Net::new(3);
+    let outs = testing::run_rep3_on(&net, 3, 17, |mut p: Rep3<MemTransport>| async move {
+        let x = p
+            .input(PartyId(0), (p.me() == PartyId(0)).then(|| vec![Z64(7); n]).as_deref(), n)
+            .await?;
+        p.set_comparisons(Comparisons::FanIn(fan));
+        let before = p.ctx().stats();
+        p.msb_many(&[&x]).await?;
+        Ok((p.me(), (p.ctx().stats() - before).payload_bytes_sent))
+    });
+    let p3 = fan.roles().party(Role::P3);
+    // Frames: P3's join (setup) and input frames come before the MSB's; count those after.
+    let log = net.log();
+    let before_msb = log.iter().filter(|e| e.to == p3 && e.index < 2).count();
+    let received = log.iter().filter(|e| e.to == p3).count() - before_msb;
+    let mut by_seat = [0; 3];
+    for r in outs {
+        let (me, bytes) = r.expect("party failed");
+        by_seat[fan.roles().role(me).expect("seated") as usize] = bytes;
+    }
+    (by_seat, received)
+}
+
+#[test]
+fn msb_on_multi_fan_in_gates_sends_what_its_cost_model_says_and_p3_receives_nothing() {
+    let n = 128;
+    for fan in fan_in_settings() {
+        let (bytes, p3_received) = fan_in_msb_cost(fan, n);
+        let want = fan.msb_cost(64).bits.map(|b| (b * n / 8) as u64);
+        assert_eq!(bytes, want, "{fan:?}");
+        assert_eq!(p3_received, 0, "P3 receives nothing during the MSB ({fan:?})");
+    }
+    // For k = 64 with groups and gates of 4: 3 rounds (rep3's two-input network: 8), and
+    // P1 and P2 send fewer bits than rep3's 181 + 64.
+    let c = FanIn::default().msb_cost(64);
+    assert_eq!(c.rounds, 3);
+    assert!(c.bits[0] < 181 + 64 && c.bits[1] < 181 + 64, "{c:?}");
+}
+
+/// Rep3 bits moved to bin3 and back open to the same values, and bin3's gates run on them.
+#[test]
+fn rep3_bits_convert_to_bin3_and_back_locally() {
+    for roles in seatings() {
+        let bits: Vec<bool> = (0..150).map(|i| i % 7 < 3).collect();
+        let outs = testing::run_rep3(23, |mut p: Rep3<MemTransport>| {
+            let bits = bits.clone();
+            async move {
+                let x = p
+                    .input_bits(PartyId(1), (p.me() == PartyId(1)).then_some(&bits[..]), 150)
+                    .await?;
+                let rounds = p.ctx().stats().rounds;
+                let b = bin3::from_rep3(roles, &x)?;
+                let back = bin3::to_rep3(roles, p.me(), &b);
+                assert_eq!(p.ctx().stats().rounds, rounds, "local");
+                let mut q = Bin3::with_roles(p, roles);
+                let anded = q.and(&b, &b).await?; // x ∧ x = x, on bin3's gates
+                let opened = q.open_bits(anded).await?;
+                let mut p = q.finish();
+                Ok((p.reveal_bits(back).await?, opened))
+            }
+        });
+        for (back, anded) in outs {
+            assert_eq!(back, bits, "{roles:?}");
+            assert_eq!(anded, bits, "{roles:?}");
+        }
+    }
+}
+
+/// What one party receives during a multi-fan-in MSB, as a bit count per frame position over
+/// many sessions: for an all-zero input and for the largest values alike, every bit a party
+/// receives is 1 about half the time (a message left unmasked would show the input's bits).
+#[test]
+fn each_partys_view_of_a_multi_fan_in_msb_is_uniform() {
+    let n = 64;
+    let runs = 120;
+    for secret in [0u64, u64::MAX >> 1, u64::MAX] {
+        for (s, roles) in seatings().into_iter().enumerate().step_by(2) {
+            let fan = FanIn::new(roles, 4, 4).expect("in range");
+            // ones[party][bit position in the frames it received during the MSB]
+            let mut ones: Vec<Vec<u32>> = vec![Vec::new(); 3];
+            for run in 0..runs {
+                let net = Net::new(3);
+                let seed = 1_000 * s as u64 + run as u64;
+                let outs =
+                    testing::run_rep3_on(&net, 3, seed, |mut p: Rep3<MemTransport>| async move {
+                        let mine = (p.me() == PartyId(0)).then(|| vec![Z64(secret); n]);
+                        let x = p.input(PartyId(0), mine.as_deref(), n).await?;
+                        p.set_comparisons(Comparisons::FanIn(fan));
+                        p.msb_many(&[&x]).await?;
+                        Ok(())
+                    });
+                outs.into_iter().for_each(|r| r.expect("party failed"));
+                for (party, counts) in ones.iter_mut().enumerate() {
+                    // Frames of the MSB: after the join (1 per link) and input (1 from P0) frames.
+                    let skip = |e: &Envelope| e.index < 1 + u64::from(e.from == PartyId(0));
+                    let bits: Vec<bool> = net
+                        .log()
+                        .iter()
+                        .filter(|e| e.to == PartyId(party as u8) && !skip(e))
+                        .flat_map(|e| {
+                            e.bytes[HEADER_LEN..]
+                                .iter()
+                                .flat_map(|b| (0..8).map(move |i| b >> i & 1 == 1))
+                        })
+                        .collect();
+                    counts.resize(bits.len(), 0);
+                    counts.iter_mut().zip(bits).for_each(|(c, b)| *c += u32::from(b));
+                }
+            }
+            for (party, counts) in ones.iter().enumerate() {
+                let seat = roles.role(PartyId(party as u8)).expect("seated");
+                if seat == Role::P3 {
+                    assert!(counts.is_empty(), "P3 receives nothing");
+                    continue;
+                }
+                assert!(!counts.is_empty(), "{seat:?} receives the MSB's messages");
+                // Out of 120 runs a uniform bit is 1 between 30 and 90 times, except with
+                // probability below 2^-40 per bit.
+                let skewed = counts.iter().filter(|&&c| !(30..=90).contains(&c)).count();
+                assert_eq!(
+                    skewed,
+                    0,
+                    "{seat:?}, secret {secret:#x}: {skewed} of {} bits skewed",
+                    counts.len()
+                );
+            }
+        }
+    }
 }

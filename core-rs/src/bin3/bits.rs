@@ -3,7 +3,10 @@
 //! of fan-in (one round up to eight inputs).
 
 use super::{gates::MAX_FAN_IN, Bin3, Bin3Vec, Role};
+use std::borrow::BorrowMut;
+
 use crate::net::{PartyId, Transport};
+use crate::rep3::Rep3;
 use crate::ring::Bits;
 use crate::sharing::{pack_bits, unpack_bools, Gates, Packed, WordShares};
 use crate::Error;
@@ -35,7 +38,7 @@ impl WordShares for Bin3Vec<Bits> {
     }
 }
 
-impl<T: Transport> Gates for Bin3<T> {
+impl<T: Transport, B: BorrowMut<Rep3<T>>> Gates for Bin3<T, B> {
     type Bits = Bin3Bits;
 
     /// One round: a word per 64 bits from an owner in seat P1 or P2, two from P3.

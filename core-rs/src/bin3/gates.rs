@@ -16,8 +16,11 @@
 //! vanish and the formulas are the paper's.
 
 use super::{stream, Bin3, Bin3Vec, Role};
+use std::borrow::BorrowMut;
+
 use crate::net::Transport;
 use crate::prg::Prg;
+use crate::rep3::Rep3;
 use crate::ring::{kernels, Ring};
 use crate::Error;
 
@@ -201,7 +204,7 @@ fn pieces<R: Ring>(v: &[R], lens: impl Iterator<Item = usize>) -> Vec<&[R]> {
     .collect()
 }
 
-impl<T: Transport> Bin3<T> {
+impl<T: Transport, B: BorrowMut<Rep3<T>>> Bin3<T, B> {
     /// `x·y` elementwise (AND over bits). One round; each party sends one element per product,
     /// P3 receives nothing.
     pub async fn mul<R: Ring>(
@@ -307,8 +310,8 @@ impl<T: Transport> Bin3<T> {
         &mut self,
         items: Vec<Item<'_, R>>,
     ) -> Result<Vec<Bin3Vec<R>>, Error> {
-        let op = self.p.ctx_mut().next_op();
-        self.p.ctx_mut().round();
+        let op = self.ctx_mut().next_op();
+        self.ctx_mut().round();
         let role = self.role();
         let many: usize = items.iter().filter(|i| matches!(i, Item::Many(_))).map(Item::len).sum();
         let exchanged: usize = items.iter().map(Item::exchanged).sum();

@@ -41,10 +41,14 @@
 
 mod bits;
 pub mod gates;
+pub(crate) mod msb;
 
 pub use bits::Bin3Bits;
+pub use msb::{from_rep3, to_rep3, Cost, FanIn, MAX_GROUP};
 
 use core::fmt;
+use core::marker::PhantomData;
+use std::borrow::BorrowMut;
 
 use crate::net::{PartyId, Roster, Transport};
 use crate::prg::Prg;
@@ -229,21 +233,25 @@ impl<R: Ring> Bin3Vec<R> {
 }
 
 /// A party of the `bin3` scheme on a 3-party session, with its seat.
-pub struct Bin3<T> {
-    pub(crate) p: Rep3<T>,
+///
+/// It owns its session (`B = Rep3<T>`) or, for a step inside another 3-party scheme such as
+/// rep3's comparisons on multi-fan-in gates, borrows it (`B = &mut Rep3<T>`).
+pub struct Bin3<T, B = Rep3<T>> {
+    pub(crate) p: B,
     roles: Roles,
+    transport: PhantomData<fn() -> T>,
 }
 
-impl<T: Transport> fmt::Debug for Bin3<T> {
+impl<T: Transport, B: BorrowMut<Rep3<T>>> fmt::Debug for Bin3<T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Bin3({} as {:?})", self.p.me(), self.role())
+        write!(f, "Bin3({} as {:?})", self.me(), self.role())
     }
 }
 
 impl<T> Session<Rep3<T>> for Bin3<T> {
     /// Starts with the default seats ([`Roles::default`]).
     fn start(base: Rep3<T>) -> Self {
-        Self { p: base, roles: Roles::default() }
+        Self { p: base, roles: Roles::default(), transport: PhantomData }
     }
     fn finish(self) -> Rep3<T> {
         self.p
@@ -259,18 +267,35 @@ impl<T> Session<Rep3<T>> for Bin3<T> {
 impl<T: Transport> Bin3<T> {
     /// Starts on `base` with the given seats (every party must pass the same roles).
     pub fn with_roles(base: Rep3<T>, roles: Roles) -> Self {
-        Self { p: base, roles }
+        Self { p: base, roles, transport: PhantomData }
+    }
+}
+
+impl<'a, T: Transport> Bin3<T, &'a mut Rep3<T>> {
+    /// Runs on a session borrowed for a while (every party must pass the same roles).
+    pub(crate) fn borrowing(base: &'a mut Rep3<T>, roles: Roles) -> Self {
+        Self { p: base, roles, transport: PhantomData }
+    }
+}
+
+impl<T: Transport, B: BorrowMut<Rep3<T>>> Bin3<T, B> {
+    fn rep(&self) -> &Rep3<T> {
+        self.p.borrow()
+    }
+
+    pub(crate) fn ctx_mut(&mut self) -> &mut crate::net::Ctx<T> {
+        self.p.borrow_mut().ctx_mut()
     }
 
     /// This party's id.
     pub fn me(&self) -> PartyId {
-        self.p.me()
+        self.rep().me()
     }
 
     /// This party's seat.
     pub fn role(&self) -> Role {
         // A session's roles name its three parties, so every party has one.
-        self.roles.role(self.p.me()).unwrap_or(Role::P3)
+        self.roles.role(self.rep().me()).unwrap_or(Role::P3)
     }
 
     /// The seats of this session.
@@ -280,18 +305,18 @@ impl<T: Transport> Bin3<T> {
 
     /// Operation counters of the underlying context.
     pub fn stats(&self) -> crate::net::Stats {
-        self.p.ctx().stats()
+        self.rep().ctx().stats()
     }
 
     /// The PRG stream `purpose` of operation `op` on the key this party shares with `other`.
     pub(crate) fn pair_prg(&self, other: Role, op: u64, purpose: u32) -> Prg {
-        let (me, them) = (self.p.me(), self.roles.party(other));
+        let (me, them) = (self.rep().me(), self.roles.party(other));
         debug_assert_ne!(me, them, "a pair key needs two parties");
         if them == next(me) {
-            self.p.prg_next(op, purpose)
+            self.rep().prg_next(op, purpose)
         } else {
             debug_assert_eq!(them, prev(me));
-            self.p.prg_prev(op, purpose)
+            self.rep().prg_prev(op, purpose)
         }
     }
 
@@ -318,8 +343,8 @@ impl<T: Transport> Bin3<T> {
         if let Some(v) = values {
             crate::sharing::same_len(v.len(), n, "bin3 input")?;
         }
-        let op = self.p.ctx_mut().next_op();
-        self.p.ctx_mut().round();
+        let op = self.ctx_mut().next_op();
+        self.ctx_mut().round();
         let draw = |s: &Self, other: Role| {
             let mut m = vec![R::ZERO; n];
             R::fill_random(&mut s.pair_prg(other, op, stream::INPUT), &mut m);
@@ -365,7 +390,7 @@ impl<T: Transport> Bin3<T> {
     pub async fn open<R: Ring>(&mut self, x: Bin3Vec<R>) -> Result<Vec<R>, Error> {
         self.check_holder(&x)?;
         let n = x.len();
-        self.p.ctx_mut().round();
+        self.ctx_mut().round();
         let diff = |u: &[R], v: &[R]| -> Vec<R> { u.iter().zip(v).map(|(u, v)| *u - *v).collect() };
         match self.role() {
             Role::P1 => {
@@ -399,11 +424,11 @@ impl<T: Transport> Bin3<T> {
 
     pub(crate) fn send<R: Ring>(&mut self, to: Role, v: &[R]) -> Result<(), Error> {
         let to = self.roles.party(to);
-        self.p.ctx_mut().send(to, v)
+        self.ctx_mut().send(to, v)
     }
 
     pub(crate) async fn recv<R: Ring>(&mut self, from: Role, n: usize) -> Result<Vec<R>, Error> {
         let from = self.roles.party(from);
-        self.p.ctx_mut().recv(from, n).await
+        self.ctx_mut().recv(from, n).await
     }
 }

@@ -28,6 +28,19 @@ use crate::ring::{kernels, Bits, IntRing, Ring};
 use crate::sharing::{pack_bits, Boolean, Gates, Packed, WordShares};
 use crate::Error;
 
+/// How rep3 evaluates the boolean part of its comparisons (MSB, and with it every comparison,
+/// ReLU, maximum and argmax). Every party of a session must use the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Comparisons {
+    /// Two-input ANDs on rep3's sharing: `2 + ⌈log₂(k−1)⌉` rounds, `3k − 5 − ⌈log₂(k−1)⌉`
+    /// AND bits per party and `k` bits from P1 (the module documentation).
+    #[default]
+    TwoInput,
+    /// Multi-fan-in gates on bin3's sharing, converted to and from locally:
+    /// `1 + ⌈log_ℓ ⌈(k−1)/r⌉⌉` rounds ([`crate::bin3::FanIn::msb_cost`]).
+    FanIn(crate::bin3::FanIn),
+}
+
 /// `n` boolean-shared bits packed 64 per word (the result of a comparison).
 pub type SharedBits = Packed<Rep3Vec<Bits>>;
 
@@ -98,11 +111,16 @@ impl<T: Transport> Rep3<T> {
         sum_bits(self, &a, &b, R::BITS as usize, x.len()).await
     }
 
-    /// The most significant bits of several vectors in one batched run (8 rounds for k = 64).
+    /// The most significant bits of several vectors in one batched run: 8 rounds for k = 64
+    /// with two-input gates, 3 on multi-fan-in gates with groups and fan-in of 4
+    /// ([`Comparisons`]).
     pub async fn msb_many<R: IntRing>(
         &mut self,
         xs: &[&Rep3Vec<R>],
     ) -> Result<Vec<SharedBits>, Error> {
+        if let Comparisons::FanIn(f) = self.comparisons {
+            return crate::bin3::msb::msb_many(self, f, xs).await;
+        }
         let (a, b, ws) = self.split_planes(xs, false).await?;
         let ns: Vec<usize> = xs.iter().map(|x| x.len()).collect();
         sum_msbs(self, &a, &b, R::BITS as usize, &ws, &ns).await

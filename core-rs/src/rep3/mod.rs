@@ -32,7 +32,7 @@ pub mod prep;
 pub mod scheme;
 pub(crate) mod trunc;
 
-pub use compare::SharedBits;
+pub use compare::{Comparisons, SharedBits};
 pub use nn::NnPrep;
 pub use prep::{DaBits, TruncPairs};
 
@@ -297,6 +297,7 @@ pub struct Rep3<T> {
     next: Seed,
     common: Seed,
     own: Seed,
+    comparisons: Comparisons,
 }
 
 impl<T> fmt::Debug for Rep3<T> {
@@ -337,12 +338,29 @@ impl<T: Transport> Rep3<T> {
             })
             .collect();
         let common = Seed::combine(&seeds_in_order);
-        Ok(Self { ctx, prev: seeds.prev, next: seeds.next, common, own: seeds.own })
+        Ok(Self {
+            ctx,
+            prev: seeds.prev,
+            next: seeds.next,
+            common,
+            own: seeds.own,
+            comparisons: Comparisons::default(),
+        })
     }
 
     /// This party's id.
     pub fn me(&self) -> PartyId {
         self.ctx.me()
+    }
+
+    /// How comparisons run from now on (every party must choose the same).
+    pub fn set_comparisons(&mut self, c: Comparisons) {
+        self.comparisons = c;
+    }
+
+    /// How comparisons run.
+    pub fn comparisons(&self) -> Comparisons {
+        self.comparisons
     }
 
     /// The context (counters, session).
