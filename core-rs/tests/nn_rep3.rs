@@ -2,12 +2,12 @@
 //! counts, the classical models' secure labels). The checks every scheme runs (agreement with
 //! onnxruntime, the client deployment) are in `nn_schemes.rs`.
 
-use ringfence_core::bin3::FanIn;
+use ringfence_core::bin3::{FanIn, Roles};
 use ringfence_core::net::PartyId;
 use ringfence_core::nn::{
     argmax_rows, import_onnx, FixedPlan, Inference, Model, Output, DEFAULT_FRAC_BITS,
 };
-use ringfence_core::rep3::Comparisons;
+use ringfence_core::rep3::{self, Comparisons};
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing;
 
@@ -115,41 +115,83 @@ fn tree_secure_scores_equal_the_plaintext_plan() {
     assert_eq!(run.scores, plan.eval_plain(&x, n).unwrap());
 }
 
+/// Online rounds of one inference on rep3 with the given comparisons, and P0's view of the
+/// classes (`Output::Argmax`) or scores.
+fn rep3_rounds(
+    plan: &FixedPlan<Z64>,
+    x: &[Z64],
+    batch: usize,
+    output: Output,
+    cmp: Comparisons,
+) -> (Vec<Z64>, u64) {
+    let shape = plan.shape();
+    let outs = testing::run_rep3(9, |mut p| {
+        let (shape, x) = (shape.clone(), x.to_vec());
+        async move {
+            let me = p.me();
+            p.set_comparisons(cmp);
+            let model = p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
+            let prep = p.preprocess(&model, batch, output, PartyId(1)).await?;
+            let sx = p.input(PartyId(1), (me.0 == 1).then_some(&x[..]), x.len()).await?;
+            let before = p.ctx().stats().rounds;
+            let y = p.infer(&model, sx, prep).await?;
+            let rounds = p.ctx().stats().rounds - before;
+            Ok((p.reveal(y).await?, rounds))
+        }
+    });
+    outs[0].clone()
+}
+
 /// Comparisons on multi-fan-in gates ([`Comparisons::FanIn`]: bin3's one-round gates of up to
-/// four inputs after groups of four bits) cut the online rounds of NN-A and LeNet to at most
-/// half and give the plaintext plan's classes.
+/// four inputs after groups of four bits) cut the online rounds of NN-A and LeNet to half and
+/// give the plaintext plan's classes.
 #[test]
 fn multi_fan_in_comparisons_halve_the_online_rounds_and_keep_the_classes() {
     for (name, bytes, batch, rounds) in
         [("nn-a", NN_A, 8, [70, 35]), ("lenet", LENET, 2, [120, 60])]
     {
         let (_, plan) = plan(bytes);
-        let shape = plan.shape();
         let x = plan.encode_input(&mnist(batch)).unwrap();
         let plain = argmax_rows(&plan.eval_plain(&x, batch).unwrap(), 10);
         let mut seen = Vec::new();
         for cmp in [Comparisons::TwoInput, Comparisons::FanIn(FanIn::default())] {
-            let outs = testing::run_rep3(9, |mut p| {
-                let (shape, x) = (shape.clone(), x.clone());
-                let plan = &plan;
-                async move {
-                    let me = p.me();
-                    p.set_comparisons(cmp);
-                    let model =
-                        p.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
-                    let prep = p.preprocess(&model, batch, Output::Argmax, PartyId(1)).await?;
-                    let sx = p.input(PartyId(1), (me.0 == 1).then_some(&x[..]), x.len()).await?;
-                    let before = p.ctx().stats().rounds;
-                    let y = p.infer(&model, sx, prep).await?;
-                    let rounds = p.ctx().stats().rounds - before;
-                    Ok((p.reveal(y).await?, rounds))
-                }
-            });
-            let classes: Vec<usize> = outs[0].0.iter().map(|v| v.to_u64() as usize).collect();
+            let (classes, r) = rep3_rounds(&plan, &x, batch, Output::Argmax, cmp);
+            let classes: Vec<usize> = classes.iter().map(|v| v.to_u64() as usize).collect();
             assert_eq!(classes, plain, "{name} with {cmp:?}");
-            seen.push(outs[0].1);
+            seen.push(r);
         }
         eprintln!("{name}: online rounds with two-input / multi-fan-in comparisons: {seen:?}");
         assert_eq!(seen, rounds, "{name}");
+    }
+}
+
+/// [`rep3::online_rounds`] (what `ringfence model inspect` prints) is what a run takes, for
+/// every shipped model, both outputs and three ways of comparing.
+#[test]
+fn the_round_model_matches_every_shipped_model() {
+    let fans = [
+        Comparisons::TwoInput,
+        Comparisons::FanIn(FanIn::default()),
+        Comparisons::FanIn(FanIn::new(Roles::default(), 8, 8).unwrap()),
+    ];
+    for (name, bytes) in [
+        ("nn-a", NN_A),
+        ("nn-b", NN_B),
+        ("nn-c", NN_C),
+        ("lenet", LENET),
+        ("logreg", LOGREG),
+        ("svm", SVM),
+        ("tree", TREE),
+    ] {
+        let (_, plan) = plan(bytes);
+        let shape = plan.shape();
+        let x = vec![Z64(0); shape.input_len];
+        for output in [Output::Logits, Output::Argmax] {
+            for cmp in fans {
+                let (_, measured) = rep3_rounds(&plan, &x, 1, output, cmp);
+                let model = rep3::online_rounds(&shape, output, 64, cmp);
+                assert_eq!(model, measured, "{name}, {output:?}, {cmp:?}");
+            }
+        }
     }
 }

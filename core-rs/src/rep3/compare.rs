@@ -41,6 +41,83 @@ pub enum Comparisons {
     FanIn(crate::bin3::FanIn),
 }
 
+impl Comparisons {
+    /// Rounds of one `bits`-bit MSB (every comparison, ReLU or tournament level runs one).
+    pub fn msb_rounds(&self, bits: usize) -> usize {
+        self.msb_cost(bits).rounds
+    }
+
+    /// What one `bits`-bit MSB costs per value: rounds, and bits sent by each party — for
+    /// [`Comparisons::TwoInput`] by P0, P1, P2 (P1 shares its part of the addends), for
+    /// [`Comparisons::FanIn`] by the seats P1, P2, P3 ([`crate::bin3::FanIn::msb_cost`]).
+    pub fn msb_cost(&self, bits: usize) -> crate::bin3::Cost {
+        match self {
+            Self::TwoInput => {
+                let ands = super::adder::carry_ands(&[bits - 2]);
+                let rounds = 2 + (usize::BITS - (bits - 2).leading_zeros()) as usize;
+                crate::bin3::Cost { rounds, bits: [ands, ands + bits, ands] }
+            }
+            Self::FanIn(f) => f.msb_cost(bits),
+        }
+    }
+
+    /// The fastest way to run MSBs of `bits` bits over `runs` values each (one entry per
+    /// batched MSB run, in order; [`super::comparison_runs`] lists a model's) on links of
+    /// round-trip `rtt_s` seconds and `bytes_per_s` bytes per second each way: the least
+    /// `Σ rounds · rtt + (bytes on the busiest directed link) / rate` over two-input gates and
+    /// every multi-fan-in setting (seats as in `roles`); of those within 1 % of the least, the
+    /// one that sends the fewest bits in all. Computation is not modelled: large groups cost
+    /// more local work (on LeNet with 16 samples on an emulated 70 ms WAN this picks `4,4`,
+    /// the fastest measured; see BENCHMARKS.md).
+    ///
+    /// ```
+    /// use ringfence_core::{bin3::Roles, rep3::Comparisons};
+    /// // A few values on a 70 ms WAN: the fewest rounds win.
+    /// let c = Comparisons::for_network(64, &[100], 0.070, 40e6, Roles::default());
+    /// assert_eq!(c.msb_rounds(64), 2);
+    /// // A million values on a fast LAN: bytes count more than rounds.
+    /// let c = Comparisons::for_network(64, &[1 << 20], 0.0005, 125e6, Roles::default());
+    /// assert!(c.msb_rounds(64) > 2);
+    /// ```
+    pub fn for_network(
+        bits: usize,
+        runs: &[usize],
+        rtt_s: f64,
+        bytes_per_s: f64,
+        roles: crate::bin3::Roles,
+    ) -> Self {
+        let time = |c: &Self| {
+            let cost = c.msb_cost(bits);
+            // The busiest directed link: on bin3, P3 splits what it sends between P1 and P2.
+            let busiest = match c {
+                Self::TwoInput => cost.bits.iter().copied().max().unwrap_or(0),
+                Self::FanIn(_) => cost.bits[0].max(cost.bits[1]).max(cost.bits[2].div_ceil(2)),
+            };
+            runs.iter()
+                .map(|&v| {
+                    let bytes = (busiest * v.div_ceil(64) * 8) as f64;
+                    cost.rounds as f64 * rtt_s + bytes / bytes_per_s.max(1.0)
+                })
+                .sum::<f64>()
+        };
+        let fan_ins = (1..=crate::bin3::MAX_GROUP).flat_map(|r| {
+            (2..=crate::bin3::gates::MAX_FAN_IN)
+                .filter_map(move |l| crate::bin3::FanIn::new(roles, r, l).ok().map(Self::FanIn))
+        });
+        let all: Vec<(Self, f64)> =
+            core::iter::once(Self::TwoInput).chain(fan_ins).map(|c| (c, time(&c))).collect();
+        let best = all.iter().map(|(_, t)| *t).fold(f64::INFINITY, f64::min);
+        // Among settings within 1 % of the fastest, the one sending the least in all: the
+        // model's ties are not ties on a machine that also computes.
+        let sent = |c: &Self| c.msb_cost(bits).bits.iter().sum::<usize>();
+        all.into_iter()
+            .filter(|(_, t)| *t <= best * 1.01)
+            .min_by_key(|(c, _)| sent(c))
+            .map(|(c, _)| c)
+            .unwrap_or_default()
+    }
+}
+
 /// `n` boolean-shared bits packed 64 per word (the result of a comparison).
 pub type SharedBits = Packed<Rep3Vec<Bits>>;
 

@@ -33,7 +33,7 @@ pub mod scheme;
 pub(crate) mod trunc;
 
 pub use compare::{Comparisons, SharedBits};
-pub use nn::NnPrep;
+pub use nn::{comparison_runs, online_rounds, NnPrep};
 pub use prep::{DaBits, TruncPairs};
 
 use core::fmt;

@@ -13,11 +13,13 @@
 use std::time::Instant;
 
 use clap::ValueEnum;
+use ringfence_core::bin3::{FanIn, Roles};
 use ringfence_core::mal3::scheme::Mal3Ring;
 use ringfence_core::mal3::Mal3;
 use ringfence_core::meteor::{Meteor, MeteorRing};
 use ringfence_core::net::PartyId;
 use ringfence_core::nn::{argmax_rows, Inference, Output};
+use ringfence_core::rep3::Comparisons;
 use ringfence_core::ring::IntRing;
 pub(crate) use ringfence_core::service::Backend;
 use ringfence_core::sharing::{self, Boolean};
@@ -85,6 +87,31 @@ pub(crate) fn backend_arg() -> impl clap::builder::TypedValueParser<Value = Back
     use clap::builder::TypedValueParser as _;
     clap::builder::PossibleValuesParser::new(Backend::all().map(Backend::name))
         .try_map(|name| name.parse::<Backend>())
+}
+
+/// `--comparisons`: `two-input`, `fan-in` (groups and gates of 4) or `fan-in:R,L`.
+pub(crate) fn comparisons_arg(s: &str) -> Result<Comparisons, String> {
+    let usage = "two-input, fan-in, or fan-in:R,L (R = 1..=8, L = 2..=8)";
+    match s {
+        "two-input" => return Ok(Comparisons::TwoInput),
+        "fan-in" => return Ok(Comparisons::FanIn(FanIn::default())),
+        _ => {}
+    }
+    let (r, l) = s
+        .strip_prefix("fan-in:")
+        .and_then(|rl| rl.split_once(','))
+        .ok_or_else(|| format!("{s:?}: expected {usage}"))?;
+    let num = |v: &str| v.trim().parse::<usize>().map_err(|_| format!("{s:?}: expected {usage}"));
+    let f = FanIn::new(Roles::default(), num(r)?, num(l)?).map_err(|e| e.to_string())?;
+    Ok(Comparisons::FanIn(f))
+}
+
+/// The `--comparisons` value that gives `c`.
+pub(crate) fn comparisons_name(c: Comparisons) -> String {
+    match c {
+        Comparisons::TwoInput => "two-input".into(),
+        Comparisons::FanIn(f) => format!("fan-in:{},{}", f.group(), f.fan_in()),
+    }
 }
 
 /// Models that `--model` accepts by name: `models/NAME.onnx` of the repository.
@@ -159,6 +186,8 @@ pub(crate) struct Sizes {
     pub(crate) engine: crate::bench_gates::Engine,
     /// The S-box circuit of `aes`.
     pub(crate) sbox: crate::bench_gates::SboxArg,
+    /// How rep3 computes comparisons.
+    pub(crate) comparisons: Comparisons,
 }
 
 impl Sizes {
@@ -227,6 +256,9 @@ pub(crate) async fn run_ops<R: IntRing + MeteorRing + Mal3Ring>(
     model: Option<&ModelBench>,
     circuit: Option<&ringfence_core::circuit::Circuit>,
 ) -> Result<Session, String> {
+    if sizes.backend == Backend::Rep3 {
+        p.set_comparisons(sizes.comparisons);
+    }
     for &op in ops {
         if matches!(op, Op::And | Op::Aes | Op::Circuit) {
             let (q, r) = crate::bench_gates::bench_circuit_op(p, op, sizes, circuit)
@@ -649,17 +681,21 @@ pub(crate) fn summarize(
 
 /// Prints the header of the human-readable table.
 pub(crate) fn print_header(
-    backend: Backend,
-    n: usize,
+    sizes: &Sizes,
     ring_bits: u32,
     transport: &str,
     repeat: usize,
     network: &str,
 ) {
+    let comparisons = match sizes.backend {
+        Backend::Rep3 => format!(" ({} comparisons)", comparisons_name(sizes.comparisons)),
+        _ => String::new(),
+    };
     println!(
-        "ringfence bench: {}, Z_2^{ring_bits}, n = {n}, transport {transport}, \
+        "ringfence bench: {}{comparisons}, Z_2^{ring_bits}, n = {}, transport {transport}, \
          3 processes on 127.0.0.1 ({network}), mean of {repeat} runs after a warm-up",
-        backend.name()
+        sizes.backend.name(),
+        sizes.n
     );
     println!(
         "{:<7} {:>9} {:>13} {:>10} {:>12} {:>9} {:>12} {:>7} {:>18}",
@@ -762,6 +798,19 @@ mod tests {
             backend: Backend::Rep3,
             engine: crate::bench_gates::Engine::Rep3,
             sbox: crate::bench_gates::SboxArg::Bp,
+            comparisons: Comparisons::TwoInput,
+        }
+    }
+
+    #[test]
+    fn comparisons_parse_and_print_back() {
+        for s in ["two-input", "fan-in:4,4", "fan-in:8,8", "fan-in:1,2"] {
+            assert_eq!(comparisons_name(comparisons_arg(s).unwrap()), s);
+        }
+        assert_eq!(comparisons_name(comparisons_arg("fan-in").unwrap()), "fan-in:4,4");
+        for bad in ["fan-in:9,4", "fan-in:4,1", "fan-in:4", "fan-out", "fan-in:a,b"] {
+            let e = comparisons_arg(bad).unwrap_err();
+            assert!(e.contains("1..=8") || e.contains("expected"), "{bad}: {e}");
         }
     }
 

@@ -115,5 +115,61 @@ fn inspect(a: &InspectArgs) -> Result<(), String> {
             needs.products, needs.bits
         );
     }
+    print_comparisons(&shape, a.batch);
     Ok(())
+}
+
+/// rep3's online rounds with each way of comparing (`--comparisons` of `ringfence bench`), what
+/// one comparison sends, and which way is fastest on a few networks.
+fn print_comparisons(shape: &ringfence_core::nn::PlanShape, batch: usize) {
+    use ringfence_core::bin3::{FanIn, Roles};
+    use ringfence_core::rep3::{online_rounds, Comparisons};
+    let choices = [
+        Comparisons::TwoInput,
+        Comparisons::FanIn(FanIn::default()),
+        Comparisons::FanIn(FanIn::new(Roles::default(), 8, 8).expect("in range")),
+    ];
+    println!(
+        "  rep3    online rounds (class / scores) and bits one 64-bit comparison sends per value:"
+    );
+    for c in choices {
+        let cost = c.msb_cost(64);
+        let who = match c {
+            Comparisons::TwoInput => "P0/P1/P2",
+            Comparisons::FanIn(_) => "seats P1/P2/P3",
+        };
+        println!(
+            "          {:<12} {:>4} / {:<4} {} rounds per comparison, {}/{}/{} bits ({who})",
+            crate::bench::comparisons_name(c),
+            online_rounds(shape, Output::Argmax, 64, c),
+            online_rounds(shape, Output::Logits, 64, c),
+            cost.rounds,
+            cost.bits[0],
+            cost.bits[1],
+            cost.bits[2],
+        );
+    }
+    // The fastest for this model's comparison layers at --batch, on typical links.
+    for output in [Output::Argmax, Output::Logits] {
+        let runs = ringfence_core::rep3::comparison_runs(shape, output, batch);
+        let name = if output == Output::Argmax { "class" } else { "scores" };
+        let best: Vec<String> = [
+            ("LAN 0.5 ms, 1 Gbit/s", 0.5, 1000.0),
+            ("WAN 70 ms, 320 Mbit/s", 70.0, 320.0),
+            ("WAN 100 ms, 160 Mbit/s", 100.0, 160.0),
+        ]
+        .into_iter()
+        .map(|(net, rtt_ms, mbit)| {
+            let c = Comparisons::for_network(
+                64,
+                &runs,
+                rtt_ms / 1e3,
+                mbit * 1e6 / 8.0,
+                Roles::default(),
+            );
+            format!("{} on {net}", crate::bench::comparisons_name(c))
+        })
+        .collect();
+        println!("          fastest ({name}, batch {batch}): {}", best.join("; "));
+    }
 }

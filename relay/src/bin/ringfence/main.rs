@@ -202,6 +202,12 @@ struct Workload {
     /// rounds, more ANDs).
     #[arg(long, value_enum, default_value = "bp")]
     sbox: bench_gates::SboxArg,
+    /// How rep3 computes comparisons (the lt, lt-bounded and relu ops, and ReLU, max pooling
+    /// and argmax in --model runs): two-input (rep3's ANDs, 8 rounds per 64-bit comparison),
+    /// fan-in (bin3's multi-fan-in gates, groups and gates of 4: 3 rounds), or fan-in:R,L
+    /// (first-round groups of R bits, 1..=8, then gates of up to L inputs, 2..=8).
+    #[arg(long, value_parser = bench::comparisons_arg, default_value = "two-input")]
+    comparisons: ringfence_core::rep3::Comparisons,
 }
 
 impl Workload {
@@ -216,6 +222,7 @@ impl Workload {
             backend: self.backend,
             engine: self.gates,
             sbox: self.sbox,
+            comparisons: self.comparisons,
         }
     }
 
@@ -255,6 +262,7 @@ impl Workload {
         args.extend(["--backend".into(), self.backend.name().into()]);
         args.extend(["--gates".into(), self.gates.name().into()]);
         args.extend(["--sbox".into(), self.sbox.name().into()]);
+        args.extend(["--comparisons".into(), bench::comparisons_name(self.comparisons)]);
         if let Some(path) = &self.circuit {
             let abs =
                 std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -452,6 +460,14 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                     benchmark runs rep3"
             .into());
     }
+    if w.comparisons != ringfence_core::rep3::Comparisons::TwoInput
+        && w.backend != bench::Backend::Rep3
+    {
+        return Err(format!(
+            "--comparisons applies to rep3; {} computes its comparisons its own way",
+            w.backend.name()
+        ));
+    }
     // A circuit file is read here first, so a malformed one is refused once, with its line.
     match (&w.circuit, w.ops().contains(&Op::Circuit)) {
         (Some(path), _) => drop(bench::load_circuit(path)?),
@@ -486,7 +502,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         Some(s) => format!("wan {} ms rtt, {} Mbit/s", a.rtt_ms, s.rate_bps / 1e6),
     };
     if !a.json {
-        bench::print_header(w.backend, w.n, w.ring.bits(), transport, w.repeat, &network);
+        bench::print_header(&w.sizes(), w.ring.bits(), transport, w.repeat, &network);
     }
     let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
