@@ -110,6 +110,29 @@ fn bench_runs_a_bristol_circuit_on_each_gates_scheme_and_refuses_a_malformed_one
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--comparisons fan-in` runs rep3's comparisons on bin3's gates: NN-A's argmax run takes 35
+/// online rounds instead of 70 (plus the input and the opening), with onnxruntime's classes;
+/// a family that compares its own way refuses the option.
+#[test]
+fn bench_runs_rep3_comparisons_on_multi_fan_in_gates() {
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/nn-a.onnx");
+    for (cmp, rounds) in [("two-input", 72.0), ("fan-in", 37.0), ("fan-in:8,8", 30.0)] {
+        let line =
+            bench_line(&["--model", model, "--batch", "2", "--repeat", "1", "--comparisons", cmp]);
+        assert_eq!(line["rounds"].as_f64(), Some(rounds), "{cmp}: {line}");
+        assert_eq!(line["accuracy_agreement"], 1.0, "{cmp}: {line}");
+    }
+    let out = Command::new(EXE)
+        .args(["bench", "--model", model, "--backend", "meteor", "--comparisons", "fan-in"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--comparisons applies to rep3"), "{err}");
+    let out = Command::new(EXE).args(["bench", "--comparisons", "fan-in:9,4"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("1..=8"), "{err}");
+}
+
 #[test]
 fn bench_model_runs_secure_inference_with_setup_reported() {
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/nn-a.onnx");
