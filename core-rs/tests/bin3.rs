@@ -512,64 +512,112 @@ fn rep3_bits_convert_to_bin3_and_back_locally() {
     }
 }
 
-/// What one party receives during a multi-fan-in MSB, as a bit count per frame position over
-/// many sessions: for an all-zero input and for the largest values alike, every bit a party
-/// receives is 1 about half the time (a message left unmasked would show the input's bits).
+/// How often each payload bit each party receives during an operation is 1, over `runs`
+/// sessions (`seed..seed + runs`): `f(p, true)` prepares and runs the operation, `f(p, false)`
+/// only prepares, which tells the frames to skip on each link.
+fn view_ones<F, Fut>(runs: u64, seed: u64, f: F) -> Vec<Vec<u32>>
+where
+    F: Fn(Rep3<MemTransport>, bool) -> Fut,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    let frames = |with_op: bool, seed: u64| {
+        let net = Net::new(3);
+        let outs = testing::run_rep3_on(&net, 3, seed, |p| f(p, with_op));
+        outs.into_iter().for_each(|r| r.expect("party failed"));
+        net.log()
+    };
+    let before = frames(false, seed);
+    let skip =
+        |e: &Envelope| before.iter().any(|b| (b.from, b.to, b.index) == (e.from, e.to, e.index));
+    let mut ones: Vec<Vec<u32>> = vec![Vec::new(); 3];
+    for run in 0..runs {
+        let log = frames(true, seed + run);
+        for (party, counts) in ones.iter_mut().enumerate() {
+            let bits: Vec<bool> = log
+                .iter()
+                .filter(|e| e.to == PartyId(party as u8) && !skip(e))
+                .flat_map(|e| {
+                    e.bytes[HEADER_LEN..].iter().flat_map(|b| (0..8).map(move |i| b >> i & 1 == 1))
+                })
+                .collect();
+            counts.resize(bits.len(), 0);
+            counts.iter_mut().zip(bits).for_each(|(c, b)| *c += u32::from(b));
+        }
+    }
+    ones
+}
+
+/// Asserts that P1 and P2 received something during the operation, every bit of it 1 in about
+/// half the sessions, and that P3 received nothing.
+fn assert_uniform_views(ones: &[Vec<u32>], runs: u32, roles: Roles, what: &str) {
+    for (party, counts) in ones.iter().enumerate() {
+        let seat = roles.role(PartyId(party as u8)).expect("seated");
+        if seat == Role::P3 {
+            assert!(counts.is_empty(), "{what}: P3 receives nothing");
+            continue;
+        }
+        assert!(!counts.is_empty(), "{what}: {seat:?} receives the operation's messages");
+        // Out of 120 sessions a uniform bit is 1 between 20 and 100 times except with
+        // probability about 10^-13; a bit left unmasked is 1 in none or all of them.
+        let (lo, hi) = (runs / 6, runs - runs / 6);
+        let skewed = counts.iter().filter(|&&c| !(lo..=hi).contains(&c)).count();
+        assert_eq!(skewed, 0, "{what}, {seat:?}: {skewed} of {} bits skewed", counts.len());
+    }
+}
+
+/// What P1 and P2 receive during a multi-fan-in MSB is uniform, for an all-zero input and for
+/// the extremes alike (a message left unmasked would show the input's bits); P3 receives
+/// nothing.
 #[test]
 fn each_partys_view_of_a_multi_fan_in_msb_is_uniform() {
-    let n = 64;
-    let runs = 120;
+    let (n, runs) = (64, 120);
     for secret in [0u64, u64::MAX >> 1, u64::MAX] {
         for (s, roles) in seatings().into_iter().enumerate().step_by(2) {
             let fan = FanIn::new(roles, 4, 4).expect("in range");
-            // ones[party][bit position in the frames it received during the MSB]
-            let mut ones: Vec<Vec<u32>> = vec![Vec::new(); 3];
-            for run in 0..runs {
-                let net = Net::new(3);
-                let seed = 1_000 * s as u64 + run as u64;
-                let outs =
-                    testing::run_rep3_on(&net, 3, seed, |mut p: Rep3<MemTransport>| async move {
-                        let mine = (p.me() == PartyId(0)).then(|| vec![Z64(secret); n]);
-                        let x = p.input(PartyId(0), mine.as_deref(), n).await?;
-                        p.set_comparisons(Comparisons::FanIn(fan));
-                        p.msb_many(&[&x]).await?;
-                        Ok(())
-                    });
-                outs.into_iter().for_each(|r| r.expect("party failed"));
-                for (party, counts) in ones.iter_mut().enumerate() {
-                    // Frames of the MSB: after the join (1 per link) and input (1 from P0) frames.
-                    let skip = |e: &Envelope| e.index < 1 + u64::from(e.from == PartyId(0));
-                    let bits: Vec<bool> = net
-                        .log()
-                        .iter()
-                        .filter(|e| e.to == PartyId(party as u8) && !skip(e))
-                        .flat_map(|e| {
-                            e.bytes[HEADER_LEN..]
-                                .iter()
-                                .flat_map(|b| (0..8).map(move |i| b >> i & 1 == 1))
-                        })
-                        .collect();
-                    counts.resize(bits.len(), 0);
-                    counts.iter_mut().zip(bits).for_each(|(c, b)| *c += u32::from(b));
+            let ones = view_ones(runs, 1_000 * s as u64, |mut p, with_op| async move {
+                let mine = (p.me() == PartyId(0)).then(|| vec![Z64(secret); n]);
+                let x = p.input(PartyId(0), mine.as_deref(), n).await?;
+                if with_op {
+                    p.set_comparisons(Comparisons::FanIn(fan));
+                    p.msb_many(&[&x]).await?;
                 }
-            }
-            for (party, counts) in ones.iter().enumerate() {
-                let seat = roles.role(PartyId(party as u8)).expect("seated");
-                if seat == Role::P3 {
-                    assert!(counts.is_empty(), "P3 receives nothing");
-                    continue;
+                Ok(())
+            });
+            assert_uniform_views(&ones, runs as u32, roles, &format!("msb of {secret:#x}"));
+        }
+    }
+}
+
+/// The same for a layer of gates of every fan-in (2 to 8) over bits and over Z_2^64, on
+/// inputs from every seat that are all zeros or all ones.
+#[test]
+fn each_partys_view_of_a_gate_layer_is_uniform() {
+    let runs = 120;
+    for ones_in in [false, true] {
+        for (s, roles) in seatings().into_iter().enumerate().step_by(3) {
+            let ones = view_ones(runs, 7_000 * s as u64, |base, with_op| async move {
+                let mut p = Bin3::with_roles(base, roles);
+                let word = if ones_in { u64::MAX } else { 0 };
+                let (bits, ring) =
+                    (vec![vec![Bits(word); 2]; MAX_FAN_IN], vec![vec![Z64(word); 2]; MAX_FAN_IN]);
+                let xb = inputs(&mut p, &bits).await?;
+                let xr = inputs(&mut p, &ring).await?;
+                if with_op {
+                    let gb: Vec<Vec<&Bin3Vec<Bits>>> =
+                        (2..=MAX_FAN_IN).map(|l| xb[..l].iter().collect()).collect();
+                    let gr: Vec<Vec<&Bin3Vec<Z64>>> =
+                        (2..=MAX_FAN_IN).map(|l| xr[..l].iter().collect()).collect();
+                    p.mul_layer(&gb.iter().map(|g| &g[..]).collect::<Vec<_>>()).await?;
+                    p.mul_layer(&gr.iter().map(|g| &g[..]).collect::<Vec<_>>()).await?;
                 }
-                assert!(!counts.is_empty(), "{seat:?} receives the MSB's messages");
-                // Out of 120 runs a uniform bit is 1 between 30 and 90 times, except with
-                // probability below 2^-40 per bit.
-                let skewed = counts.iter().filter(|&&c| !(30..=90).contains(&c)).count();
-                assert_eq!(
-                    skewed,
-                    0,
-                    "{seat:?}, secret {secret:#x}: {skewed} of {} bits skewed",
-                    counts.len()
-                );
-            }
+                Ok(())
+            });
+            assert_uniform_views(
+                &ones,
+                runs as u32,
+                roles,
+                &format!("gates on {}", if ones_in { "ones" } else { "zeros" }),
+            );
         }
     }
 }
