@@ -15,7 +15,7 @@ use ringfence_core::nn::{
     DEFAULT_FRAC_BITS,
 };
 use ringfence_core::prg::Seed;
-use ringfence_core::rep3::Rep3;
+use ringfence_core::rep3::{Comparisons, Rep3};
 use ringfence_core::ring::fixed::FixedPoint;
 use ringfence_core::ring::Z64;
 use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
@@ -819,4 +819,41 @@ fn a_mesh_of_servers_holding_different_shapes_of_a_model_fails_naming_it() {
         let e = r.unwrap_err().to_string();
         assert!(e.contains("hold different shapes of model \"logreg\""), "{e}");
     }
+}
+
+/// Servers that run rep3's comparisons on multi-fan-in gates answer with the plaintext plan's
+/// classes in fewer online rounds; servers that disagree on the setting refuse a rep3 request,
+/// saying so, and still serve METEOR, which compares its own way.
+#[test]
+fn servers_compare_on_multi_fan_in_gates_when_all_agree() {
+    let plan = logreg_plan();
+    let batch = 3;
+    let x = digits(batch);
+    let want = argmax_rows(&plain_scores(&plan, &x, batch), 10);
+    let fan: Comparisons = "fan-in".parse().unwrap();
+    let mut online = Vec::new();
+    for cmp in [Comparisons::TwoInput, fan] {
+        let mut req = Request::new("logreg", Backend::Rep3, batch);
+        req.output = Output::Argmax;
+        let cats = [0, 1, 2].map(|i| catalog(i, &plan).with_comparisons(cmp));
+        let (parties, out) = run_catalogs(7, cats, classify(req, x.clone()));
+        assert_eq!(out.unwrap().classes, want, "{cmp}");
+        let (outcome, _, stats) = parties[0].as_ref().unwrap();
+        assert_eq!(outcome, &Outcome::Answered);
+        online.push(stats[2].rounds - stats[1].rounds);
+    }
+    // The input and its consistency check, the dense layer, 4 argmax levels of an MSB and 2
+    // rounds, the output: the MSB takes 8 rounds on two-input gates, 3 on multi-fan-in ones.
+    assert_eq!(online, [2 + 1 + 4 * 10 + 1, 2 + 1 + 4 * 5 + 1]);
+    let mixed = || {
+        [0, 1, 2].map(|i| {
+            catalog(i, &plan).with_comparisons(if i == 2 { fan } else { Comparisons::TwoInput })
+        })
+    };
+    let (parties, out) =
+        run_catalogs(7, mixed(), classify(Request::new("logreg", Backend::Rep3, 1), digits(1)));
+    assert_all_refused(&parties, out, "run rep3's comparisons differently");
+    let (_, out) =
+        run_catalogs(7, mixed(), classify(Request::new("logreg", Backend::Meteor, 1), digits(1)));
+    assert_eq!(out.unwrap().classes, argmax_rows(&plain_scores(&plan, &digits(1), 1), 10));
 }

@@ -863,6 +863,33 @@ fn a_class_only_model_answers_the_class_and_refuses_the_scores_on_both_backends(
     assert_eq!(got.map(|(class, _)| class), Ok(set.expected(6, 1)[0]));
 }
 
+/// `comparisons = "fan-in"` in all three configurations: rep3 requests are answered with the
+/// reference class (comparisons on multi-fan-in gates); servers whose settings differ refuse
+/// rep3 requests naming both settings, and still answer METEOR.
+#[test]
+fn servers_agreeing_on_multi_fan_in_comparisons_answer_and_differing_ones_refuse_rep3() {
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    let req = Request { output: Output::Argmax, ..Request::new("nn-a", Backend::Rep3, 1) };
+    let d = Deployment::start_with("fanin", "comparisons = \"fan-in\"\n");
+    let got = rt.block_on(classify_counted(d.client(), &req, &set.samples(3, 1)));
+    assert_eq!(got.map(|(class, _)| class), Ok(set.expected(3, 1)[0]));
+    drop(d);
+    let d = Deployment::start_each("fanin-mixed", |i| {
+        if i == 2 {
+            "comparisons = \"fan-in:8,8\"\n".into()
+        } else {
+            String::new()
+        }
+    });
+    let err =
+        rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &set.samples(0, 1))).unwrap_err();
+    assert!(err.contains("run rep3's comparisons differently"), "{err}");
+    assert!(err.contains("fan-in:8,8") && err.contains("two-input"), "{err}");
+    let got = rt.block_on(classify(d.client(), "nn-a", Backend::Meteor, &set.samples(1, 1)));
+    assert_eq!(got, Ok(set.expected(1, 1)[0]));
+}
+
 /// `ringfence local-deployment` (which the demo and the SDK's tests use) gives P0 the ONNX
 /// files and P1 and P2 weight-free shape files of the same models.
 #[test]

@@ -118,6 +118,86 @@ impl Comparisons {
     }
 }
 
+impl Comparisons {
+    /// The setting [`Comparisons::word`] gave, if it is one.
+    pub fn from_word(w: u64) -> Option<Self> {
+        if w == 0 {
+            return Some(Self::TwoInput);
+        }
+        let field = |at: u32| ((w >> at) & 0xff) as usize;
+        let seat = |at: u32| PartyId(field(at) as u8);
+        let roles = crate::bin3::Roles::new(seat(24), seat(32), seat(40)).ok()?;
+        let f = crate::bin3::FanIn::new(roles, field(8), field(16)).ok()?;
+        let c = Self::FanIn(f);
+        (c.word() == w).then_some(c)
+    }
+
+    /// One word that differs between any two settings (the servers compare it before running a
+    /// request): 0 for two-input gates; the group width, fan-in and seats otherwise.
+    pub fn word(&self) -> u64 {
+        match self {
+            Self::TwoInput => 0,
+            Self::FanIn(f) => {
+                let r = f.roles();
+                let seat = |role| u64::from(r.party(role).0);
+                use crate::bin3::Role::{P1, P2, P3};
+                1 | (f.group() as u64) << 8
+                    | (f.fan_in() as u64) << 16
+                    | seat(P1) << 24
+                    | seat(P2) << 32
+                    | seat(P3) << 40
+            }
+        }
+    }
+}
+
+/// `two-input`, or `fan-in:R,L` with the default seats (P2 in seat P3).
+impl core::fmt::Display for Comparisons {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::TwoInput => f.write_str("two-input"),
+            Self::FanIn(x) if x.roles() == crate::bin3::Roles::default() => {
+                write!(f, "fan-in:{},{}", x.group(), x.fan_in())
+            }
+            Self::FanIn(x) => {
+                write!(f, "fan-in:{},{} (seats {:?})", x.group(), x.fan_in(), x.roles())
+            }
+        }
+    }
+}
+
+/// `two-input`, `fan-in` (groups and gates of 4) or `fan-in:R,L` (groups of R bits, 1..=8,
+/// then gates of up to L inputs, 2..=8), with the default seats.
+///
+/// ```
+/// use ringfence_core::rep3::Comparisons;
+/// let c: Comparisons = "fan-in:8,8".parse().unwrap();
+/// assert_eq!(c.msb_rounds(64), 2);
+/// assert_eq!(c.to_string(), "fan-in:8,8");
+/// assert!("fan-in:9,4".parse::<Comparisons>().is_err());
+/// ```
+impl core::str::FromStr for Comparisons {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let usage = "two-input, fan-in, or fan-in:R,L (R = 1..=8, L = 2..=8)";
+        match s {
+            "two-input" => return Ok(Self::TwoInput),
+            "fan-in" => return Ok(Self::FanIn(crate::bin3::FanIn::default())),
+            _ => {}
+        }
+        let (r, l) = s
+            .strip_prefix("fan-in:")
+            .and_then(|rl| rl.split_once(','))
+            .ok_or_else(|| format!("comparisons {s:?}: expected {usage}"))?;
+        let num = |v: &str| {
+            v.trim().parse::<usize>().map_err(|_| format!("comparisons {s:?}: expected {usage}"))
+        };
+        crate::bin3::FanIn::new(crate::bin3::Roles::default(), num(r)?, num(l)?)
+            .map(Self::FanIn)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// `n` boolean-shared bits packed 64 per word (the result of a comparison).
 pub type SharedBits = Packed<Rep3Vec<Bits>>;
 

@@ -5,6 +5,7 @@ use super::stock::Shelf;
 use super::{Backend, ModelInfo, Request, MODEL_OWNER};
 use crate::net::PartyId;
 use crate::nn::{FixedPlan, ModelFile, NnError, Output, PlanShape};
+use crate::rep3::Comparisons;
 use crate::ring::Z64;
 
 /// A model a party serves.
@@ -40,6 +41,7 @@ pub struct Catalog {
     pub(super) models: Vec<Served>,
     pub(super) max_batch: usize,
     pub(super) shelf: Option<std::sync::Arc<Shelf>>,
+    pub(super) comparisons: Comparisons,
 }
 
 impl core::fmt::Debug for Catalog {
@@ -55,7 +57,15 @@ impl core::fmt::Debug for Catalog {
 impl Catalog {
     /// An empty catalogue accepting requests of at most `max_batch` samples.
     pub fn new(max_batch: usize) -> Self {
-        Self { models: Vec::new(), max_batch, shelf: None }
+        Self { models: Vec::new(), max_batch, shelf: None, comparisons: Comparisons::TwoInput }
+    }
+
+    /// Runs rep3's comparisons as `c` ([`Comparisons`]: on multi-fan-in gates, fewer rounds
+    /// for more bytes). The three parties compare their settings for every request and refuse
+    /// it, saying so, when they differ. METEOR and mal3 compare their own way.
+    pub fn with_comparisons(mut self, c: Comparisons) -> Self {
+        self.comparisons = c;
+        self
     }
 
     /// Serves requests of one sample from setup runs made ahead of demand on `shelf` when one

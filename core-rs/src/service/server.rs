@@ -6,9 +6,10 @@ use std::sync::Arc;
 use super::catalog::Served;
 use super::messages::{encode_text, MAGIC, REQUEST_WORDS};
 use super::registry::{self, ForScheme, ServedScheme};
-use super::{stock, Catalog, Request, MODEL_OWNER, ROSTER, VERSION};
+use super::{stock, Backend, Catalog, Request, MODEL_OWNER, ROSTER, VERSION};
 use crate::net::{digest_words, words_digest, PartyId, Stats, Transport};
 use crate::nn::FixedPlan;
+use crate::rep3::Comparisons;
 use crate::rep3::Rep3;
 use crate::ring::Z64;
 use crate::Error;
@@ -76,33 +77,44 @@ pub async fn serve<T: Transport>(
         }
         _ => None,
     };
-    // After the request: the ticket, this party's verdict (1: accepted) and the digest of the
-    // model's shape it holds (zeros when it refuses).
+    // After the request: the ticket, this party's verdict (1: accepted), how it runs rep3's
+    // comparisons and the digest of the model's shape it holds (zeros when it refuses).
     let digest = verdict.as_ref().map_or([0; 32], |(_, (m, _))| m.digest);
     let mut mine = words.clone();
     mine.push(Z64(stocked.as_ref().map_or(0, |r| r.id)));
     mine.push(Z64(u64::from(verdict.is_ok())));
+    mine.push(Z64(catalog.comparisons.word()));
     mine.extend(digest_words(&digest));
     for &j in &others {
         ctx.send(j, &mine)?;
     }
     let mut ticket = 0;
     for &j in &others {
-        let theirs = ctx.recv::<Z64>(j, REQUEST_WORDS + 6).await?;
+        let theirs = ctx.recv::<Z64>(j, REQUEST_WORDS + 7).await?;
         if theirs[..REQUEST_WORDS] != words[..] {
             verdict = Err(format!("the client sent {j} and {me} different requests"));
         } else if let Ok((r, _)) = &verdict {
             // Keep this party's own reason if it refused; otherwise say whose verdict differs.
             if theirs[REQUEST_WORDS + 1].0 != 1 {
                 verdict = Err(format!("{j} refused the request for model {:?}", r.model));
-            } else if theirs[REQUEST_WORDS + 2..] != mine[REQUEST_WORDS + 2..] {
+            } else if theirs[REQUEST_WORDS + 2] != mine[REQUEST_WORDS + 2]
+                && r.backend == Backend::Rep3
+            {
+                let theirs = Comparisons::from_word(theirs[REQUEST_WORDS + 2].0)
+                    .map_or_else(|| "unknown".into(), |c| c.to_string());
+                verdict = Err(format!(
+                    "the servers run rep3's comparisons differently ({me}: {}, {j}: {theirs}): \
+                     give every server the same `comparisons`",
+                    catalog.comparisons
+                ));
+            } else if theirs[REQUEST_WORDS + 3..] != mine[REQUEST_WORDS + 3..] {
                 verdict = Err(format!(
                     "the servers hold different shapes of model {:?} ({me}: {}, {j}: {}): \
                      give every server the shape of the same model file (ringfence model \
                      shape)",
                     r.model,
                     short_hex(&digest),
-                    short_hex(&words_digest(&theirs[REQUEST_WORDS + 2..]))
+                    short_hex(&words_digest(&theirs[REQUEST_WORDS + 3..]))
                 ));
             }
         }
@@ -158,6 +170,7 @@ pub async fn serve<T: Transport>(
         material: stocked.map(|run| run.material),
         observe: &mut observe,
     };
+    p.set_comparisons(catalog.comparisons);
     let (mut p, answered) = registry::dispatch(request.backend, p, answer).await;
     if let Err(Error::Abort { .. }) = &answered {
         // The client would wait for an output that is never sent, then see its links close:

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use ringfence_core::net::PartyId;
 use ringfence_core::nn::Output;
+use ringfence_core::rep3::Comparisons;
 use ringfence_core::service::{Backend, Request, ROSTER};
 use ringfence_link::PublicKey;
 use serde::Deserialize;
@@ -49,6 +50,8 @@ pub struct PartyConfig {
     pub timeout: Duration,
     /// Where to serve `/healthz` and `/metrics`.
     pub metrics: Option<SocketAddr>,
+    /// How rep3's comparisons run (`comparisons = "fan-in"`; the three servers must agree).
+    pub comparisons: Comparisons,
     /// Direct links among the three servers.
     pub mesh: Option<MeshSection>,
     /// The models served (at least one, names distinct and valid).
@@ -133,6 +136,10 @@ impl PartyConfig {
             .map(|k| PublicKey::from_hex(k))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("public_keys: {e}"))?;
+        let comparisons = match &c.comparisons {
+            None => Comparisons::TwoInput,
+            Some(v) => v.parse::<Comparisons>().map_err(|e| format!("comparisons: {e}"))?,
+        };
         if c.models.is_empty() {
             return Err("no [[model]] to serve".into());
         }
@@ -170,6 +177,7 @@ impl PartyConfig {
             max_batch: c.max_batch,
             timeout: Duration::from_millis(c.timeout_ms),
             metrics,
+            comparisons,
             mesh,
             models,
         })
@@ -267,6 +275,7 @@ struct ConfigFile {
     #[serde(default = "defaults::timeout_ms")]
     timeout_ms: u64,
     metrics: Option<String>,
+    comparisons: Option<String>,
     mesh: Option<MeshEntry>,
     #[serde(default, rename = "model")]
     models: Vec<ModelEntry>,
@@ -344,6 +353,9 @@ mod tests {
     fn defaults_fill_in_and_mesh_keeps_runs_ready() {
         let c = PartyConfig::parse(&config("", MODEL)).unwrap();
         assert_eq!((c.max_sessions, c.max_batch, c.timeout), (8, 16, Duration::from_secs(30)));
+        assert_eq!(c.comparisons, Comparisons::TwoInput);
+        let fan = PartyConfig::parse(&config("comparisons = \"fan-in:8,8\"", MODEL)).unwrap();
+        assert_eq!(fan.comparisons.to_string(), "fan-in:8,8");
         let runs = |c: &PartyConfig| -> Vec<(&str, usize)> {
             c.models[0].ready.iter().map(|(b, n)| (b.name(), *n)).collect()
         };
@@ -378,6 +390,8 @@ mod tests {
             (MESH, &format!("{MODEL}ready = {{ meteor = 1 }}\n"), "keep rep3 or mal3 runs"),
             ("[mesh]\npeers = [\"127.0.0.1:1\"]", MODEL, "3 needed"),
             ("colour = 3", MODEL, "unknown field"),
+            ("comparisons = \"fan-in:9,4\"", MODEL, "1..=8"),
+            ("comparisons = \"fast\"", MODEL, "comparisons \"fast\": expected two-input"),
         ] {
             let e = PartyConfig::parse(&config(extra, models)).unwrap_err();
             assert!(e.contains(want), "{e:?} should contain {want:?}");

@@ -13,7 +13,6 @@
 use std::time::Instant;
 
 use clap::ValueEnum;
-use ringfence_core::bin3::{FanIn, Roles};
 use ringfence_core::mal3::scheme::Mal3Ring;
 use ringfence_core::mal3::Mal3;
 use ringfence_core::meteor::{Meteor, MeteorRing};
@@ -89,29 +88,14 @@ pub(crate) fn backend_arg() -> impl clap::builder::TypedValueParser<Value = Back
         .try_map(|name| name.parse::<Backend>())
 }
 
-/// `--comparisons`: `two-input`, `fan-in` (groups and gates of 4) or `fan-in:R,L`.
+/// `--comparisons` (see [`Comparisons`]'s `FromStr`).
 pub(crate) fn comparisons_arg(s: &str) -> Result<Comparisons, String> {
-    let usage = "two-input, fan-in, or fan-in:R,L (R = 1..=8, L = 2..=8)";
-    match s {
-        "two-input" => return Ok(Comparisons::TwoInput),
-        "fan-in" => return Ok(Comparisons::FanIn(FanIn::default())),
-        _ => {}
-    }
-    let (r, l) = s
-        .strip_prefix("fan-in:")
-        .and_then(|rl| rl.split_once(','))
-        .ok_or_else(|| format!("{s:?}: expected {usage}"))?;
-    let num = |v: &str| v.trim().parse::<usize>().map_err(|_| format!("{s:?}: expected {usage}"));
-    let f = FanIn::new(Roles::default(), num(r)?, num(l)?).map_err(|e| e.to_string())?;
-    Ok(Comparisons::FanIn(f))
+    s.parse()
 }
 
 /// The `--comparisons` value that gives `c`.
 pub(crate) fn comparisons_name(c: Comparisons) -> String {
-    match c {
-        Comparisons::TwoInput => "two-input".into(),
-        Comparisons::FanIn(f) => format!("fan-in:{},{}", f.group(), f.fan_in()),
-    }
+    c.to_string()
 }
 
 /// Models that `--model` accepts by name: `models/NAME.onnx` of the repository.

@@ -177,7 +177,7 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
             Some(s.trim().to_string())
         }
     };
-    let mut catalog = Catalog::new(c.max_batch);
+    let mut catalog = Catalog::new(c.max_batch).with_comparisons(c.comparisons);
     let mut targets = Vec::new();
     for m in &c.models {
         for &(backend, runs) in &m.ready {
