@@ -388,7 +388,7 @@ fn signed_edges<R: Word + IntRing>() -> Vec<R> {
 
 fn fan_in_msb_agrees_with_plaintext<R: Word + IntRing>() {
     // Three vectors at once (1, 70 and 130 values: partial words), as ReLU layers batch them.
-    let lens = [1usize, 70, 130];
+    let lens = [1usize, 0, 70, 130];
     for (s, fan) in fan_in_settings().into_iter().enumerate() {
         let vals: Vec<Vec<R>> = lens
             .iter()
@@ -619,5 +619,21 @@ fn each_partys_view_of_a_gate_layer_is_uniform() {
                 &format!("gates on {}", if ones_in { "ones" } else { "zeros" }),
             );
         }
+    }
+}
+
+/// Nothing to compare is no round and no message, and an empty result per vector.
+#[test]
+fn an_empty_msb_on_multi_fan_in_gates_sends_nothing() {
+    let outs = testing::run_rep3(3, |mut p: Rep3<MemTransport>| async move {
+        let x = p.input::<Z64>(PartyId(0), (p.me() == PartyId(0)).then_some(&[][..]), 0).await?;
+        p.set_comparisons(Comparisons::FanIn(FanIn::default()));
+        let before = p.ctx().stats();
+        let m = p.msb_many(&[&x, &x]).await?;
+        let spent = p.ctx().stats() - before;
+        Ok((m.iter().map(|b| b.len()).collect::<Vec<_>>(), spent.rounds, spent.frames_sent))
+    });
+    for o in outs {
+        assert_eq!(o, (vec![0, 0], 0, 0));
     }
 }

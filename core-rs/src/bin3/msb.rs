@@ -365,6 +365,13 @@ pub(crate) async fn msb_many<T: Transport, R: IntRing>(
     let me = rep.me();
     let ws: Vec<usize> = xs.iter().map(|x| words(x.len())).collect();
     let w: usize = ws.iter().sum();
+    if w == 0 {
+        // Nothing to compare: no round, as on two-input gates.
+        return Ok(xs
+            .iter()
+            .map(|_| SharedBits { n: 0, words: Rep3Vec::from_parts(me, vec![], vec![]) })
+            .collect());
+    }
     let c = fan.roles.party(Role::P3);
     // P3's addend `a = x_C + x_{C+1}`; the others' `b = x_{C+2}`: next(C)'s second
     // component, prev(C)'s first.
