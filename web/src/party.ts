@@ -420,7 +420,7 @@ export class Party {
     const o = serveOptions(options);
     const recorder = new ServeRecorder(this.#counters(), (stage, c) => this.#emit(stage, 'serve', c));
     const outcome = await this.#op(null, 'serve', () =>
-      this.#raw.serve(o.models, o.maxBatch, o.client, (stage, s) =>
+      this.#raw.serve(o.models, o.maxBatch, o.client, o.comparisons, (stage, s) =>
         recorder.mark(stage, { bytesSent: s.bytesSent, bytesReceived: this.#link.bytesReceived, rounds: s.rounds }),
       ), (r) => r);
     return recorder.result(outcome, this.#counters());

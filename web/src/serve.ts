@@ -54,6 +54,15 @@ export interface ServeOptions {
    * @defaultValue 3
    */
   client?: number;
+  /**
+   * How rep3's comparisons run: `'two-input'` (8 rounds per 64-bit comparison), `'fan-in'`
+   * (multi-fan-in gates: 3 rounds, more bytes) or `'fan-in:R,L'` (groups of R bits, gates of
+   * up to L inputs), as `comparisons` in a native party's configuration. The three parties must
+   * agree: they compare their settings on every request and refuse rep3 requests when they
+   * differ. METEOR and mal3 ignore it.
+   * @defaultValue 'two-input'
+   */
+  comparisons?: 'two-input' | 'fan-in' | `fan-in:${number},${number}`;
 }
 
 /** The request a party answered. */
@@ -130,6 +139,7 @@ export interface CheckedServeOptions {
   models: Record<string, Uint8Array | ServedModel>;
   maxBatch: number;
   client: number;
+  comparisons: string | undefined;
 }
 
 /**
@@ -141,8 +151,8 @@ export function serveOptions(options: ServeOptions): CheckedServeOptions {
   if (typeof options !== 'object' || options === null) {
     throw new RingfenceError('INVALID_ARGUMENT', 'serve() needs an options object { models, maxBatch, client }');
   }
-  const { models, maxBatch = 1, client = FIRST_CLIENT } = options;
-  return { models, maxBatch, client };
+  const { models, maxBatch = 1, client = FIRST_CLIENT, comparisons } = options;
+  return { models, maxBatch, client, comparisons };
 }
 
 /** The counters at one point of a served request. */

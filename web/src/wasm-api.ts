@@ -78,6 +78,7 @@ export interface WasmParty extends WasmFreeable {
     models: Record<string, Uint8Array | ServedModel>,
     maxBatch: number,
     client: number,
+    comparisons: string | undefined,
     onStage: ((stage: WasmServeStage, stats: WasmStats) => void) | undefined,
   ): Promise<WasmServeOutcome>;
 }

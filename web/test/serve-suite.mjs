@@ -114,6 +114,21 @@ export function defineServeSuite(name) {
     }
   });
 
+  test(`${name}: three SDK parties comparing on multi-fan-in gates answer rep3 in fewer online rounds`, async (t) => {
+    const rounds = {};
+    for (const comparisons of ['two-input', 'fan-in']) {
+      const d = await deploy(t, [0, 1, 2], (party, id) => party.serve({ models: { 'nn-a': served(id) }, comparisons }));
+      const r = await d.client.classify('nn-a', sample(4), { backend: 'rep3' });
+      d.client.close();
+      assert.deepEqual(r.classes, [digit(4).expected], `${comparisons}: onnxruntime says ${digit(4).expected}`);
+      const answered = await d.sdk;
+      for (const s of answered) checkAnswered(s, 'rep3');
+      rounds[comparisons] = answered[0].result.stages.online.rounds;
+    }
+    // NN-A's scores pass three ReLU layers: each comparison takes 3 rounds instead of 8.
+    assert.equal(rounds['two-input'] - rounds['fan-in'], 3 * 5, JSON.stringify(rounds));
+  });
+
   test(`${name}: a malformed model fails with INVALID_MODEL before anything is sent; an unknown model is refused`, async (t) => {
     const garbage = new Uint8Array([0x08, 0x07, 0x3a, 0xff]);
     const bad = [
@@ -128,6 +143,8 @@ export function defineServeSuite(name) {
       [{ models: { ['x'.repeat(33)]: NN_A_BYTES } }, 'INVALID_ARGUMENT', /1 to 32 bytes/],
       [{ models: { 'nn-a': NN_A_BYTES }, maxBatch: 0 }, 'INVALID_ARGUMENT', /maxBatch must be at least 1/],
       [{ models: { 'nn-a': NN_A_BYTES }, client: 2 }, 'API_MISUSE', /client 2 is not a client of this session/],
+      [{ models: { 'nn-a': NN_A_BYTES }, comparisons: 'fan-in:9,4' }, 'INVALID_ARGUMENT', /groups of 9 \(1\.\.=8\)/],
+      [{ models: { 'nn-a': NN_A_BYTES }, comparisons: 4 }, 'INVALID_ARGUMENT', /comparisons must be a string, got number/],
       [null, 'INVALID_ARGUMENT', /needs an options object/],
     ];
     const d = await deploy(t, [0, 1, 2], async (party, id) => {

@@ -17,6 +17,7 @@
 use js_sys::{Function, Object, Promise, Uint8Array};
 use ringfence_core::net::{PartyId, Stats};
 use ringfence_core::nn::{ModelFile, NnError, Output};
+use ringfence_core::rep3::Comparisons;
 use ringfence_core::service::{self, Catalog, ModelPolicy, Outcome, Request, Stage};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -35,6 +36,8 @@ impl Party {
     /// `models` (an object mapping each served name to its file, a `Uint8Array` — ONNX at the
     /// owner P0 or for a public model, else the shape file — or to `{model, output, public}`
     /// with `output` `'class'` (default) or `'scores'` and `public` a boolean), accepting batches of 1 to `maxBatch` samples. `onStage` (a function, or `undefined`) is
+    /// `comparisons` (a string or `undefined`) is how rep3's comparisons run, as in a native
+    /// party's configuration. `onStage` (a function, or `undefined`) is
     /// called with `'accepted'`, `'setup-done'` and `'online-done'` and the counters
     /// `{bytesSent, payloadBytesSent, framesSent, rounds}` as the session reaches each point.
     /// Resolves with `{outcome: 'answered', request: {model, backend, output, batch}}` or
@@ -45,6 +48,7 @@ impl Party {
         models: JsValue,
         max_batch: JsValue,
         client: JsValue,
+        comparisons: JsValue,
         on_stage: JsValue,
     ) -> Result<Promise, JsValue> {
         let client = index(&client, "client", 254)?;
@@ -76,7 +80,19 @@ impl Party {
                 ))
             }
         };
-        let catalog = catalog(self.me, &models, max_batch)?;
+        // How rep3's comparisons run (`'two-input'`, `'fan-in'` or `'fan-in:R,L'`); the three
+        // parties compare their settings on every request.
+        let comparisons = match comparisons.as_string() {
+            Some(c) => c.parse::<Comparisons>().map_err(|e| js_error(Code::InvalidArgument, e))?,
+            None if comparisons.is_undefined() => Comparisons::TwoInput,
+            None => {
+                return Err(js_error(
+                    Code::InvalidArgument,
+                    format!("comparisons must be a string, got {}", describe(&comparisons)),
+                ))
+            }
+        };
+        let catalog = catalog(self.me, &models, max_batch)?.with_comparisons(comparisons);
         let client = PartyId(client as u8);
         let backend = self.backend;
         self.session.spawn_owned(move |party| {
