@@ -194,7 +194,10 @@ impl core::str::FromStr for Comparisons {
         };
         crate::bin3::FanIn::new(crate::bin3::Roles::default(), num(r)?, num(l)?)
             .map(Self::FanIn)
-            .map_err(|e| e.to_string())
+            .map_err(|e| match e {
+                Error::ApiMisuse(m) => m,
+                other => other.to_string(),
+            })
     }
 }
 

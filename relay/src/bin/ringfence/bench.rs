@@ -88,16 +88,6 @@ pub(crate) fn backend_arg() -> impl clap::builder::TypedValueParser<Value = Back
         .try_map(|name| name.parse::<Backend>())
 }
 
-/// `--comparisons` (see [`Comparisons`]'s `FromStr`).
-pub(crate) fn comparisons_arg(s: &str) -> Result<Comparisons, String> {
-    s.parse()
-}
-
-/// The `--comparisons` value that gives `c`.
-pub(crate) fn comparisons_name(c: Comparisons) -> String {
-    c.to_string()
-}
-
 /// Models that `--model` accepts by name: `models/NAME.onnx` of the repository.
 pub(crate) const MODEL_NAMES: &[&str] =
     &["nn-a", "nn-b", "nn-c", "lenet", "logreg", "svm", "tree", "alexnet", "vgg16"];
@@ -672,7 +662,7 @@ pub(crate) fn print_header(
     network: &str,
 ) {
     let comparisons = match sizes.backend {
-        Backend::Rep3 => format!(" ({} comparisons)", comparisons_name(sizes.comparisons)),
+        Backend::Rep3 => format!(" ({} comparisons)", sizes.comparisons),
         _ => String::new(),
     };
     println!(
@@ -788,12 +778,12 @@ mod tests {
 
     #[test]
     fn comparisons_parse_and_print_back() {
-        for s in ["two-input", "fan-in:4,4", "fan-in:8,8", "fan-in:1,2"] {
-            assert_eq!(comparisons_name(comparisons_arg(s).unwrap()), s);
+        for v in ["two-input", "fan-in:4,4", "fan-in:8,8", "fan-in:1,2"] {
+            assert_eq!(v.parse::<Comparisons>().unwrap().to_string(), v);
         }
-        assert_eq!(comparisons_name(comparisons_arg("fan-in").unwrap()), "fan-in:4,4");
+        assert_eq!("fan-in".parse::<Comparisons>().unwrap().to_string(), "fan-in:4,4");
         for bad in ["fan-in:9,4", "fan-in:4,1", "fan-in:4", "fan-out", "fan-in:a,b"] {
-            let e = comparisons_arg(bad).unwrap_err();
+            let e = bad.parse::<Comparisons>().unwrap_err();
             assert!(e.contains("1..=8") || e.contains("expected"), "{bad}: {e}");
         }
     }

@@ -140,7 +140,7 @@ fn print_comparisons(shape: &ringfence_core::nn::PlanShape, batch: usize) {
         };
         println!(
             "          {:<12} {:>4} / {:<4} {} rounds per comparison, {}/{}/{} bits ({who})",
-            crate::bench::comparisons_name(c),
+            c.to_string(),
             online_rounds(shape, Output::Argmax, 64, c),
             online_rounds(shape, Output::Logits, 64, c),
             cost.rounds,
@@ -167,7 +167,7 @@ fn print_comparisons(shape: &ringfence_core::nn::PlanShape, batch: usize) {
                 mbit * 1e6 / 8.0,
                 Roles::default(),
             );
-            format!("{} on {net}", crate::bench::comparisons_name(c))
+            format!("{c} on {net}")
         })
         .collect();
         println!("          fastest ({name}, batch {batch}): {}", best.join("; "));

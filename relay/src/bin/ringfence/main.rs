@@ -206,7 +206,7 @@ struct Workload {
     /// and argmax in --model runs): two-input (rep3's ANDs, 8 rounds per 64-bit comparison),
     /// fan-in (bin3's multi-fan-in gates, groups and gates of 4: 3 rounds), or fan-in:R,L
     /// (first-round groups of R bits, 1..=8, then gates of up to L inputs, 2..=8).
-    #[arg(long, value_parser = bench::comparisons_arg, default_value = "two-input")]
+    #[arg(long, default_value = "two-input")]
     comparisons: ringfence_core::rep3::Comparisons,
 }
 
@@ -262,7 +262,7 @@ impl Workload {
         args.extend(["--backend".into(), self.backend.name().into()]);
         args.extend(["--gates".into(), self.gates.name().into()]);
         args.extend(["--sbox".into(), self.sbox.name().into()]);
-        args.extend(["--comparisons".into(), bench::comparisons_name(self.comparisons)]);
+        args.extend(["--comparisons".into(), self.comparisons.to_string()]);
         if let Some(path) = &self.circuit {
             let abs =
                 std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
