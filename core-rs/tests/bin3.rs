@@ -12,7 +12,7 @@ use ringfence_core::prg::{Prg, Seed};
 use ringfence_core::rep3::{Comparisons, Rep3};
 use ringfence_core::ring::{Bits, IntRing, Ring, Z32, Z64};
 use ringfence_core::sharing::{Gates, Session};
-use ringfence_core::testing::{self, Envelope, MemTransport, Net};
+use ringfence_core::testing::{self, Action, Envelope, MemTransport, Net};
 use ringfence_core::Error;
 
 /// Rings the tests run over, with a way to make test values from words.
@@ -635,5 +635,79 @@ fn an_empty_msb_on_multi_fan_in_gates_sends_nothing() {
     });
     for o in outs {
         assert_eq!(o, (vec![0, 0], 0, 0));
+    }
+}
+
+/// A multi-fan-in MSB whose frames a hostile network changes: a truncated frame from P3, a
+/// dropped one, and P2's first-round frame overtaken by its next — each is an error naming the
+/// peer at the receiver (P1), never a panic, a hang or an answer.
+#[test]
+fn a_tampered_dropped_or_reordered_msb_frame_is_an_error() {
+    let fan = FanIn::default();
+    let (p1, p2, p3) =
+        (fan.roles().party(Role::P1), fan.roles().party(Role::P2), fan.roles().party(Role::P3));
+    let run = |with_op: bool, net: &Net| {
+        testing::run_rep3_on(net, 3, 31, |mut p: Rep3<MemTransport>| async move {
+            let mine = (p.me() == PartyId(0)).then(|| vec![Z64(5); 100]);
+            let x = p.input(PartyId(0), mine.as_deref(), 100).await?;
+            if !with_op {
+                return Ok(Vec::new());
+            }
+            p.set_comparisons(Comparisons::FanIn(fan));
+            let m = p.msb_many(&[&x]).await?;
+            p.reveal_bits(m.into_iter().next().expect("one vector")).await
+        })
+    };
+    // The frames each link carries before the MSB.
+    let base = Net::new(3);
+    run(false, &base).into_iter().for_each(|r| drop(r.expect("party failed")));
+    let first = |from: PartyId, to: PartyId| {
+        base.log().iter().filter(|e| (e.from, e.to) == (from, to)).count() as u64
+    };
+    let (from_p3, from_p2) = (first(p3, p1), first(p2, p1));
+    type Hook = Box<dyn FnMut(&mut Envelope) -> Action>;
+    let cases: Vec<(&str, Hook)> = vec![
+        (
+            "truncated",
+            Box::new(move |e: &mut Envelope| {
+                if (e.from, e.to, e.index) == (p3, p1, from_p3) {
+                    e.bytes.truncate(e.bytes.len() - 8);
+                }
+                Action::Deliver
+            }),
+        ),
+        (
+            "dropped",
+            Box::new(move |e: &mut Envelope| {
+                if (e.from, e.to, e.index) == (p3, p1, from_p3) {
+                    Action::Drop
+                } else {
+                    Action::Deliver
+                }
+            }),
+        ),
+        (
+            "reordered",
+            Box::new(move |e: &mut Envelope| {
+                if (e.from, e.to, e.index) == (p2, p1, from_p2) {
+                    Action::Delay(50)
+                } else {
+                    Action::Deliver
+                }
+            }),
+        ),
+    ];
+    for (what, hook) in cases {
+        let net = Net::new(3);
+        net.set_hook(hook);
+        let outs = run(true, &net);
+        let at_p1 = &outs[p1.index()];
+        let named = match at_p1 {
+            Err(Error::PeerMisbehaved { peer, .. }) | Err(Error::Transport { peer, .. }) => {
+                *peer == p3 || *peer == p2
+            }
+            _ => false,
+        };
+        assert!(named, "{what}: P1 got {at_p1:?}");
     }
 }
