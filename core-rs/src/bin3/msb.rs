@@ -45,7 +45,7 @@ use crate::net::{PartyId, Transport};
 use crate::prg::Prg;
 use crate::rep3::binary::{to_planes_into, words};
 use crate::rep3::{next, prev, Rep3, Rep3Vec, SharedBits};
-use crate::ring::{Bits, IntRing, Ring};
+use crate::ring::{kernels, Bits, IntRing, Ring};
 use crate::Error;
 
 /// The widest first-level group: its `2^r − 1` monomials go from P3 to each of P1 and P2.
@@ -303,8 +303,13 @@ impl<T: Transport, B: BorrowMut<Rep3<T>>> Bin3<T, B> {
         if role == Role::P3 {
             let a = a.ok_or_else(|| Error::ApiMisuse("msb: P3 without its addend".into()))?;
             let m: Vec<Bits> = groups.iter().flat_map(|g| monomials(a, w, g)).collect();
-            self.send(Role::P1, &xor(&m, &draw(&mut prg(self, Role::P2, stream::M31), mono)))?;
-            self.send(Role::P2, &xor(&m, &draw(&mut prg(self, Role::P1, stream::M32), mono)))?;
+            for (to, key, purpose) in
+                [(Role::P1, Role::P2, stream::M31), (Role::P2, Role::P1, stream::M32)]
+            {
+                let mut masked = draw(&mut prg(self, key, purpose), mono);
+                kernels::add_assign(&mut masked, &m);
+                self.send(to, &masked)?;
+            }
             let alpha = split(draw(&mut prg(self, Role::P2, stream::M21), outs));
             let beta = split(draw(&mut prg(self, Role::P1, stream::M12), outs));
             return Ok(alpha
@@ -321,33 +326,34 @@ impl<T: Transport, B: BorrowMut<Rep3<T>>> Bin3<T, B> {
         };
         let rho = draw(&mut prg(self, Role::P3, rho), mono);
         let mask = draw(&mut prg(self, Role::P3, mine), outs);
-        let polys: Vec<(Vec<Bits>, usize)> = groups
+        // Each output's coefficients and where its group's monomials lie in the messages.
+        let polys: Vec<(Vec<Bits>, core::ops::Range<usize>)> = groups
             .iter()
             .scan(0, |at, g| {
                 let (gen, prop) = coefficients(b, w, g);
-                let start = *at;
-                *at += ((1usize << g.len) - 1) * w;
+                let span = *at..*at + ((1usize << g.len) - 1) * w;
+                *at = span.end;
                 Some(
                     [(g.g, gen), (g.p, prop)]
                         .into_iter()
                         .filter(|x| x.0)
-                        .map(move |x| (x.1, start)),
+                        .map(move |x| (x.1, span.clone())),
                 )
             })
             .flatten()
             .collect();
-        let span = |c: &Vec<Bits>| (c.len() / w.max(1)).saturating_sub(1) * w;
         let mut u = Vec::with_capacity(outs);
-        for ((c, at), m) in polys.iter().zip(mask.chunks(w.max(1))) {
-            u.extend(xor(m, &apply(c, &rho[*at..*at + span(c)], w, false)));
+        for ((c, span), m) in polys.iter().zip(mask.chunks(w.max(1))) {
+            u.extend(xor(m, &apply(c, &rho[span.clone()], w, false)));
         }
         self.send(to, &u)?;
         let t = self.recv(Role::P3, mono).await?;
         let from = self.recv(to, outs).await?;
         let mut shares = Vec::with_capacity(polys.len());
-        for (((c, at), m), v) in polys.iter().zip(mask.chunks(w.max(1))).zip(from.chunks(w.max(1)))
+        for (((c, span), m), v) in
+            polys.iter().zip(mask.chunks(w.max(1))).zip(from.chunks(w.max(1)))
         {
-            let first = xor(&apply(c, &t[*at..*at + span(c)], w, true), v);
+            let first = xor(&apply(c, &t[span.clone()], w, true), v);
             shares.push(Bin3Vec::from_parts(role, first, m.to_vec()));
         }
         Ok(shares)

@@ -22,7 +22,8 @@ fn level_ops(len: usize, d: u32) -> impl Iterator<Item = (usize, usize)> {
         .map(move |i| (i, ((i >> (d + 1)) << (d + 1)) + (1 << d) - 1))
 }
 
-fn levels(len: usize) -> u32 {
+/// Sklansky levels over `len` positions: ⌈log₂ len⌉.
+pub(crate) fn levels(len: usize) -> u32 {
     usize::BITS - len.saturating_sub(1).leading_zeros()
 }
 

@@ -54,7 +54,8 @@ impl Comparisons {
         match self {
             Self::TwoInput => {
                 let ands = super::adder::carry_ands(&[bits - 2]);
-                let rounds = 2 + (usize::BITS - (bits - 2).leading_zeros()) as usize;
+                // P1's sharing, the g layer, then the network's levels over k − 1 positions.
+                let rounds = 2 + super::adder::levels(bits - 1) as usize;
                 crate::bin3::Cost { rounds, bits: [ands, ands + bits, ands] }
             }
             Self::FanIn(f) => f.msb_cost(bits),
