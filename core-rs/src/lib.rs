@@ -44,6 +44,7 @@ pub mod net;
 pub mod nn;
 pub mod prg;
 pub mod rep3;
+pub mod rss;
 pub mod ring;
 pub mod service;
 pub mod sharing;

@@ -22,6 +22,9 @@
 
 pub mod conformance;
 pub mod ideal;
+mod rss;
+
+pub use rss::{rss_own_seed, rss_party, run_rss, run_rss_with_client};
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};

@@ -1,0 +1,317 @@
+//! `rss`: n-party replicated sharing at (n, t) = (3, 1), (5, 2), (7, 3), against plaintext, the
+//! paper's cost model (Table 2: elements sent, rounds, PRG draws per party), and what `t`
+//! colluding parties see.
+
+use ringfence_core::net::{PartyId, Roster, Stats};
+use ringfence_core::rss::{RssVec, SUPPORTED};
+use ringfence_core::ring::{IntRing, Z32, Z64};
+use ringfence_core::testing::{self, random_words, Net};
+
+fn rosters() -> Vec<Roster> {
+    SUPPORTED.iter().map(|&(n, t)| Roster::new(n, t).unwrap()).collect()
+}
+
+fn binom(n: u64, k: u64) -> u64 {
+    (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+}
+
+/// Random values, then 0, ±1, the most negative and the most positive value.
+fn values<R: IntRing>(seed: u64, n: usize) -> Vec<R> {
+    let mut v: Vec<R> = random_words(seed, n).into_iter().map(R::from_u64).collect();
+    let min = R::from_u64(1 << (R::BITS - 1));
+    v.extend([R::ZERO, R::ONE, -R::ONE, min, min - R::ONE]);
+    v
+}
+
+fn inputs_products_and_openings<R: IntRing>() {
+    for roster in rosters() {
+        let at = format!("({}, {}) over Z_2^{}", roster.n(), roster.t(), R::BITS);
+        let (x, y) = (values::<R>(1, 40), values::<R>(2, 40));
+        let (a, b) = (values::<R>(3, 7)[..12].to_vec(), values::<R>(4, 10)[..15].to_vec());
+        let owner_x = PartyId(roster.n() as u8 - 1);
+        let outs = testing::run_rss(roster, 5, |mut p| {
+            let (x, y, a, b) = (x.clone(), y.clone(), a.clone(), b.clone());
+            async move {
+                let me = p.me();
+                let vx = p.input(owner_x, (me == owner_x).then_some(&x[..]), x.len()).await?;
+                let vy = p.input(PartyId(0), (me == PartyId(0)).then_some(&y[..]), y.len()).await?;
+                let va = p.input(PartyId(1), (me == PartyId(1)).then_some(&a[..]), 12).await?;
+                let vb = p.input(PartyId(2), (me == PartyId(2)).then_some(&b[..]), 15).await?;
+                let xy = p.mul(&vx, &vy).await?;
+                let ab = p.matmul(&va, &vb, (4, 3, 5)).await?;
+                let lin = vx.add(&vy)?.scale(R::from_i64(3)).add_public(&y)?;
+                let public = p.mul_pub(&vx, &vy).await?;
+                let mut to_each = Vec::new();
+                for to in p.roster().parties() {
+                    to_each.push(p.open_to_party(to, xy.clone()).await?);
+                }
+                Ok((p.open(xy).await?, p.open(ab).await?, p.open(lin).await?, public, to_each))
+            }
+        });
+        let xy: Vec<R> = x.iter().zip(&y).map(|(&a, &b)| a * b).collect();
+        let mut ab = vec![R::ZERO; 20];
+        for i in 0..4 {
+            for j in 0..5 {
+                for k in 0..3 {
+                    ab[i * 5 + j] += a[i * 3 + k] * b[k * 5 + j];
+                }
+            }
+        }
+        let lin: Vec<R> =
+            x.iter().zip(&y).map(|(&a, &b)| (a + b) * R::from_i64(3) + b).collect();
+        for (i, (got_xy, got_ab, got_lin, public, to_each)) in outs.iter().enumerate() {
+            assert_eq!(got_xy, &xy, "{at}: x·y at P{i}");
+            assert_eq!(got_ab, &ab, "{at}: a·b at P{i}");
+            assert_eq!(got_lin, &lin, "{at}: 3(x + y) + y at P{i}");
+            assert_eq!(public, &xy, "{at}: multiply-and-open at P{i}");
+            for (to, got) in to_each.iter().enumerate() {
+                assert_eq!(got.as_ref(), (to == i).then_some(&xy), "{at}: opening to P{to} at P{i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn inputs_products_and_openings_match_plaintext_z64() {
+    inputs_products_and_openings::<Z64>();
+}
+
+#[test]
+fn inputs_products_and_openings_match_plaintext_z32() {
+    inputs_products_and_openings::<Z32>();
+}
+
+/// Table 2, per party and value: input t elements (owner only), open t, mul t, one matrix
+/// product's output t, multiply-and-open n − 1, each in one round; PRandR draws C(n−1, t)
+/// elements and a product (t+1)(C(n−1, t) − 1); nothing else draws.
+#[test]
+fn costs_per_party_equal_table_2() {
+    for roster in rosters() {
+        let (n, t) = (roster.n() as u64, roster.t() as u64);
+        let held = binom(n - 1, t);
+        let len = 9u64;
+        let outs = testing::run_rss(roster, 6, |mut p| async move {
+            let me = p.me();
+            let mut m: Vec<(&str, Stats, u64)> = Vec::new();
+            let (s0, d0) = (p.ctx().stats(), p.prg_draws());
+            let x = p.random::<Z64>(len as usize);
+            m.push(("random", p.ctx().stats() - s0, p.prg_draws() - d0));
+            let (s0, d0) = (p.ctx().stats(), p.prg_draws());
+            let v = vec![Z64(7); len as usize];
+            let y = p.input(PartyId(1), (me == PartyId(1)).then_some(&v[..]), len as usize).await?;
+            m.push(("input", p.ctx().stats() - s0, p.prg_draws() - d0));
+            let (s0, d0) = (p.ctx().stats(), p.prg_draws());
+            let z = p.mul(&x, &y).await?;
+            m.push(("mul", p.ctx().stats() - s0, p.prg_draws() - d0));
+            let (s0, d0) = (p.ctx().stats(), p.prg_draws());
+            p.matmul(&x, &y, (3, 3, 3)).await?;
+            m.push(("matmul", p.ctx().stats() - s0, p.prg_draws() - d0));
+            let (s0, d0) = (p.ctx().stats(), p.prg_draws());
+            p.mul_pub(&x, &y).await?;
+            m.push(("mul_pub", p.ctx().stats() - s0, p.prg_draws() - d0));
+            let (s0, d0) = (p.ctx().stats(), p.prg_draws());
+            p.open(z).await?;
+            m.push(("open", p.ctx().stats() - s0, p.prg_draws() - d0));
+            Ok((me, m))
+        });
+        for (me, m) in outs {
+            for (op, s, draws) in m {
+                let at = format!("({n}, {t}) {me} {op}");
+                let (elems, rounds, want_draws) = match op {
+                    "random" => (0, 0, held * len),
+                    "input" if me == PartyId(1) => (t * len, 1, (held - 1) * len),
+                    "input" => (0, 1, 0), // checked below: depends on the shares held
+                    "mul" | "matmul" => (t * len, 1, (t + 1) * (held - 1) * len),
+                    "mul_pub" => ((n - 1) * len, 1, 0),
+                    "open" => (t * len, 1, 0),
+                    _ => unreachable!(),
+                };
+                assert_eq!(s.payload_bytes_sent, elems * 8, "{at}: bytes");
+                assert_eq!(s.rounds, rounds, "{at}: rounds");
+                match op {
+                    "input" if me != PartyId(1) => {
+                        // C(n−2, t) shares without the owner, one of which may be χ(owner).
+                        let shared = binom(n - 2, t);
+                        assert!(draws == shared * len || draws == (shared - 1) * len, "{at}: {draws}");
+                    }
+                    // A holder of rank j < t draws once per share, the last holder t times.
+                    "mul_pub" => assert!(draws >= held * len && draws <= t * held * len, "{at}"),
+                    _ => assert_eq!(draws, want_draws, "{at}: PRG draws"),
+                }
+            }
+        }
+    }
+}
+
+/// An external client's input and output: the client sends seeds and the designated share,
+/// gets one masked element per value from each party, and reconstructs; the parties never
+/// see the values.
+#[test]
+fn a_client_shares_its_input_and_alone_gets_the_result() {
+    for roster in rosters() {
+        let x = values::<Z64>(9, 30);
+        let client = roster.first_client();
+        let (parties, got) = testing::run_rss_with_client(
+            roster,
+            7,
+            |mut p| async move {
+                let v = p.input_from_client::<Z64>(client, 35).await?;
+                let sq = p.mul(&v, &v).await?;
+                p.open_to_client(client, sq).await?;
+                Ok(p.ctx().stats())
+            },
+            |mut c| {
+                let x = x.clone();
+                async move {
+                    c.share(&x)?;
+                    c.reconstruct::<Z64>(35).await
+                }
+            },
+        );
+        let want: Vec<Z64> = x.iter().map(|&v| v * v).collect();
+        assert_eq!(got, want, "({}, {})", roster.n(), roster.t());
+        assert_eq!(parties.len(), roster.n());
+    }
+}
+
+/// A client that sends two holders of a share different seeds is caught by every party before
+/// the input is used, naming the client.
+#[test]
+fn a_client_sending_inconsistent_shares_is_refused_by_every_party() {
+    for roster in rosters() {
+        let net = Net::new(roster.participants(1));
+        let client = roster.first_client();
+        // The client's seed message to P1 (its first frame to P1), one byte changed.
+        net.set_hook(move |e| {
+            if e.from == client && e.to == PartyId(1) && e.index == 0 {
+                let last = e.bytes.len() - 1;
+                e.bytes[last] ^= 1;
+            }
+            testing::Action::Deliver
+        });
+        let results = run_client_input(&net, roster, 8);
+        for (i, r) in results.iter().enumerate() {
+            let e = r.as_ref().expect_err("the input is refused").to_string();
+            assert!(e.contains(&client.to_string()) && e.contains("different"), "P{i}: {e}");
+        }
+    }
+}
+
+fn run_client_input(
+    net: &Net,
+    roster: Roster,
+    seed: u64,
+) -> Vec<Result<RssVec<Z64>, ringfence_core::Error>> {
+    use ringfence_core::net::{Ctx, SessionId};
+    use ringfence_core::rss::client::RssClient;
+    let client = roster.first_client();
+    let participants = roster.participants(1);
+    let mut futs: Vec<testing::PartyFuture<'_, Result<Option<RssVec<Z64>>, ringfence_core::Error>>> =
+        roster
+            .parties()
+            .map(|me| {
+                Box::pin(async move {
+                    let mut p = testing::rss_party(net, roster, participants, seed, me).await?;
+                    Ok(Some(p.input_from_client::<Z64>(client, 4).await?))
+                }) as testing::PartyFuture<'_, _>
+            })
+            .collect();
+    let ctx = Ctx::new(client, participants, SessionId([1; 16]), net.transport(client));
+    let mut c = RssClient::new(ctx, roster, testing::rss_own_seed(seed, client));
+    futs.push(Box::pin(async move {
+        c.share(&[Z64(1), Z64(2), Z64(3), Z64(4)])?;
+        Ok(None)
+    }));
+    net.run(futs).into_iter().take(roster.n()).map(|r| r.map(|o| o.expect("a party's"))).collect()
+}
+
+/// What any `t` colluding parties hold of a secret does not depend on it: over many sharings
+/// of 0 and of −1 (inputs from an honest party, and their squares), every bit of every share
+/// the coalition holds is 1 about half the time under both secrets — except the shares of an
+/// input whose set contains its owner, which are 0 by construction under both. And any `t + 1`
+/// parties hold every share between them, which sum to the secret.
+#[test]
+fn t_colluding_parties_see_shares_independent_of_the_secret_and_t_plus_one_reconstruct() {
+    const RUNS: u64 = 200;
+    for roster in rosters() {
+        let (n, t) = (roster.n(), roster.t());
+        // Coalitions without the owner P0: the t parties after it, and the t before it.
+        for coalition in [(1..=t).collect::<Vec<_>>(), (n - t..n).collect::<Vec<_>>()] {
+            let at = format!("({n}, {t}) {coalition:?}");
+            let count = |secret: Z64| {
+                let mut ones: Vec<[u32; 64]> = Vec::new();
+                for run in 0..RUNS {
+                    let outs = testing::run_rss(roster, 1000 + run, |mut p| async move {
+                        let me = p.me();
+                        let s = [secret];
+                        let x = p.input(PartyId(0), (me == PartyId(0)).then_some(&s[..]), 1).await?;
+                        let y = p.mul(&x, &x).await?;
+                        Ok((me, shares_of(&x), shares_of(&y)))
+                    });
+                    let seen: Vec<u64> = outs
+                        .iter()
+                        .filter(|(me, _, _)| coalition.contains(&me.index()))
+                        .flat_map(|(_, x, y)| x.iter().chain(y).copied())
+                        .collect();
+                    ones.resize(seen.len(), [0; 64]);
+                    for (c, w) in ones.iter_mut().zip(&seen) {
+                        for (b, c) in c.iter_mut().enumerate() {
+                            *c += (w >> b & 1) as u32;
+                        }
+                    }
+                }
+                ones
+            };
+            let (zero, minus_one) = (count(Z64(0)), count(Z64(u64::MAX)));
+            let mut uniform = 0;
+            for (i, (a, b)) in zero.iter().zip(&minus_one).enumerate() {
+                if a.iter().chain(b).all(|&c| c == 0) {
+                    continue; // a share that is 0 by construction under both secrets
+                }
+                for (bit, (&ca, &cb)) in a.iter().zip(b).enumerate() {
+                    // Binomial(200, 1/2): mean 100, sd ≈ 7.1; ±50 is over 7 sd.
+                    for c in [ca, cb] {
+                        assert!((50..=150).contains(&c), "{at}: word {i} bit {bit} is 1 {c} times in {RUNS}");
+                    }
+                }
+                uniform += 1;
+            }
+            assert!(uniform >= 2 * t, "{at}: only {uniform} uniform words");
+        }
+        // t + 1 parties: every share between them, summing to the secret.
+        let secret = [Z64(0xdead_beef), Z64(u64::MAX)];
+        let outs = testing::run_rss(roster, 77, |mut p| async move {
+            let me = p.me();
+            let x = p.input(PartyId(0), (me == PartyId(0)).then_some(&secret[..]), 2).await?;
+            let y = p.mul(&x, &x).await?;
+            Ok((me, x, y))
+        });
+        let access = ringfence_core::rss::Access::for_roster(roster).unwrap();
+        for first in 0..n {
+            let group: Vec<usize> = (0..=t).map(|j| (first + j) % n).collect();
+            for (which, want) in [(0, secret.to_vec()), (1, secret.iter().map(|&v| v * v).collect())] {
+                let mut by_share: Vec<Option<Vec<Z64>>> = vec![None; access.shares()];
+                for &p in &group {
+                    let (me, x, y) = &outs[p];
+                    let v = if which == 0 { x } else { y };
+                    for (&s, comp) in access.held(*me).iter().zip(v.components()) {
+                        by_share[s] = Some(comp.clone());
+                    }
+                }
+                let mut sum = vec![Z64(0); 2];
+                for s in &by_share {
+                    let s = s.as_ref().unwrap_or_else(|| panic!("({n}, {t}) {group:?} miss a share"));
+                    for (a, b) in sum.iter_mut().zip(s) {
+                        *a += *b;
+                    }
+                }
+                assert_eq!(sum, want, "({n}, {t}): {group:?} reconstruct");
+            }
+        }
+    }
+}
+
+/// Every word of a party's shares.
+fn shares_of(x: &RssVec<Z64>) -> Vec<u64> {
+    x.components().iter().flatten().map(|z| z.0).collect()
+}
