@@ -11,6 +11,7 @@ use std::marker::PhantomData;
 use ringfence_core::bin3::Bin3;
 use ringfence_core::mal3::Mal3;
 use ringfence_core::meteor::Meteor;
+use ringfence_core::net::Roster;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{Z32, Z64};
 use ringfence_core::testing::conformance::{
@@ -29,17 +30,18 @@ fn rep3() -> Scheme<Rep3<MemTransport>> {
     let p1_truncating = PartyCost { elems: 2, msgs: 2, rounds: 1 };
     Scheme {
         party: PhantomData,
+        roster: Roster::THREE,
         binds_operands: false,
         cost: Some(CostModel {
             // The owner sends its next party the component that is not from a shared key.
-            input: [ONE, IDLE, IDLE],
-            open: [ONE; 3],
+            input: vec![ONE, IDLE, IDLE],
+            open: vec![ONE; 3],
             // The receiver lacks one component, which its previous party holds.
-            open_to: [IDLE, IDLE, ONE],
-            mul: [ONE; 3],
-            mul_fixed: [ONE, p1_truncating, ONE],
-            matmul: [ONE; 3],
-            matmul_fixed: [ONE, p1_truncating, ONE],
+            open_to: vec![IDLE, IDLE, ONE],
+            mul: vec![ONE; 3],
+            mul_fixed: vec![ONE, p1_truncating, ONE],
+            matmul: vec![ONE; 3],
+            matmul_fixed: vec![ONE, p1_truncating, ONE],
         }),
         boolean: Some(rep3_bits()),
     }
@@ -55,35 +57,36 @@ fn rep3_bits() -> BitCostModel {
         u64::from(u32::BITS - (x - 1).leading_zeros())
     }
     BitCostModel {
-        and: |_| BitCost { bits: [1; 3], rounds: 1 },
+        and: |_| BitCost { bits: vec![1; 3], rounds: 1 },
         msb: |k| {
             let (k, l) = (u64::from(k), log2_ceil(k - 1));
             let ands = 3 * k - 5 - l;
-            BitCost { bits: [ands, ands + k, ands], rounds: 2 + l }
+            BitCost { bits: vec![ands, ands + k, ands], rounds: 2 + l }
         },
         eq: |k| {
             let k64 = u64::from(k);
-            BitCost { bits: [k64 - 1, 2 * k64 - 1, k64 - 1], rounds: 1 + log2_ceil(k) }
+            BitCost { bits: vec![k64 - 1, 2 * k64 - 1, k64 - 1], rounds: 1 + log2_ceil(k) }
         },
-        b2a: |_| BitCost { bits: [1; 3], rounds: 1 },
-        bit_mul: |k| BitCost { bits: [u64::from(k) + 1; 3], rounds: 1 },
+        b2a: |_| BitCost { bits: vec![1; 3], rounds: 1 },
+        bit_mul: |k| BitCost { bits: vec![u64::from(k) + 1; 3], rounds: 1 },
     }
 }
 
 fn meteor() -> Scheme<Meteor<MemTransport>> {
     Scheme {
         party: PhantomData,
+        roster: Roster::THREE,
         binds_operands: true,
         cost: Some(CostModel {
             // The masked value goes to both other parties.
-            input: [PartyCost { elems: 2, msgs: 2, rounds: 1 }, IDLE, IDLE],
-            open: [ONE; 3],
-            open_to: [IDLE, IDLE, ONE],
+            input: vec![PartyCost { elems: 2, msgs: 2, rounds: 1 }, IDLE, IDLE],
+            open: vec![ONE; 3],
+            open_to: vec![IDLE, IDLE, ONE],
             // Truncation is folded into the one reveal of a product.
-            mul: [ONE; 3],
-            mul_fixed: [ONE; 3],
-            matmul: [ONE; 3],
-            matmul_fixed: [ONE; 3],
+            mul: vec![ONE; 3],
+            mul_fixed: vec![ONE; 3],
+            matmul: vec![ONE; 3],
+            matmul_fixed: vec![ONE; 3],
         }),
         // METEOR's comparisons run inside its inference (their setup depends on the masks);
         // it has no `Boolean` yet.
@@ -96,7 +99,13 @@ fn meteor() -> Scheme<Meteor<MemTransport>> {
 /// two openings of the same kind do not send the same messages (the first carries the
 /// pending checks), which `fresh_randomness` compares; it runs every other suite.
 fn mal3() -> Scheme<Mal3<MemTransport>> {
-    Scheme { party: PhantomData, binds_operands: false, cost: None, boolean: None }
+    Scheme {
+        party: PhantomData,
+        roster: Roster::THREE,
+        binds_operands: false,
+        cost: None,
+        boolean: None,
+    }
 }
 
 /// A module `$name` with one test per suite, for scheme `$scheme` over ring `$ring`; with
@@ -124,7 +133,7 @@ macro_rules! instance {
             $(
                 #[test]
                 fn $suite() {
-                    conformance::$suite::<$ring, _>(&$scheme());
+                    conformance::$suite::<$ring, _, _>(&$scheme());
                 }
             )*
         }
@@ -165,8 +174,13 @@ mod gates {
 
     #[test]
     fn bin3() {
-        let scheme: Scheme<Bin3<MemTransport>> =
-            Scheme { party: PhantomData, binds_operands: false, cost: None, boolean: None };
+        let scheme: Scheme<Bin3<MemTransport>> = Scheme {
+            party: PhantomData,
+            roster: Roster::THREE,
+            binds_operands: false,
+            cost: None,
+            boolean: None,
+        };
         conformance::gates(&scheme, Some(|l| log_ceil(8, l)));
     }
 }

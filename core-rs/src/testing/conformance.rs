@@ -1,10 +1,12 @@
 //! Conformance suites for every [`Arith`] scheme, written once (feature `test-utils`).
 //!
-//! Each suite is a function generic over the ring `R` and the scheme `S`, run on the in-memory
-//! [`Net`] and failing with a message that names the scheme ([`Arith::NAME`]) and the ring's
-//! width. A scheme joins by describing itself in a [`Scheme`]: how to make its party from a
-//! `rep3` party, how to read its counters, and its online [`CostModel`] as data. The suites
-//! then check it for
+//! Each suite is a function generic over the ring `R`, the scheme `S` and the base session `B`
+//! the scheme starts on, run on the in-memory [`Net`] and failing with a message that names the
+//! scheme ([`Arith::NAME`]) and the ring's width. The suites are written for any [`Roster`]:
+//! every party takes part, each input and opening is checked at every party. A scheme joins by
+//! describing itself in a [`Scheme`]: its roster, the base session it starts on (a
+//! [`TestBase`], `rep3` by default), and its online [`CostModel`] as data. The suites then
+//! check it for
 //!
 //! * correctness against plaintext, on random and edge values: [`input_and_open`],
 //!   [`mul_exact`], [`matmul_exact`], [`fixed_point`], [`linear`], [`chaining`];
@@ -18,6 +20,9 @@
 //! [`crate::sharing::Boolean`] five more suites: [`bits_and_conversions`],
 //! [`comparisons`], [`selections`], their costs against a [`BitCostModel`] ([`bit_costs`]) and
 //! [`bit_misuse`].
+//!
+//! The suites give the operations' subjects as fixed ids (inputs from `P0`, `P1` and `P2`), so
+//! a roster needs at least three parties.
 //!
 //! The instances (every scheme at both ring widths, each suite its own test) and the schemes'
 //! descriptions are in `core-rs/tests/conformance.rs`.
@@ -39,29 +44,63 @@ pub use ops::{chaining, fixed_point, input_and_open, linear, matmul_exact, mul_e
 pub use wire::{fresh_randomness, observer_view};
 
 use core::future::Future;
+use core::marker::PhantomData;
 
-use super::{random_words, MemTransport, Net};
-use crate::net::{PartyId, Roster, Stats};
+use super::{random_words, rep3_seeds, MemTransport, Net, PartyFuture};
+use crate::net::{Ctx, PartyId, Roster, SessionId, Stats};
 use crate::rep3::Rep3;
 use crate::ring::IntRing;
 use crate::sharing::{Arith, Linear, Session};
 use crate::Error;
 
-/// A party the suites can run: a scheme's [`Arith`] started on a 3-party session.
-pub trait Party<R: IntRing>: Arith<R> + Session<Rep3<MemTransport>> {}
+/// A base session the suites can start on the in-memory network.
+#[allow(async_fn_in_trait)] // futures are not `Send` by design: a session is driven by one task
+pub trait TestBase: Sized {
+    /// Party `ctx.me()`'s base session of a session of `roster`, with the test keys derived
+    /// from `seed` (every party passes the same seed).
+    async fn setup(ctx: Ctx<MemTransport>, roster: Roster, seed: u64) -> Result<Self, Error>;
+    /// The party's communication counters.
+    fn stats(&self) -> Stats;
+}
 
-impl<R: IntRing, S: Arith<R> + Session<Rep3<MemTransport>>> Party<R> for S {}
+/// `rep3`'s session, with the keys of [`super::run_rep3_on`] (so the figures are the same).
+impl TestBase for Rep3<MemTransport> {
+    async fn setup(ctx: Ctx<MemTransport>, roster: Roster, seed: u64) -> Result<Self, Error> {
+        if roster != Roster::THREE {
+            return Err(Error::ApiMisuse(format!(
+                "a rep3 session is for the roster Roster::THREE, not {roster:?}"
+            )));
+        }
+        let me = ctx.me();
+        let Some(seeds) = rep3_seeds(seed).into_iter().nth(me.index()) else {
+            return Err(Error::ApiMisuse(format!("{me} is not a compute party of rep3")));
+        };
+        // The inherent `Rep3::setup` (it takes the seeds, not a roster and a seed).
+        Self::setup(ctx, seeds).await
+    }
+
+    fn stats(&self) -> Stats {
+        self.ctx().stats()
+    }
+}
+
+/// A party the suites can run: a scheme's [`Arith`] started on a base session `B`.
+pub trait Party<R: IntRing, B: TestBase>: Arith<R> + Session<B> {}
+
+impl<R: IntRing, B: TestBase, S: Arith<R> + Session<B>> Party<R, B> for S {}
 
 /// A party's communication counters.
-fn stats_of<S: Session<Rep3<MemTransport>>>(s: &S) -> Stats {
-    s.base().ctx().stats()
+fn stats_of<B: TestBase, S: Session<B>>(s: &S) -> Stats {
+    s.base().stats()
 }
 
 /// What the suites need to know of a scheme besides its [`Arith`] and [`Session`]
-/// implementations.
-pub struct Scheme<S> {
-    /// The scheme's party type (the description is per scheme).
-    pub party: core::marker::PhantomData<S>,
+/// implementations: the base session `B` its parties start on, and its roster.
+pub struct Scheme<S, B = Rep3<MemTransport>> {
+    /// The scheme's party type and its base session (the description is per scheme).
+    pub party: PhantomData<fn() -> (S, B)>,
+    /// The compute parties of the sessions the suites run (no clients).
+    pub roster: Roster,
     /// Whether a preparation is bound to the operands it was made for (METEOR: their masks), so
     /// that one made for other operands of the same shape is refused. When it is not, material
     /// is interchangeable between operands of one shape, and the suites check that a
@@ -72,6 +111,13 @@ pub struct Scheme<S> {
     pub cost: Option<CostModel>,
     /// The costs of its boolean primitives, for a scheme with [`crate::sharing::Boolean`].
     pub boolean: Option<BitCostModel>,
+}
+
+impl<S, B> Scheme<S, B> {
+    /// The compute parties of the roster, `P0` first.
+    pub fn parties(&self) -> Vec<PartyId> {
+        self.roster.parties().collect()
+    }
 }
 
 /// What one party sends in one online operation.
@@ -87,72 +133,109 @@ pub struct PartyCost {
 
 /// A scheme's online cost per party: the figures of its documentation, as data.
 ///
-/// Arrays indexed "by party" hold P0, P1, P2; arrays indexed by role hold the party the
-/// operation is about (the input's owner, the opening's receiver), then the next party around
-/// the ring, then the one after.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Each field holds one entry per compute party of the scheme's roster. Fields indexed "by
+/// party" hold P0, P1, …; fields indexed by role hold the party the operation is about (the
+/// input's owner, the opening's receiver), then the next party around the ring, then the one
+/// after, and so on: party `me` has role `(me − about) mod n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CostModel {
-    /// Input of a compute party's values, by role (owner, next, previous).
-    pub input: [PartyCost; 3],
+    /// Input of a compute party's values, by role (owner, next, …, previous).
+    pub input: Vec<PartyCost>,
     /// Opening to every compute party, by party.
-    pub open: [PartyCost; 3],
-    /// Opening to one compute party, by role (receiver, next, previous).
-    pub open_to: [PartyCost; 3],
+    pub open: Vec<PartyCost>,
+    /// Opening to one compute party, by role (receiver, next, …, previous).
+    pub open_to: Vec<PartyCost>,
     /// Exact elementwise product, by party.
-    pub mul: [PartyCost; 3],
+    pub mul: Vec<PartyCost>,
     /// Fixed-point elementwise product, by party.
-    pub mul_fixed: [PartyCost; 3],
+    pub mul_fixed: Vec<PartyCost>,
     /// Exact matrix product, per output, by party.
-    pub matmul: [PartyCost; 3],
+    pub matmul: Vec<PartyCost>,
     /// Fixed-point matrix product, per output, by party.
-    pub matmul_fixed: [PartyCost; 3],
+    pub matmul_fixed: Vec<PartyCost>,
 }
-
-/// The compute parties of the 3-party schemes the suites describe, `P0` first.
-const PARTIES: [PartyId; Roster::THREE.n()] = {
-    let mut all = [PartyId(0); Roster::THREE.n()];
-    let mut i = 0;
-    while i < all.len() {
-        all[i] = PartyId(i as u8);
-        i += 1;
-    }
-    all
-};
 
 /// The scheme and ring a failure is about, for assertion messages.
 fn label<R: IntRing, S: Arith<R>>() -> String {
     format!("{} over Z_2^{}", S::NAME, R::BITS)
 }
 
-/// Runs `f` as each party of a fresh session of `sc` on `net`.
-fn run_on<S, O, F, Fut>(_: &Scheme<S>, net: &Net, seed: u64, f: F) -> Vec<Result<O, Error>>
+/// Runs `f` as each party of a fresh session of `sc` on `net`, passing it the party's id.
+fn run_as_on<S, B, O, F, Fut>(
+    sc: &Scheme<S, B>,
+    net: &Net,
+    seed: u64,
+    f: F,
+) -> Vec<Result<O, Error>>
 where
-    S: Session<Rep3<MemTransport>>,
-    F: Fn(S) -> Fut,
+    B: TestBase,
+    S: Session<B>,
+    F: Fn(PartyId, S) -> Fut,
     Fut: Future<Output = Result<O, Error>>,
 {
-    super::run_rep3_on(net, PARTIES.len(), seed, |p| f(S::start(p)))
+    let roster = sc.roster;
+    let f = &f;
+    let futs: Vec<PartyFuture<'_, Result<O, Error>>> = roster
+        .parties()
+        .map(|me| {
+            let ctx = Ctx::new(me, roster.participants(0), SessionId([1; 16]), net.transport(me));
+            Box::pin(async move {
+                let base = B::setup(ctx, roster, seed).await?;
+                f(me, S::start(base)).await
+            }) as PartyFuture<'_, _>
+        })
+        .collect();
+    net.run(futs)
 }
 
-/// [`run_on`], failing (with `at` in the message) if a party fails.
-fn run_with<S, O, F, Fut>(sc: &Scheme<S>, at: &str, net: &Net, seed: u64, f: F) -> Vec<O>
+/// Runs `f` as each party of a fresh session of `sc` on `net`.
+fn run_on<S, B, O, F, Fut>(sc: &Scheme<S, B>, net: &Net, seed: u64, f: F) -> Vec<Result<O, Error>>
 where
-    S: Session<Rep3<MemTransport>>,
+    B: TestBase,
+    S: Session<B>,
     F: Fn(S) -> Fut,
     Fut: Future<Output = Result<O, Error>>,
 {
-    let outs = run_on(sc, net, seed, f).into_iter().enumerate();
+    run_as_on(sc, net, seed, |_, s| f(s))
+}
+
+/// Fails (with `at` in the message) if a party failed.
+fn all_ok<O>(at: &str, outs: Vec<Result<O, Error>>) -> Vec<O> {
+    let outs = outs.into_iter().enumerate();
     outs.map(|(i, o)| o.unwrap_or_else(|e| panic!("{at}: P{i} failed: {e}"))).collect()
 }
 
-/// [`run_with`] on a network of its own.
-fn run<S, O, F, Fut>(sc: &Scheme<S>, at: &str, seed: u64, f: F) -> Vec<O>
+/// [`run_on`], failing (with `at` in the message) if a party fails.
+fn run_with<S, B, O, F, Fut>(sc: &Scheme<S, B>, at: &str, net: &Net, seed: u64, f: F) -> Vec<O>
 where
-    S: Session<Rep3<MemTransport>>,
+    B: TestBase,
+    S: Session<B>,
     F: Fn(S) -> Fut,
     Fut: Future<Output = Result<O, Error>>,
 {
-    run_with(sc, at, &Net::new(PARTIES.len()), seed, f)
+    all_ok(at, run_on(sc, net, seed, f))
+}
+
+/// [`run_with`] on a network of its own.
+fn run<S, B, O, F, Fut>(sc: &Scheme<S, B>, at: &str, seed: u64, f: F) -> Vec<O>
+where
+    B: TestBase,
+    S: Session<B>,
+    F: Fn(S) -> Fut,
+    Fut: Future<Output = Result<O, Error>>,
+{
+    run_with(sc, at, &Net::new(sc.roster.n()), seed, f)
+}
+
+/// [`run`], passing `f` the party's id too.
+fn run_as<S, B, O, F, Fut>(sc: &Scheme<S, B>, at: &str, seed: u64, f: F) -> Vec<O>
+where
+    B: TestBase,
+    S: Session<B>,
+    F: Fn(PartyId, S) -> Fut,
+    Fut: Future<Output = Result<O, Error>>,
+{
+    all_ok(at, run_as_on(sc, &Net::new(sc.roster.n()), seed, f))
 }
 
 /// Setup and online input of `x` from `owner` in one go, for suites whose setup needs no tag

@@ -1,31 +1,30 @@
 //! The suites of [`Boolean`] schemes: bits and conversions, comparisons, selections and maxima
 //! against plaintext on random and edge values, their costs, and misuse.
 
-use super::{edges, input_now, label, random, run, stats_of, Party, Scheme, PARTIES};
+use super::{edges, input_now, label, random, run, stats_of, Party, Scheme, TestBase};
 use crate::net::{PartyId, Stats};
 use crate::ring::IntRing;
 use crate::sharing::{eq_by_bits, Bitwise, Boolean, Linear, Store};
 use crate::Error;
 
 /// What one party sends per value in one boolean operation, in bits, and the rounds it takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BitCost {
-    /// Bits sent per value, by party (P0, P1, P2).
-    pub bits: [u64; 3],
+    /// Bits sent per value, by party (P0, P1, …: one entry per party of the roster).
+    pub bits: Vec<u64>,
     /// Rounds.
     pub rounds: u64,
 }
 
 impl BitCost {
-    fn then(self, o: Self) -> Self {
-        let mut bits = self.bits;
-        bits.iter_mut().zip(o.bits).for_each(|(a, b)| *a += b);
+    fn then(&self, o: &Self) -> Self {
+        let bits = self.bits.iter().zip(&o.bits).map(|(a, b)| a + b).collect();
         Self { bits, rounds: self.rounds + o.rounds }
     }
 
     /// `count` runs of the same operation batched together: the bits add, the rounds do not.
-    fn batched(self, count: u64) -> Self {
-        Self { bits: self.bits.map(|b| b * count), rounds: self.rounds }
+    fn batched(&self, count: u64) -> Self {
+        Self { bits: self.bits.iter().map(|b| b * count).collect(), rounds: self.rounds }
     }
 }
 
@@ -77,7 +76,9 @@ fn pairs<R: IntRing>(seed: u64) -> (Vec<R>, Vec<R>) {
 
 /// A2B, B2A, AND, multi-input AND, XOR and NOT against plaintext: the bits of every value
 /// reassemble it, and bits derived from signs combine as plain booleans do.
-pub fn bits_and_conversions<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
+pub fn bits_and_conversions<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(
+    sc: &Scheme<S, B>,
+) {
     let at = label::<R, S>();
     let (x, y) = pairs::<R>(200);
     let (z, _) = pairs::<R>(205);
@@ -132,7 +133,7 @@ pub fn bits_and_conversions<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>
 /// `ltz`, `lt` (signed, exact on the whole ring), `eq` (the scheme's and the generic
 /// [`eq_by_bits`]) and `lt_bounded` (on operands whose difference fits the ring) against
 /// plaintext, with ties and every pair of edges.
-pub fn comparisons<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
+pub fn comparisons<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
     let (x, y) = pairs::<R>(210);
     let quarter = |v: &[R]| -> Vec<R> { v.iter().map(|a| R::from_i64(a.to_i64() >> 2)).collect() };
@@ -176,7 +177,7 @@ pub fn comparisons<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
 
 /// `select`, `relu`, `max`, the maxima of windows (sizes 1 to 5, with ties and the extremes)
 /// and `argmax` (ties to the lowest index) against plaintext; each takes exactly its material.
-pub fn selections<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
+pub fn selections<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
     let (x, y) = pairs::<R>(220);
     let n = x.len();
@@ -234,15 +235,31 @@ pub fn selections<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
 
 /// The counters of every primitive and of the comparisons built on them equal the scheme's
 /// [`BitCostModel`], at every party (128 values, so that packed bits fill whole words).
-pub fn bit_costs<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
+pub fn bit_costs<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
     let Some(model) = sc.boolean else {
         panic!("{at}: the scheme's description has no boolean cost model");
     };
     let k = R::BITS;
+    let parties = sc.roster.n();
+    let primitives = [
+        ("and", model.and),
+        ("msb", model.msb),
+        ("eq", model.eq),
+        ("b2a", model.b2a),
+        ("bit_mul", model.bit_mul),
+    ];
+    for (what, cost) in primitives {
+        let entries = cost(k).bits.len();
+        assert_eq!(
+            entries, parties,
+            "{at}: the boolean cost model's `{what}` gives bits for {entries} parties, but the \
+             scheme's roster has {parties} (one entry per party)"
+        );
+    }
     let n = 128;
     let (x, y) = (random::<R>(230, n), random::<R>(231, n));
-    let stats = stats_of::<S>;
+    let stats = stats_of::<B, S>;
     let outs = run(sc, &at, 232, |mut s| {
         let (x, y) = (x.clone(), y.clone());
         async move {
@@ -278,23 +295,23 @@ pub fn bit_costs<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
         }
     });
     let msb = (model.msb)(k);
-    let lt = msb.batched(3).then((model.and)(k));
+    let lt = msb.batched(3).then(&(model.and)(k));
     let expect = |what: &str| -> BitCost {
         match what {
             "and" => (model.and)(k),
-            "msb" => msb,
+            "msb" => msb.clone(),
             "eq" => (model.eq)(k),
             "b2a" => (model.b2a)(k),
             "bit_mul" => (model.bit_mul)(k),
-            "lt" => lt,
-            "relu" => msb.then((model.bit_mul)(k)),
-            _ => lt.then((model.bit_mul)(k)),
+            "lt" => lt.clone(),
+            "relu" => msb.then(&(model.bit_mul)(k)),
+            _ => lt.then(&(model.bit_mul)(k)),
         }
     };
     for (i, measured) in outs.into_iter().enumerate() {
         for (what, got) in measured {
             let c = expect(what);
-            let bytes = c.bits[PARTIES[i].index()] * n as u64 / 8;
+            let bytes = c.bits[i] * n as u64 / 8;
             assert_eq!(
                 (got.payload_bytes_sent, got.rounds),
                 (bytes, c.rounds),
@@ -307,7 +324,7 @@ pub fn bit_costs<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
 /// Material and operands that do not fit are refused with an error, not used: too little
 /// material, material for another length, bits and values of other lengths, windows out of
 /// range and rows that do not divide. The session then still computes a correct ReLU.
-pub fn bit_misuse<R: IntRing, S: Party<R> + Boolean<R>>(sc: &Scheme<S>) {
+pub fn bit_misuse<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
     let x = random::<R>(240, 6);
     let outs = run(sc, &at, 241, |mut s| {

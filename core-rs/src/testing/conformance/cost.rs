@@ -3,7 +3,7 @@
 use core::fmt;
 
 use super::{
-    combine, input_now, label, random, run, stats_of, CostModel, Party, PartyCost, Scheme, PARTIES,
+    combine, input_now, label, random, run, stats_of, CostModel, Party, PartyCost, Scheme, TestBase,
 };
 use crate::net::{frame, PartyId, Stats};
 use crate::ring::IntRing;
@@ -31,10 +31,33 @@ impl fmt::Display for Op {
 }
 
 impl CostModel {
+    /// Fails unless every field has one entry per party of a roster of `n` parties.
+    fn check_len(&self, at: &str, n: usize) {
+        let fields = [
+            ("input", &self.input),
+            ("open", &self.open),
+            ("open_to", &self.open_to),
+            ("mul", &self.mul),
+            ("mul_fixed", &self.mul_fixed),
+            ("matmul", &self.matmul),
+            ("matmul_fixed", &self.matmul_fixed),
+        ];
+        for (what, v) in fields {
+            assert_eq!(
+                v.len(),
+                n,
+                "{at}: the cost model's `{what}` has {} entries, but the scheme's roster has {n} \
+                 parties (one entry per party)",
+                v.len()
+            );
+        }
+    }
+
     /// The counters `me` should show after `op` on `count` values (outputs for products), in a
-    /// ring of `elem_bytes` bytes per element, with every message in one frame.
-    fn expected(&self, op: Op, me: PartyId, count: u64, elem_bytes: u64) -> Stats {
-        let role = |about: PartyId| role_of(me, about);
+    /// ring of `elem_bytes` bytes per element, with every message in one frame, in a session of
+    /// `n` parties.
+    fn expected(&self, op: Op, me: PartyId, n: usize, count: u64, elem_bytes: u64) -> Stats {
+        let role = |about: PartyId| role_of(me, about, n);
         let by_party = me.index();
         let c: PartyCost = match op {
             Op::Input(owner) => self.input[role(owner)],
@@ -55,28 +78,31 @@ impl CostModel {
     }
 }
 
-/// 0 for `about` itself, 1 for the next party around the ring, 2 for the one after.
-fn role_of(me: PartyId, about: PartyId) -> usize {
-    (me.index() + PARTIES.len() - about.index()) % PARTIES.len()
+/// 0 for `about` itself, 1 for the next party around the ring of `n` parties, 2 for the one
+/// after, and so on: `(me − about) mod n`.
+fn role_of(me: PartyId, about: PartyId, n: usize) -> usize {
+    (me.index() + n - about.index()) % n
 }
 
 /// Every online operation's counters (bytes with and without headers, frames, rounds) at every
 /// party equal the scheme's [`CostModel`]: inputs from each party, openings to all and to each
 /// party, exact and fixed-point products and matrix products.
-pub fn costs<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn costs<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
-    let Some(model) = sc.cost else {
+    let Some(model) = &sc.cost else {
         panic!("{at}: the scheme's description has no cost model");
     };
+    model.check_len(&at, sc.roster.n());
+    let parties = &sc.parties();
     let n = 10;
     let dims @ (m, k, p) = (3, 4, 2);
     let d = R::BITS / 4;
     let (x, a, b) = (&random::<R>(70, n), &random::<R>(71, m * k), &random::<R>(72, k * p));
-    let stats = stats_of::<S>;
+    let stats = stats_of::<B, S>;
     let outs = run(sc, &at, 73, |mut s| async move {
         let mut measured: Vec<(Op, u64, Stats)> = Vec::new();
         let mut shares = Vec::new();
-        for owner in PARTIES {
+        for &owner in parties {
             let before = stats(&s);
             shares.push(input_now(&mut s, owner, x).await?);
             measured.push((Op::Input(owner), n as u64, stats(&s) - before));
@@ -107,16 +133,16 @@ pub fn costs<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
         let before = stats(&s);
         s.open(lin.clone()).await?;
         measured.push((Op::Open, n as u64, stats(&s) - before));
-        for to in PARTIES {
+        for &to in parties {
             let before = stats(&s);
             s.open_to(to, lin.clone()).await?;
             measured.push((Op::OpenTo(to), n as u64, stats(&s) - before));
         }
         Ok(measured)
     });
-    for (me, measured) in PARTIES.iter().zip(&outs) {
+    for (me, measured) in parties.iter().zip(&outs) {
         for &(op, count, got) in measured {
-            let want = model.expected(op, *me, count, R::BYTES as u64);
+            let want = model.expected(op, *me, parties.len(), count, R::BYTES as u64);
             assert_eq!(got, want, "{at}: {op} ({count} values or outputs), counters of {me}");
         }
     }

@@ -2,12 +2,14 @@
 //! NOT, and layers of ANDs of mixed fan-in (one operand up to twenty) against plaintext, on
 //! lengths around the 64-bit word; the rounds of a layer; misuse refused before sending.
 
-use super::{run, stats_of, Scheme, PARTIES};
+use super::{run, run_as, stats_of, Scheme, TestBase};
 use crate::net::Stats;
-use crate::rep3::Rep3;
 use crate::sharing::{Bitwise, Gates, Session};
-use crate::testing::{random_words, MemTransport};
+use crate::testing::random_words;
 use crate::Error;
+
+/// The fewest wires input by the parties (each party inputs at least one).
+const MIN_INPUTS: usize = 6;
 
 /// Fan-ins of the gates of the test layer, widest last.
 const FAN_INS: [usize; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 2, 9, 17, 20];
@@ -23,16 +25,22 @@ fn operand(g: usize, j: usize, wires: usize) -> (usize, bool) {
     ((g * 7 + j * 3) % wires, (g + j) % 4 == 1)
 }
 
-/// Every gate of `FAN_INS` over wires of `n` bits input by each party in turn plus one public
-/// wire, in one [`Gates::and_layer`], and an `and_many` and `and` beside it; every party opens
-/// and compares with plaintext. `layer_rounds(ℓ)`, when the scheme has a fixed cost, is the
-/// rounds of a layer whose widest gate has `ℓ` inputs.
-pub fn gates<S: Gates + Session<Rep3<MemTransport>>>(
-    sc: &Scheme<S>,
+/// Every gate of `FAN_INS` over wires of `n` bits input by each party in turn (six wires, or
+/// one per party if there are more parties) plus one public wire, in one [`Gates::and_layer`],
+/// and an `and_many` and `and` beside it; every party opens and compares with plaintext.
+/// `layer_rounds(ℓ)`, when the scheme has a fixed cost, is the rounds of a layer whose widest
+/// gate has `ℓ` inputs.
+pub fn gates<S: Gates + Session<B>, B: TestBase>(
+    sc: &Scheme<S, B>,
     layer_rounds: Option<fn(usize) -> u64>,
 ) {
+    let parties = &sc.parties();
+    let count = MIN_INPUTS.max(parties.len());
+    // The public wire comes right after the inputs.
+    let pub_wire = count;
     for n in [1usize, 63, 64, 65, 200] {
-        let inputs: Vec<Vec<bool>> = (0..6).map(|k| bits(100 * n as u64 + k, n)).collect();
+        let inputs: Vec<Vec<bool>> =
+            (0..count as u64).map(|k| bits(100 * n as u64 + k, n)).collect();
         let public = bits(7, n);
         let mut wires = inputs.clone();
         wires.push(public.clone());
@@ -53,17 +61,18 @@ pub fn gates<S: Gates + Session<Rep3<MemTransport>>>(
                     .collect()
             })
             .collect();
-        let many: Vec<bool> = (0..n).map(|i| wires[2][i] && !wires[3][i] && wires[6][i]).collect();
+        let many: Vec<bool> =
+            (0..n).map(|i| wires[2][i] && !wires[3][i] && wires[pub_wire][i]).collect();
         let two: Vec<bool> = (0..n).map(|i| wires[4][i] && wires[5][i]).collect();
         let widest = *FAN_INS.iter().max().unwrap_or(&1);
-        let outs = run(sc, "gates", 31, |mut s| {
+        let outs = run_as(sc, "gates", 31, |me, mut s| {
             let inputs = inputs.clone();
             let public = public.clone();
             async move {
                 let mut x = Vec::new();
                 for (k, v) in inputs.iter().enumerate() {
-                    let owner = PARTIES[k % PARTIES.len()];
-                    let mine = (s.base().me() == owner).then_some(&v[..]);
+                    let owner = parties[k % parties.len()];
+                    let mine = (me == owner).then_some(&v[..]);
                     x.push(s.input_bits(owner, mine, n).await?);
                 }
                 x.push(s.constant_bits(&public));
@@ -82,10 +91,10 @@ pub fn gates<S: Gates + Session<Rep3<MemTransport>>>(
                     .collect();
                 let refs: Vec<Vec<&S::Bits>> = ops.iter().map(|g| g.iter().collect()).collect();
                 let gates: Vec<&[&S::Bits]> = refs.iter().map(|g| &g[..]).collect();
-                let before: Stats = stats_of(&s);
+                let before: Stats = stats_of::<B, S>(&s);
                 let layer = s.and_layer(&gates).await?;
-                let rounds = (stats_of(&s) - before).rounds;
-                let m = s.and_many(&[&x[2], &x[3].not(), &x[6]]).await?;
+                let rounds = (stats_of::<B, S>(&s) - before).rounds;
+                let m = s.and_many(&[&x[2], &x[3].not(), &x[pub_wire]]).await?;
                 let t = s.and(&x[4], &x[5]).await?;
                 let mut opened = Vec::new();
                 for v in layer.into_iter().chain([m, t]) {
@@ -111,15 +120,15 @@ pub fn gates<S: Gates + Session<Rep3<MemTransport>>>(
 
 /// A gate without operands, and operands of different lengths, are refused with
 /// [`Error::ApiMisuse`] before anything is sent.
-fn gate_misuse<S: Gates + Session<Rep3<MemTransport>>>(sc: &Scheme<S>) {
+fn gate_misuse<S: Gates + Session<B>, B: TestBase>(sc: &Scheme<S, B>) {
     let outs = run(sc, "gate misuse", 5, |mut s| async move {
         let a = s.constant_bits(&[true, false, true]);
         let b = s.constant_bits(&[true]);
-        let before = stats_of(&s);
+        let before = stats_of::<B, S>(&s);
         let empty = s.and_layer(&[&[&a, &a], &[]]).await;
         let uneven = s.and_layer(&[&[&a, &b]]).await;
         let pair = s.and(&a, &b).await;
-        Ok((vec![empty.err(), uneven.err(), pair.err()], stats_of(&s) - before))
+        Ok((vec![empty.err(), uneven.err(), pair.err()], stats_of::<B, S>(&s) - before))
     });
     for (i, (errs, sent)) in outs.into_iter().enumerate() {
         for e in errs {

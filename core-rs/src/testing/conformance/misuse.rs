@@ -1,7 +1,7 @@
 //! Misuse of preparations and inputs: refused as [`Error::ApiMisuse`], never a wrong result.
 
 use super::{
-    input_now, label, plain_matmul, plain_mul, random, run, run_on, Party, Scheme, PARTIES,
+    input_now, label, plain_matmul, plain_mul, random, run, run_on, Party, Scheme, TestBase,
 };
 use crate::net::PartyId;
 use crate::ring::IntRing;
@@ -15,8 +15,9 @@ use crate::Error;
 /// operands of the same shape is refused where the scheme binds preparations to operands
 /// ([`Scheme::binds_operands`]) and gives the exact product of the operands passed where it
 /// does not. A refused call sends nothing: the same session then computes a correct product.
-pub fn misuse<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn misuse<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
+    let parties = &sc.parties();
     let dims = (2, 3, 4);
     let v = |seed, n| random::<R>(seed, n);
     let (x, y, z, x5, y5) = (&v(80, 4), &v(81, 4), &v(82, 4), &v(83, 5), &v(84, 5));
@@ -59,7 +60,7 @@ pub fn misuse<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
         "a 2x3x4 preparation used as 1x6x2",
         "P0's input preparation used for P1's input",
     ];
-    for (me, (refused, mul_operand, matmul_operand, xy)) in PARTIES.iter().zip(&outs) {
+    for (me, (refused, mul_operand, matmul_operand, xy)) in parties.iter().zip(&outs) {
         for (what, got) in what.iter().zip(refused) {
             assert!(matches!(got, Some(Error::ApiMisuse(_))), "{at}: {what}, at {me}: {got:?}");
         }
@@ -80,22 +81,23 @@ pub fn misuse<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
 
 /// An input whose values come from the wrong party, or in the wrong number, is refused at the
 /// party that passed them (the session is then out of step, so each case has its own).
-pub fn misuse_of_input_values<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn misuse_of_input_values<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
+    let parties = &sc.parties();
     let x = &random::<R>(90, 4);
     let owner = PartyId(2);
     // Every party passes values: all but the owner must refuse.
-    let outs = run_on(sc, &Net::new(PARTIES.len()), 91, |mut s| async move {
+    let outs = run_on(sc, &Net::new(sc.roster.n()), 91, |mut s| async move {
         let (p, _) = s.input_prep(owner, x.len());
         s.input(owner, Some(x), p).await.map(|_| ())
     });
-    for (me, got) in PARTIES.iter().zip(&outs) {
+    for (me, got) in parties.iter().zip(&outs) {
         if *me != owner {
             assert!(matches!(got, Err(Error::ApiMisuse(_))), "{at}: {me} passed values: {got:?}");
         }
     }
     // The owner passes one value too many.
-    let outs = run_on(sc, &Net::new(PARTIES.len()), 92, |mut s| async move {
+    let outs = run_on(sc, &Net::new(sc.roster.n()), 92, |mut s| async move {
         let (p, _) = s.input_prep(owner, x.len() - 1);
         let values = (s.me() == owner).then_some(&x[..]);
         s.input(owner, values, p).await.map(|_| ())

@@ -2,7 +2,7 @@
 
 use super::{
     combine, edges, input_now, label, pairs, plain_matmul, plain_mul, random, random_words, run,
-    values, Party, Scheme, PARTIES,
+    values, Party, Scheme, TestBase,
 };
 use crate::net::PartyId;
 use crate::ring::IntRing;
@@ -13,23 +13,24 @@ const SHAPES: [(usize, usize, usize); 4] = [(1, 1, 1), (2, 3, 4), (4, 3, 2), (3,
 
 /// An input from each compute party, of random and edge values, opens to its values at every
 /// party, and opened to each party only that party gets them (the others `None`).
-pub fn input_and_open<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn input_and_open<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
-    for owner in PARTIES {
+    let parties = &sc.parties();
+    for &owner in parties {
         let x = values::<R>(u64::from(owner.0), 16);
         let x = &x;
         let outs = run(sc, &at, 10 + u64::from(owner.0), |mut s| async move {
             let v = input_now(&mut s, owner, x).await?;
             let all = s.open(v.clone()).await?;
             let mut to_each = Vec::new();
-            for to in PARTIES {
+            for &to in parties {
                 to_each.push(s.open_to(to, v.clone()).await?);
             }
             Ok((all, to_each))
         });
-        for (me, (all, to_each)) in PARTIES.iter().zip(&outs) {
+        for (me, (all, to_each)) in parties.iter().zip(&outs) {
             assert_eq!(all, x, "{at}: input from {owner}, opened at {me}");
-            for (to, got) in PARTIES.iter().zip(to_each) {
+            for (to, got) in parties.iter().zip(to_each) {
                 let want = (to == me).then_some(x);
                 assert_eq!(got.as_ref(), want, "{at}: input from {owner} opened to {to}, at {me}");
             }
@@ -39,8 +40,9 @@ pub fn input_and_open<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
 
 /// `x·y` (P0's x, P1's y) over every pair of edge values, equal operands and random pairs, and
 /// `x·x` (one operand twice), both exact in the ring.
-pub fn mul_exact<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn mul_exact<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
+    let parties = &sc.parties();
     let (x, y) = pairs(&edges::<R>(), |i| random(20 + i, 16));
     let (x, y) = (&x, &y);
     let outs = run(sc, &at, 21, |mut s| async move {
@@ -54,7 +56,7 @@ pub fn mul_exact<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
         Ok((s.open(xy).await?, s.open(xx).await?))
     });
     let (want_xy, want_xx) = (plain_mul(x, y), plain_mul(x, x));
-    for (me, (xy, xx)) in PARTIES.iter().zip(&outs) {
+    for (me, (xy, xx)) in parties.iter().zip(&outs) {
         assert_eq!(xy, &want_xy, "{at}: x·y at {me}");
         assert_eq!(xx, &want_xx, "{at}: x·x at {me}");
     }
@@ -62,8 +64,9 @@ pub fn mul_exact<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
 
 /// Exact matrix products of shapes 1×1×1, 2×3×4, 4×3×2 and 3×17×5 (P0's a, P2's b, edge values
 /// among random ones).
-pub fn matmul_exact<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn matmul_exact<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
+    let parties = &sc.parties();
     for (i, dims @ (m, k, n)) in SHAPES.into_iter().enumerate() {
         let seed = 30 + 2 * i as u64;
         // The last values of each list are the edges: a keeps them at its end, b at its start.
@@ -80,7 +83,7 @@ pub fn matmul_exact<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
             s.open(c).await
         });
         let want = plain_matmul(a, b, dims);
-        for (me, got) in PARTIES.iter().zip(&outs) {
+        for (me, got) in parties.iter().zip(&outs) {
             assert_eq!(got, &want, "{at}: {m}x{k} by {k}x{n} at {me}");
         }
     }
@@ -91,8 +94,9 @@ pub fn matmul_exact<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
 /// every result is the floor of the exact product over 2^d or one less, the
 /// bound of the truncation (`rep3::trunc`, `meteor::mult`). The bound on the values keeps the
 /// chance of a wrap, |x·y| / 2^k per output, below 2^-16 · k_inner.
-pub fn fixed_point<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn fixed_point<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
+    let parties = &sc.parties();
     let d = R::BITS / 4;
     let bits = (R::BITS - 16) / 2;
     let small = |seed, n| -> Vec<R> {
@@ -128,7 +132,7 @@ pub fn fixed_point<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
         *f = (0..k).map(|t| wide(&a[i * k + t]) * wide(&b[t * n + j])).sum::<i128>() >> d;
     }
     let floors = [floor_mul(x, y), floor_mul(x, x), floor_ab];
-    for (me, results) in PARTIES.iter().zip(&outs) {
+    for (me, results) in parties.iter().zip(&outs) {
         for ((what, got), floor) in ["x·y", "x·x", "a·b"].iter().zip(results).zip(&floors) {
             assert_eq!(got.len(), floor.len(), "{at}: {what} at {me}");
             for (e, (g, f)) in got.iter().zip(floor).enumerate() {
@@ -145,8 +149,9 @@ pub fn fixed_point<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
 
 /// Every [`Linear`] operation, with a public constant from [`Arith::constant`](crate::sharing::Arith::constant), on random and
 /// edge values: the opened result is the same combination of the plain values.
-pub fn linear<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn linear<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
+    let parties = &sc.parties();
     let (x, y, c) = (values::<R>(50, 11), values::<R>(51, 11), values::<R>(52, 11));
     let (x, y, c) = (&x, &y, &c);
     let outs = run(sc, &at, 53, |mut s| async move {
@@ -156,7 +161,7 @@ pub fn linear<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
         s.open(combine(&vx, &vy, &vc)?).await
     });
     let want = combine(x, y, c).unwrap_or_else(|e| panic!("{at}: plain combination: {e}"));
-    for (me, got) in PARTIES.iter().zip(&outs) {
+    for (me, got) in parties.iter().zip(&outs) {
         assert_eq!(got, &want, "{at}: linear combination at {me}");
     }
 }
@@ -164,8 +169,9 @@ pub fn linear<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
 /// A whole computation set up before any input exists, each preparation made from tags that
 /// earlier preparations (or linear operations on tags) produced, then run online:
 /// `f = (combine(x·y, x, c) · x) ⊗ w` (`⊗` a matrix product), exact.
-pub fn chaining<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn chaining<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
+    let parties = &sc.parties();
     let dims @ (m, k, n) = SHAPES[1];
     let len = m * k;
     let (x, y, c) = (values::<R>(60, len - 5), values::<R>(61, len - 5), values::<R>(62, len - 5));
@@ -194,7 +200,7 @@ pub fn chaining<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     });
     let b = combine(&plain_mul(x, y), x, c).unwrap_or_else(|e| panic!("{at}: plain: {e}"));
     let want = plain_matmul(&plain_mul(&b, x), w, dims);
-    for (me, (tag_lens, got)) in PARTIES.iter().zip(&outs) {
+    for (me, (tag_lens, got)) in parties.iter().zip(&outs) {
         assert_eq!(tag_lens, &[len, len, len, m * n], "{at}: tags' lengths at {me}");
         assert_eq!(got, &want, "{at}: chained computation at {me}");
     }

@@ -5,7 +5,7 @@
 
 use core::ops::Range;
 
-use super::{input_now, label, plain_mul, random, run_with, stats_of, Party, Scheme, PARTIES};
+use super::{input_now, label, plain_mul, random, run_with, stats_of, Party, Scheme, TestBase};
 use crate::net::{frame, PartyId};
 use crate::ring::IntRing;
 use crate::testing::{Envelope, Net};
@@ -25,12 +25,13 @@ fn sent<'a>(log: &'a [Envelope], from: PartyId, window: &Window) -> Vec<(PartyId
 /// components), and the two openings of those products. Every message of the first run
 /// differs from its counterpart in the second, at every party that sends one; the values
 /// opened are the same.
-pub fn fresh_randomness<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn fresh_randomness<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
-    let net = Net::new(PARTIES.len());
+    let parties = &sc.parties();
+    let net = Net::new(sc.roster.n());
     let (x, y) = (&random::<R>(100, 32), &random::<R>(101, 32));
     let owner = PartyId(2);
-    let stats = stats_of::<S>;
+    let stats = stats_of::<B, S>;
     let outs = run_with(sc, &at, &net, 102, |mut s| async move {
         let mut marks = vec![stats(&s).frames_sent];
         let mut mark = |s: &S| marks.push(stats(s).frames_sent);
@@ -58,7 +59,7 @@ pub fn fresh_randomness<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
     let ops = [("inputs", 0, 1), ("products", 3, 4), ("openings of products", 5, 6)];
     for (what, first, second) in ops {
         let mut compared = 0;
-        for (me, (marks, _)) in PARTIES.iter().zip(&outs) {
+        for (me, (marks, _)) in parties.iter().zip(&outs) {
             let one = sent(&log, *me, &(marks[first]..marks[first + 1]));
             let two = sent(&log, *me, &(marks[second]..marks[second + 1]));
             let shape = |v: &[(PartyId, &[u8])]| -> Vec<_> {
@@ -73,7 +74,7 @@ pub fn fresh_randomness<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
         assert!(compared > 0, "{at}: two {what} sent nothing to compare");
     }
     let want = [plain_mul(x, y), plain_mul(x, y), x.clone(), x.clone()];
-    for (me, (_, opened)) in PARTIES.iter().zip(&outs) {
+    for (me, (_, opened)) in parties.iter().zip(&outs) {
         assert_eq!(opened, &want, "{at}: values opened at {me}");
     }
 }
@@ -83,13 +84,14 @@ pub fn fresh_randomness<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
 /// (all ones), and each owner, every bit position of the elements each other party receives
 /// is set in between a quarter and three quarters of them (a secret sent in the clear, or
 /// under a mask shorter than the ring, leaves a position at 0 or 1 throughout).
-pub fn observer_view<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
+pub fn observer_view<R: IntRing, S: Party<R, B>, B: TestBase>(sc: &Scheme<S, B>) {
     let at = label::<R, S>();
-    let stats = stats_of::<S>;
+    let parties = &sc.parties();
+    let stats = stats_of::<B, S>;
     for secret in [R::ZERO, -R::ONE] {
         let x = &[secret; 256];
-        for owner in PARTIES {
-            let net = Net::new(PARTIES.len());
+        for &owner in parties {
+            let net = Net::new(sc.roster.n());
             let outs = run_with(sc, &at, &net, 110 + u64::from(owner.0), |mut s| async move {
                 let start = stats(&s).frames_sent;
                 let vx = input_now(&mut s, owner, x).await?;
@@ -101,9 +103,9 @@ pub fn observer_view<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
                 Ok(([input, mul], s.open(square).await?))
             });
             let log = net.log();
-            for observer in PARTIES.into_iter().filter(|p| *p != owner) {
+            for observer in sc.roster.others(owner) {
                 let mut view: Vec<R> = Vec::new();
-                for (from, (windows, _)) in PARTIES.iter().zip(&outs) {
+                for (from, (windows, _)) in parties.iter().zip(&outs) {
                     for w in windows {
                         for (to, payload) in sent(&log, *from, w) {
                             if to == observer {
@@ -124,7 +126,7 @@ pub fn observer_view<R: IntRing, S: Party<R>>(sc: &Scheme<S>) {
                 }
             }
             let want = plain_mul(x, x);
-            for (me, (_, square)) in PARTIES.iter().zip(&outs) {
+            for (me, (_, square)) in parties.iter().zip(&outs) {
                 assert_eq!(square, &want, "{at}: {owner}'s secret squared, opened at {me}");
             }
         }
