@@ -44,8 +44,8 @@ pub mod net;
 pub mod nn;
 pub mod prg;
 pub mod rep3;
-pub mod rss;
 pub mod ring;
+pub mod rss;
 pub mod service;
 pub mod sharing;
 

@@ -4,7 +4,7 @@
 //! A scheme's description holds its online cost model as data: elements per value (per output
 //! for products) and messages each party sends, and rounds. The figures are those its
 //! documentation states: `rep3::arith` and `rep3::trunc` for rep3, the table of `meteor` for
-//! METEOR.
+//! METEOR, the table of `rss` (the paper's Table 2) for rss at 3, 5 and 7 parties.
 
 use std::marker::PhantomData;
 
@@ -14,6 +14,7 @@ use ringfence_core::meteor::Meteor;
 use ringfence_core::net::Roster;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{Z32, Z64};
+use ringfence_core::rss::Rss;
 use ringfence_core::testing::conformance::{
     self, BitCost, BitCostModel, CostModel, PartyCost, Scheme,
 };
@@ -108,6 +109,49 @@ fn mal3() -> Scheme<Mal3<MemTransport>> {
     }
 }
 
+/// rss among `n = 2t + 1` parties, on its own session: an input costs its owner `t` elements
+/// (one share to each of its `t` other holders); opening to all, `t` sums per party; opening to
+/// one party, one sum from each of the `t` parties before it; a product resharing `t` elements
+/// per party; a fixed-point product one multiply-and-open of the truncation-masked product,
+/// `n − 1` elements per party (`rss::trunc`).
+fn rss(n: usize, t: usize) -> Scheme<Rss<MemTransport>, Rss<MemTransport>> {
+    let t64 = t as u64;
+    let each = PartyCost { elems: t64, msgs: t64, rounds: 1 };
+    let broadcast = PartyCost { elems: n as u64 - 1, msgs: n as u64 - 1, rounds: 1 };
+    // By role (me − about mod n): the owner sends, the receiver's t predecessors send.
+    let mut input = vec![IDLE; n];
+    input[0] = each;
+    let open_to: Vec<PartyCost> =
+        (0..n).map(|role| if role >= n - t { ONE } else { IDLE }).collect();
+    Scheme {
+        party: PhantomData,
+        roster: Roster::new(n, t).expect("a supported roster"),
+        binds_operands: false,
+        cost: Some(CostModel {
+            input,
+            open: vec![each; n],
+            open_to,
+            mul: vec![each; n],
+            mul_fixed: vec![broadcast; n],
+            matmul: vec![each; n],
+            matmul_fixed: vec![broadcast; n],
+        }),
+        boolean: None,
+    }
+}
+
+fn rss3() -> Scheme<Rss<MemTransport>, Rss<MemTransport>> {
+    rss(3, 1)
+}
+
+fn rss5() -> Scheme<Rss<MemTransport>, Rss<MemTransport>> {
+    rss(5, 2)
+}
+
+fn rss7() -> Scheme<Rss<MemTransport>, Rss<MemTransport>> {
+    rss(7, 3)
+}
+
 /// A module `$name` with one test per suite, for scheme `$scheme` over ring `$ring`; with
 /// `+ boolean`, the suites of `Boolean` schemes too.
 macro_rules! instance {
@@ -146,6 +190,12 @@ instance!(meteor_z32: meteor, Z32);
 instance!(meteor_z64: meteor, Z64);
 instance!(mal3_z32: mal3 uncosted + boolean, Z32);
 instance!(mal3_z64: mal3 uncosted + boolean, Z64);
+instance!(rss3_z32: rss3, Z32);
+instance!(rss3_z64: rss3, Z64);
+instance!(rss5_z32: rss5, Z32);
+instance!(rss5_z64: rss5, Z64);
+instance!(rss7_z32: rss7, Z32);
+instance!(rss7_z64: rss7, Z64);
 
 /// The boolean-circuit suite, for every scheme with `Gates`: a layer costs rep3 one round per
 /// level of a two-input AND tree, bin3 one round per level of a tree of gates of up to eight

@@ -3,8 +3,8 @@
 //! colluding parties see.
 
 use ringfence_core::net::{PartyId, Roster, Stats};
-use ringfence_core::rss::{RssVec, SUPPORTED};
 use ringfence_core::ring::{IntRing, Z32, Z64};
+use ringfence_core::rss::{RssVec, SUPPORTED};
 use ringfence_core::testing::{self, random_words, Net};
 
 fn rosters() -> Vec<Roster> {
@@ -57,15 +57,18 @@ fn inputs_products_and_openings<R: IntRing>() {
                 }
             }
         }
-        let lin: Vec<R> =
-            x.iter().zip(&y).map(|(&a, &b)| (a + b) * R::from_i64(3) + b).collect();
+        let lin: Vec<R> = x.iter().zip(&y).map(|(&a, &b)| (a + b) * R::from_i64(3) + b).collect();
         for (i, (got_xy, got_ab, got_lin, public, to_each)) in outs.iter().enumerate() {
             assert_eq!(got_xy, &xy, "{at}: x·y at P{i}");
             assert_eq!(got_ab, &ab, "{at}: a·b at P{i}");
             assert_eq!(got_lin, &lin, "{at}: 3(x + y) + y at P{i}");
             assert_eq!(public, &xy, "{at}: multiply-and-open at P{i}");
             for (to, got) in to_each.iter().enumerate() {
-                assert_eq!(got.as_ref(), (to == i).then_some(&xy), "{at}: opening to P{to} at P{i}");
+                assert_eq!(
+                    got.as_ref(),
+                    (to == i).then_some(&xy),
+                    "{at}: opening to P{to} at P{i}"
+                );
             }
         }
     }
@@ -132,7 +135,10 @@ fn costs_per_party_equal_table_2() {
                     "input" if me != PartyId(1) => {
                         // C(n−2, t) shares without the owner, one of which may be χ(owner).
                         let shared = binom(n - 2, t);
-                        assert!(draws == shared * len || draws == (shared - 1) * len, "{at}: {draws}");
+                        assert!(
+                            draws == shared * len || draws == (shared - 1) * len,
+                            "{at}: {draws}"
+                        );
                     }
                     // A holder of rank j < t draws once per share, the last holder t times.
                     "mul_pub" => assert!(draws >= held * len && draws <= t * held * len, "{at}"),
@@ -206,16 +212,17 @@ fn run_client_input(
     use ringfence_core::rss::client::RssClient;
     let client = roster.first_client();
     let participants = roster.participants(1);
-    let mut futs: Vec<testing::PartyFuture<'_, Result<Option<RssVec<Z64>>, ringfence_core::Error>>> =
-        roster
-            .parties()
-            .map(|me| {
-                Box::pin(async move {
-                    let mut p = testing::rss_party(net, roster, participants, seed, me).await?;
-                    Ok(Some(p.input_from_client::<Z64>(client, 4).await?))
-                }) as testing::PartyFuture<'_, _>
-            })
-            .collect();
+    let mut futs: Vec<
+        testing::PartyFuture<'_, Result<Option<RssVec<Z64>>, ringfence_core::Error>>,
+    > = roster
+        .parties()
+        .map(|me| {
+            Box::pin(async move {
+                let mut p = testing::rss_party(net, roster, participants, seed, me).await?;
+                Ok(Some(p.input_from_client::<Z64>(client, 4).await?))
+            }) as testing::PartyFuture<'_, _>
+        })
+        .collect();
     let ctx = Ctx::new(client, participants, SessionId([1; 16]), net.transport(client));
     let mut c = RssClient::new(ctx, roster, testing::rss_own_seed(seed, client));
     futs.push(Box::pin(async move {
@@ -244,7 +251,8 @@ fn t_colluding_parties_see_shares_independent_of_the_secret_and_t_plus_one_recon
                     let outs = testing::run_rss(roster, 1000 + run, |mut p| async move {
                         let me = p.me();
                         let s = [secret];
-                        let x = p.input(PartyId(0), (me == PartyId(0)).then_some(&s[..]), 1).await?;
+                        let x =
+                            p.input(PartyId(0), (me == PartyId(0)).then_some(&s[..]), 1).await?;
                         let y = p.mul(&x, &x).await?;
                         Ok((me, shares_of(&x), shares_of(&y)))
                     });
@@ -271,7 +279,10 @@ fn t_colluding_parties_see_shares_independent_of_the_secret_and_t_plus_one_recon
                 for (bit, (&ca, &cb)) in a.iter().zip(b).enumerate() {
                     // Binomial(200, 1/2): mean 100, sd ≈ 7.1; ±50 is over 7 sd.
                     for c in [ca, cb] {
-                        assert!((50..=150).contains(&c), "{at}: word {i} bit {bit} is 1 {c} times in {RUNS}");
+                        assert!(
+                            (50..=150).contains(&c),
+                            "{at}: word {i} bit {bit} is 1 {c} times in {RUNS}"
+                        );
                     }
                 }
                 uniform += 1;
@@ -289,7 +300,9 @@ fn t_colluding_parties_see_shares_independent_of_the_secret_and_t_plus_one_recon
         let access = ringfence_core::rss::Access::for_roster(roster).unwrap();
         for first in 0..n {
             let group: Vec<usize> = (0..=t).map(|j| (first + j) % n).collect();
-            for (which, want) in [(0, secret.to_vec()), (1, secret.iter().map(|&v| v * v).collect())] {
+            for (which, want) in
+                [(0, secret.to_vec()), (1, secret.iter().map(|&v| v * v).collect())]
+            {
                 let mut by_share: Vec<Option<Vec<Z64>>> = vec![None; access.shares()];
                 for &p in &group {
                     let (me, x, y) = &outs[p];
@@ -300,7 +313,8 @@ fn t_colluding_parties_see_shares_independent_of_the_secret_and_t_plus_one_recon
                 }
                 let mut sum = vec![Z64(0); 2];
                 for s in &by_share {
-                    let s = s.as_ref().unwrap_or_else(|| panic!("({n}, {t}) {group:?} miss a share"));
+                    let s =
+                        s.as_ref().unwrap_or_else(|| panic!("({n}, {t}) {group:?} miss a share"));
                     for (a, b) in sum.iter_mut().zip(s) {
                         *a += *b;
                     }

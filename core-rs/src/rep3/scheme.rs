@@ -12,42 +12,16 @@ use crate::ring::{IntRing, Ring};
 use crate::sharing::{check_dims, Arith, InputClient, InputSlot, Len, Session, Store};
 use crate::Error;
 
-/// The material for products with `outputs` results: truncation pairs, one per output, when
-/// they are fixed-point ones. rep3's, and mal3's (whose triples come from its own pool).
-#[derive(Debug)]
-pub struct ProductPrep<R> {
-    pub(crate) outputs: usize,
-    pub(crate) trunc: Option<TruncPairs<R>>,
-}
+/// rep3's material for products (and mal3's): truncation pairs for fixed-point ones.
+pub type ProductPrep<R> = crate::sharing::ProductPrep<TruncPairs<R>>;
 
-impl<R> ProductPrep<R> {
-    pub(crate) fn check(&self, what: &str, outputs: usize) -> Result<(), Error> {
-        if outputs != self.outputs {
-            return Err(Error::ApiMisuse(format!(
-                "{what}: {outputs} outputs, the preparation is for {}",
-                self.outputs
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// Taken per layer from one run's material: `n` outputs' truncation pairs (none for exact
-/// products).
-impl<R: Ring> Store for ProductPrep<R> {
+/// Truncation pairs are taken per layer from one run's material.
+impl<R: Ring> Store for TruncPairs<R> {
     fn len(&self) -> usize {
-        self.outputs
+        Self::len(self)
     }
     fn take(&mut self, n: usize) -> Result<Self, Error> {
-        if n > self.outputs {
-            return Err(Error::PreprocessingExhausted(format!(
-                "{n} products' material requested, {} left",
-                self.outputs
-            )));
-        }
-        let trunc = self.trunc.as_mut().map(|t| t.take(n)).transpose()?;
-        self.outputs -= n;
-        Ok(Self { outputs: n, trunc })
+        Self::take(self, n)
     }
 }
 

@@ -123,7 +123,7 @@ impl<T: Transport> Rss<T> {
     }
 
     /// This party's additive part of `x·y`: its products `x_T1·y_T2` (the map ρ).
-    fn local_mul<R: Ring>(&self, x: &RssVec<R>, y: &RssVec<R>) -> Vec<R> {
+    pub(crate) fn local_mul<R: Ring>(&self, x: &RssVec<R>, y: &RssVec<R>) -> Vec<R> {
         let mut v = vec![R::ZERO; x.len()];
         for prod in self.access.products(self.me()) {
             let right = sum_of(y, &prod.right);
@@ -135,7 +135,7 @@ impl<T: Transport> Rss<T> {
     }
 
     /// This party's additive part of the matrix product `a·b` (a: m×k, b: k×n).
-    fn local_matmul<R: Ring>(
+    pub(crate) fn local_matmul<R: Ring>(
         &self,
         a: &RssVec<R>,
         b: &RssVec<R>,
@@ -209,9 +209,19 @@ impl<T: Transport> Rss<T> {
 
     /// `x·y` opened to every party in one round (Protocol 2; `n − 1` elements per value per
     /// party): each party's part, masked so that the masks sum to zero, to every other party.
-    pub async fn mul_pub<R: Ring>(&mut self, x: &RssVec<R>, y: &RssVec<R>) -> Result<Vec<R>, Error> {
+    pub async fn mul_pub<R: Ring>(
+        &mut self,
+        x: &RssVec<R>,
+        y: &RssVec<R>,
+    ) -> Result<Vec<R>, Error> {
         crate::sharing::same_len(x.len(), y.len(), "mul_pub")?;
-        let mut v = self.local_mul(x, y);
+        let v = self.local_mul(x, y);
+        self.open_parts(v).await
+    }
+
+    /// Opens the sum over all parties of their additive parts `v` (1 round, `n − 1` elements
+    /// per value and party): each sends its part plus its zero-sum mask to every other.
+    pub(crate) async fn open_parts<R: Ring>(&mut self, mut v: Vec<R>) -> Result<Vec<R>, Error> {
         let op = self.ctx.next_op();
         self.add_zero_sum_mask(op, &mut v);
         let me = self.me();
@@ -225,6 +235,19 @@ impl<T: Transport> Rss<T> {
             kernels::add_assign(&mut v, &part);
         }
         Ok(v)
+    }
+
+    /// This party's additive part of `x`: the shares it is the lowest holder of (each share is
+    /// counted by exactly one party).
+    pub(crate) fn additive_part<R: Ring>(&self, x: &RssVec<R>) -> Vec<R> {
+        let me = self.me();
+        let mut part = vec![R::ZERO; x.len()];
+        for (pos, &s) in self.access.held(me).iter().enumerate() {
+            if self.access.rank(me, s) == Some(0) {
+                kernels::add_assign(&mut part, &x.shares[pos]);
+            }
+        }
+        part
     }
 
     /// Adds this party's part of masks that sum to zero over all parties: for each share it

@@ -77,7 +77,10 @@ impl<T: Transport> RssClient<T> {
 
     fn access(&self) -> Result<Access, Error> {
         if self.roster.is_party(self.ctx.me()) {
-            return Err(Error::ApiMisuse(format!("{} is a compute party, not a client", self.ctx.me())));
+            return Err(Error::ApiMisuse(format!(
+                "{} is a compute party, not a client",
+                self.ctx.me()
+            )));
         }
         Access::for_roster(self.roster)
     }
@@ -116,8 +119,11 @@ impl<T: Transport> RssClient<T> {
         let mut firsts = Vec::new();
         for p in self.roster.parties() {
             let held = access.held(p);
-            let words: Vec<Z64> =
-                held.iter().filter(|&&s| s != 0).flat_map(|&s| super::seed_words(&seeds[s - 1])).collect();
+            let words: Vec<Z64> = held
+                .iter()
+                .filter(|&&s| s != 0)
+                .flat_map(|&s| super::seed_words(&seeds[s - 1]))
+                .collect();
             self.ctx.send(p, &words)?;
             if held.first() == Some(&0) {
                 self.ctx.send(p, &shares[0])?;
@@ -163,7 +169,8 @@ impl<T: Transport> Rss<T> {
             if s == 0 {
                 v.shares[pos] = self.ctx.recv::<R>(client, n).await?;
                 let mut scratch = Vec::new();
-                pieces.push((s, Sha256::digest(R::wire_bytes(&v.shares[pos], &mut scratch)).into()));
+                pieces
+                    .push((s, Sha256::digest(R::wire_bytes(&v.shares[pos], &mut scratch)).into()));
             } else {
                 let w = seeds.next().unwrap_or_default();
                 v.shares[pos] = expand(&super::words_seed(w), n);
@@ -246,13 +253,7 @@ impl<T: Transport> Rss<T> {
         if self.roster().is_party(client) {
             return Err(Error::ApiMisuse(format!("{client} is a compute party, not a client")));
         }
-        let me = self.me();
-        let mut part = vec![R::ZERO; x.len()];
-        for (pos, &s) in self.access.held(me).to_vec().iter().enumerate() {
-            if self.access.rank(me, s) == Some(0) {
-                kernels::add_assign(&mut part, &x.shares[pos]);
-            }
-        }
+        let mut part = self.additive_part(&x);
         let op = self.ctx.next_op();
         self.add_zero_sum_mask(op, &mut part);
         self.ctx.round();

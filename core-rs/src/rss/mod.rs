@@ -30,13 +30,20 @@
 //! | open to a client | 1 | 1 |
 //! | multiplication, dot and matrix product (per output) | 1 | `t` |
 //! | multiply and open ([`Rss::mul_pub`]) | 1 | `n − 1` |
+//! | fixed-point product (per output; [`Rss::mul_fixed`]) | 1 | `n − 1` |
+//! | random bits ([`Rss::rand_bits`], setup) | 1 | `n − 1` of the wider ring |
+//! | truncation material ([`Rss::trunc_pairs`], setup) | 1 | `k·(n − 1)` of the wider ring |
 
 mod access;
 mod arith;
+mod bits;
 pub mod client;
 mod scheme;
+mod trunc;
 
 pub use access::{Access, Set, SUPPORTED};
+pub use bits::Widen;
+pub use trunc::TruncPairs;
 
 use core::fmt;
 use std::rc::Rc;
@@ -55,9 +62,8 @@ pub(crate) mod purpose {
     pub(crate) const INPUT: u32 = 4;
     /// Zero-sum masks of values every party sends one receiver; `sub` is the draw.
     pub(crate) const ZERO_SUM: u32 = 5;
-    pub(crate) const COMMON: u32 = 6;
     /// A client's shares expanded from the seeds it sent.
-    pub(crate) const CLIENT: u32 = 7;
+    pub(crate) const CLIENT: u32 = 6;
 }
 
 /// Words of a 32-byte key on the wire.
@@ -77,7 +83,12 @@ pub struct RssVec<R> {
 
 impl<R> fmt::Debug for RssVec<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RssVec({} elements held by {}, <redacted>)", self.shares.first().map_or(0, Vec::len), self.me)
+        write!(
+            f,
+            "RssVec({} elements held by {}, <redacted>)",
+            self.shares.first().map_or(0, Vec::len),
+            self.me
+        )
     }
 }
 
@@ -106,7 +117,11 @@ impl<R: Ring> RssVec<R> {
     }
 
     fn map(&self, f: impl Fn(&[R]) -> Vec<R>) -> Self {
-        Self { me: self.me, designated: self.designated, shares: self.shares.iter().map(|s| f(s)).collect() }
+        Self {
+            me: self.me,
+            designated: self.designated,
+            shares: self.shares.iter().map(|s| f(s)).collect(),
+        }
     }
 
     fn zip_with(&self, o: &Self, what: &str, f: impl Fn(R, R) -> R) -> Result<Self, Error> {
@@ -174,10 +189,10 @@ impl<R: Ring> RssVec<R> {
 ///
 /// ```
 /// use ringfence_core::{net::{PartyId, Roster}, ring::Z64, testing};
-/// // Five parties, any two of which learn nothing: P3's input squared, opened to all.
+/// // Five parties, any two of which learn nothing: P4's input squared, opened to all.
 /// let outs = testing::run_rss(Roster::new(5, 2)?, 3, |mut p| async move {
-///     let mine = [Z64(3), Z64(4)];
-///     let x = p.input(PartyId(3), (p.me() == PartyId(3)).then_some(&mine[..]), 2).await?;
+///     let (mine, owner) = ([Z64(3), Z64(4)], PartyId(4));
+///     let x = p.input(owner, (p.me() == owner).then_some(&mine[..]), 2).await?;
 ///     let y = p.mul(&x, &x).await?;
 ///     p.open(y).await
 /// });
@@ -190,13 +205,15 @@ pub struct Rss<T> {
     /// `keys[s]`: share `s`'s key, for the shares this party holds.
     keys: Vec<Option<Seed>>,
     common: Seed,
-    own: Seed,
     draws: u64,
 }
 
 impl<T> fmt::Debug for Rss<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Rss").field("ctx", &self.ctx).field("roster", &self.access.roster()).finish_non_exhaustive()
+        f.debug_struct("Rss")
+            .field("ctx", &self.ctx)
+            .field("roster", &self.access.roster())
+            .finish_non_exhaustive()
     }
 }
 
@@ -254,7 +271,7 @@ impl<T: Transport> Rss<T> {
                 keys[s] = Some(words_seed(w));
             }
         }
-        Ok(Self { ctx, access, keys, common: Seed::combine(&parts), own, draws: 0 })
+        Ok(Self { ctx, access, keys, common: Seed::combine(&parts), draws: 0 })
     }
 
     /// This party's id.
@@ -312,7 +329,14 @@ impl<T: Transport> Rss<T> {
     }
 
     /// Fills `out` from share `s`'s key (which this party must hold), stream `(op, purpose, sub)`.
-    pub(crate) fn draw<R: Ring>(&mut self, s: usize, op: u64, purpose: u32, sub: u32, out: &mut [R]) {
+    pub(crate) fn draw<R: Ring>(
+        &mut self,
+        s: usize,
+        op: u64,
+        purpose: u32,
+        sub: u32,
+        out: &mut [R],
+    ) {
         let key = self.keys[s].as_ref().expect("a party draws only from keys it holds");
         R::fill_random(&mut Prg::new(key, op, purpose << 8 | sub), out);
         self.draws += out.len() as u64;
@@ -334,11 +358,6 @@ impl<T: Transport> Rss<T> {
         let mut v = vec![R::ZERO; n];
         R::fill_random(&mut Prg::new(&self.common, op, purpose::RANDOM << 8), &mut v);
         v
-    }
-
-    /// This party's private randomness for operation `op`.
-    pub(crate) fn prg_own(&self, op: u64, purpose: u32) -> Prg {
-        Prg::new(&self.own, op, purpose << 8)
     }
 
     /// One round in which every party sends one word to every other and waits for theirs

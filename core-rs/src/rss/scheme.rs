@@ -1,40 +1,40 @@
 //! rss as a [`crate::sharing`] scheme: [`Arith`] over its own protocols.
 //!
 //! Inputs and exact products need no material, so their preparations are plain records,
-//! checked against the online call.
+//! checked against the online call; fixed-point products take truncation material made in
+//! setup from random bits ([`super::trunc`]).
 
 use super::client::RssClient;
 use super::{Rss, RssVec};
+use super::{TruncPairs, Widen};
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::prg::Seed;
-use crate::rep3::scheme::ProductPrep;
-use crate::ring::{IntRing, Ring};
-use crate::sharing::{check_dims, Arith, InputClient, InputSlot, Len, Session};
+use crate::ring::Ring;
+use crate::sharing::{check_dims, Arith, InputClient, InputSlot, Len, ProductPrep, Session};
 use crate::Error;
 
 impl<T: Transport> Rss<T> {
-    /// The material of products with `outputs` results.
-    fn product_prep<R: IntRing>(
+    /// The material of products with `outputs` results: truncation material when they are
+    /// fixed-point ones.
+    async fn product_prep<R: Widen>(
         &mut self,
         outputs: usize,
         frac_bits: u32,
-    ) -> Result<(ProductPrep<R>, Len), Error> {
-        if frac_bits != 0 {
-            return Err(Error::ApiMisuse(format!(
-                "rss: fixed-point products ({frac_bits} fractional bits) need its probabilistic \
-                 truncation, which is not built yet; exact products work"
-            )));
-        }
-        Ok((ProductPrep { outputs, trunc: None }, Len(outputs)))
+    ) -> Result<(ProductPrep<TruncPairs<R>>, Len), Error> {
+        let trunc = match frac_bits {
+            0 => None,
+            d => Some(self.trunc_pairs(outputs, d).await?),
+        };
+        Ok((ProductPrep { outputs, trunc }, Len(outputs)))
     }
 }
 
-impl<T: Transport, R: IntRing> Arith<R> for Rss<T> {
+impl<T: Transport, R: Widen> Arith<R> for Rss<T> {
     type V = RssVec<R>;
     type Tag = Len;
     type InputPrep = InputSlot;
-    type MulPrep = ProductPrep<R>;
-    type MatMulPrep = ProductPrep<R>;
+    type MulPrep = ProductPrep<TruncPairs<R>>;
+    type MatMulPrep = ProductPrep<TruncPairs<R>>;
 
     const NAME: &'static str = "rss";
 
@@ -93,19 +93,22 @@ impl<T: Transport, R: IntRing> Arith<R> for Rss<T> {
         x: &Len,
         y: &Len,
         frac_bits: u32,
-    ) -> Result<(ProductPrep<R>, Len), Error> {
+    ) -> Result<(ProductPrep<TruncPairs<R>>, Len), Error> {
         crate::sharing::Linear::<R>::add(x, y)?;
-        self.product_prep(x.0, frac_bits)
+        self.product_prep(x.0, frac_bits).await
     }
 
     async fn mul(
         &mut self,
         x: &RssVec<R>,
         y: &RssVec<R>,
-        prep: ProductPrep<R>,
+        prep: ProductPrep<TruncPairs<R>>,
     ) -> Result<RssVec<R>, Error> {
         prep.check("mul", x.len())?;
-        Self::mul(self, x, y).await
+        match prep.trunc {
+            None => Self::mul(self, x, y).await,
+            Some(pairs) => self.mul_fixed(x, y, pairs).await,
+        }
     }
 
     async fn matmul_prep(
@@ -114,9 +117,9 @@ impl<T: Transport, R: IntRing> Arith<R> for Rss<T> {
         b: &Len,
         dims: (usize, usize, usize),
         frac_bits: u32,
-    ) -> Result<(ProductPrep<R>, Len), Error> {
+    ) -> Result<(ProductPrep<TruncPairs<R>>, Len), Error> {
         check_dims("matmul", a.0, b.0, dims)?;
-        self.product_prep(dims.0 * dims.2, frac_bits)
+        self.product_prep(dims.0 * dims.2, frac_bits).await
     }
 
     async fn matmul(
@@ -124,10 +127,13 @@ impl<T: Transport, R: IntRing> Arith<R> for Rss<T> {
         a: &RssVec<R>,
         b: &RssVec<R>,
         dims: (usize, usize, usize),
-        prep: ProductPrep<R>,
+        prep: ProductPrep<TruncPairs<R>>,
     ) -> Result<RssVec<R>, Error> {
         prep.check("matmul", dims.0 * dims.2)?;
-        Self::matmul(self, a, b, dims).await
+        match prep.trunc {
+            None => Self::matmul(self, a, b, dims).await,
+            Some(pairs) => self.matmul_fixed(a, b, dims, pairs).await,
+        }
     }
 }
 

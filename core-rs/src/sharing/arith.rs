@@ -2,7 +2,7 @@
 
 use core::ops::Range;
 
-use super::Linear;
+use super::{Linear, Store};
 use crate::net::PartyId;
 use crate::ring::IntRing;
 use crate::Error;
@@ -202,5 +202,45 @@ impl InputSlot {
             )));
         }
         Ok(())
+    }
+}
+
+/// The material of products with `outputs` results: the scheme's truncation material `P`
+/// (one unit per output) when they are fixed-point ones, nothing for exact ones. Checked
+/// against the online call, so material cannot be taken for another product's.
+#[derive(Debug)]
+pub struct ProductPrep<P> {
+    pub(crate) outputs: usize,
+    pub(crate) trunc: Option<P>,
+}
+
+impl<P> ProductPrep<P> {
+    pub(crate) fn check(&self, what: &str, outputs: usize) -> Result<(), Error> {
+        if outputs != self.outputs {
+            return Err(Error::ApiMisuse(format!(
+                "{what}: {outputs} outputs, the preparation is for {}",
+                self.outputs
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Taken per layer from one run's material: `n` outputs' truncation material (none for exact
+/// products).
+impl<P: Store> Store for ProductPrep<P> {
+    fn len(&self) -> usize {
+        self.outputs
+    }
+    fn take(&mut self, n: usize) -> Result<Self, Error> {
+        if n > self.outputs {
+            return Err(Error::PreprocessingExhausted(format!(
+                "{n} products' material requested, {} left",
+                self.outputs
+            )));
+        }
+        let trunc = self.trunc.as_mut().map(|t| t.take(n)).transpose()?;
+        self.outputs -= n;
+        Ok(Self { outputs: n, trunc })
     }
 }

@@ -22,7 +22,7 @@ mod client;
 mod packed;
 
 pub(crate) use arith::check_dims;
-pub use arith::{Arith, InputSlot, Len};
+pub use arith::{Arith, InputSlot, Len, ProductPrep};
 pub use boolean::{eq_by_bits, Bitwise, Boolean, Gates, Store};
 pub use client::InputClient;
 pub use packed::{pack_bits, unpack_bools, Packed, WordShares};

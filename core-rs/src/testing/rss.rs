@@ -44,8 +44,9 @@ where
     let futs: Vec<PartyFuture<'_, Result<O, Error>>> = roster
         .parties()
         .map(|me| {
-            Box::pin(async move { f(rss_party(net_ref, roster, roster.n(), seed, me).await?).await })
-                as PartyFuture<'_, _>
+            Box::pin(
+                async move { f(rss_party(net_ref, roster, roster.n(), seed, me).await?).await },
+            ) as PartyFuture<'_, _>
         })
         .collect();
     net.run(futs)
@@ -72,7 +73,9 @@ where
     let participants = roster.participants(1);
     let net = Net::new(participants);
     let (party, net_ref) = (&party, &net);
-    let mut futs: Vec<PartyFuture<'_, Result<(Option<O>, Option<C>), Error>>> = roster
+    // Each future returns its own result: a party's or the client's.
+    type Either<O, C> = (Option<O>, Option<C>);
+    let mut futs: Vec<PartyFuture<'_, Result<Either<O, C>, Error>>> = roster
         .parties()
         .map(|me| {
             Box::pin(async move {
@@ -95,4 +98,16 @@ where
         }
     }
     (outs, got.expect("the client ran"))
+}
+
+/// `rss`'s session for the conformance suites, keyed as [`run_rss`] keys it.
+impl super::conformance::TestBase for Rss<MemTransport> {
+    async fn setup(ctx: Ctx<MemTransport>, roster: Roster, seed: u64) -> Result<Self, Error> {
+        let me = ctx.me();
+        Self::setup(ctx, roster, rss_own_seed(seed, me)).await
+    }
+
+    fn stats(&self) -> crate::net::Stats {
+        self.ctx().stats()
+    }
 }
