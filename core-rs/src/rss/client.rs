@@ -15,7 +15,7 @@
 //!
 //! **Output.** Each party sends the client one element per value: its part of the value (each
 //! share counted at its lowest holder) plus masks that sum to zero over the parties
-//! ([`Rss::add_zero_sum_mask`]), so the client learns the value and nothing of the sharing, and a
+//! (those of [`Rss::mul_pub`]), so the client learns the value and nothing of the sharing, and a
 //! client colluding with `t` parties learns only the value too.
 //!
 //! ```
