@@ -182,3 +182,41 @@ fn a_poisoned_context_keeps_failing() {
     assert!(first.is_some());
     assert_eq!(first, second);
 }
+
+/// The digests that check a client's input are keyed with keys only each piece's holders know:
+/// the same client input (same values, same client randomness, so the same component that P0
+/// lacks) gives P0 different digests of that component in sessions with different party keys.
+/// Unkeyed, they would be equal, and P0 could test guesses of a low-entropy input against them.
+#[test]
+fn a_party_cannot_test_guesses_of_a_client_input_against_the_consistency_digests() {
+    use ringfence_core::net::{Ctx, SessionId};
+    use ringfence_core::prg::Seed;
+    use ringfence_core::rep3::{client::Rep3Client, Rep3};
+    let digests_p0_gets = |party_seed: u64| -> Vec<u8> {
+        let net = Net::new(4);
+        let client = PartyId(3);
+        let mut futs: Vec<testing::PartyFuture<'_, Result<(), Error>>> = Vec::new();
+        for (i, seeds) in testing::rep3_seeds(party_seed).into_iter().enumerate() {
+            let ctx =
+                Ctx::new(PartyId(i as u8), 4, SessionId([1; 16]), net.transport(PartyId(i as u8)));
+            futs.push(Box::pin(async move {
+                let mut p = Rep3::setup(ctx, seeds).await?;
+                p.input_from_client::<Z64>(client, 1).await.map(drop)
+            }));
+        }
+        let ctx = Ctx::new(client, 4, SessionId([1; 16]), net.transport(client));
+        futs.push(Box::pin(async move {
+            Rep3Client::new(ctx, Seed::from_bytes([9; 32])).share(&[Z64(1)]).map(drop)
+        }));
+        assert!(net.run(futs).iter().all(Result::is_ok));
+        // P1's frames to P0: the setup round's, then the two digests (64 bytes).
+        let log = net.log();
+        let frames: Vec<_> =
+            log.iter().filter(|e| e.from == PartyId(1) && e.to == PartyId(0)).collect();
+        assert_eq!(frames.len(), 2);
+        frames[1].bytes[frames[1].bytes.len() - 64..].to_vec()
+    };
+    let (a, b) = (digests_p0_gets(1), digests_p0_gets(2));
+    // Digest 1 of P1's is of component 2, which P0 lacks; both runs share it identically.
+    assert_ne!(a[32..], b[32..], "the digest of the piece P0 lacks is keyed");
+}

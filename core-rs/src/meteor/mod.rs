@@ -372,7 +372,9 @@ impl<T: Transport> Meteor<T> {
         if owner.0 >= 3 {
             // Every party holds the one piece `m`.
             let held = |_: PartyId| vec![0];
-            self.p.check_client_input(owner, &held, &[&m], |_| "masked inputs".into()).await?;
+            let op = self.p.ctx_mut().next_op();
+            let key = [self.p.prg_common(op, crate::rep3::purpose::DIGEST_KEY)];
+            self.p.check_client_input(owner, &held, &[&m], key, |_| "masked inputs".into()).await?;
         }
         MVec::new(m, mask.psi)
     }

@@ -134,7 +134,10 @@ impl<T: Transport> Rep3<T> {
         let b = pair.split_off(n);
         // P_i holds components i and i + 1: each is checked against its other holder.
         let held = |j: PartyId| vec![j.0, next(j).0];
-        self.check_client_input(client, &held, &[&pair, &b], |c| {
+        // Component i is held with P_{i−1} (the `prev` key), component i + 1 with P_{i+1}.
+        let op = self.ctx.next_op();
+        let keys = [self.prg_prev(op, purpose::DIGEST_KEY), self.prg_next(op, purpose::DIGEST_KEY)];
+        self.check_client_input(client, &held, &[&pair, &b], keys, |c| {
             format!("copies of component {c} of its input")
         })
         .await?;
@@ -145,24 +148,30 @@ impl<T: Transport> Rep3<T> {
     /// protocol sends a piece to more than one of them (1 round): `held(P_j)` lists the pieces
     /// P_j received, in the order of `mine` for this party; `what(piece)` names a piece in the
     /// error. Each party sends both others a domain-separated SHA-256 digest of each of its
-    /// pieces, bound to the session, this operation's number, the client and the piece; all
-    /// three then hold every digest, so all three reach the same verdict and none waits for a
-    /// party that stopped. A difference is [`Error::PeerMisbehaved`] naming the client, with
+    /// pieces, bound to the session, this operation's number, the client and the piece, and
+    /// keyed with 32 bytes from `keys` (one stream per piece, from a key only the piece's
+    /// holders know): all three then hold every digest, so all three reach the same verdict and
+    /// none waits for a party that stopped, and the party that lacks a piece cannot test
+    /// guesses of a low-entropy input against its digest. A difference is [`Error::PeerMisbehaved`] naming the client, with
     /// the two parties that received different values, and poisons the context.
     pub(crate) async fn check_client_input<R: Ring>(
         &mut self,
         client: PartyId,
         held: &dyn Fn(PartyId) -> Vec<u8>,
         mine: &[&[R]],
+        keys: impl IntoIterator<Item = Prg>,
         what: impl Fn(u8) -> String,
     ) -> Result<(), Error> {
         let me = self.me();
         let op = self.ctx.next_op();
         let session = self.ctx.session();
-        let digest = |piece: u8, values: &[R]| -> [u8; 32] {
+        let digest = |piece: u8, values: &[R], mut key: Prg| -> [u8; 32] {
             let mut scratch = Vec::new();
+            let mut k = [0u8; 32];
+            key.fill_bytes(&mut k);
             Sha256::new()
                 .chain_update(INPUT_DIGEST_DOMAIN)
+                .chain_update(k)
                 .chain_update(session.0)
                 .chain_update(op.to_le_bytes())
                 .chain_update([client.0, piece])
@@ -171,8 +180,12 @@ impl<T: Transport> Rep3<T> {
                 .finalize()
                 .into()
         };
-        let own: Vec<[u8; 32]> =
-            held(me).into_iter().zip(mine).map(|(piece, v)| digest(piece, v)).collect();
+        let own: Vec<[u8; 32]> = held(me)
+            .into_iter()
+            .zip(mine)
+            .zip(keys)
+            .map(|((piece, v), key)| digest(piece, v, key))
+            .collect();
         let words: Vec<Z64> = own.iter().flat_map(digest_words).collect();
         self.ctx.round();
         let others = [next(me), prev(me)];

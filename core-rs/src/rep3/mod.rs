@@ -51,6 +51,8 @@ pub(crate) mod purpose {
     pub(crate) const COMMON: u32 = 4;
     /// METEOR's owner-known input masks: the owner's missing component, from the common key.
     pub(crate) const OWNER_MASK: u32 = 5;
+    /// Keys of the digests that check a client's input (`client::check_client_input`).
+    pub(crate) const DIGEST_KEY: u32 = 6;
 }
 
 /// The seeds a party brings to a session. `Debug` is redacted.
