@@ -109,7 +109,8 @@ fn mal3() -> Scheme<Mal3<MemTransport>> {
     }
 }
 
-/// rss among `n = 2t + 1` parties, on its own session: an input costs its owner `t` elements
+/// rss among `n = 2t + 1` parties, on its own session (its boolean costs are asserted in
+/// `tests/rss.rs`, per roster): an input costs its owner `t` elements
 /// (one share to each of its `t` other holders); opening to all, `t` sums per party; opening to
 /// one party, one sum from each of the `t` parties before it; a product resharing `t` elements
 /// per party; a fixed-point product one multiply-and-open of the truncation-masked product,
@@ -166,6 +167,12 @@ macro_rules! instance {
             fresh_randomness, observer_view, bits_and_conversions, comparisons, selections,
             bit_costs, bit_misuse);
     };
+    ($name:ident: $scheme:ident + boolean with uncosted bits, $ring:ty) => {
+        instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact,
+            fixed_point, linear, chaining, costs, misuse, misuse_of_input_values,
+            fresh_randomness, observer_view, bits_and_conversions, comparisons, selections,
+            bit_misuse);
+    };
     ($name:ident: $scheme:ident uncosted + boolean, $ring:ty) => {
         instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact,
             fixed_point, linear, chaining, misuse, misuse_of_input_values, observer_view,
@@ -190,12 +197,12 @@ instance!(meteor_z32: meteor, Z32);
 instance!(meteor_z64: meteor, Z64);
 instance!(mal3_z32: mal3 uncosted + boolean, Z32);
 instance!(mal3_z64: mal3 uncosted + boolean, Z64);
-instance!(rss3_z32: rss3, Z32);
-instance!(rss3_z64: rss3, Z64);
-instance!(rss5_z32: rss5, Z32);
-instance!(rss5_z64: rss5, Z64);
-instance!(rss7_z32: rss7, Z32);
-instance!(rss7_z64: rss7, Z64);
+instance!(rss3_z32: rss3 + boolean with uncosted bits, Z32);
+instance!(rss3_z64: rss3 + boolean with uncosted bits, Z64);
+instance!(rss5_z32: rss5 + boolean with uncosted bits, Z32);
+instance!(rss5_z64: rss5 + boolean with uncosted bits, Z64);
+instance!(rss7_z32: rss7 + boolean with uncosted bits, Z32);
+instance!(rss7_z64: rss7 + boolean with uncosted bits, Z64);
 
 /// The boolean-circuit suite, for every scheme with `Gates`: a layer costs rep3 one round per
 /// level of a two-input AND tree, bin3 one round per level of a tree of gates of up to eight
@@ -220,6 +227,13 @@ mod gates {
     #[test]
     fn mal3() {
         conformance::gates(&super::mal3(), None);
+    }
+
+    #[test]
+    fn rss() {
+        for scheme in [super::rss3(), super::rss5(), super::rss7()] {
+            conformance::gates(&scheme, Some(|l| log_ceil(2, l)));
+        }
     }
 
     #[test]

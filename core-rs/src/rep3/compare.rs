@@ -210,11 +210,12 @@ impl WordShares for Rep3Vec<Bits> {
     fn holder(&self) -> PartyId {
         self.me
     }
-    fn components(&self) -> [&[Bits]; 2] {
-        [&self.a, &self.b]
+    fn components(&self) -> Vec<&[Bits]> {
+        vec![&self.a, &self.b]
     }
-    fn from_components(holder: PartyId, a: Vec<Bits>, b: Vec<Bits>) -> Self {
-        Self::from_parts(holder, a, b)
+    fn from_components(holder: PartyId, components: Vec<Vec<Bits>>) -> Self {
+        let mut c = components.into_iter();
+        Self::from_parts(holder, c.next().unwrap_or_default(), c.next().unwrap_or_default())
     }
     fn xor_words(&self, o: &Self) -> Result<Self, Error> {
         self.add(o)

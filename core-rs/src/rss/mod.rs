@@ -37,12 +37,14 @@
 mod access;
 mod arith;
 mod bits;
+mod boolean;
 pub mod client;
 mod scheme;
 mod trunc;
 
 pub use access::{Access, Set, SUPPORTED};
 pub use bits::Widen;
+pub use boolean::{RandBits, RssBits};
 pub use trunc::TruncPairs;
 
 use core::fmt;

@@ -177,3 +177,7 @@ impl<T: Transport, R: Ring> InputClient<T, R> for RssClient<T> {
         Self::reconstruct(self, n).await
     }
 }
+
+/// Truncation material, then random bits (the input needs no material in rss): private
+/// inference is the walk written once for such schemes.
+impl<T> crate::nn::uniform::Uniform for Rss<T> {}

@@ -1,5 +1,6 @@
-//! Shared bits packed 64 per word, for any scheme whose share vector of words has two
-//! components per party (rep3's replicated shares, bin3's masked ones): [`Packed`].
+//! Shared bits packed 64 per word, for any scheme whose share vector of words is a few
+//! components per party (rep3's two replicated shares, bin3's two masked ones, rss's
+//! `C(n−1, t)`): [`Packed`].
 
 use core::ops::Range;
 
@@ -7,17 +8,18 @@ use super::Bitwise;
 use crate::ring::Bits;
 use crate::Error;
 
-/// A scheme's share vector of [`Bits`] words with two components per party: what [`Packed`]
-/// needs to move bits between words without knowing the scheme.
+/// A scheme's share vector of [`Bits`] words, as components of equal length per party: what
+/// [`Packed`] needs to move bits between words without knowing the scheme.
 pub trait WordShares: Clone {
     /// Who holds the shares (carried over to every vector made from them).
     type Holder: Copy + Default;
     /// The holder.
     fn holder(&self) -> Self::Holder;
-    /// This party's two components.
-    fn components(&self) -> [&[Bits]; 2];
-    /// Shares of `holder` with the given components.
-    fn from_components(holder: Self::Holder, a: Vec<Bits>, b: Vec<Bits>) -> Self;
+    /// This party's components.
+    fn components(&self) -> Vec<&[Bits]>;
+    /// Shares of `holder` with the given components (as many as [`WordShares::components`]
+    /// gives).
+    fn from_components(holder: Self::Holder, components: Vec<Vec<Bits>>) -> Self;
     /// `x ⊕ y` wordwise (local).
     fn xor_words(&self, o: &Self) -> Result<Self, Error>;
     /// `¬x` wordwise (local; the scheme adds the public all-ones word).
@@ -63,27 +65,34 @@ impl<V: WordShares> Packed<V> {
     pub fn slice(&self, range: Range<usize>) -> Self {
         let n = range.len();
         let w = n.div_ceil(64);
-        let [sa, sb] = self.words.components();
-        let (mut a, mut b) = (vec![Bits(0); w], vec![Bits(0); w]);
-        copy_bits(&mut a, 0, sa, range.start, n);
-        copy_bits(&mut b, 0, sb, range.start, n);
-        Self { n, words: V::from_components(self.words.holder(), a, b) }
+        let comps = self
+            .words
+            .components()
+            .into_iter()
+            .map(|src| {
+                let mut dst = vec![Bits(0); w];
+                copy_bits(&mut dst, 0, src, range.start, n);
+                dst
+            })
+            .collect();
+        Self { n, words: V::from_components(self.words.holder(), comps) }
     }
 
     /// The bits of `parts` one after another, packed.
     pub fn concat(parts: &[&Self]) -> Self {
         let n: usize = parts.iter().map(|p| p.n).sum();
         let holder = parts.first().map_or_else(V::Holder::default, |p| p.words.holder());
+        let count = parts.first().map_or(0, |p| p.words.components().len());
         let w = n.div_ceil(64);
-        let (mut a, mut b) = (vec![Bits(0); w], vec![Bits(0); w]);
+        let mut comps = vec![vec![Bits(0); w]; count];
         let mut at = 0;
         for p in parts {
-            let [pa, pb] = p.words.components();
-            copy_bits(&mut a, at, pa, 0, p.n);
-            copy_bits(&mut b, at, pb, 0, p.n);
+            for (dst, src) in comps.iter_mut().zip(p.words.components()) {
+                copy_bits(dst, at, src, 0, p.n);
+            }
             at += p.n;
         }
-        Self { n, words: V::from_components(holder, a, b) }
+        Self { n, words: V::from_components(holder, comps) }
     }
 }
 
