@@ -8,14 +8,17 @@ use std::pin::Pin;
 use ringfence_core::mal3::client::Mal3Client;
 use ringfence_core::meteor::client::MeteorClient;
 use ringfence_core::meteor::online_cost;
-use ringfence_core::net::{Ctx, PartyId, SessionId};
+use ringfence_core::net::{Ctx, PartyId, Roster, SessionId};
 use ringfence_core::nn::{argmax_rows, import_onnx, FixedPlan, Inference, Output, PlanShape};
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::client::Rep3Client;
-use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{IntRing, Z64};
+use ringfence_core::rss::{client::RssClient, Rss};
 use ringfence_core::sharing::{InputClient, Session};
-use ringfence_core::testing::{self, MemTransport, Net};
+use ringfence_core::testing::conformance::TestBase;
+use ringfence_core::testing::{MemTransport, Net};
+
+type RssP = Rss<MemTransport>;
 use ringfence_core::Error;
 
 mod common;
@@ -23,6 +26,8 @@ use common::*;
 
 /// What a scheme gives the output's receiver, and its online cost model where it has one.
 struct Scheme {
+    /// The compute parties.
+    roster: Roster,
     /// The class ([`Output::Argmax`]) where the scheme can reveal it alone, else the scores.
     output: Output,
     /// `(bytes, rounds)` per party of one run's `infer`: every party's measured figures must
@@ -33,9 +38,15 @@ struct Scheme {
 /// `(bytes, rounds)` per party for a shape, a ring width and a batch.
 type CostModel = fn(&PlanShape, usize, usize) -> (u64, u64);
 
-const REP3: Scheme = Scheme { output: Output::Argmax, cost: None };
-const METEOR: Scheme = Scheme { output: Output::Logits, cost: Some(online_cost) };
-const MAL3: Scheme = Scheme { output: Output::Argmax, cost: None };
+const REP3: Scheme = Scheme { roster: Roster::THREE, output: Output::Argmax, cost: None };
+const METEOR: Scheme =
+    Scheme { roster: Roster::THREE, output: Output::Logits, cost: Some(online_cost) };
+const MAL3: Scheme = Scheme { roster: Roster::THREE, output: Output::Argmax, cost: None };
+
+/// rss among `n = 2t + 1` parties: it reveals the class alone.
+fn rss(n: usize, t: usize) -> Scheme {
+    Scheme { roster: Roster::new(n, t).unwrap(), output: Output::Argmax, cost: None }
+}
 
 fn plan_of(bytes: &[u8]) -> FixedPlan<Z64> {
     FixedPlan::new(&import_onnx(bytes).unwrap(), ringfence_core::nn::DEFAULT_FRAC_BITS).unwrap()
@@ -46,7 +57,7 @@ fn plan_of(bytes: &[u8]) -> FixedPlan<Z64> {
 /// plan's and with onnxruntime's on ≥ 99.5 % of them; scores, where the scheme reveals them,
 /// stay within 64 units in the last place of the plaintext plan's; the online cost is the
 /// scheme's model exactly.
-fn check_agreement<S: Inference<Z64> + Session<Rep3P>>(
+fn check_agreement<S: Inference<Z64> + Session<B>, B: TestBase>(
     sc: &Scheme,
     name: &str,
     (bytes, reference): (&[u8], &str),
@@ -63,7 +74,13 @@ fn check_agreement<S: Inference<Z64> + Session<Rep3P>>(
     let mut worst = 0;
     for start in (0..n).step_by(chunk) {
         let m = chunk.min(n - start);
-        let run = secure_run::<S>(&plan, &x[start * len..(start + m) * len], m, sc.output);
+        let run = secure_run_on::<S, B>(
+            sc.roster,
+            &plan,
+            &x[start * len..(start + m) * len],
+            m,
+            sc.output,
+        );
         if start == 0 {
             eprintln!(
                 "{name} on {}, {m} samples: online {} B from the busiest party, {} rounds",
@@ -109,11 +126,11 @@ fn check_agreement<S: Inference<Z64> + Session<Rep3P>>(
 /// plan's (each truncation may be one below the floor, and that grows through the next
 /// layers' weights: 9 at most measured on these 40 digits), and within the plan's error bound
 /// of onnxruntime's.
-fn logits_track_the_plaintext_plan<S: Inference<Z64> + Session<Rep3P>>() {
+fn logits_track_the_plaintext_plan<S: Inference<Z64> + Session<B>, B: TestBase>(roster: Roster) {
     let plan = plan_of(NN_A);
     let n = 40;
     let x = plan.encode_input(&mnist(n)).unwrap();
-    let secure = secure_run::<S>(&plan, &x, n, Output::Logits).scores;
+    let secure = secure_run_on::<S, B>(roster, &plan, &x, n, Output::Logits).scores;
     let fixed = plan.eval_plain(&x, n).unwrap();
     let ulps = secure.iter().zip(&fixed).map(|(a, b)| (a.to_i64() - b.to_i64()).abs()).max();
     eprintln!("NN-A on {}: secure vs plaintext fixed point: max {ulps:?} ulps", S::NAME);
@@ -125,25 +142,27 @@ fn logits_track_the_plaintext_plan<S: Inference<Z64> + Session<Rep3P>>() {
 
 /// Deployment 1: an external client (`C`, the scheme's client side) shares two digits in one
 /// batch and alone receives the scores; P0 owns the weights; the servers learn nothing.
-fn client_input_and_output<S, C>()
+fn client_input_and_output<S, B, C>(roster: Roster)
 where
-    S: Inference<Z64> + Session<Rep3P>,
+    B: TestBase,
+    S: Inference<Z64> + Session<B>,
     C: InputClient<MemTransport, Z64>,
 {
     let plan = plan_of(NN_A);
     let (shape, batch) = (plan.shape(), 2);
     let x = plan.encode_input(&mnist(batch)).unwrap();
-    let net = Net::new(4);
-    let client = PartyId(3);
+    let participants = roster.participants(1);
+    let net = Net::new(participants);
+    let client = roster.first_client();
     type Fut<'a> = Pin<Box<dyn std::future::Future<Output = Result<Option<Vec<Z64>>, Error>> + 'a>>;
     let mut futs: Vec<Fut<'_>> = Vec::new();
-    for (i, seeds) in testing::rep3_seeds(11).into_iter().enumerate() {
-        let me = PartyId(i as u8);
-        let ctx = Ctx::new(me, 4, SessionId([1; 16]), net.transport(me));
+    for me in roster.parties() {
+        let ctx = Ctx::new(me, participants, SessionId([1; 16]), net.transport(me));
         let (plan, shape) = (&plan, shape.clone());
         futs.push(Box::pin(async move {
-            let mut s = S::start(Rep3::setup(ctx, seeds).await?);
-            let model = s.share_model(PartyId(0), (i == 0).then_some(plan), &shape).await?;
+            let mut s = S::start(B::setup(ctx, roster, 11).await?);
+            let model =
+                s.share_model(PartyId(0), (me == PartyId(0)).then_some(plan), &shape).await?;
             let mut prep = s.preprocess(&model, batch, Output::Logits, client).await?;
             let input = S::take_input(&mut prep)?;
             s.deliver_input_prep(&input).await?;
@@ -152,7 +171,7 @@ where
             s.open_to(client, y).await
         }));
     }
-    let ctx = Ctx::new(client, 4, SessionId([1; 16]), net.transport(client));
+    let ctx = Ctx::new(client, participants, SessionId([1; 16]), net.transport(client));
     let xc = x.clone();
     futs.push(Box::pin(async move {
         let mut c = C::new(ctx, Seed::from_bytes([9; 32]));
@@ -161,10 +180,10 @@ where
         Ok(Some(c.reconstruct(batch * 10).await?))
     }));
     let outs = net.run(futs);
-    for o in &outs[..3] {
+    for o in &outs[..roster.n()] {
         assert!(matches!(o, Ok(None)), "servers learn nothing: {o:?}");
     }
-    let scores = outs[3].clone().unwrap().unwrap();
+    let scores = outs[roster.n()].clone().unwrap().unwrap();
     let fixed = plan.eval_plain(&x, batch).unwrap();
     for (s, f) in scores.iter().zip(&fixed) {
         assert!((s.to_i64() - f.to_i64()).abs() < 64, "{s:?} vs {f:?}");
@@ -176,13 +195,13 @@ where
 
 /// A module per scheme with one test per model and check.
 macro_rules! scheme {
-    ($name:ident: $party:ty, $client:ty, $desc:expr) => {
+    ($name:ident: $party:ty, on $base:ty, $client:ty, $desc:expr) => {
         mod $name {
             use super::*;
 
             #[test]
             fn nn_a() {
-                check_agreement::<$party>(
+                check_agreement::<$party, $base>(
                     &$desc,
                     "nn-a",
                     (NN_A, NN_A_REF),
@@ -192,7 +211,7 @@ macro_rules! scheme {
             }
             #[test]
             fn nn_b() {
-                check_agreement::<$party>(
+                check_agreement::<$party, $base>(
                     &$desc,
                     "nn-b",
                     (NN_B, NN_B_REF),
@@ -202,11 +221,17 @@ macro_rules! scheme {
             }
             #[test]
             fn nn_c() {
-                check_agreement::<$party>(&$desc, "nn-c", (NN_C, NN_C_REF), &mnist(digits(2)), 50);
+                check_agreement::<$party, $base>(
+                    &$desc,
+                    "nn-c",
+                    (NN_C, NN_C_REF),
+                    &mnist(digits(2)),
+                    50,
+                );
             }
             #[test]
             fn lenet() {
-                check_agreement::<$party>(
+                check_agreement::<$party, $base>(
                     &$desc,
                     "lenet",
                     (LENET, LENET_REF),
@@ -216,56 +241,80 @@ macro_rules! scheme {
             }
             #[test]
             fn logreg() {
-                check_agreement::<$party>(&$desc, "logreg", (LOGREG, LOGREG_REF), &digits8(), 450);
+                check_agreement::<$party, $base>(
+                    &$desc,
+                    "logreg",
+                    (LOGREG, LOGREG_REF),
+                    &digits8(),
+                    450,
+                );
             }
             #[test]
             fn nn_a_logits_track_the_plaintext_plan() {
-                logits_track_the_plaintext_plan::<$party>();
+                logits_track_the_plaintext_plan::<$party, $base>($desc.roster);
             }
             #[test]
             fn client_input_and_output_with_nn_a() {
-                client_input_and_output::<$party, $client>();
+                client_input_and_output::<$party, $base, $client>($desc.roster);
             }
         }
     };
-    ($name:ident: $party:ty, $client:ty, fewer samples, $desc:expr) => {
+    ($name:ident: $party:ty, on $base:ty, $client:ty, fewer samples, $desc:expr) => {
         mod $name {
             use super::*;
 
             #[test]
             fn nn_a() {
-                check_agreement::<$party>(&$desc, "nn-a", (NN_A, NN_A_REF), &mnist(20), 20);
+                check_agreement::<$party, $base>(&$desc, "nn-a", (NN_A, NN_A_REF), &mnist(20), 20);
             }
             #[test]
             fn lenet() {
-                check_agreement::<$party>(&$desc, "lenet", (LENET, LENET_REF), &mnist(1), 1);
+                check_agreement::<$party, $base>(&$desc, "lenet", (LENET, LENET_REF), &mnist(1), 1);
             }
             #[test]
             fn logreg() {
-                check_agreement::<$party>(&$desc, "logreg", (LOGREG, LOGREG_REF), &digits8(), 450);
+                check_agreement::<$party, $base>(
+                    &$desc,
+                    "logreg",
+                    (LOGREG, LOGREG_REF),
+                    &digits8(),
+                    450,
+                );
             }
             #[test]
             fn svm() {
-                check_agreement::<$party>(&$desc, "svm", (SVM, SVM_REF), &digits8(), 450);
+                check_agreement::<$party, $base>(&$desc, "svm", (SVM, SVM_REF), &digits8(), 450);
             }
             #[test]
             fn tree() {
                 let x = digits8();
-                check_agreement::<$party>(&$desc, "tree", (TREE, TREE_REF), &x[..64 * 100], 100);
+                check_agreement::<$party, $base>(
+                    &$desc,
+                    "tree",
+                    (TREE, TREE_REF),
+                    &x[..64 * 100],
+                    100,
+                );
             }
             #[test]
             fn client_input_and_output_with_nn_a() {
-                client_input_and_output::<$party, $client>();
+                client_input_and_output::<$party, $base, $client>($desc.roster);
             }
         }
     };
 }
 
-scheme!(rep3: Rep3P, Rep3Client<MemTransport>, REP3);
-scheme!(meteor: MeteorP, MeteorClient<MemTransport>, METEOR);
+scheme!(rep3: Rep3P, on Rep3P, Rep3Client<MemTransport>, REP3);
+scheme!(meteor: MeteorP, on Rep3P, MeteorClient<MemTransport>, METEOR);
 // mal3's dense layers take k checked products per output: fewer samples, the same agreement
 // required (and the client's scores are held to the plaintext plan's).
-scheme!(mal3: Mal3P, Mal3Client<MemTransport>, fewer samples, MAL3);
+scheme!(mal3: Mal3P, on Rep3P, Mal3Client<MemTransport>, fewer samples, MAL3);
+// rss at 3 parties with the samples of rep3; at 5 and 7 parties (20 and 175 share products per
+// product and party, and random bits made by multiply-and-open over 20 shares) fewer samples,
+// every model including the classical ones.
+scheme!(rss3: RssP, on RssP, RssClient<MemTransport>, rss(3, 1));
+scheme!(rss5: RssP, on RssP, RssClient<MemTransport>, fewer samples, rss(5, 2));
+scheme!(rss7: RssP, on RssP, RssClient<MemTransport>, fewer samples, rss(7, 3));
 
 /// The plaintext fixed-point plans (on all 1000 digits in release builds) and the float models
 /// agree with onnxruntime: the reference every secure run above is held to.

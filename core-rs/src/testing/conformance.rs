@@ -46,8 +46,8 @@ pub use wire::{fresh_randomness, observer_view};
 use core::future::Future;
 use core::marker::PhantomData;
 
-use super::{random_words, rep3_seeds, MemTransport, Net, PartyFuture};
-use crate::net::{Ctx, PartyId, Roster, SessionId, Stats};
+use super::{random_words, rep3_seeds, MemTransport, Net};
+use crate::net::{Ctx, PartyId, Roster, Stats};
 use crate::rep3::Rep3;
 use crate::ring::IntRing;
 use crate::sharing::{Arith, Linear, Session};
@@ -173,19 +173,9 @@ where
     F: Fn(PartyId, S) -> Fut,
     Fut: Future<Output = Result<O, Error>>,
 {
-    let roster = sc.roster;
-    let f = &f;
-    let futs: Vec<PartyFuture<'_, Result<O, Error>>> = roster
-        .parties()
-        .map(|me| {
-            let ctx = Ctx::new(me, roster.participants(0), SessionId([1; 16]), net.transport(me));
-            Box::pin(async move {
-                let base = B::setup(ctx, roster, seed).await?;
-                f(me, S::start(base)).await
-            }) as PartyFuture<'_, _>
-        })
-        .collect();
-    net.run(futs)
+    super::run_base(net, sc.roster, sc.roster.participants(0), seed, |me, base| {
+        f(me, S::start(base))
+    })
 }
 
 /// Runs `f` as each party of a fresh session of `sc` on `net`.

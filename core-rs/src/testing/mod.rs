@@ -276,6 +276,42 @@ where
     net.run(futs)
 }
 
+/// Runs `f` as each compute party of a fresh session of `roster` on base session `B` (a
+/// [`conformance::TestBase`]: rep3's, rss's) on `net`, with `participants` ids (the parties,
+/// then clients the caller drives), keyed from `seed`. Returns each party's result.
+///
+/// ```
+/// use ringfence_core::{net::Roster, rss::Rss, ring::Z64, testing::{self, MemTransport, Net}};
+/// let roster = Roster::new(7, 3)?;
+/// let outs = testing::run_base(&Net::new(roster.n()), roster, roster.n(), 1,
+///     |_, mut p: Rss<MemTransport>| async move { p.open(p.constant(&[Z64(5)])).await });
+/// assert!(outs.iter().all(|o| o.as_deref() == Ok(&[Z64(5)][..])));
+/// # Ok::<(), ringfence_core::Error>(())
+/// ```
+pub fn run_base<B, O, F, Fut>(
+    net: &Net,
+    roster: Roster,
+    participants: usize,
+    seed: u64,
+    f: F,
+) -> Vec<Result<O, Error>>
+where
+    B: conformance::TestBase,
+    F: Fn(PartyId, B) -> Fut,
+    Fut: Future<Output = Result<O, Error>>,
+{
+    let f = &f;
+    let futs: Vec<PartyFuture<'_, Result<O, Error>>> = roster
+        .parties()
+        .map(|me| {
+            let ctx = Ctx::new(me, participants, SessionId([1; 16]), net.transport(me));
+            Box::pin(async move { f(me, B::setup(ctx, roster, seed).await?).await })
+                as PartyFuture<'_, _>
+        })
+        .collect();
+    net.run(futs)
+}
+
 /// Deterministic test data: `n` pseudo-random words from `seed`.
 pub fn random_words(seed: u64, n: usize) -> Vec<u64> {
     let mut prg = Prg::new(&Seed::from_bytes([0x5a; 32]), seed, 0);

@@ -39,17 +39,7 @@ where
     Fut: Future<Output = Result<O, Error>>,
 {
     let net = Net::new(roster.n());
-    let f = &f;
-    let net_ref = &net;
-    let futs: Vec<PartyFuture<'_, Result<O, Error>>> = roster
-        .parties()
-        .map(|me| {
-            Box::pin(
-                async move { f(rss_party(net_ref, roster, roster.n(), seed, me).await?).await },
-            ) as PartyFuture<'_, _>
-        })
-        .collect();
-    net.run(futs)
+    super::run_base(&net, roster, roster.n(), seed, |_, p: Rss<MemTransport>| f(p))
         .into_iter()
         .enumerate()
         .map(|(i, r)| r.unwrap_or_else(|e| panic!("P{i} failed: {e}")))

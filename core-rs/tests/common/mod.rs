@@ -3,11 +3,12 @@
 #![allow(dead_code)]
 
 use ringfence_core::meteor::Meteor;
-use ringfence_core::net::PartyId;
+use ringfence_core::net::{PartyId, Roster};
 use ringfence_core::nn::{FixedPlan, Inference, Output};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::Z64;
 use ringfence_core::sharing::Session;
+use ringfence_core::testing::conformance::TestBase;
 use ringfence_core::testing::{self, MemTransport};
 
 // The committed models, held-out data and onnxruntime reference outputs.
@@ -97,23 +98,45 @@ pub(crate) fn secure_run<S>(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize, outp
 where
     S: Inference<Z64> + Session<Rep3P>,
 {
+    secure_run_on::<S, Rep3P>(Roster::THREE, plan, x, batch, output)
+}
+
+/// [`secure_run`] for a scheme on base session `B` among the parties of `roster`.
+pub(crate) fn secure_run_on<S, B>(
+    roster: Roster,
+    plan: &FixedPlan<Z64>,
+    x: &[Z64],
+    batch: usize,
+    output: Output,
+) -> Run
+where
+    B: TestBase,
+    S: Inference<Z64> + Session<B>,
+{
     let shape = plan.shape();
-    let outs = testing::run_rep3(7, |p| {
+    let net = testing::Net::new(roster.n());
+    let outs = testing::run_base(&net, roster, roster.n(), 7, |me, b: B| {
         let (shape, x) = (shape.clone(), x.to_vec());
         async move {
-            let mut s = S::start(p);
-            let me = s.me();
+            let mut s = S::start(b);
             let model = s.share_model(PartyId(0), (me.0 == 0).then_some(plan), &shape).await?;
             let mut prep = s.preprocess(&model, batch, output, PartyId(1)).await?;
             let input = S::take_input(&mut prep)?;
             let sx = s.input(PartyId(1), (me.0 == 1).then_some(&x[..]), input).await?;
-            let before = s.base().ctx().stats();
+            let before = s.base().stats();
             let y = s.infer(&model, sx, prep).await?;
-            let cost = s.base().ctx().stats() - before;
+            let cost = s.base().stats() - before;
             Ok((s.open_to(PartyId(1), y).await?, cost))
         }
     });
-    assert!(outs[0].0.is_none() && outs[2].0.is_none(), "only P1 gets the output");
+    let outs: Vec<_> = outs
+        .into_iter()
+        .enumerate()
+        .map(|(i, o)| o.unwrap_or_else(|e| panic!("P{i} failed: {e}")))
+        .collect();
+    for (i, o) in outs.iter().enumerate() {
+        assert_eq!(o.0.is_some(), i == 1, "only P1 gets the output");
+    }
     let each: Vec<u64> = outs.iter().map(|o| o.1.payload_bytes_sent).collect();
     Run {
         scores: outs[1].0.clone().expect("P1's output"),
