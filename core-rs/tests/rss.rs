@@ -329,3 +329,87 @@ fn t_colluding_parties_see_shares_independent_of_the_secret_and_t_plus_one_recon
 fn shares_of(x: &RssVec<Z64>) -> Vec<u64> {
     x.components().iter().flatten().map(|z| z.0).collect()
 }
+
+/// The draw discipline the security argument rests on (extract §12.1; the paper's reference
+/// code breaks it at 5 and 7 parties): no party draws any stream of a share key twice, over
+/// every protocol — random sharings, inputs, products, matrix products, multiply-and-open,
+/// random bits, truncation, comparisons, bit decomposition and injection, openings.
+#[test]
+fn no_party_draws_a_stream_of_a_share_key_twice() {
+    use ringfence_core::sharing::{Arith, Boolean};
+    for roster in rosters() {
+        let logs = testing::run_rss(roster, 12, |mut p| async move {
+            let me = p.me();
+            let v = [Z64(5), Z64(u64::MAX), Z64(0)];
+            let x = p.input(PartyId(0), (me == PartyId(0)).then_some(&v[..]), 3).await?;
+            let y = p.random::<Z64>(3);
+            let xy = p.mul(&x, &y).await?;
+            p.matmul(&x, &y, (1, 3, 1)).await?;
+            p.mul_pub(&x, &y).await?;
+            let (prep, _) = Arith::<Z64>::mul_prep(
+                &mut p,
+                &ringfence_core::sharing::Len(3),
+                &ringfence_core::sharing::Len(3),
+                8,
+            )
+            .await?;
+            Arith::mul(&mut p, &x, &xy, prep).await?;
+            let bits = Boolean::<Z64>::bit_prep(&mut p, 3).await?;
+            let m = p.ltz(&xy).await?;
+            p.b2a(&m, bits).await?;
+            p.a2b(&x).await?;
+            p.open(xy).await?;
+            Ok(p.draw_log().to_vec())
+        });
+        for (i, log) in logs.iter().enumerate() {
+            let mut sorted = log.clone();
+            sorted.sort_unstable();
+            let before = sorted.len();
+            sorted.dedup();
+            assert_eq!(
+                sorted.len(),
+                before,
+                "({}, {}) P{i} drew a stream twice",
+                roster.n(),
+                roster.t()
+            );
+            assert!(before > 20, "P{i} drew only {before} streams");
+        }
+    }
+}
+
+/// The boolean primitives' costs per party, from the module documentation (`rss::boolean`),
+/// for `N` values (a multiple of 64, so packing adds no padding) over Z_2^64: an AND is `t` bits;
+/// an MSB is `k` random bits (one multiply-and-open of `n − 1` elements of Z_2^128 each), an
+/// opening (`t` elements) and a tree of `k − 2` generate/propagate nodes of 2 ANDs over
+/// ⌈log₂(k − 1)⌉ rounds; a bit injection opens `t` bits per bit.
+#[test]
+fn boolean_costs_per_party() {
+    use ringfence_core::sharing::{Boolean, Gates};
+    const N: u64 = 128;
+    for roster in rosters() {
+        let (n, t) = (roster.n() as u64, roster.t() as u64);
+        let outs = testing::run_rss(roster, 13, |mut p| async move {
+            let x = p.random::<Z64>(N as usize);
+            let bits = p.constant_bits(&[true; N as usize]);
+            let s0 = p.ctx().stats();
+            p.and(&bits, &bits).await?;
+            let and = p.ctx().stats() - s0;
+            let s0 = p.ctx().stats();
+            let m = p.ltz(&x).await?;
+            let msb = p.ctx().stats() - s0;
+            let prep = Boolean::<Z64>::bit_prep(&mut p, N as usize).await?;
+            let s0 = p.ctx().stats();
+            Boolean::<Z64>::b2a(&mut p, &m, prep).await?;
+            let b2a = p.ctx().stats() - s0;
+            Ok((and, msb, b2a))
+        });
+        for (i, (and, msb, b2a)) in outs.iter().enumerate() {
+            let at = format!("({n}, {t}) P{i}");
+            assert_eq!((and.payload_bytes_sent, and.rounds), (t * N / 8, 1), "{at}: AND");
+            let msb_bytes = N * ((n - 1) * 64 * 16 + t * 8) + t * 2 * 62 * N / 8;
+            assert_eq!((msb.payload_bytes_sent, msb.rounds), (msb_bytes, 8), "{at}: MSB");
+            assert_eq!((b2a.payload_bytes_sent, b2a.rounds), (t * N / 8, 1), "{at}: B2A");
+        }
+    }
+}

@@ -208,6 +208,10 @@ pub struct Rss<T> {
     keys: Vec<Option<Seed>>,
     common: Seed,
     draws: u64,
+    /// Every stream drawn from a share key, `(share, op, stream)`, for the test that no party
+    /// draws one twice.
+    #[cfg(feature = "test-utils")]
+    draw_log: Vec<(usize, u64, u32)>,
 }
 
 impl<T> fmt::Debug for Rss<T> {
@@ -273,7 +277,15 @@ impl<T: Transport> Rss<T> {
                 keys[s] = Some(words_seed(w));
             }
         }
-        Ok(Self { ctx, access, keys, common: Seed::combine(&parts), draws: 0 })
+        Ok(Self {
+            ctx,
+            access,
+            keys,
+            common: Seed::combine(&parts),
+            draws: 0,
+            #[cfg(feature = "test-utils")]
+            draw_log: Vec::new(),
+        })
     }
 
     /// This party's id.
@@ -342,6 +354,14 @@ impl<T: Transport> Rss<T> {
         let key = self.keys[s].as_ref().expect("a party draws only from keys it holds");
         R::fill_random(&mut Prg::new(key, op, purpose << 8 | sub), out);
         self.draws += out.len() as u64;
+        #[cfg(feature = "test-utils")]
+        self.draw_log.push((s, op, purpose << 8 | sub));
+    }
+
+    /// Every PRG stream this party drew from a share key so far: `(share, op, stream)`.
+    #[cfg(feature = "test-utils")]
+    pub fn draw_log(&self) -> &[(usize, u64, u32)] {
+        &self.draw_log
     }
 
     /// A fresh random sharing of `n` elements (PRandR: no communication, one draw per share).
