@@ -33,8 +33,21 @@ impl<T: Transport> Rss<T> {
                 return Err(Error::ApiMisuse(format!("input: {} values for n = {n}", x.len())));
             }
         }
-        let op = self.ctx.next_op();
         self.ctx.round();
+        let pending = self.input_start(owner, values, n)?;
+        self.input_finish(pending).await
+    }
+
+    /// The sending half of [`Rss::input`], without opening a round: several inputs (from
+    /// several owners, over several rings) start, then finish, in one round.
+    pub(crate) fn input_start<R: Ring>(
+        &mut self,
+        owner: PartyId,
+        values: Option<&[R]>,
+        n: usize,
+    ) -> Result<PendingInput<R>, Error> {
+        let me = self.me();
+        let op = self.ctx.next_op();
         let sent = self.access.chi(owner);
         let mut v = self.zeros(n);
         let held = self.access.held(me).to_vec();
@@ -44,7 +57,7 @@ impl<T: Transport> Rss<T> {
             }
         }
         let Some(at) = self.access.position(me, sent) else {
-            return Ok(v);
+            return Ok(PendingInput { v, from: None });
         };
         match values {
             Some(x) => {
@@ -58,8 +71,20 @@ impl<T: Transport> Rss<T> {
                     self.ctx.send(h, &rest)?;
                 }
                 v.shares[at] = rest;
+                Ok(PendingInput { v, from: None })
             }
-            None => v.shares[at] = self.ctx.recv(owner, n).await?,
+            None => Ok(PendingInput { v, from: Some((owner, at)) }),
+        }
+    }
+
+    /// The receiving half of [`Rss::input`].
+    pub(crate) async fn input_finish<R: Ring>(
+        &mut self,
+        pending: PendingInput<R>,
+    ) -> Result<RssVec<R>, Error> {
+        let PendingInput { mut v, from } = pending;
+        if let Some((owner, at)) = from {
+            v.shares[at] = self.ctx.recv(owner, v.len()).await?;
         }
         Ok(v)
     }
@@ -272,6 +297,13 @@ impl<T: Transport> Rss<T> {
             }
         }
     }
+}
+
+/// An input whose owner's message may still be on its way: the shares so far, and where the
+/// owner's share goes when it is received.
+pub(crate) struct PendingInput<R> {
+    v: RssVec<R>,
+    from: Option<(PartyId, usize)>,
 }
 
 /// The sum of `x`'s shares at `positions`.

@@ -126,7 +126,7 @@ impl<T: Transport> Rss<T> {
 
     /// Every prefix carry `G_i` (out of position `i`) of `(p, g)` (planes, low first), by a
     /// Sklansky network: ⌈log₂ len⌉ rounds of batched ANDs.
-    async fn prefix_carries(
+    pub(crate) async fn prefix_carries(
         &mut self,
         mut p: Vec<RssBits>,
         mut g: Vec<RssBits>,
@@ -157,19 +157,20 @@ impl<T: Transport> Rss<T> {
         Ok(g)
     }
 
-    /// `k` random bits per value of `n`: their ring sharings plane by plane (plane `i` holds
-    /// bit `i` of every value) and `r = Σ 2^i r_i`.
-    async fn random_with_bits<R: Widen>(
+    /// `k` random bits per value of `n` by multiply-and-open: their bits (planes low first)
+    /// and `r = Σ 2^i r_i`.
+    pub(crate) async fn random_with_bits_by_rand_bits<R: Widen>(
         &mut self,
         n: usize,
-    ) -> Result<(Vec<RssVec<R>>, RssVec<R>), Error> {
+    ) -> Result<(Vec<RssBits>, RssVec<R>), Error> {
         let k = R::BITS;
         let bits = self.rand_bits::<R>(n * k as usize).await?;
-        let planes: Vec<RssVec<R>> =
-            (0..k as usize).map(|i| bits.slice(i * n..(i + 1) * n)).collect();
         let mut r = self.zeros::<R>(n);
-        for (i, b) in planes.iter().enumerate() {
+        let mut planes = Vec::with_capacity(k as usize);
+        for i in 0..k as usize {
+            let b = bits.slice(i * n..(i + 1) * n);
             r = r.add(&b.scale(R::ONE.shl(i as u32)))?;
+            planes.push(low_bits(&b));
         }
         Ok((planes, r))
     }
@@ -230,7 +231,7 @@ impl<T: Transport, R: Widen> Boolean<R> for Rss<T> {
         let mut seg = Vec::with_capacity(k as usize - 1);
         for (i, r_i) in planes.iter().take(k as usize - 1).enumerate() {
             let ci = plane(&c, i as u32);
-            let not_r = low_bits(r_i).not();
+            let not_r = r_i.not();
             let p = Self::xor_public(&not_r, &ci)?;
             let mut g = Self::and_public(&not_r, &ci)?;
             if i == 0 {
@@ -241,7 +242,7 @@ impl<T: Transport, R: Widen> Boolean<R> for Rss<T> {
         let geq = self.final_carry(seg).await?;
         // msb = c_{k−1} ⊕ r_{k−1} ⊕ [c' < r'].
         let top = plane(&c, k - 1);
-        let msb = Self::xor_public(&low_bits(&planes[k as usize - 1]).xor(&geq.not())?, &top)?;
+        let msb = Self::xor_public(&planes[k as usize - 1].xor(&geq.not())?, &top)?;
         let mut at = 0;
         Ok(xs
             .iter()
@@ -259,11 +260,10 @@ impl<T: Transport, R: Widen> Boolean<R> for Rss<T> {
         let (planes, r) = self.random_with_bits::<R>(n).await?;
         let c = self.open(x.sub(&r)?).await?;
         let (mut p, mut g) = (Vec::new(), Vec::new());
-        for (i, r_i) in planes.iter().enumerate() {
+        for (i, rb) in planes.iter().enumerate() {
             let ci = plane(&c, i as u32);
-            let rb = low_bits(r_i);
-            p.push(Self::xor_public(&rb, &ci)?);
-            g.push(Self::and_public(&rb, &ci)?);
+            p.push(Self::xor_public(rb, &ci)?);
+            g.push(Self::and_public(rb, &ci)?);
         }
         let carries = self.prefix_carries(p.clone(), g).await?;
         let mut out = vec![p[0].clone()];

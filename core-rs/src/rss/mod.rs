@@ -39,12 +39,14 @@ mod arith;
 mod bits;
 mod boolean;
 pub mod client;
+mod edabits;
 mod scheme;
 mod trunc;
 
 pub use access::{Access, Set, SUPPORTED};
 pub use bits::Widen;
 pub use boolean::{RandBits, RssBits};
+pub use edabits::BitSource;
 pub use trunc::TruncPairs;
 
 use core::fmt;
@@ -66,6 +68,8 @@ pub(crate) mod purpose {
     pub(crate) const ZERO_SUM: u32 = 5;
     /// A client's shares expanded from the seeds it sent.
     pub(crate) const CLIENT: u32 = 6;
+    /// A dealer's random bits of an edaBit.
+    pub(crate) const DEALER: u32 = 7;
 }
 
 /// Words of a 32-byte key on the wire.
@@ -207,6 +211,9 @@ pub struct Rss<T> {
     /// `keys[s]`: share `s`'s key, for the shares this party holds.
     keys: Vec<Option<Seed>>,
     common: Seed,
+    own: Seed,
+    /// Where comparisons and bit decompositions get their random bits.
+    bit_source: BitSource,
     draws: u64,
     /// Every stream drawn from a share key, `(share, op, stream)`, for the test that no party
     /// draws one twice.
@@ -282,6 +289,8 @@ impl<T: Transport> Rss<T> {
             access,
             keys,
             common: Seed::combine(&parts),
+            own,
+            bit_source: BitSource::default(),
             draws: 0,
             #[cfg(feature = "test-utils")]
             draw_log: Vec::new(),
@@ -291,6 +300,22 @@ impl<T: Transport> Rss<T> {
     /// This party's id.
     pub fn me(&self) -> PartyId {
         self.ctx.me()
+    }
+
+    /// Where comparisons and bit decompositions get their random bits from now on (every
+    /// party must choose the same).
+    pub fn set_bit_source(&mut self, source: BitSource) {
+        self.bit_source = source;
+    }
+
+    /// Where comparisons and bit decompositions get their random bits.
+    pub fn bit_source(&self) -> BitSource {
+        self.bit_source
+    }
+
+    /// This party's private randomness for operation `op`.
+    pub(crate) fn prg_own(&self, op: u64, purpose: u32) -> Prg {
+        Prg::new(&self.own, op, purpose << 8)
     }
 
     /// The parties of the session.

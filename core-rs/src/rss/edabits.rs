@@ -1,0 +1,138 @@
+//! edaBits (the paper's Protocol 7, after Escudero et al.): a random `r` shared over Z_2^k
+//! together with its bits shared over Z_2, from `t + 1` dealers.
+//!
+//! Dealers `P0 … Pt` each draw `k` random bits per value from their private randomness and
+//! input both the bits (over Z_2) and their integer (over Z_2^k), all in one round. `r` is the
+//! sum of the integers (carries beyond 2^k vanish); its bits are the sum of the bit vectors by
+//! a tree of ripple-free adders (a Sklansky prefix network each): ⌈log₂(t + 1)⌉ levels of
+//! `1 + ⌈log₂ k⌉` rounds, all additions of a level batched. Any `t` parties miss at least one
+//! dealer's bits, so `r` is uniform to them.
+//!
+//! Against random bits by multiply-and-open ([`Rss::rand_bits`], 1 round but `k` products of
+//! `n − 1` elements of the wider ring per value), edaBits take more rounds and far fewer bytes
+//! and products: the dealers' inputs are `t` elements and `t` words per 64 values each, the
+//! adders `t` bits per AND. [`BitSource`] picks one for comparisons and bit decompositions.
+
+use super::bits::Widen;
+use super::boolean::RssBits;
+use super::{purpose, Rss, RssVec};
+use crate::net::{PartyId, Transport};
+use crate::ring::{Bits, IntRing, Ring};
+use crate::sharing::{Bitwise, Gates, Packed};
+use crate::Error;
+
+/// Where an rss session's comparisons and bit decompositions get the random value `r` and its
+/// bits that mask their opening.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BitSource {
+    /// `k` random bits by multiply-and-open (Protocol 6): 1 round, `k·(n − 1)` elements of the
+    /// wider ring per value and party.
+    #[default]
+    RandBits,
+    /// edaBits from `t + 1` dealers (Protocol 7): more rounds, far fewer bytes.
+    EdaBits,
+}
+
+impl<T: Transport> Rss<T> {
+    /// `n` random values over `R` with their bits, planes low first (plane `i` holds bit `i` of
+    /// every value), from the session's [`BitSource`].
+    pub(crate) async fn random_with_bits<R: Widen>(
+        &mut self,
+        n: usize,
+    ) -> Result<(Vec<RssBits>, RssVec<R>), Error> {
+        match self.bit_source {
+            BitSource::RandBits => self.random_with_bits_by_rand_bits(n).await,
+            BitSource::EdaBits => self.edabits(n).await,
+        }
+    }
+
+    /// `n` edaBits over `R`: the values and their bit planes.
+    pub async fn edabits<R: IntRing>(
+        &mut self,
+        n: usize,
+    ) -> Result<(Vec<RssBits>, RssVec<R>), Error> {
+        let k = R::BITS as usize;
+        let me = self.me();
+        let w = n.div_ceil(64);
+        let dealers: Vec<PartyId> = self.roster().parties().take(self.roster().t() + 1).collect();
+        // A dealer's values and its bit planes (k planes of w words). Every party takes the
+        // operation number, so that the numbers stay in step.
+        let op = self.ctx.next_op();
+        let mine = dealers.contains(&me).then(|| {
+            let mut words = vec![Bits(0); k * w];
+            Bits::fill_random(&mut self.prg_own(op, purpose::DEALER), &mut words);
+            if n % 64 != 0 {
+                // Padding bits beyond n stay clear in every plane.
+                let keep = (1u64 << (n % 64)) - 1;
+                words.iter_mut().skip(w - 1).step_by(w).for_each(|x| x.0 &= keep);
+            }
+            let values: Vec<R> = (0..n)
+                .map(|j| {
+                    (0..k).fold(R::ZERO, |acc, i| {
+                        let bit = words[i * w + j / 64].0 >> (j % 64) & 1;
+                        acc + R::from_u64(bit).shl(i as u32)
+                    })
+                })
+                .collect();
+            (values, words)
+        });
+        self.ctx.round();
+        let mut pending = Vec::with_capacity(dealers.len());
+        for &d in &dealers {
+            let own = mine.as_ref().filter(|_| d == me);
+            let ints = self.input_start::<R>(d, own.map(|m| &m.0[..]), n)?;
+            let bits = self.input_start::<Bits>(d, own.map(|m| &m.1[..]), k * w)?;
+            pending.push((ints, bits));
+        }
+        let mut r = self.zeros::<R>(n);
+        let mut numbers: Vec<Vec<RssBits>> = Vec::with_capacity(dealers.len());
+        for (ints, bits) in pending {
+            r = r.add(&self.input_finish(ints).await?)?;
+            let words = self.input_finish(bits).await?;
+            numbers.push(
+                (0..k).map(|i| Packed::from_words(n, &words.slice(i * w..(i + 1) * w))).collect(),
+            );
+        }
+        // The adder tree: every pair of a level added at once, as one wider addition.
+        while numbers.len() > 1 {
+            let pairs = numbers.len() / 2;
+            let odd = (numbers.len() % 2 == 1).then(|| numbers.pop()).flatten();
+            let plane = |side: usize, i: usize| -> RssBits {
+                let parts: Vec<&RssBits> = (0..pairs).map(|j| &numbers[2 * j + side][i]).collect();
+                RssBits::concat(&parts)
+            };
+            let a: Vec<RssBits> = (0..k).map(|i| plane(0, i)).collect();
+            let b: Vec<RssBits> = (0..k).map(|i| plane(1, i)).collect();
+            let sum = self.bit_add(a, b).await?;
+            numbers = (0..pairs)
+                .map(|j| sum.iter().map(|s| s.slice(j * n..(j + 1) * n)).collect())
+                .collect();
+            numbers.extend(odd);
+        }
+        let planes = numbers.pop().ok_or_else(|| Error::ApiMisuse("edaBits: no dealer".into()))?;
+        Ok((planes, r))
+    }
+
+    /// `a + b` mod 2^k of shared bit planes (low first, one length): generate and propagate
+    /// (1 AND round), then a Sklansky prefix network (⌈log₂ k⌉ rounds).
+    pub(crate) async fn bit_add(
+        &mut self,
+        a: Vec<RssBits>,
+        b: Vec<RssBits>,
+    ) -> Result<Vec<RssBits>, Error> {
+        let k = a.len();
+        let n = a.first().map_or(0, Bitwise::len);
+        let p: Vec<RssBits> = a.iter().zip(&b).map(|(x, y)| x.xor(y)).collect::<Result<_, _>>()?;
+        let all_a = RssBits::concat(&a.iter().collect::<Vec<_>>());
+        let all_b = RssBits::concat(&b.iter().collect::<Vec<_>>());
+        let g_all = self.and(&all_a, &all_b).await?;
+        let g: Vec<RssBits> = (0..k).map(|i| g_all.slice(i * n..(i + 1) * n)).collect();
+        let carries = self.prefix_carries(p.clone(), g).await?;
+        let mut out = Vec::with_capacity(k);
+        out.extend(p.first().cloned());
+        for i in 1..k {
+            out.push(p[i].xor(&carries[i - 1])?);
+        }
+        Ok(out)
+    }
+}
