@@ -508,3 +508,83 @@ fn edabit_msb_rounds_and_bytes() {
         }
     }
 }
+
+/// Ring conversion Z_2^32 → Z_2^64 (Protocol 4) gives the same value, signed or unsigned, at
+/// every roster and with both bit sources, on edge and random values; its rounds are the bit
+/// decomposition's plus one.
+#[test]
+fn conversion_to_a_wider_ring_keeps_the_value() {
+    use ringfence_core::rss::BitSource;
+    for roster in rosters() {
+        let x = values::<Z32>(31, 40);
+        for source in [BitSource::RandBits, BitSource::EdaBits] {
+            let outs = testing::run_rss(roster, 16, |mut p| {
+                let x = x.clone();
+                async move {
+                    p.set_bit_source(source);
+                    let me = p.me();
+                    let v =
+                        p.input(PartyId(1), (me == PartyId(1)).then_some(&x[..]), x.len()).await?;
+                    let mut got = Vec::new();
+                    for signed in [true, false] {
+                        let prep = p.convert_prep::<Z32, Z64>(x.len()).await?;
+                        let w = p.convert::<Z32, Z64>(&v, signed, prep).await?;
+                        got.push(p.open(w).await?);
+                    }
+                    Ok(got)
+                }
+            });
+            for got in &outs {
+                let signed: Vec<Z64> =
+                    x.iter().map(|v| Z64(i64::from(v.0 as i32) as u64)).collect();
+                let unsigned: Vec<Z64> = x.iter().map(|v| Z64(u64::from(v.0))).collect();
+                assert_eq!(got[0], signed, "({}, {}) {source:?}: signed", roster.n(), roster.t());
+                assert_eq!(
+                    got[1],
+                    unsigned,
+                    "({}, {}) {source:?}: unsigned",
+                    roster.n(),
+                    roster.t()
+                );
+            }
+        }
+    }
+}
+
+/// Truncation by private amounts: with `[2^(M−m)]` from the model owner and the public bound
+/// `M = 16`, each value is divided by its own `2^m` (the floor or one less), at every roster.
+#[test]
+fn truncation_by_private_amounts() {
+    for roster in rosters() {
+        let x: Vec<Z64> = [0i64, 1, -1, 1 << 30, -(1 << 30) + 7, 123_456_789, -987_654]
+            .into_iter()
+            .map(|v| Z64(v as u64))
+            .collect();
+        let m: Vec<u32> = vec![0, 3, 9, 16, 5, 11, 1];
+        let pow: Vec<Z64> = m.iter().map(|&m| Z64(1 << (16 - m))).collect();
+        let outs = testing::run_rss(roster, 17, |mut p| {
+            let (x, pow) = (x.clone(), pow.clone());
+            async move {
+                let me = p.me();
+                let vx = p.input(PartyId(1), (me == PartyId(1)).then_some(&x[..]), x.len()).await?;
+                let vp =
+                    p.input(PartyId(0), (me == PartyId(0)).then_some(&pow[..]), x.len()).await?;
+                let pairs = p.trunc_pairs::<Z64>(x.len(), 16).await?;
+                let y = p.trunc_private(&vx, &vp, pairs).await?;
+                p.open(y).await
+            }
+        });
+        for got in &outs {
+            for ((g, v), m) in got.iter().zip(&x).zip(&m) {
+                let floor = (v.0 as i64) >> m;
+                let below = floor - g.0 as i64;
+                assert!(
+                    below == 0 || below == 1,
+                    "({}, {}): {v:?} >> {m} gave {g:?}",
+                    roster.n(),
+                    roster.t()
+                );
+            }
+        }
+    }
+}

@@ -54,6 +54,13 @@ pub struct RandBits<R> {
     arith: RssVec<R>,
 }
 
+impl<R: Ring> RandBits<R> {
+    /// The number of bits held.
+    pub(crate) fn arith_len(&self) -> usize {
+        self.arith.len()
+    }
+}
+
 impl<R: Ring> Store for RandBits<R> {
     fn len(&self) -> usize {
         self.arith.len()

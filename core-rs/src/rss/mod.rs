@@ -39,6 +39,7 @@ mod arith;
 mod bits;
 mod boolean;
 pub mod client;
+mod convert;
 mod edabits;
 mod scheme;
 mod trunc;

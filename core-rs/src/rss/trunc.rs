@@ -121,6 +121,20 @@ impl<T: Transport> Rss<T> {
         self.open_truncated(v, pairs).await
     }
 
+    /// Truncation by private amounts (as in Dalskov et al.'s quantized networks, the paper's
+    /// §6.3): `⌊x / 2^m⌋` (or one less) for each value, where the model owner supplies
+    /// `[2^(M−m)]` privately and `M` (the material's shift) is a public bound on every `m`: one
+    /// fixed-point product of `x` and the private power of two. Needs
+    /// `|x·2^(M−m)| < 2^(k−2)` (1 round, `n − 1` elements per value and party).
+    pub async fn trunc_private<R: IntRing>(
+        &mut self,
+        x: &RssVec<R>,
+        pow2: &RssVec<R>,
+        pairs: TruncPairs<R>,
+    ) -> Result<RssVec<R>, Error> {
+        self.mul_fixed(x, pow2, pairs).await
+    }
+
     /// Fixed-point matrix product (m×k by k×n), truncated once per output (1 round).
     pub async fn matmul_fixed<R: IntRing>(
         &mut self,
