@@ -28,17 +28,7 @@ impl<T: Transport> Rep3<T> {
             return Err(Error::ApiMisuse(format!("input owner {owner} is not a compute party")));
         }
         let me = self.me();
-        if (me == owner) != values.is_some() {
-            return Err(Error::ApiMisuse(format!(
-                "input from {owner}: exactly the owner passes values ({me} {})",
-                if values.is_some() { "did" } else { "did not" }
-            )));
-        }
-        if let Some(x) = values {
-            if x.len() != n {
-                return Err(Error::ApiMisuse(format!("input: {} values for n = {n}", x.len())));
-            }
-        }
+        crate::sharing::check_input_values(me, owner, values, n)?;
         self.ctx.round();
         self.share_from_one(owner, values, n).await
     }

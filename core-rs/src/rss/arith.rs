@@ -22,17 +22,7 @@ impl<T: Transport> Rss<T> {
         if !self.roster().is_party(owner) {
             return Err(Error::ApiMisuse(format!("input owner {owner} is not a compute party")));
         }
-        if (me == owner) != values.is_some() {
-            return Err(Error::ApiMisuse(format!(
-                "input from {owner}: exactly the owner passes values ({me} {})",
-                if values.is_some() { "did" } else { "did not" }
-            )));
-        }
-        if let Some(x) = values {
-            if x.len() != n {
-                return Err(Error::ApiMisuse(format!("input: {} values for n = {n}", x.len())));
-            }
-        }
+        crate::sharing::check_input_values(me, owner, values, n)?;
         self.ctx.round();
         let pending = self.input_start(owner, values, n)?;
         self.input_finish(pending).await

@@ -244,3 +244,24 @@ impl<P: Store> Store for ProductPrep<P> {
         Ok(Self { outputs: n, trunc })
     }
 }
+
+/// Checks an input call's arguments: exactly the owner passes values, `n` of them.
+pub(crate) fn check_input_values<R>(
+    me: PartyId,
+    owner: PartyId,
+    values: Option<&[R]>,
+    n: usize,
+) -> Result<(), Error> {
+    if (me == owner) != values.is_some() {
+        return Err(Error::ApiMisuse(format!(
+            "input from {owner}: exactly the owner passes values ({me} {})",
+            if values.is_some() { "did" } else { "did not" }
+        )));
+    }
+    match values {
+        Some(x) if x.len() != n => {
+            Err(Error::ApiMisuse(format!("input: {} values for n = {n}", x.len())))
+        }
+        _ => Ok(()),
+    }
+}

@@ -21,7 +21,7 @@ mod boolean;
 mod client;
 mod packed;
 
-pub(crate) use arith::check_dims;
+pub(crate) use arith::{check_dims, check_input_values};
 pub use arith::{Arith, InputSlot, Len, ProductPrep};
 pub use boolean::{eq_by_bits, Bitwise, Boolean, Gates, Store};
 pub use client::InputClient;
