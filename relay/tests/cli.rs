@@ -1,5 +1,6 @@
 //! The `ringfence` binary end to end: the demo's private classification checks itself, `bench --json` prints the
-//! documented keys and sums a batch run in sub-batches, runs a Bristol Fashion circuit (and refuses a malformed one), a party process exits when its parent goes away
+//! documented keys and sums a batch run in sub-batches, runs a Bristol Fashion circuit (and refuses a malformed one), runs rss among five
+//! parties at the protocols' costs (and refuses counts and ops a backend does not run), a party process exits when its parent goes away
 //! and runs without transparent huge pages unless asked.
 
 use std::io::{BufRead, BufReader, Write};
@@ -148,6 +149,58 @@ fn bench_model_runs_secure_inference_with_setup_reported() {
     let out = Command::new(EXE).args(["bench", "--model", "no/such/model.onnx"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/model.onnx"));
+}
+
+/// `--backend rss --parties 5` (t = 2): five processes, and each party sends per element what
+/// the protocols say: t elements for a product, n − 1 for a product opened in one round and
+/// n − 1 of the wider ring (Z_2^128) for a random bit, in one round each.
+#[test]
+fn bench_runs_rss_among_five_parties_with_the_protocols_costs() {
+    let out = Command::new(EXE)
+        .args(["bench", "--json", "--backend", "rss", "--parties", "5", "--n", "1000"])
+        .args(["--repeat", "1", "--ops", "mul,mul-pub,rand-bit"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for (line, (op, per_elem)) in
+        lines.iter().zip([("mul", 16.0), ("mul-pub", 32.0), ("rand-bit", 64.0)])
+    {
+        assert_eq!(
+            (line["op"].as_str(), line["backend"].as_str()),
+            (Some(op), Some("rss")),
+            "{line}"
+        );
+        assert_eq!(line["parties"], 5, "{line}");
+        assert_eq!(line["rounds"], 1.0, "{line}");
+        let payload = line["payload_bytes_per_party"].as_f64().unwrap();
+        assert_eq!(payload / 1000.0, per_elem, "{op}: {line}");
+        // One frame (28-byte header) to each receiver: t of them for mul, the other 4 else.
+        let frames = if op == "mul" { 2.0 } else { 4.0 };
+        assert_eq!(line["bytes_per_party"].as_f64(), Some(payload + 28.0 * frames), "{line}");
+    }
+}
+
+#[test]
+fn bench_refuses_party_counts_and_ops_that_the_backend_does_not_run() {
+    for (args, why) in [
+        (&["--parties", "5"][..], "--parties 5: rep3 runs among 3 parties; other counts need --backend rss"),
+        (&["--backend", "rss", "--parties", "4"], "--parties 4: rss supports (N, t) = (3, 1), (5, 2), (7, 3) with threshold t = (N − 1) / 2, not (4, 1)"),
+        (&["--backend", "rss", "--comparisons", "fan-in"], "--comparisons applies to rep3; rss computes"),
+        (&["--backend", "rss", "--ops", "mul,and"], "--ops and: boolean circuits run on the --gates schemes"),
+        (&["--ops", "mul-pub"], "--ops mul-pub: an rss protocol; run it with --backend rss, not rep3"),
+        (&["--backend", "meteor"], "--backend meteor benchmarks models (--model NAME)"),
+        (&["--backend", "rss", "--relay", "ws://127.0.0.1:9"], "directly only for now"),
+    ] {
+        let out = Command::new(EXE).arg("bench").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} ran");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} started: {}", String::from_utf8_lossy(&out.stdout));
+    }
 }
 
 /// The one JSON line of `ringfence bench --json ARGS` (a single operation or model).

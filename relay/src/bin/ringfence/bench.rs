@@ -1,4 +1,5 @@
-//! `ringfence bench`: per-operation throughput, bytes and rounds of rep3 over the real transport.
+//! `ringfence bench`: per-operation throughput, bytes and rounds of rep3, or of rss among 3, 5 or
+//! 7 parties (`--backend rss --parties N`), over the real transport.
 //!
 //! Each party runs every requested operation `repeat + 1` times on random shared inputs; the
 //! first run is a warm-up. Before each run the parties make its preprocessing (timed and counted
@@ -13,20 +14,17 @@
 use std::time::Instant;
 
 use clap::ValueEnum;
-use ringfence_core::mal3::scheme::Mal3Ring;
-use ringfence_core::mal3::Mal3;
-use ringfence_core::meteor::{Meteor, MeteorRing};
 use ringfence_core::net::PartyId;
 use ringfence_core::nn::{argmax_rows, Inference, Output};
 use ringfence_core::rep3::Comparisons;
 use ringfence_core::ring::IntRing;
 pub(crate) use ringfence_core::service::Backend;
-use ringfence_core::sharing::{self, Boolean};
-use ringfence_relay::TcpTransport;
+use ringfence_core::sharing;
 use serde::Serialize;
 
+use crate::bench_scheme::{BenchRing, Scheme};
 use crate::msgs::{FromChild, OpReport};
-use crate::party::{barrier, report, Session};
+use crate::party::{barrier, report, Base};
 use crate::testset::TestSet;
 
 /// Fractional bits of the fixed-point benchmark.
@@ -52,6 +50,12 @@ pub(crate) enum Op {
     /// Transport only: each party sends n elements to the next party and receives n from the
     /// previous one (one round, no computation beyond encoding).
     Xchg,
+    /// rss only: elementwise product opened to every party in one round (Protocol 2, n − 1
+    /// elements per product and party among n parties).
+    MulPub,
+    /// rss only: n random shared bits in one round (n − 1 elements of the next wider ring per
+    /// bit and party among n parties).
+    RandBit,
     /// n AND gates in one batched layer, then one bit opened (mal3 verifies every AND before
     /// it), on the --gates scheme.
     And,
@@ -73,12 +77,61 @@ impl Op {
             Self::Fxmul => "fxmul",
             Self::Matmul => "matmul",
             Self::Xchg => "xchg",
+            Self::MulPub => "mul-pub",
+            Self::RandBit => "rand-bit",
             Self::Infer => "infer",
             Self::And => "and",
             Self::Aes => "aes",
             Self::Circuit => "circuit",
         }
     }
+
+    /// Whether the op runs on rss only.
+    pub(crate) fn rss_only(self) -> bool {
+        matches!(self, Self::MulPub | Self::RandBit)
+    }
+
+    /// Whether the op is a boolean circuit on the `--gates` scheme.
+    pub(crate) fn on_gates(self) -> bool {
+        matches!(self, Self::And | Self::Aes | Self::Circuit)
+    }
+}
+
+/// What `bench --backend` names: a served family (the core's registry), or rss, which the bench
+/// runs among 3, 5 or 7 parties but no deployment serves yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BenchBackend {
+    /// A served family: rep3's session, the family started on it for `--model`.
+    Served(Backend),
+    /// Threshold replicated sharing among `--parties` parties ([`ringfence_core::rss`]), on its
+    /// own session.
+    Rss,
+}
+
+impl BenchBackend {
+    /// rep3, the default.
+    pub(crate) const REP3: Self = Self::Served(Backend::Rep3);
+    const RSS_NAME: &'static str = "rss";
+
+    /// Its name on the command line and in the output.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Served(b) => b.name(),
+            Self::Rss => Self::RSS_NAME,
+        }
+    }
+}
+
+/// The parser of `bench --backend`: the served families' names, then rss.
+pub(crate) fn bench_backend_arg() -> impl clap::builder::TypedValueParser<Value = BenchBackend> {
+    use clap::builder::TypedValueParser as _;
+    let names = Backend::all().map(Backend::name).chain([BenchBackend::RSS_NAME]);
+    clap::builder::PossibleValuesParser::new(names).try_map(|name| {
+        if name == BenchBackend::RSS_NAME {
+            return Ok(BenchBackend::Rss);
+        }
+        name.parse::<Backend>().map(BenchBackend::Served)
+    })
 }
 
 /// The parser of `--backend`: the served families' names (from the core's registry).
@@ -154,8 +207,10 @@ pub(crate) struct Sizes {
     /// Samples per setup + online pass of an inference run (`--sub-batch`); `None`: the whole
     /// batch in one pass.
     pub(crate) sub_batch: Option<usize>,
-    /// The protocol family of inference runs.
-    pub(crate) backend: Backend,
+    /// The protocol family: of inference runs, and rep3 or rss for the operations.
+    pub(crate) backend: BenchBackend,
+    /// Compute parties (one process each).
+    pub(crate) parties: usize,
     /// The scheme of the boolean-circuit ops (`and`, `aes`).
     pub(crate) engine: crate::bench_gates::Engine,
     /// The S-box circuit of `aes`.
@@ -222,44 +277,32 @@ pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
     Ok(ModelBench { name, model, tests })
 }
 
-/// Runs every op of `ops` and reports each to the parent.
-pub(crate) async fn run_ops<R: IntRing + MeteorRing + Mal3Ring>(
-    mut p: Session,
+/// Runs every op of `ops` on the session `p` and reports each to the parent.
+pub(crate) async fn run_ops<R: BenchRing, S: Scheme<R>>(
+    mut p: S,
     ops: &[Op],
     sizes: Sizes,
     model: Option<&ModelBench>,
     circuit: Option<&ringfence_core::circuit::Circuit>,
-) -> Result<Session, String> {
-    if sizes.backend == Backend::Rep3 {
-        p.set_comparisons(sizes.comparisons);
-    }
+) -> Result<S, String> {
+    p.configure(&sizes);
     for &op in ops {
-        if matches!(op, Op::And | Op::Aes | Op::Circuit) {
-            let (q, r) = crate::bench_gates::bench_circuit_op(p, op, sizes, circuit)
-                .await
-                .map_err(|e| format!("{}: {e}", op.name()))?;
+        if op.on_gates() {
+            let (q, r) =
+                p.circuit(op, sizes, circuit).await.map_err(|e| format!("{}: {e}", op.name()))?;
             p = q;
             report(&FromChild::Op(r));
             continue;
         }
         if op == Op::Infer {
             let mb = model.ok_or("infer needs --model FILE")?;
-            let (q, r) = match sizes.backend {
-                Backend::Rep3 => bench_infer::<R, Session>(p, mb, sizes, Output::Argmax).await?,
-                Backend::Meteor => {
-                    bench_infer::<R, Meteor<TcpTransport>>(p, mb, sizes, Output::Logits).await?
-                }
-                Backend::Mal3 => {
-                    bench_infer::<R, Mal3<TcpTransport>>(p, mb, sizes, Output::Argmax).await?
-                }
-                b => return Err(format!("the bench runs no inference on {}", b.name())),
-            };
+            let (q, r) = p.infer(mb, sizes).await?;
             p = q;
             report(&FromChild::Op(r));
             continue;
         }
         let r =
-            bench_op::<R>(&mut p, op, sizes).await.map_err(|e| format!("{}: {e}", op.name()))?;
+            bench_op::<R, S>(&mut p, op, sizes).await.map_err(|e| format!("{}: {e}", op.name()))?;
         report(&FromChild::Op(r));
     }
     // No party closes its links while another still measures.
@@ -267,19 +310,33 @@ pub(crate) async fn run_ops<R: IntRing + MeteorRing + Mal3Ring>(
     Ok(p)
 }
 
-async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<OpReport, String> {
+/// One arithmetic op on random shared inputs: a warm-up run, then `repeat` timed ones, each
+/// after its setup (timed apart) and a barrier.
+async fn bench_op<R: BenchRing, S: Scheme<R>>(
+    p: &mut S,
+    op: Op,
+    sizes: Sizes,
+) -> Result<OpReport, String> {
     let Sizes { repeat, matmul_dim: d, .. } = sizes;
     let n = if op == Op::Matmul { d * d } else { sizes.n };
     let e = |e: ringfence_core::Error| e.to_string();
-    let x = p.random::<R>(n);
-    let y = p.random::<R>(n);
+    let x = p.random(n);
+    let y = p.random(n);
     let mut m = Meter::new(op, n);
     for run in 0..=repeat {
         let warm = run == 0;
         match op {
             Op::Mul => {
                 m.start(p).await?;
-                p.mul(&x, &y).await.map_err(e)?;
+                p.product(&x, &y).await.map_err(e)?;
+            }
+            Op::MulPub => {
+                m.start(p).await?;
+                p.product_opened(&x, &y).await?;
+            }
+            Op::RandBit => {
+                m.start(p).await?;
+                p.random_bits(n).await?;
             }
             Op::Lt => {
                 m.start(p).await?;
@@ -291,22 +348,22 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
             }
             Op::Relu => {
                 m.setup_start(p);
-                let r = p.dabits::<R>(n).await.map_err(e)?;
+                let r = p.bit_prep(n).await.map_err(e)?;
                 m.setup_end(p, warm);
                 m.start(p).await?;
                 p.relu(&x, r).await.map_err(e)?;
             }
             Op::Fxmul => {
                 m.setup_start(p);
-                let pairs = p.trunc_pairs::<R>(n, FRAC_BITS).await.map_err(e)?;
+                let pairs = p.trunc_material(n, FRAC_BITS).await.map_err(e)?;
                 m.setup_end(p, warm);
                 m.start(p).await?;
-                p.mul_fixed(&x, &y, pairs).await.map_err(e)?;
+                p.fixed_product(&x, &y, pairs).await.map_err(e)?;
             }
             Op::Matmul => {
                 m.shape = Some(format!("{d}x{d}x{d}"));
                 m.start(p).await?;
-                p.matmul(&x, &y, d, d, d).await.map_err(e)?;
+                p.matrix_product(&x, &y, (d, d, d)).await.map_err(e)?;
             }
             Op::Infer | Op::And | Op::Aes | Op::Circuit => {
                 return Err(format!("{} does not run as an arithmetic operation", op.name()))
@@ -314,11 +371,12 @@ async fn bench_op<R: IntRing>(p: &mut Session, op: Op, sizes: Sizes) -> Result<O
             Op::Xchg => {
                 let data = vec![R::ONE; n];
                 m.start(p).await?;
+                let roster = p.roster();
                 let ctx = p.ctx_mut();
                 let me = ctx.me();
                 ctx.round();
-                ctx.send(crate::ROSTER.next(me), &data).map_err(e)?;
-                ctx.recv::<R>(crate::ROSTER.prev(me), n).await.map_err(e)?;
+                ctx.send(roster.next(me), &data).map_err(e)?;
+                ctx.recv::<R>(roster.prev(me), n).await.map_err(e)?;
             }
         }
         m.stop(p, warm).await?;
@@ -416,20 +474,21 @@ impl<R: IntRing> InferInputs<R> {
     }
 }
 
-/// Secure inference on scheme `S`: the weights are shared once (not timed), then each run
+/// Secure inference on scheme `S` started on the session `p` (rep3's for rep3, METEOR and mal3;
+/// rss's own): the weights are shared once (not timed), then each run
 /// (each pass of a run split in sub-batches) makes its setup (timed as setup: rep3's
 /// truncation pairs and daBits; METEOR's input and layer masks, mask products and ReLU
-/// material); online is P1 sharing its samples, the layers, and the result opened to P1: the
-/// class where the scheme reveals it, else the scores (P1 then takes the argmax in the clear,
-/// within the online time).
-async fn bench_infer<R: IntRing, S: Inference<R> + sharing::Session<Session>>(
-    p: Session,
+/// material; rss's random bits); online is P1 sharing its samples, the layers, and the result
+/// opened to P1: the class where the scheme reveals it, else the scores (P1 then takes the
+/// argmax in the clear, within the online time).
+pub(crate) async fn bench_infer<R: IntRing, B: Base, S: Inference<R> + sharing::Session<B>>(
+    p: B,
     mb: &ModelBench,
     sizes: Sizes,
     output: Output,
-) -> Result<(Session, OpReport), String> {
+) -> Result<(B, OpReport), String> {
     let e = |e: ringfence_core::Error| e.to_string();
-    let io = InferInputs::<R>::new(p.me(), mb, sizes)?;
+    let io = InferInputs::<R>::new(p.ctx().me(), mb, sizes)?;
     let mut s = S::start(p);
     let me = s.me();
     let shared = s
@@ -490,11 +549,11 @@ impl Meter {
         }
     }
 
-    fn setup_start(&mut self, p: &Session) {
+    fn setup_start<B: Base>(&mut self, p: &B) {
         self.mark = Some((Instant::now(), p.ctx().stats(), 0));
     }
 
-    fn setup_end(&mut self, p: &Session, warm: bool) {
+    fn setup_end<B: Base>(&mut self, p: &B, warm: bool) {
         if let (Some((t, s, _)), false) = (self.mark.take(), warm) {
             let (secs, bytes) = self.setup.unwrap_or_default();
             let spent = t.elapsed().as_secs_f64();
@@ -503,7 +562,7 @@ impl Meter {
     }
 
     /// Flushes, passes a barrier and starts the clock.
-    pub(crate) async fn start(&mut self, p: &mut Session) -> Result<(), String> {
+    pub(crate) async fn start<B: Base>(&mut self, p: &mut B) -> Result<(), String> {
         p.ctx().transport().flushed().await.map_err(|e| e.to_string())?;
         barrier(p).await?;
         p.ctx().transport().flushed().await.map_err(|e| e.to_string())?;
@@ -512,7 +571,7 @@ impl Meter {
         Ok(())
     }
 
-    pub(crate) async fn stop(&mut self, p: &mut Session, warm: bool) -> Result<(), String> {
+    pub(crate) async fn stop<B: Base>(&mut self, p: &mut B, warm: bool) -> Result<(), String> {
         let Some((t, s, w)) = self.mark.take() else { return Ok(()) };
         let secs = t.elapsed().as_secs_f64();
         let d = p.ctx().stats() - s;
@@ -546,12 +605,14 @@ impl Meter {
     }
 }
 
-/// One line of `--json` output: the figures of one operation over the three parties.
+/// One line of `--json` output: the figures of one operation over the parties.
 #[derive(Serialize)]
 pub(crate) struct Summary {
     op: String,
     n: usize,
     ring_bits: u32,
+    /// Compute parties (processes); bytes are means over them.
+    parties: usize,
     seconds: f64,
     ops_per_s: f64,
     bytes_per_party: f64,
@@ -608,13 +669,14 @@ impl Summary {
     }
 }
 
-/// Combines the three parties' reports of one op: slowest time, mean bytes, most rounds.
+/// Combines the parties' reports of one op (one from each of the `parties`): slowest time, mean
+/// bytes, most rounds.
 pub(crate) fn summarize(
     reports: &[OpReport],
     ring_bits: u32,
     transport: &'static str,
     repeat: usize,
-    backend: Backend,
+    backend: BenchBackend,
 ) -> Summary {
     let k = reports.len().max(1) as f64;
     let max = |f: fn(&OpReport) -> f64| reports.iter().map(f).fold(0.0, f64::max);
@@ -626,6 +688,7 @@ pub(crate) fn summarize(
         op: first.op.clone(),
         n: first.n,
         ring_bits,
+        parties: reports.len(),
         seconds,
         ops_per_s: if seconds > 0.0 { first.n as f64 / seconds } else { 0.0 },
         bytes_per_party: mean(|r| r.frame_bytes),
@@ -661,15 +724,21 @@ pub(crate) fn print_header(
     repeat: usize,
     network: &str,
 ) {
-    let comparisons = match sizes.backend {
-        Backend::Rep3 => format!(" ({} comparisons)", sizes.comparisons),
-        _ => String::new(),
+    let how = match sizes.backend {
+        BenchBackend::REP3 => format!(" ({} comparisons)", sizes.comparisons),
+        BenchBackend::Rss => format!(
+            " among {} parties (t = {})",
+            sizes.parties,
+            sizes.parties.saturating_sub(1) / 2
+        ),
+        BenchBackend::Served(_) => String::new(),
     };
     println!(
-        "ringfence bench: {}{comparisons}, Z_2^{ring_bits}, n = {}, transport {transport}, \
-         3 processes on 127.0.0.1 ({network}), mean of {repeat} runs after a warm-up",
+        "ringfence bench: {}{how}, Z_2^{ring_bits}, n = {}, transport {transport}, \
+         {} processes on 127.0.0.1 ({network}), mean of {repeat} runs after a warm-up",
         sizes.backend.name(),
-        sizes.n
+        sizes.n,
+        sizes.parties
     );
     println!(
         "{:<7} {:>9} {:>13} {:>10} {:>12} {:>9} {:>12} {:>7} {:>18}",
@@ -769,7 +838,8 @@ mod tests {
             matmul_dim: 1,
             batch,
             sub_batch,
-            backend: Backend::Rep3,
+            backend: BenchBackend::REP3,
+            parties: crate::ROSTER.n(),
             engine: crate::bench_gates::Engine::Rep3,
             sbox: crate::bench_gates::SboxArg::Bp,
             comparisons: Comparisons::TwoInput,
@@ -786,6 +856,23 @@ mod tests {
             let e = bad.parse::<Comparisons>().unwrap_err();
             assert!(e.contains("1..=8") || e.contains("expected"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn bench_backends_are_the_served_families_then_rss() {
+        let cmd = clap::Command::new("t")
+            .arg(clap::Arg::new("b").long("backend").value_parser(bench_backend_arg()));
+        let parse = |name: &str| {
+            let m = cmd.clone().try_get_matches_from(["t", "--backend", name])?;
+            Ok::<_, clap::Error>(*m.get_one::<BenchBackend>("b").expect("given"))
+        };
+        for b in Backend::all() {
+            assert_eq!(parse(b.name()).unwrap(), BenchBackend::Served(b));
+            assert_eq!(BenchBackend::Served(b).name(), b.name());
+        }
+        assert_eq!(parse("rss").unwrap(), BenchBackend::Rss);
+        assert_eq!(BenchBackend::Rss.name(), "rss");
+        assert!(parse("rep4").is_err());
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The parent side: spawning the three party processes of the same executable and talking to
-//! them over their stdin/stdout.
+//! The parent side: spawning the party processes of the same executable (one per compute
+//! party) and talking to them over their stdin/stdout.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -98,7 +98,8 @@ impl Children {
     }
 
     /// Sends setup, collects ports, sends peer addresses; returns the session id (hex).
-    /// `participants` is 3, or 4 when a client (id 3, key `keys[3]`) joins too. `route` maps
+    /// `participants` is the number of children (the compute parties), or one more when a
+    /// client (the next id, with the last key) joins too. `route` maps
     /// the parties' listening addresses to the ones their peers dial (e.g. through an emulated
     /// WAN link).
     pub(crate) fn introduce(

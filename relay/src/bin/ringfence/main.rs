@@ -5,13 +5,15 @@
 //! (`model`).
 //!
 //! `bench` runs its parties as processes: the parent generates their Noise keypairs, spawns
-//! three children of this executable (hidden subcommands), hands each its private key on stdin,
+//! one child of this executable per party (hidden subcommands: three, or with `--backend rss`
+//! 3, 5 or 7), hands each its private key on stdin,
 //! collects the ports they bound, tells them their peers, and gathers their JSON-line reports
 //! from stdout. Children exit when their stdin closes, and the parent kills them if anything
 //! fails.
 
 mod bench;
 mod bench_gates;
+mod bench_scheme;
 mod children;
 mod demo;
 mod dev;
@@ -37,11 +39,13 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ringfence_core::net::Roster;
 use ringfence_core::ring::{Z32, Z64};
+use ringfence_core::rss::Rss;
 use ringfence_core::service;
 use ringfence_relay::netem::{LinkShape, ShapedProxy};
-use ringfence_relay::StaticKeypair;
+use ringfence_relay::{StaticKeypair, TcpTransport};
 
-use crate::bench::Op;
+use crate::bench::{BenchBackend, Op};
+use crate::bench_scheme::Scheme;
 use crate::children::Children;
 use crate::msgs::FromChild;
 
@@ -71,7 +75,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Benchmark rep3 operations between three local party processes.
+    /// Benchmark rep3 operations between three local party processes, or rss's among 3, 5 or 7
+    /// (--backend rss --parties N).
     Bench(BenchArgs),
     /// Classify a held-out sample privately on a local deployment (relay, 3 parties, client)
     /// and check the answer against the plaintext model's.
@@ -185,10 +190,16 @@ struct Workload {
     /// --batch.
     #[arg(long, value_name = "SAMPLES", requires = "model")]
     sub_batch: Option<usize>,
-    /// Protocol family for --model: rep3 (the argmax is computed securely) or meteor (the
-    /// scores go to P1, as in the METEOR paper).
-    #[arg(long, value_parser = bench::backend_arg(), default_value = "rep3")]
-    backend: bench::Backend,
+    /// Protocol family: for --model, rep3 (the argmax is computed securely), meteor (the
+    /// scores go to P1, as in the METEOR paper), mal3 or rss; for the operations, rep3 or rss
+    /// (threshold replicated sharing among --parties parties, which adds the mul-pub and
+    /// rand-bit ops).
+    #[arg(long, value_parser = bench::bench_backend_arg(), default_value = "rep3")]
+    backend: BenchBackend,
+    /// Compute parties, one process each: rss runs among 3, 5 or 7 (threshold t = (N − 1) / 2,
+    /// any t of them learn nothing); every other family among 3.
+    #[arg(long, value_name = "N", default_value_t = ROSTER.n())]
+    parties: usize,
     /// Scheme of the boolean-circuit ops (and, aes): rep3, mal3 (every AND verified), or bin3
     /// (ANDs of up to eight inputs in one round).
     #[arg(long, value_enum, default_value = "rep3")]
@@ -220,6 +231,7 @@ impl Workload {
             batch: self.batch,
             sub_batch: self.sub_batch,
             backend: self.backend,
+            parties: self.parties,
             engine: self.gates,
             sbox: self.sbox,
             comparisons: self.comparisons,
@@ -260,6 +272,7 @@ impl Workload {
             args.extend(["--model".into(), abs.display().to_string()]);
         }
         args.extend(["--backend".into(), self.backend.name().into()]);
+        args.extend(["--parties".into(), self.parties.to_string()]);
         args.extend(["--gates".into(), self.gates.name().into()]);
         args.extend(["--sbox".into(), self.sbox.name().into()]);
         args.extend(["--comparisons".into(), self.comparisons.to_string()]);
@@ -353,15 +366,10 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let ops = w.ops();
-            let (plain, timeout_ms) = (a.common.plain, a.common.timeout_ms);
-            match w.ring {
-                RingBits::R32 => party::run(a.id, plain, timeout_ms, async move |p| {
-                    bench::run_ops::<Z32>(p, &ops, sizes, model.as_ref(), circuit.as_ref()).await
-                }),
-                RingBits::R64 => party::run(a.id, plain, timeout_ms, async move |p| {
-                    bench::run_ops::<Z64>(p, &ops, sizes, model.as_ref(), circuit.as_ref()).await
-                }),
+            let job = BenchJob { ops: w.ops(), sizes, model, circuit };
+            match w.backend {
+                BenchBackend::Rss => bench_party::<Rss<TcpTransport>>(&a, job),
+                BenchBackend::Served(_) => bench_party::<party::Session>(&a, job),
             }
         }
         Cmd::Relay(a) => exit(relay::run(&a)),
@@ -381,6 +389,29 @@ fn main() -> ExitCode {
                 session_party::serve(p, &model).await
             })
         }
+    }
+}
+
+/// What a bench party runs, read from its command line.
+struct BenchJob {
+    ops: Vec<Op>,
+    sizes: bench::Sizes,
+    model: Option<bench::ModelBench>,
+    circuit: Option<ringfence_core::circuit::Circuit>,
+}
+
+/// Runs the bench party `a` on a session of kind `S`, in the ring of its workload.
+fn bench_party<S: Scheme<Z32> + Scheme<Z64>>(a: &PartyArgs, job: BenchJob) -> ExitCode {
+    let BenchJob { ops, sizes, model, circuit } = job;
+    let (id, parties) = (a.id, a.work.parties);
+    let (plain, timeout_ms) = (a.common.plain, a.common.timeout_ms);
+    match a.work.ring {
+        RingBits::R32 => party::run_as::<S, _, _>(id, parties, plain, timeout_ms, async move |p| {
+            bench::run_ops::<Z32, S>(p, &ops, sizes, model.as_ref(), circuit.as_ref()).await
+        }),
+        RingBits::R64 => party::run_as::<S, _, _>(id, parties, plain, timeout_ms, async move |p| {
+            bench::run_ops::<Z64, S>(p, &ops, sizes, model.as_ref(), circuit.as_ref()).await
+        }),
     }
 }
 
@@ -410,11 +441,12 @@ fn exit(r: Result<(), String>) -> ExitCode {
     }
 }
 
-fn keys(plain: bool) -> Result<Option<Vec<StaticKeypair>>, String> {
+/// One Noise keypair per party of `roster` (none with `--plain`).
+fn keys(plain: bool, roster: Roster) -> Result<Option<Vec<StaticKeypair>>, String> {
     if plain {
         return Ok(None);
     }
-    let k = ROSTER.parties().map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
+    let k = roster.parties().map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
     k.map(Some).map_err(|e| e.to_string())
 }
 
@@ -441,11 +473,55 @@ fn patience(c: &CommonArgs) -> Duration {
     Duration::from_millis(c.timeout_ms.saturating_mul(4)).max(Duration::from_secs(600))
 }
 
+/// The parties of a bench run: rss's roster of `--parties`, the binary's for every other family.
+/// Combinations no party could run are refused here, with the reason, rather than in N children.
+fn bench_roster(a: &BenchArgs) -> Result<Roster, String> {
+    let w = &a.work;
+    let roster = match w.backend {
+        BenchBackend::Rss => party::rss_roster(w.parties)?,
+        b if w.parties != ROSTER.n() => {
+            return Err(format!(
+                "--parties {}: {} runs among {} parties; other counts need --backend rss",
+                w.parties,
+                b.name(),
+                ROSTER.n()
+            ))
+        }
+        BenchBackend::Served(_) => ROSTER,
+    };
+    let ops = w.ops();
+    if let (BenchBackend::Served(b), Some(op)) = (w.backend, ops.iter().find(|o| o.rss_only())) {
+        return Err(format!(
+            "--ops {}: an rss protocol; run it with --backend rss, not {}",
+            op.name(),
+            b.name()
+        ));
+    }
+    if w.backend == BenchBackend::Rss {
+        if let Some(op) = ops.iter().find(|o| o.on_gates()) {
+            return Err(format!(
+                "--ops {}: boolean circuits run on the --gates schemes (rep3, mal3, bin3) among \
+                 {} parties, not with --backend rss",
+                op.name(),
+                ROSTER.n()
+            ));
+        }
+        if a.common.relay.is_some() || a.common.webrtc.webrtc.is_some() {
+            return Err("--backend rss links its parties directly only for now: drop --relay \
+                        and --webrtc"
+                .into());
+        }
+    }
+    Ok(roster)
+}
+
 fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let transport = if a.common.plain { "plain" } else { "noise-aesgcm" };
     let w = &a.work;
+    let roster = bench_roster(a)?;
+    let parties = roster.n();
     if let Some(path) = &w.model {
-        // Fail here, with the reason, rather than in three children.
+        // Fail here, with the reason, rather than in the children.
         w.sizes().passes()?;
         let resolved = bench::resolve_model(path)?;
         if !bench::load_model(&resolved)?.has_test_set() {
@@ -455,13 +531,15 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 resolved.display()
             );
         }
-    } else if w.backend != bench::Backend::Rep3 {
-        return Err("--backend meteor benchmarks models (--model NAME); the operation \
-                    benchmark runs rep3"
-            .into());
+    } else if !matches!(w.backend, BenchBackend::REP3 | BenchBackend::Rss) {
+        return Err(format!(
+            "--backend {} benchmarks models (--model NAME); the operation benchmark runs rep3 \
+             or rss",
+            w.backend.name()
+        ));
     }
     if w.comparisons != ringfence_core::rep3::Comparisons::TwoInput
-        && w.backend != bench::Backend::Rep3
+        && w.backend != BenchBackend::REP3
     {
         return Err(format!(
             "--comparisons applies to rep3; {} computes its comparisons its own way",
@@ -477,15 +555,16 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     let ops: Vec<&str> = w.ops().iter().map(|o| o.name()).collect();
     let mut args = common_args(&a.common);
     args.extend(w.to_args()?);
-    let keys = keys(a.common.plain)?;
+    let keys = keys(a.common.plain, roster)?;
     if a.wan && a.common.relay.is_some() {
         return Err("--wan shapes the direct links between the parties; drop --relay".into());
     }
     let shape = a.wan.then(|| LinkShape::new(Duration::from_millis(a.rtt_ms), a.mbit));
     let rt = runtime(1)?;
     let mut proxies = Vec::new();
-    let mut kids = Children::spawn(ROSTER.n(), "bench-party", &args)?;
-    kids.introduce(keys.as_deref(), PARTIES, |addrs| match shape {
+    let mut kids = Children::spawn(parties, "bench-party", &args)?;
+    let participants = count(roster.participants(0));
+    kids.introduce(keys.as_deref(), participants, |addrs| match shape {
         None => Ok(addrs),
         Some(shape) => addrs
             .into_iter()
@@ -506,7 +585,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     }
     let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
-    while done < ROSTER.n() {
+    while done < parties {
         match kids.next(patience(&a.common))? {
             (_, FromChild::Done) => done += 1,
             // Said on the party's stderr too.
@@ -521,7 +600,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                     format!("P{i} reported an op that was not asked for: {}", r.op)
                 })?;
                 per_op[k].push(r);
-                if per_op[k].len() == ROSTER.n() {
+                if per_op[k].len() == parties {
                     let s =
                         bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend)
                             .on_network(&network, shape.map(|s| s.delay.as_secs_f64()))

@@ -1,13 +1,16 @@
 //! The child side: read the setup from stdin, bind, report the port, connect to the peers and
-//! hand a ready [`Rep3`] session to the bench or session-party code.
+//! hand a ready session to the bench or session-party code: a [`Rep3`] session ([`run`]), or any
+//! [`Base`] session kind ([`run_as`]), e.g. an [`Rss`] one among 3, 5 or 7 parties.
 
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use ringfence_core::net::{Ctx, PartyId, SessionId};
+use ringfence_core::net::{Ctx, PartyId, Roster, SessionId};
+use ringfence_core::prg::Seed;
 use ringfence_core::rep3::Rep3;
+use ringfence_core::rss::{Access, Rss, SUPPORTED};
 use ringfence_relay::ws::{parse_session_hex, RelayLinkConfig};
 use ringfence_relay::{
     PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport, TransportConfig,
@@ -31,6 +34,95 @@ pub(crate) fn set_relay(url: Option<String>, webrtc: WebrtcArgs) {
 /// A connected rep3 session.
 pub(crate) type Session = Rep3<TcpTransport>;
 
+/// A session kind a party process starts on its connected links, and the few calls the
+/// measurements need whatever the scheme: the context (counters, transport), the roster and a
+/// barrier.
+#[allow(async_fn_in_trait)]
+pub(crate) trait Base: Sized {
+    /// Starts the session among `parties` compute parties on the links of `ctx` (its setup
+    /// round, if it has one).
+    async fn start(ctx: Ctx<TcpTransport>, parties: usize) -> Result<Self, String>;
+    /// The context.
+    fn ctx(&self) -> &Ctx<TcpTransport>;
+    /// The context, mutably.
+    fn ctx_mut(&mut self) -> &mut Ctx<TcpTransport>;
+    /// Gives the context back (to close the links).
+    fn into_ctx(self) -> Ctx<TcpTransport>;
+    /// The compute parties of the session.
+    fn roster(&self) -> Roster;
+    /// One round in which every party hears from every other.
+    async fn barrier(&mut self) -> Result<(), String>;
+}
+
+/// rep3, among the binary's three compute parties, seeded from its links and the OS.
+impl Base for Session {
+    async fn start(ctx: Ctx<TcpTransport>, parties: usize) -> Result<Self, String> {
+        if parties != crate::ROSTER.n() {
+            return Err(format!(
+                "rep3 runs among {} compute parties, not {parties}",
+                crate::ROSTER.n()
+            ));
+        }
+        let seeds = ctx.transport().rep3_seeds().map_err(|e| e.to_string())?;
+        Self::setup(ctx, seeds).await.map_err(|e| e.to_string())
+    }
+    fn ctx(&self) -> &Ctx<TcpTransport> {
+        Self::ctx(self)
+    }
+    fn ctx_mut(&mut self) -> &mut Ctx<TcpTransport> {
+        Self::ctx_mut(self)
+    }
+    fn into_ctx(self) -> Ctx<TcpTransport> {
+        Self::into_ctx(self)
+    }
+    fn roster(&self) -> Roster {
+        crate::ROSTER
+    }
+    async fn barrier(&mut self) -> Result<(), String> {
+        Self::barrier(self).await.map_err(|e| e.to_string())
+    }
+}
+
+/// The roster of rss among `n` parties: the threshold is `t = (n − 1) / 2` (honest majority),
+/// and `(n, t)` must be one of [`ringfence_core::rss::SUPPORTED`] (the error says which are).
+pub(crate) fn rss_roster(n: usize) -> Result<Roster, String> {
+    let t = n.saturating_sub(1) / 2;
+    if !SUPPORTED.contains(&(n, t)) {
+        let pairs: Vec<String> = SUPPORTED.iter().map(|(n, t)| format!("({n}, {t})")).collect();
+        return Err(format!(
+            "--parties {n}: rss supports (N, t) = {} with threshold t = (N − 1) / 2, not \
+             ({n}, {t})",
+            pairs.join(", ")
+        ));
+    }
+    Access::new(n, t).map(|a| a.roster()).map_err(|e| format!("--parties {n}: {e}"))
+}
+
+/// rss among `n = 2t + 1` parties; its share keys come from this party's OS randomness and are
+/// agreed over the (encrypted) links in its setup round.
+impl Base for Rss<TcpTransport> {
+    async fn start(ctx: Ctx<TcpTransport>, parties: usize) -> Result<Self, String> {
+        let roster = rss_roster(parties)?;
+        let own = Seed::from_bytes(crate::random_bytes::<32>()?);
+        Self::setup(ctx, roster, own).await.map_err(|e| e.to_string())
+    }
+    fn ctx(&self) -> &Ctx<TcpTransport> {
+        Self::ctx(self)
+    }
+    fn ctx_mut(&mut self) -> &mut Ctx<TcpTransport> {
+        Self::ctx_mut(self)
+    }
+    fn into_ctx(self) -> Ctx<TcpTransport> {
+        Self::into_ctx(self)
+    }
+    fn roster(&self) -> Roster {
+        Self::roster(self)
+    }
+    async fn barrier(&mut self) -> Result<(), String> {
+        Self::barrier(self).await.map_err(|e| e.to_string())
+    }
+}
+
 /// Prints one message for the parent.
 pub(crate) fn report(msg: &FromChild) {
     if let Ok(line) = serde_json::to_string(msg) {
@@ -49,14 +141,30 @@ fn read_msg() -> Result<ToChild, String> {
     }
 }
 
-/// Runs party `id`: setup over stdin, then `body` on a connected session; reports errors and
-/// `Done` to the parent and returns the process exit code.
+/// Runs party `id` of a rep3 session: setup over stdin, then `body` on a connected session;
+/// reports errors and `Done` to the parent and returns the process exit code.
 pub(crate) fn run<F, Fut>(id: u8, plain: bool, timeout_ms: u64, body: F) -> std::process::ExitCode
 where
     F: FnOnce(Session) -> Fut,
     Fut: std::future::Future<Output = Result<Session, String>>,
 {
-    match try_run(id, plain, timeout_ms, body) {
+    run_as::<Session, F, Fut>(id, crate::ROSTER.n(), plain, timeout_ms, body)
+}
+
+/// [`run`] for a session of kind `S` among `parties` compute parties.
+pub(crate) fn run_as<S, F, Fut>(
+    id: u8,
+    parties: usize,
+    plain: bool,
+    timeout_ms: u64,
+    body: F,
+) -> std::process::ExitCode
+where
+    S: Base,
+    F: FnOnce(S) -> Fut,
+    Fut: std::future::Future<Output = Result<S, String>>,
+{
+    match try_run(id, parties, plain, timeout_ms, body) {
         Ok(()) => {
             report(&FromChild::Done);
             std::process::ExitCode::SUCCESS
@@ -69,10 +177,17 @@ where
     }
 }
 
-fn try_run<F, Fut>(id: u8, plain: bool, timeout_ms: u64, body: F) -> Result<(), String>
+fn try_run<S, F, Fut>(
+    id: u8,
+    parties: usize,
+    plain: bool,
+    timeout_ms: u64,
+    body: F,
+) -> Result<(), String>
 where
-    F: FnOnce(Session) -> Fut,
-    Fut: std::future::Future<Output = Result<Session, String>>,
+    S: Base,
+    F: FnOnce(S) -> Fut,
+    Fut: std::future::Future<Output = Result<S, String>>,
 {
     let ToChild::Setup { private_key, public_keys, session, participants } = read_msg()? else {
         return Err("expected the setup message first".into());
@@ -112,8 +227,11 @@ where
         std::process::exit(3);
     });
     let relay = RELAY.get().cloned().flatten();
-    if participants != crate::PARTIES && relay.is_none() {
+    if usize::from(participants) != parties && relay.is_none() {
         return Err(format!("{participants} participants: a client joins through a relay only"));
+    }
+    if addrs.len() != parties && relay.is_none() {
+        return Err(format!("{} addresses for {parties} parties", addrs.len()));
     }
     let webrtc = WEBRTC.get().cloned().unwrap_or_default();
     if webrtc.webrtc.is_some() && (relay.is_none() || plain) {
@@ -140,17 +258,16 @@ where
         if let Some(links) = webrtc.connect(&mut t).await? {
             report(&FromChild::Links { links });
         }
-        let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
         let ctx = Ctx::new(PartyId(id), usize::from(participants), session, t);
-        let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
+        let p = S::start(ctx, parties).await?;
         let p = body(p).await?;
         p.into_ctx().into_transport().close().await.map_err(|e| e.to_string())
     })
 }
 
-/// One synchronisation round among the three parties ([`Rep3::barrier`]).
-pub(crate) async fn barrier(p: &mut Session) -> Result<(), String> {
-    p.barrier().await.map_err(|e| e.to_string())
+/// One synchronisation round among the parties ([`Base::barrier`]).
+pub(crate) async fn barrier<B: Base>(p: &mut B) -> Result<(), String> {
+    Base::barrier(p).await
 }
 
 fn parse_session(hex: &str) -> Result<SessionId, String> {
