@@ -309,12 +309,30 @@ scheme!(meteor: MeteorP, on Rep3P, MeteorClient<MemTransport>, METEOR);
 // mal3's dense layers take k checked products per output: fewer samples, the same agreement
 // required (and the client's scores are held to the plaintext plan's).
 scheme!(mal3: Mal3P, on Rep3P, Mal3Client<MemTransport>, fewer samples, MAL3);
-// rss at 3 parties with the samples of rep3; at 5 and 7 parties (20 and 175 share products per
-// product and party, and random bits made by multiply-and-open over 20 shares) fewer samples,
-// every model including the classical ones.
+// rss at 3, 5 and 7 parties with the samples of rep3, and the classical models below.
 scheme!(rss3: RssP, on RssP, RssClient<MemTransport>, rss(3, 1));
-scheme!(rss5: RssP, on RssP, RssClient<MemTransport>, fewer samples, rss(5, 2));
-scheme!(rss7: RssP, on RssP, RssClient<MemTransport>, fewer samples, rss(7, 3));
+scheme!(rss5: RssP, on RssP, RssClient<MemTransport>, rss(5, 2));
+scheme!(rss7: RssP, on RssP, RssClient<MemTransport>, rss(7, 3));
+
+/// The SVM and the tree ensemble on rss at every roster, on the samples mal3 runs.
+mod rss_classical {
+    use super::*;
+
+    #[test]
+    fn svm_and_tree() {
+        for (n, t) in ringfence_core::rss::SUPPORTED {
+            let x = digits8();
+            check_agreement::<RssP, RssP>(&rss(n, t), "svm", (SVM, SVM_REF), &x, 450);
+            check_agreement::<RssP, RssP>(
+                &rss(n, t),
+                "tree",
+                (TREE, TREE_REF),
+                &x[..64 * 100],
+                100,
+            );
+        }
+    }
+}
 
 /// The plaintext fixed-point plans (on all 1000 digits in release builds) and the float models
 /// agree with onnxruntime: the reference every secure run above is held to.

@@ -390,6 +390,7 @@ fn boolean_costs_per_party() {
     for roster in rosters() {
         let (n, t) = (roster.n() as u64, roster.t() as u64);
         let outs = testing::run_rss(roster, 13, |mut p| async move {
+            p.set_bit_source(ringfence_core::rss::BitSource::RandBits);
             let x = p.random::<Z64>(N as usize);
             let bits = p.constant_bits(&[true; N as usize]);
             let s0 = p.ctx().stats();
@@ -415,50 +416,61 @@ fn boolean_costs_per_party() {
 }
 
 /// edaBits: the opened value's bits are the opened bit planes, at every roster and both ring
-/// widths, for batches that do and do not fill whole words; and with them as the bit source,
-/// MSBs and bit decompositions agree with plaintext on edge and random values.
+/// widths, for batches that do and do not fill whole words; and with either bit source, MSBs
+/// and bit decompositions agree with plaintext on edge and random values.
 fn edabits_and_comparisons_on_them<R: IntRing + ringfence_core::rss::Widen>() {
     use ringfence_core::rss::BitSource;
     use ringfence_core::sharing::{Boolean, Gates};
     for roster in rosters() {
         let at = format!("({}, {}) over Z_2^{}", roster.n(), roster.t(), R::BITS);
         let x = values::<R>(21, 70);
-        let outs = testing::run_rss(roster, 14, |mut p| {
-            let x = x.clone();
-            async move {
-                p.set_bit_source(BitSource::EdaBits);
-                let mut eda = Vec::new();
-                for n in [1, 64, 100] {
-                    let (planes, r) = p.edabits::<R>(n).await?;
+        for source in [BitSource::RandBits, BitSource::EdaBits] {
+            let outs = testing::run_rss(roster, 14, |mut p| {
+                let x = x.clone();
+                async move {
+                    p.set_bit_source(source);
+                    let mut eda = Vec::new();
+                    for n in [1, 64, 100] {
+                        let (planes, r) = p.edabits::<R>(n).await?;
+                        let mut bits = Vec::new();
+                        for pl in planes {
+                            bits.push(p.open_bits(pl).await?);
+                        }
+                        eda.push((p.open(r).await?, bits));
+                    }
+                    let me = p.me();
+                    let v =
+                        p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), x.len()).await?;
+                    let msb = p.ltz(&v).await?;
+                    let msb = p.open_bits(msb).await?;
                     let mut bits = Vec::new();
-                    for pl in planes {
-                        bits.push(p.open_bits(pl).await?);
+                    for b in Boolean::<R>::a2b(&mut p, &v).await? {
+                        bits.push(p.open_bits(b).await?);
                     }
-                    eda.push((p.open(r).await?, bits));
+                    Ok((eda, msb, bits))
                 }
-                let me = p.me();
-                let v = p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), x.len()).await?;
-                let msb = p.ltz(&v).await?;
-                let msb = p.open_bits(msb).await?;
-                let mut bits = Vec::new();
-                for b in Boolean::<R>::a2b(&mut p, &v).await? {
-                    bits.push(p.open_bits(b).await?);
-                }
-                Ok((eda, msb, bits))
-            }
-        });
-        for (eda, msb, bits) in &outs {
-            for (r, planes) in eda {
-                for (j, v) in r.iter().enumerate() {
-                    for (i, plane) in planes.iter().enumerate() {
-                        assert_eq!(plane[j], v.to_u64() >> i & 1 == 1, "{at}: edaBit {j} bit {i}");
+            });
+            for (eda, msb, bits) in &outs {
+                for (r, planes) in eda {
+                    for (j, v) in r.iter().enumerate() {
+                        for (i, plane) in planes.iter().enumerate() {
+                            assert_eq!(
+                                plane[j],
+                                v.to_u64() >> i & 1 == 1,
+                                "{at}: edaBit {j} bit {i}"
+                            );
+                        }
                     }
                 }
-            }
-            for (j, v) in x.iter().enumerate() {
-                assert_eq!(msb[j], v.msb(), "{at}: msb of {v:?}");
-                for (i, plane) in bits.iter().enumerate() {
-                    assert_eq!(plane[j], v.to_u64() >> i & 1 == 1, "{at}: bit {i} of {v:?}");
+                for (j, v) in x.iter().enumerate() {
+                    assert_eq!(msb[j], v.msb(), "{at} {source:?}: msb of {v:?}");
+                    for (i, plane) in bits.iter().enumerate() {
+                        assert_eq!(
+                            plane[j],
+                            v.to_u64() >> i & 1 == 1,
+                            "{at} {source:?}: bit {i} of {v:?}"
+                        );
+                    }
                 }
             }
         }
@@ -587,4 +599,61 @@ fn truncation_by_private_amounts() {
             }
         }
     }
+}
+
+/// Fixed-point products with truncation material from either bit source (random bits, or
+/// edaBits corrected by their adders' carries) are the floor of the exact quotient or one
+/// less, at every roster and both ring widths, on edge and random values of the range.
+fn fixed_point_with_both_bit_sources<R: IntRing + ringfence_core::rss::Widen>() {
+    use ringfence_core::rss::BitSource;
+    let bits = (R::BITS - 16) / 2;
+    let d = R::BITS / 4;
+    let mut x: Vec<R> = random_words(41, 60)
+        .into_iter()
+        .map(|w| R::from_i64((w as i64) >> (64 - bits - 1)))
+        .collect();
+    let top = 1i64 << bits;
+    x.extend([0, 1, -1, top - 1, -top].map(R::from_i64));
+    let y: Vec<R> = x.iter().rev().copied().collect();
+    for roster in rosters() {
+        for source in [BitSource::RandBits, BitSource::EdaBits] {
+            let outs = testing::run_rss(roster, 18, |mut p| {
+                let (x, y) = (x.clone(), y.clone());
+                async move {
+                    p.set_bit_source(source);
+                    let me = p.me();
+                    let vx =
+                        p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), x.len()).await?;
+                    let vy =
+                        p.input(PartyId(2), (me == PartyId(2)).then_some(&y[..]), y.len()).await?;
+                    let pairs = p.trunc_pairs::<R>(x.len(), d).await?;
+                    let z = p.mul_fixed(&vx, &vy, pairs).await?;
+                    p.open(z).await
+                }
+            });
+            for got in &outs {
+                for ((g, a), b) in got.iter().zip(&x).zip(&y) {
+                    let floor = (i128::from(a.to_i64()) * i128::from(b.to_i64())) >> d;
+                    let below = floor - i128::from(g.to_i64());
+                    assert!(
+                        below == 0 || below == 1,
+                        "({}, {}) Z_2^{} {source:?}: {a:?}·{b:?} gave {g:?}, floor {floor}",
+                        roster.n(),
+                        roster.t(),
+                        R::BITS
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fixed_point_with_both_bit_sources_z64() {
+    fixed_point_with_both_bit_sources::<Z64>();
+}
+
+#[test]
+fn fixed_point_with_both_bit_sources_z32() {
+    fixed_point_with_both_bit_sources::<Z32>();
 }

@@ -26,11 +26,57 @@ use crate::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BitSource {
     /// `k` random bits by multiply-and-open (Protocol 6): 1 round, `k·(n − 1)` elements of the
-    /// wider ring per value and party.
-    #[default]
+    /// wider ring per value and party — fewest rounds, for small batches on slow links.
     RandBits,
-    /// edaBits from `t + 1` dealers (Protocol 7): more rounds, far fewer bytes.
+    /// edaBits from `t + 1` dealers (Protocol 7): more rounds, 20–70 times fewer bytes and
+    /// less work (`BENCHMARKS.md`): the default.
+    #[default]
     EdaBits,
+}
+
+impl BitSource {
+    /// Its name on command lines: `rand-bits` or `eda-bits`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::RandBits => "rand-bits",
+            Self::EdaBits => "eda-bits",
+        }
+    }
+}
+
+impl core::fmt::Display for BitSource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// ```
+/// use ringfence_core::rss::BitSource;
+/// assert_eq!("eda-bits".parse::<BitSource>(), Ok(BitSource::EdaBits));
+/// assert_eq!(BitSource::RandBits.to_string().parse::<BitSource>(), Ok(BitSource::RandBits));
+/// assert!("edabits".parse::<BitSource>().unwrap_err().contains("rand-bits or eda-bits"));
+/// ```
+impl core::str::FromStr for BitSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [Self::RandBits, Self::EdaBits]
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| format!("bit source {s:?}: expected rand-bits or eda-bits"))
+    }
+}
+
+/// edaBits with what truncation needs ([`Rss::edabits_inner`]); the additions are the levels
+/// of the adder tree, each covering all of its additions side by side.
+pub(crate) struct EdaBits<R> {
+    pub(crate) planes: Vec<RssBits>,
+    pub(crate) r: RssVec<R>,
+    /// `Σ_p ⌊r^(p) / 2^m⌋` (zeros without a shift).
+    pub(crate) shifted_sum: RssVec<R>,
+    /// Per level of additions, the carries into bit `m` (one per value and addition).
+    pub(crate) into_shift: Vec<RssBits>,
+    /// Per level, the carries out of the top bit.
+    pub(crate) out_top: Vec<RssBits>,
 }
 
 impl<T: Transport> Rss<T> {
@@ -51,6 +97,18 @@ impl<T: Transport> Rss<T> {
         &mut self,
         n: usize,
     ) -> Result<(Vec<RssBits>, RssVec<R>), Error> {
+        let eda = self.edabits_inner::<R>(n, None).await?;
+        Ok((eda.planes, eda.r))
+    }
+
+    /// edaBits, and with `shift = Some(m)` what probabilistic truncation by `m` needs besides
+    /// (the paper's Protocol 3): the sum of the dealers' `⌊r^(p) / 2^m⌋`, and from every adder
+    /// the carry into bit `m` and the carry out of the top bit.
+    pub(crate) async fn edabits_inner<R: IntRing>(
+        &mut self,
+        n: usize,
+        shift: Option<u32>,
+    ) -> Result<EdaBits<R>, Error> {
         let k = R::BITS as usize;
         let me = self.me();
         let w = n.div_ceil(64);
@@ -74,26 +132,37 @@ impl<T: Transport> Rss<T> {
                     })
                 })
                 .collect();
-            (values, words)
+            let shifted: Vec<R> =
+                shift.map_or_else(Vec::new, |m| values.iter().map(|v| v.shr_logical(m)).collect());
+            (values, shifted, words)
         });
         self.ctx.round();
         let mut pending = Vec::with_capacity(dealers.len());
         for &d in &dealers {
             let own = mine.as_ref().filter(|_| d == me);
             let ints = self.input_start::<R>(d, own.map(|m| &m.0[..]), n)?;
-            let bits = self.input_start::<Bits>(d, own.map(|m| &m.1[..]), k * w)?;
-            pending.push((ints, bits));
+            let shifted = match shift {
+                Some(_) => Some(self.input_start::<R>(d, own.map(|m| &m.1[..]), n)?),
+                None => None,
+            };
+            let bits = self.input_start::<Bits>(d, own.map(|m| &m.2[..]), k * w)?;
+            pending.push((ints, shifted, bits));
         }
         let mut r = self.zeros::<R>(n);
+        let mut shifted_sum = self.zeros::<R>(n);
         let mut numbers: Vec<Vec<RssBits>> = Vec::with_capacity(dealers.len());
-        for (ints, bits) in pending {
+        for (ints, shifted, bits) in pending {
             r = r.add(&self.input_finish(ints).await?)?;
+            if let Some(sh) = shifted {
+                shifted_sum = shifted_sum.add(&self.input_finish(sh).await?)?;
+            }
             let words = self.input_finish(bits).await?;
             numbers.push(
                 (0..k).map(|i| Packed::from_words(n, &words.slice(i * w..(i + 1) * w))).collect(),
             );
         }
         // The adder tree: every pair of a level added at once, as one wider addition.
+        let (mut into_shift, mut out_top) = (Vec::new(), Vec::new());
         while numbers.len() > 1 {
             let pairs = numbers.len() / 2;
             let odd = (numbers.len() % 2 == 1).then(|| numbers.pop()).flatten();
@@ -103,23 +172,29 @@ impl<T: Transport> Rss<T> {
             };
             let a: Vec<RssBits> = (0..k).map(|i| plane(0, i)).collect();
             let b: Vec<RssBits> = (0..k).map(|i| plane(1, i)).collect();
-            let sum = self.bit_add(a, b).await?;
+            let (sum, carries) = self.bit_add(a, b).await?;
+            if let Some(m) = shift {
+                // Carry into bit m is the carry out of bit m − 1.
+                into_shift.push(carries[m as usize - 1].clone());
+                out_top.push(carries[k - 1].clone());
+            }
             numbers = (0..pairs)
                 .map(|j| sum.iter().map(|s| s.slice(j * n..(j + 1) * n)).collect())
                 .collect();
             numbers.extend(odd);
         }
         let planes = numbers.pop().ok_or_else(|| Error::ApiMisuse("edaBits: no dealer".into()))?;
-        Ok((planes, r))
+        Ok(EdaBits { planes, r, shifted_sum, into_shift, out_top })
     }
 
     /// `a + b` mod 2^k of shared bit planes (low first, one length): generate and propagate
     /// (1 AND round), then a Sklansky prefix network (⌈log₂ k⌉ rounds).
+    /// Also returns every prefix carry `G_i` (out of position `i`).
     pub(crate) async fn bit_add(
         &mut self,
         a: Vec<RssBits>,
         b: Vec<RssBits>,
-    ) -> Result<Vec<RssBits>, Error> {
+    ) -> Result<(Vec<RssBits>, Vec<RssBits>), Error> {
         let k = a.len();
         let n = a.first().map_or(0, Bitwise::len);
         let p: Vec<RssBits> = a.iter().zip(&b).map(|(x, y)| x.xor(y)).collect::<Result<_, _>>()?;
@@ -133,6 +208,6 @@ impl<T: Transport> Rss<T> {
         for i in 1..k {
             out.push(p[i].xor(&carries[i - 1])?);
         }
-        Ok(out)
+        Ok((out, carries))
     }
 }

@@ -14,11 +14,12 @@
 //! elements per output and party; the material costs `k` random bits per output.
 
 use super::bits::Widen;
+use super::boolean::RssBits;
 use super::{Rss, RssVec};
 use crate::net::{PartyId, Transport};
 use crate::rep3::trunc::check_shift;
 use crate::ring::{IntRing, Ring};
-use crate::sharing::Store;
+use crate::sharing::{Bitwise, Boolean, Store};
 use crate::Error;
 
 /// Truncation material `([r], [r̂], [r_{k−1}])` for a shift of `frac_bits`, one per value.
@@ -51,8 +52,11 @@ impl<R: Ring> Store for TruncPairs<R> {
 }
 
 impl<T: Transport> Rss<T> {
-    /// Material for `n` truncations by `d` bits (setup: one round of random bits, `k` per
-    /// value).
+    /// Material for `n` truncations by `d` bits (setup), from the session's
+    /// [`super::BitSource`]: `k` random bits per value (one round), or an edaBit per value whose
+    /// dealers also input their `⌊r^(p) / 2^d⌋`, corrected by the adders' carries and the top
+    /// bit, `2t + 1` bit injections per value (the paper's Protocol 3 as the extract corrects
+    /// it: the carry out of the top bit weighs `2^(k−d)`).
     pub async fn trunc_pairs<R: Widen>(
         &mut self,
         n: usize,
@@ -60,6 +64,9 @@ impl<T: Transport> Rss<T> {
     ) -> Result<TruncPairs<R>, Error> {
         let k = R::BITS;
         check_shift(d, k)?;
+        if self.bit_source() == super::BitSource::EdaBits {
+            return self.trunc_pairs_from_edabits(n, d).await;
+        }
         let bits = self.rand_bits::<R>(n * k as usize).await?;
         let plane = |i: u32| bits.slice(i as usize * n..(i as usize + 1) * n);
         let mut r = self.zeros::<R>(n);
@@ -72,6 +79,41 @@ impl<T: Transport> Rss<T> {
             }
         }
         Ok(TruncPairs { frac_bits: d, r, r_hat, top: plane(k - 1) })
+    }
+
+    /// [`Rss::trunc_pairs`] from edaBits.
+    async fn trunc_pairs_from_edabits<R: Widen>(
+        &mut self,
+        n: usize,
+        d: u32,
+    ) -> Result<TruncPairs<R>, Error> {
+        let k = R::BITS;
+        let eda = self.edabits_inner::<R>(n, Some(d)).await?;
+        // Every carry and the top bit, injected in one round.
+        let top = &eda.planes[k as usize - 1];
+        let mut parts: Vec<&RssBits> = eda.into_shift.iter().chain(&eda.out_top).collect();
+        parts.push(top);
+        let all = RssBits::concat(&parts);
+        let prep = Boolean::<R>::bit_prep(self, all.len()).await?;
+        let arith = Boolean::<R>::b2a(self, &all, prep).await?;
+        let carries = eda.into_shift.iter().map(Bitwise::len).sum::<usize>();
+        let sum_of = |from: usize, len: usize| -> Result<RssVec<R>, Error> {
+            let mut acc = arith.slice(from..from + n);
+            for at in (from + n..from + len).step_by(n) {
+                acc = acc.add(&arith.slice(at..at + n))?;
+            }
+            Ok(acc)
+        };
+        // ⌊r / 2^d⌋ = Σ_p ⌊r^(p) / 2^d⌋ + Σ carries into bit d − 2^(k−d) Σ carries out of the top.
+        let mut floor = eda.shifted_sum;
+        if carries > 0 {
+            floor = floor
+                .add(&sum_of(0, carries)?)?
+                .sub(&sum_of(carries, carries)?.scale(R::ONE.shl(k - d)))?;
+        }
+        let top = arith.slice(2 * carries..2 * carries + n);
+        let r_hat = floor.sub(&top.scale(R::ONE.shl(k - 1 - d)))?;
+        Ok(TruncPairs { frac_bits: d, r: eda.r, r_hat, top })
     }
 
     /// The sharing of `⌊a / 2^d⌋ − 1 + u` from every party's additive part `v` of `a`

@@ -217,6 +217,8 @@ pub(crate) struct Sizes {
     pub(crate) sbox: crate::bench_gates::SboxArg,
     /// How rep3 computes comparisons.
     pub(crate) comparisons: Comparisons,
+    /// Where rss's comparisons get their random bits.
+    pub(crate) bit_source: ringfence_core::rss::BitSource,
 }
 
 impl Sizes {
@@ -727,9 +729,10 @@ pub(crate) fn print_header(
     let how = match sizes.backend {
         BenchBackend::REP3 => format!(" ({} comparisons)", sizes.comparisons),
         BenchBackend::Rss => format!(
-            " among {} parties (t = {})",
+            " among {} parties (t = {}, {})",
             sizes.parties,
-            sizes.parties.saturating_sub(1) / 2
+            sizes.parties.saturating_sub(1) / 2,
+            sizes.bit_source
         ),
         BenchBackend::Served(_) => String::new(),
     };
@@ -843,6 +846,7 @@ mod tests {
             engine: crate::bench_gates::Engine::Rep3,
             sbox: crate::bench_gates::SboxArg::Bp,
             comparisons: Comparisons::TwoInput,
+            bit_source: ringfence_core::rss::BitSource::default(),
         }
     }
 

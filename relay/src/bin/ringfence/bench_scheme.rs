@@ -159,6 +159,10 @@ impl<R: BenchRing> Scheme<R> for Session {
 impl<R: BenchRing> Scheme<R> for Rss<TcpTransport> {
     type Trunc = rss::TruncPairs<R>;
 
+    fn configure(&mut self, sizes: &Sizes) {
+        self.set_bit_source(sizes.bit_source);
+    }
+
     fn random(&mut self, n: usize) -> RssVec<R> {
         Self::random::<R>(self, n)
     }

@@ -219,6 +219,11 @@ struct Workload {
     /// (first-round groups of R bits, 1..=8, then gates of up to L inputs, 2..=8).
     #[arg(long, default_value = "two-input")]
     comparisons: ringfence_core::rep3::Comparisons,
+    /// Where rss's comparisons get the random value and bits that mask their opening:
+    /// rand-bits (k random bits by multiply-and-open, 1 round) or eda-bits (t + 1 dealers and
+    /// an adder tree: more rounds, far fewer bytes).
+    #[arg(long, default_value = "rand-bits")]
+    bit_source: ringfence_core::rss::BitSource,
 }
 
 impl Workload {
@@ -235,6 +240,7 @@ impl Workload {
             engine: self.gates,
             sbox: self.sbox,
             comparisons: self.comparisons,
+            bit_source: self.bit_source,
         }
     }
 
@@ -276,6 +282,7 @@ impl Workload {
         args.extend(["--gates".into(), self.gates.name().into()]);
         args.extend(["--sbox".into(), self.sbox.name().into()]);
         args.extend(["--comparisons".into(), self.comparisons.to_string()]);
+        args.extend(["--bit-source".into(), self.bit_source.to_string()]);
         if let Some(path) = &self.circuit {
             let abs =
                 std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -545,6 +552,9 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
             "--comparisons applies to rep3; {} computes its comparisons its own way",
             w.backend.name()
         ));
+    }
+    if w.bit_source != ringfence_core::rss::BitSource::default() && w.backend != BenchBackend::Rss {
+        return Err(format!("--bit-source applies to rss, not to {}", w.backend.name()));
     }
     // A circuit file is read here first, so a malformed one is refused once, with its line.
     match (&w.circuit, w.ops().contains(&Op::Circuit)) {
