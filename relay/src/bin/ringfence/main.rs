@@ -219,10 +219,10 @@ struct Workload {
     /// (first-round groups of R bits, 1..=8, then gates of up to L inputs, 2..=8).
     #[arg(long, default_value = "two-input")]
     comparisons: ringfence_core::rep3::Comparisons,
-    /// Where rss's comparisons get the random value and bits that mask their opening:
-    /// rand-bits (k random bits by multiply-and-open, 1 round) or eda-bits (t + 1 dealers and
-    /// an adder tree: more rounds, far fewer bytes).
-    #[arg(long, default_value = "rand-bits")]
+    /// Where rss's comparisons and truncation material get the random value and bits that
+    /// mask their opening: eda-bits (t + 1 dealers and an adder tree) or rand-bits (k random
+    /// bits by multiply-and-open: fewer rounds, many more bytes).
+    #[arg(long, default_value = "eda-bits")]
     bit_source: ringfence_core::rss::BitSource,
 }
 
