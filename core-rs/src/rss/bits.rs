@@ -87,8 +87,10 @@ impl<T: Transport> Rss<T> {
         let two = R::wide_from_u128(2);
         let a = self.random::<R::Wide>(n).scale(two).add_public_scalar(R::Wide::ONE);
         let e = self.mul_pub(&a, &a).await?;
-        let inv: Vec<R::Wide> =
-            e.iter().map(|&e| R::wide_from_u128(inverse_sqrt_mod_pow2(R::wide_to_u128(e)))).collect();
+        let inv: Vec<R::Wide> = e
+            .iter()
+            .map(|&e| R::wide_from_u128(inverse_sqrt_mod_pow2(R::wide_to_u128(e))))
+            .collect();
         let d = a.mul_public(&inv)?.add_public_scalar(R::Wide::ONE);
         Ok(RssVec {
             me: d.me,
