@@ -1,7 +1,7 @@
 //! What `ringfence bench` runs its operations on: a [`Scheme`] is a session kind of the party
 //! processes ([`Base`]) with the calls of the operation benchmark. rep3 ([`Session`]) and rss
 //! among 3, 5 or 7 parties ([`Rss`]) are the two; each maps the calls to its own protocols, so
-//! [`crate::bench::bench_op`] is written once.
+//! `bench::bench_op` is written once.
 
 use ringfence_core::circuit::Circuit;
 use ringfence_core::mal3::scheme::Mal3Ring;
