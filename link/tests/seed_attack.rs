@@ -34,10 +34,11 @@ const ATTACKER: PartyId = PartyId(1);
 
 /// The protocol's numbering that the attack relies on (public: every party calls `next_op` at
 /// the same points of the program, and the PRG purposes are constants of the source).
-/// `Rep3::setup` is operation 1, the client's input mask operation 2, the parties' check that
-/// they received the same masked input operation 3, P0's input operation 4.
+/// `Rep3::setup` is operation 1, the client's input mask operation 2, the key of the digests
+/// the parties compare operation 3, their check that they received the same masked input
+/// operation 4, P0's input operation 5.
 const OP_CLIENT_MASK: u64 = 2;
-const OP_WEIGHTS: u64 = 4;
+const OP_WEIGHTS: u64 = 5;
 /// `rep3::purpose::RANDOM` and `rep3::purpose::INPUT`.
 const PURPOSE_RANDOM: u32 = 1;
 const PURPOSE_INPUT: u32 = 3;
