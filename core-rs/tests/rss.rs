@@ -657,3 +657,59 @@ fn fixed_point_with_both_bit_sources_z64() {
 fn fixed_point_with_both_bit_sources_z32() {
     fixed_point_with_both_bit_sources::<Z32>();
 }
+
+/// A tampered (resized), dropped or replayed frame during an rss product and opening is an
+/// error at the receiving party naming the sender — never a panic, a hang or an answer — at
+/// every roster.
+#[test]
+fn a_tampered_dropped_or_replayed_frame_is_an_error_naming_the_sender() {
+    for roster in rosters() {
+        // P1's frames to P0 carry its product's share (after the setup frame, index 0).
+        let (from, to) = (PartyId(1), PartyId(0));
+        for attack in ["truncate", "drop", "replay"] {
+            let net = Net::new(roster.n());
+            let mut replayed: Option<Vec<u8>> = None;
+            net.set_hook(move |e| {
+                if e.from != from || e.to != to {
+                    return testing::Action::Deliver;
+                }
+                match (attack, e.index) {
+                    ("truncate", 1) => {
+                        e.bytes.truncate(e.bytes.len() - 3);
+                        testing::Action::Deliver
+                    }
+                    ("drop", 1) => testing::Action::Drop,
+                    ("replay", 0) => {
+                        replayed = Some(e.bytes.clone());
+                        testing::Action::Deliver
+                    }
+                    ("replay", _) => {
+                        if let Some(old) = &replayed {
+                            e.bytes = old.clone();
+                        }
+                        testing::Action::Deliver
+                    }
+                    _ => testing::Action::Deliver,
+                }
+            });
+            let outs = testing::run_base(
+                &net,
+                roster,
+                roster.n(),
+                19,
+                |_, mut p: ringfence_core::rss::Rss<testing::MemTransport>| async move {
+                    let x = p.random::<Z64>(8);
+                    let y = p.mul(&x, &x).await?;
+                    p.open(y).await
+                },
+            );
+            let e = outs[to.index()].as_ref().expect_err("the receiver fails").to_string();
+            assert!(
+                e.contains(&from.to_string()),
+                "({}, {}) {attack}: {e}",
+                roster.n(),
+                roster.t()
+            );
+        }
+    }
+}
