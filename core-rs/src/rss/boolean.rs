@@ -72,8 +72,7 @@ impl<R: Ring> Store for RandBits<R> {
                 "{n} random bits requested, {len} left"
             )));
         }
-        let tail = self.arith.slice(n..len);
-        Ok(Self { arith: core::mem::replace(&mut self.arith, tail).slice(0..n) })
+        Ok(Self { arith: self.arith.take_front(n) })
     }
 }
 

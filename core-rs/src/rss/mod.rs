@@ -180,6 +180,20 @@ impl<R: Ring> RssVec<R> {
         self.map(|s| s[range.clone()].to_vec())
     }
 
+    /// Moves the first `n` elements out into a new vector; `self` keeps the rest (the pieces a
+    /// store of single-use material hands out). `n` must be at most the length.
+    pub(crate) fn take_front(&mut self, n: usize) -> Self {
+        let shares = self
+            .shares
+            .iter_mut()
+            .map(|s| {
+                let tail = s.split_off(n);
+                core::mem::replace(s, tail)
+            })
+            .collect();
+        Self { me: self.me, designated: self.designated, shares }
+    }
+
     /// The concatenation of `parts` (all held by one party).
     pub fn concat(parts: &[&Self]) -> Self {
         let Some(first) = parts.first() else {

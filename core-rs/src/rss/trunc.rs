@@ -42,11 +42,8 @@ impl<R: Ring> Store for TruncPairs<R> {
                 "{n} truncation pairs requested, {len} left"
             )));
         }
-        let split = |v: &mut RssVec<R>| {
-            let tail = v.slice(n..len);
-            core::mem::replace(v, tail).slice(0..n)
-        };
-        let (r, r_hat, top) = (split(&mut self.r), split(&mut self.r_hat), split(&mut self.top));
+        let (r, r_hat, top) =
+            (self.r.take_front(n), self.r_hat.take_front(n), self.top.take_front(n));
         Ok(Self { frac_bits: self.frac_bits, r, r_hat, top })
     }
 }
