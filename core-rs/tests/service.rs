@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ringfence_core::meteor::online_cost;
 use ringfence_core::net::frame::HEADER_LEN;
-use ringfence_core::net::{Ctx, FrameError, PartyId, SessionId, Stats};
+use ringfence_core::net::{Ctx, FrameError, PartyId, Roster, SessionId, Stats};
 use ringfence_core::nn::{
     argmax_rows, import_onnx, FixedPlan, InputRange, ModelFile, ModelShape, NnError, Output,
     DEFAULT_FRAC_BITS,
@@ -18,10 +18,13 @@ use ringfence_core::prg::Seed;
 use ringfence_core::rep3::{Comparisons, Rep3};
 use ringfence_core::ring::fixed::FixedPoint;
 use ringfence_core::ring::Z64;
+use ringfence_core::rss::Rss;
 use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
 use ringfence_core::service::{
-    self, Backend, Catalog, Classification, ModelPolicy, Outcome, Request, Stage, CLIENT,
+    self, Backend, Catalog, Classification, ModelPolicy, Outcome, Request, ServiceBase, Stage,
+    CLIENT,
 };
+use ringfence_core::testing::conformance::TestBase;
 use ringfence_core::testing::{self, Action, MemTransport};
 use ringfence_core::Error;
 
@@ -121,15 +124,28 @@ fn run_on<'a>(
     catalogs: [Catalog; 3],
     client: impl ClientRun<'a>,
 ) -> (Vec<PartyResult>, Result<Classification, Error>) {
+    run_base::<Rep3<MemTransport>>(net, Roster::THREE, seed, catalogs.into(), client)
+}
+
+/// The compute parties of `roster` on session `B` serving their `catalogs`, and `client`, on
+/// `net`; returns the parties' stages and the client's result.
+fn run_base<'a, B: TestBase + ServiceBase<MemTransport> + 'a>(
+    net: &testing::Net,
+    roster: Roster,
+    seed: u64,
+    catalogs: Vec<Catalog>,
+    client: impl ClientRun<'a>,
+) -> (Vec<PartyResult>, Result<Classification, Error>) {
+    let participants = roster.participants(1);
     let mut futs: Vec<Fut<'a, Out>> = Vec::new();
-    for ((i, seeds), cat) in testing::rep3_seeds(seed).into_iter().enumerate().zip(catalogs) {
-        let me = PartyId(i as u8);
-        let ctx = Ctx::new(me, 4, SessionId([3; 16]), net.transport(me));
+    for (me, cat) in roster.parties().zip(catalogs) {
+        let ctx = Ctx::new(me, participants, SessionId([3; 16]), net.transport(me));
+        let client = roster.first_client();
         futs.push(Box::pin(async move {
             let (mut stages, mut stats) = (Vec::new(), Vec::new());
             let r = async {
-                let p = Rep3::setup(ctx, seeds).await?;
-                service::serve(p, CLIENT, &cat, |s: &Stage, c: Stats| {
+                let p = B::setup(ctx, roster, seed).await?;
+                service::serve(p, client, &cat, |s: &Stage, c: Stats| {
                     stages.push(s.clone());
                     stats.push(c);
                 })
@@ -139,7 +155,8 @@ fn run_on<'a>(
             Out::Party(r.map(|(_, outcome)| (outcome, stages, stats)))
         }));
     }
-    let ctx = Ctx::new(CLIENT, 4, SessionId([3; 16]), net.transport(CLIENT));
+    let me = roster.first_client();
+    let ctx = Ctx::new(me, participants, SessionId([3; 16]), net.transport(me));
     let c = client(ctx);
     futs.push(Box::pin(async move { Out::Client(c.await) }));
     let (mut parties, mut result) = (Vec::new(), None);
@@ -197,7 +214,7 @@ fn every_backend_classifies_like_the_plaintext_plan() {
     let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
     let plain = plain_scores(&plan, &x, batch);
     let want = argmax_rows(&plain, 10);
-    for backend in Backend::all() {
+    for backend in on_rep3() {
         let (parties, out) =
             run(&plan, classify(Request::new("logreg", backend, batch), x.clone()));
         let out = out.unwrap();
@@ -216,7 +233,7 @@ fn every_backend_classifies_like_the_plaintext_plan() {
     }
     // What the parties received is fresh randomness each run, never the input.
     let enc: Vec<u64> = fp.encode_slice::<Z64>(&x).unwrap().iter().map(|z| z.0).collect();
-    for backend in Backend::all() {
+    for backend in on_rep3() {
         let views: Vec<Vec<Vec<u64>>> = (0..2u8)
             .map(|k| {
                 let req = Request::new("logreg", backend, batch);
@@ -243,13 +260,91 @@ fn every_backend_classifies_like_the_plaintext_plan() {
         }
     }
     // rep3 and mal3 can give the class alone.
-    for backend in Backend::all().filter(|b| b.reveals_class()) {
+    for backend in on_rep3().filter(|b| b.reveals_class()) {
         let mut req = Request::new("logreg", backend, batch);
         req.output = Output::Argmax;
         let (_, out) = run(&plan, classify(req, x.clone()));
         let out = out.unwrap();
         assert_eq!((out.scores, out.classes.clone()), (None, want.clone()), "{backend:?}");
     }
+}
+
+/// The families served by three servers on rep3's session.
+fn on_rep3() -> impl Iterator<Item = Backend> {
+    Backend::all().filter(|b| b.servers() == [3])
+}
+
+/// `roster`'s rss deployment serving `plan` as "logreg" (scores allowed) to `client`.
+fn run_rss<'a>(
+    roster: Roster,
+    seed: u64,
+    plan: &FixedPlan<Z64>,
+    client: impl ClientRun<'a>,
+) -> (Vec<PartyResult>, Result<Classification, Error>) {
+    let catalogs = roster.parties().map(|p| catalog(p.0, plan)).collect();
+    let net = testing::Net::new(roster.participants(1));
+    run_base::<Rss<MemTransport>>(&net, roster, seed, catalogs, client)
+}
+
+#[test]
+fn five_and_seven_servers_classify_on_rss_like_the_plaintext_plan() {
+    let plan = logreg_plan();
+    let batch = 3;
+    let x = digits(batch);
+    let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
+    let enc: Vec<u64> = fp.encode_slice::<Z64>(&x).unwrap().iter().map(|z| z.0).collect();
+    let plain = plain_scores(&plan, &x, batch);
+    let want = argmax_rows(&plain, 10);
+    for (n, t) in [(5, 2), (7, 3)] {
+        let roster = Roster::new(n, t).unwrap();
+        for output in [Output::Logits, Output::Argmax] {
+            let mut req = Request::new("logreg", Backend::Rss, batch);
+            req.output = output;
+            let (parties, out) = run_rss(roster, 9, &plan, classify(req, x.clone()));
+            let out = out.unwrap();
+            assert_eq!(out.classes, want, "{n} servers, {output:?}");
+            match output {
+                Output::Argmax => assert_eq!(out.scores, None),
+                _ => {
+                    let scores = out.scores.unwrap();
+                    let worst =
+                        scores.iter().zip(&plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                    assert!(worst < 0.01, "{n} servers: scores off by {worst}");
+                }
+            }
+            assert_eq!(parties.len(), n);
+            for p in parties {
+                let (outcome, stages, _) = p.unwrap();
+                assert_eq!(outcome, Outcome::Answered);
+                assert_eq!(&stages[1..], &[Stage::SetupDone { stocked: false }, Stage::OnlineDone]);
+            }
+            // Every party received shares that look random, never the input.
+            for (i, got) in out.sent.iter().enumerate() {
+                let plain = got.iter().zip(&enc).filter(|(u, v)| u == v).count();
+                assert!(plain <= 1, "P{i} received {plain} input values in the clear");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_request_for_a_family_the_deployment_does_not_run_is_refused_with_its_size() {
+    let plan = logreg_plan();
+    let x = digits(1);
+    let roster = Roster::new(5, 2).unwrap();
+    let (parties, out) =
+        run_rss(roster, 2, &plan, classify(Request::new("logreg", Backend::Rep3, 1), x.clone()));
+    assert_all_refused(
+        &parties,
+        out,
+        "rep3 runs among 3 servers; this deployment has 5 and serves rss",
+    );
+    let (parties, out) = run(&plan, classify(Request::new("logreg", Backend::Rss, 1), x));
+    assert_all_refused(
+        &parties,
+        out,
+        "rss runs among 5 or 7 servers; this deployment has 3 and serves rep3, meteor, mal3",
+    );
 }
 
 fn refused(out: Result<Classification, Error>) -> String {

@@ -32,6 +32,39 @@ fn demo_classifies_privately_and_matches_the_plaintext_model() {
 }
 
 #[test]
+fn demo_with_five_servers_classifies_on_rss() {
+    let out = Command::new(EXE)
+        .args(["demo", "--parties", "5", "--model", "nn-a", "--sample", "7"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("OK: the private answer equals the plaintext model's"), "{text}");
+    assert!(text.contains("(rss backend, model nn-a)"), "{text}");
+    assert!(text.contains("any 2 of them together learn nothing"), "{text}");
+    for p in ["P0: setup", "P1: setup", "P2: setup", "P3: setup", "P4: setup"] {
+        assert!(text.contains(p), "{text}");
+    }
+}
+
+#[test]
+fn demo_refuses_a_server_count_or_family_it_cannot_run_before_starting() {
+    for (args, want) in [
+        (&["--parties", "4"][..], "--parties 4: a deployment has 3 server parties"),
+        (
+            &["--parties", "5", "--backend", "meteor"],
+            "--backend meteor: it runs among 3 server parties, not 5",
+        ),
+        (&["--backend", "rss"], "--backend rss: it runs among 5 or 7 server parties, not 3"),
+    ] {
+        let out = Command::new(EXE).arg("demo").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn demo_rejects_a_sample_outside_the_test_set_before_starting() {
     let out =
         Command::new(EXE).args(["demo", "--model", "nn-a", "--sample", "1000"]).output().unwrap();

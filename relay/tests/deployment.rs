@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ringfence_core::net::{Ctx, SessionId};
+use ringfence_core::net::{Ctx, PartyId, SessionId};
 use ringfence_core::nn::{import_onnx, Layer, ModelFile, Output};
 use ringfence_core::service::{self, Backend, Request, CLIENT};
 use ringfence_relay::ws::RelayLinkConfig;
@@ -44,6 +44,7 @@ struct Deployment {
     /// The relay's `/metrics` address.
     relay_metrics: SocketAddr,
     parties: Vec<Option<Child>>,
+    /// The servers' public keys: 3, or 5 or 7 (rss).
     public_keys: Vec<PublicKey>,
     events: mpsc::Receiver<(usize, serde_json::Value)>,
     events_tx: mpsc::Sender<(usize, serde_json::Value)>,
@@ -76,6 +77,16 @@ impl Deployment {
         extra: impl Fn(usize) -> String,
         models: impl Fn(usize, &[PathBuf]) -> String,
     ) -> Self {
+        Self::start_servers(tag, 3, extra, models)
+    }
+
+    /// [`Deployment::start_models`] with `servers` server parties.
+    fn start_servers(
+        tag: &str,
+        servers: usize,
+        extra: impl Fn(usize) -> String,
+        models: impl Fn(usize, &[PathBuf]) -> String,
+    ) -> Self {
         let dir =
             std::env::temp_dir().join(format!("ringfence-deploy-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -103,7 +114,7 @@ impl Deployment {
             .and_then(|m| m.strip_suffix("/metrics"))
             .and_then(|m| m.parse().ok())
             .unwrap_or_else(|| panic!("{metrics}"));
-        let keys: Vec<String> = (0..3)
+        let keys: Vec<String> = (0..servers)
             .map(|i| public_key_in(&cli(&["keygen", "--out", &p(&format!("p{i}.key"))])))
             .collect();
         let onnx = repo().join("models/nn-a.onnx");
@@ -156,11 +167,16 @@ impl Deployment {
             events_tx,
             pending: Default::default(),
         };
-        for i in 0..3 {
+        for i in 0..servers {
             d.parties.push(None);
             d.start_party(i);
         }
         d
+    }
+
+    /// The client's participant id: the one after the servers.
+    fn client_id(&self) -> PartyId {
+        PartyId(self.public_keys.len() as u8)
     }
 
     /// Starts server party `i` and waits until it is in the lobby.
@@ -239,7 +255,7 @@ impl Deployment {
             "--deployment",
             "acme",
             "--party",
-            "3",
+            &self.client_id().0.to_string(),
             "--session",
             &hex,
             "--client-key",
@@ -259,7 +275,8 @@ impl Deployment {
         let session = SessionId(session);
         let token = self.client_token(session, &me.public);
         let security = Security::Noise { keypair: me, public_keys: keys };
-        let mut cfg = RelayLinkConfig::new(self.url.clone(), CLIENT, 4, security, session)
+        let (me, n) = (self.client_id(), self.public_keys.len() as u8 + 1);
+        let mut cfg = RelayLinkConfig::new(self.url.clone(), me, n, security, session)
             .inviting("acme")
             .unwrap();
         cfg.token = Some(token);
@@ -328,6 +345,42 @@ fn a_cli_deployment_serves_concurrent_clients_with_the_plaintext_models_answers(
     // serves.
     let err = rt.block_on(classify(d.client(), "vgg16", Backend::Meteor, &[0.0])).unwrap_err();
     assert!(err.contains("vgg16") && !err.contains("nn-a"), "{err}");
+}
+
+#[test]
+fn five_servers_serve_rss_clients_the_plaintext_models_answers_and_refuse_rep3() {
+    let d = Deployment::start_servers(
+        "rss5",
+        5,
+        |_| String::new(),
+        |_, files| model_entry("nn-a", &files[0], "output = \"scores\""),
+    );
+    let set = testset::TestSet::for_model(&repo().join("models/nn-a.onnx")).unwrap();
+    let rt = runtime();
+    let jobs: Vec<_> =
+        (0..3).map(|k| (d.client(), set.samples(k, 1), set.expected(k, 1)[0])).collect();
+    let answers = rt.block_on(futures_util::future::join_all(
+        jobs.iter().map(|(cfg, x, _)| classify(cfg.clone(), "nn-a", Backend::Rss, x)),
+    ));
+    for ((_, _, want), got) in jobs.iter().zip(answers) {
+        assert_eq!(got, Ok(*want));
+    }
+    for i in 0..5 {
+        let e = d.expect(i, "answered");
+        assert_eq!((&e["model"], &e["backend"]), (&"nn-a".into(), &"rss".into()), "{e}");
+    }
+    // The class alone, as rss computes the argmax.
+    let x = set.samples(4, 1);
+    let mut req = Request::new("nn-a", Backend::Rss, 1);
+    req.output = Output::Argmax;
+    let (class, _) = rt.block_on(classify_counted(d.client(), &req, &x)).unwrap();
+    assert_eq!(class, set.expected(4, 1)[0]);
+    // A three-server family is refused with the deployment's size.
+    let err = rt.block_on(classify(d.client(), "nn-a", Backend::Rep3, &x)).unwrap_err();
+    assert!(
+        err.contains("rep3 runs among 3 servers; this deployment has 5 and serves rss"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -246,6 +246,11 @@ impl<T: Transport> Ctx<T> {
         self.me
     }
 
+    /// How many participants the session has (compute parties plus clients).
+    pub fn participants(&self) -> usize {
+        self.send_step.len()
+    }
+
     /// The session this context runs.
     pub fn session(&self) -> SessionId {
         self.session

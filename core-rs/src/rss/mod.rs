@@ -74,7 +74,7 @@ pub(crate) mod purpose {
 }
 
 /// Words of a 32-byte key on the wire.
-const KEY_WORDS: usize = 4;
+pub(crate) const KEY_WORDS: usize = 4;
 
 /// A vector of `rss` shares held by one party: one component per share it holds, in the order
 /// of [`Access`]'s sets.

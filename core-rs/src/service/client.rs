@@ -5,8 +5,8 @@ use super::messages::{decode_text, INFO_WORDS, MAGIC, MAX_REASON_WORDS};
 use std::any::Any;
 
 use super::registry::{self, ForClient};
-use super::{ModelInfo, Request, ROSTER, VERSION};
-use crate::net::{Ctx, FrameError, PartyId, Stats, Transport};
+use super::{ModelInfo, Request, VERSION};
+use crate::net::{Ctx, FrameError, PartyId, Roster, Stats, Transport};
 use crate::nn::{argmax_rows, InputRange, Output};
 use crate::prg::Seed;
 use crate::ring::fixed::FixedPoint;
@@ -49,9 +49,23 @@ impl<T> core::fmt::Debug for Client<T> {
 }
 
 impl<T: Transport> Client<T> {
-    /// A client on `ctx` (id ≥ 3, four participants) with private randomness `own`.
+    /// A client on `ctx` with private randomness `own`: the session's compute parties are the
+    /// participants before it (3 for rep3, METEOR and mal3; 5 or 7 for rss), and it is the last.
     pub fn new(ctx: Ctx<T>, own: Seed) -> Self {
         Self { ctx: Some(ctx), own }
+    }
+
+    /// The compute parties of this client's session: every participant before the client.
+    fn roster(ctx: &Ctx<T>) -> Result<Roster, Error> {
+        let n = ctx.me().index();
+        if n + 1 != ctx.participants() {
+            return Err(Error::ApiMisuse(format!(
+                "a client is the last of its session's participants: {} of {}",
+                ctx.me(),
+                ctx.participants()
+            )));
+        }
+        Roster::new(n, n.saturating_sub(1) / 2)
     }
 
     fn ctx(&mut self) -> Result<&mut Ctx<T>, Error> {
@@ -73,18 +87,19 @@ impl<T: Transport> Client<T> {
         self.ctx
     }
 
-    /// Sends `req` to the three parties and returns the model's description once all three
-    /// accepted it ([`Error::Refused`] with their reason otherwise).
+    /// Sends `req` to the compute parties and returns the model's description once all of
+    /// them accepted it ([`Error::Refused`] with their reason otherwise).
     pub async fn request(&mut self, req: &Request) -> Result<ModelInfo, Error> {
         let words = req.encode()?;
         let ctx = self.ctx()?;
+        let roster = Self::roster(ctx)?;
         ctx.round();
-        for i in ROSTER.parties() {
+        for i in roster.parties() {
             ctx.send(i, &words)?;
         }
         ctx.round();
-        let mut infos = Vec::with_capacity(ROSTER.n());
-        for i in ROSTER.parties() {
+        let mut infos = Vec::with_capacity(roster.n());
+        for i in roster.parties() {
             let w = ctx.recv::<Z64>(i, INFO_WORDS).await?;
             let bad = |what: &'static str| Error::PeerMisbehaved {
                 peer: i,

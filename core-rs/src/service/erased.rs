@@ -19,7 +19,7 @@
 //! for name in ["rep3", "mal3", "meteor"] {
 //!     let backend: Backend = name.parse().unwrap();
 //!     let outs = testing::run_rep3(7, move |base| async move {
-//!         let mut p = backend.party(base);
+//!         let mut p = backend.party(base)?;
 //!         let mine = (p.me() == PartyId(0)).then(|| vec![Z64(6), Z64(7)]);
 //!         let x = p.input(PartyId(0), mine, 2).await?;
 //!         let sq = p.mul(x.clone(), x, 0, None).await?;
@@ -613,6 +613,20 @@ mod tests {
         (xs.into_iter().map(Z64).collect(), ys.into_iter().map(Z64).collect())
     }
 
+    /// The families that run on rep3's session (rss has its own).
+    fn on_rep3() -> impl Iterator<Item = Backend> {
+        Backend::all().filter(|b| b.servers() == [3])
+    }
+
+    #[test]
+    fn rss_is_not_started_on_a_rep3_session() {
+        let outs = run_rep3(10, |base| async move {
+            let e = Backend::Rss.party(base).err().expect("refused");
+            Ok(e.to_string())
+        });
+        assert!(outs[0].contains("its own session"), "{}", outs[0]);
+    }
+
     fn has_boolean(b: Backend) -> bool {
         b != Backend::Meteor
     }
@@ -631,12 +645,12 @@ mod tests {
 
     #[test]
     fn every_family_computes_like_the_plaintext() {
-        for backend in Backend::all() {
+        for backend in on_rep3() {
             let (xs, ys) = operands(backend.name().len() as u64);
             let outs = run_rep3(11, |base| {
                 let (xs, ys) = (xs.clone(), ys.clone());
                 async move {
-                    let mut p = backend.party(base);
+                    let mut p = backend.party(base)?;
                     let (x, y) = shared(&mut *p, &xs, &ys).await?;
                     let mut out = vec![
                         p.open(x.add(&y)?).await?,
@@ -698,11 +712,11 @@ mod tests {
         let f = fp.frac_bits;
         let xs: Vec<Z64> = fp.encode_slice(&[1.5, -2.25, 0.0, 1000.125, -0.5, 3.0]).unwrap();
         let ys: Vec<Z64> = fp.encode_slice(&[2.0, 4.0, -7.5, -0.25, -0.5, 1.0]).unwrap();
-        for backend in Backend::all() {
+        for backend in on_rep3() {
             let outs = run_rep3(12, |base| {
                 let (xs, ys) = (xs.clone(), ys.clone());
                 async move {
-                    let mut p = backend.party(base);
+                    let mut p = backend.party(base)?;
                     let (x, y) = shared(&mut *p, &xs, &ys).await?;
                     // METEOR makes its products' material when they run.
                     let (stock, bits) = match has_boolean(backend) {
@@ -742,9 +756,9 @@ mod tests {
 
     #[test]
     fn misuse_is_refused_before_anything_is_sent() {
-        for backend in Backend::all() {
+        for backend in on_rep3() {
             let outs = run_rep3(13, |base| async move {
-                let mut p = backend.party(base);
+                let mut p = backend.party(base)?;
                 let x =
                     p.input(PartyId(0), (p.me() == PartyId(0)).then(|| vec![Z64(5); 4]), 4).await?;
                 let before = p.stats();
@@ -817,7 +831,7 @@ mod tests {
         let erased = run_rep3(14, |base| {
             let (xs, ys) = (xs.clone(), ys.clone());
             async move {
-                let mut p = Backend::Rep3.party(base);
+                let mut p = Backend::Rep3.party(base)?;
                 let (x, y) = shared(&mut *p, &xs, &ys).await?;
                 let z = p.mul(x.clone(), y.clone(), 0, None).await?;
                 let c = p.lt(x, y).await?;

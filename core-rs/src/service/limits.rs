@@ -13,7 +13,7 @@
 use super::messages::REQUEST_WORDS;
 use super::{Backend, Catalog, ModelInfo};
 use crate::net::frame::MAX_PAYLOAD;
-use crate::net::RecvLimit;
+use crate::net::{PartyId, RecvLimit, Roster};
 use crate::ring::{Ring, Z64};
 
 /// What a client may send a party before its request is admitted: the request alone.
@@ -22,23 +22,33 @@ pub fn request_limit() -> RecvLimit {
 }
 
 impl ModelInfo {
-    /// Elements of the client's input message to each party for this request.
-    pub(super) fn input_elems(&self) -> usize {
+    /// Elements of each of the client's input messages to party `me` of `roster` for this
+    /// request.
+    pub(super) fn input_frames(&self, roster: Roster, me: PartyId) -> Vec<usize> {
         let values = self.batch.saturating_mul(self.input_len);
-        values.saturating_mul(self.backend.client_pieces())
+        self.backend.client_frames(roster, me, values)
     }
 }
 
 impl Catalog {
-    /// The most a client may send a party in any session this catalogue would admit: the
-    /// request, or the largest input (a rep3 request of `max_batch` samples for the model with
-    /// the longest input), whichever is larger. What a server's memory must allow per client.
-    pub fn client_limit(&self) -> RecvLimit {
+    /// The most a client may send party `me` of `roster` in any session this catalogue would
+    /// admit: the request, or the largest input (a request of `max_batch` samples for the model
+    /// with the longest input, on the family whose client sends the most), whichever is larger.
+    /// What a server's memory must allow per client.
+    pub fn client_limit(&self, roster: Roster, me: PartyId) -> RecvLimit {
         let longest = self.models.iter().map(|m| m.shape.input_len).max().unwrap_or(0);
-        let pieces = Backend::all().map(Backend::client_pieces).max().unwrap_or(1);
-        let elems = self.max_batch.saturating_mul(longest).saturating_mul(pieces);
-        let input = RecvLimit::for_messages(&[elems.saturating_mul(Z64::BYTES)], MAX_PAYLOAD);
-        request_limit().max(input)
+        let values = self.max_batch.saturating_mul(longest);
+        Backend::all()
+            .filter(|b| b.servers().contains(&roster.n()))
+            .map(|b| {
+                let bytes: Vec<usize> = b
+                    .client_frames(roster, me, values)
+                    .into_iter()
+                    .map(|e| e.saturating_mul(Z64::BYTES))
+                    .collect();
+                RecvLimit::for_messages(&bytes, MAX_PAYLOAD)
+            })
+            .fold(request_limit(), RecvLimit::max)
     }
 }
 
@@ -79,11 +89,33 @@ mod tests {
 
     #[test]
     fn the_largest_input_is_a_rep3_request_of_max_batch_samples_of_the_widest_model() {
-        let l = catalog(4, &[10, 300, 7]).client_limit();
+        let l = catalog(4, &[10, 300, 7]).client_limit(Roster::THREE, PartyId(1));
         let bytes = 2 * 4 * 300 * 8;
         assert_eq!(l, RecvLimit { max_frame: HEADER_LEN + bytes, max_unread: HEADER_LEN + bytes });
         // An empty catalogue admits nothing: the request is all a client may send.
-        assert_eq!(catalog(4, &[]).client_limit(), request_limit());
+        assert_eq!(catalog(4, &[]).client_limit(Roster::THREE, PartyId(0)), request_limit());
+    }
+
+    #[test]
+    fn among_five_servers_the_largest_input_is_rss_seeds_and_the_designated_share() {
+        let roster = Roster::new(5, 2).unwrap();
+        let access = crate::rss::Access::for_roster(roster).unwrap();
+        let c = catalog(4, &[10, 300, 7]);
+        let mut designated = 0;
+        for me in roster.parties() {
+            let held = access.held(me);
+            let l = c.client_limit(roster, me);
+            // Six shares held: their seeds (32 bytes each, but for the designated share,
+            // which travels as its values).
+            let (seeds, values) = match held.contains(&0) {
+                true => (5 * 32, 4 * 300 * 8),
+                false => (6 * 32, 0),
+            };
+            designated += usize::from(values > 0);
+            let frames = 1 + usize::from(values > 0);
+            assert_eq!(l.max_unread, seeds + values + frames * HEADER_LEN, "{me}");
+        }
+        assert_eq!(designated, 3, "t + 1 parties hold the designated share");
     }
 
     #[test]
@@ -106,7 +138,8 @@ mod tests {
             backend,
             output: Output::Logits,
         };
-        assert_eq!(info(Backend::Rep3).input_elems(), 2 * 3 * 784);
-        assert_eq!(info(Backend::Meteor).input_elems(), 3 * 784);
+        let three = |b| info(b).input_frames(Roster::THREE, PartyId(2));
+        assert_eq!(three(Backend::Rep3), [2 * 3 * 784]);
+        assert_eq!(three(Backend::Meteor), [3 * 784]);
     }
 }

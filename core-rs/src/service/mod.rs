@@ -1,8 +1,9 @@
-//! Private classification as a service: an input provider (the client, a participant with id ≥ 3)
-//! asks the three compute parties to run one of the models they serve on its input, and alone
-//! learns the result. Both sides are sans-IO `async fn`s over a [`Ctx`] with four participants,
-//! so the native server parties, the native client and the SDK's client (WebAssembly) run this
-//! same code.
+//! Private classification as a service: an input provider (the client, the participant after
+//! the compute parties) asks the compute parties to run one of the models they serve on its
+//! input, and alone learns the result. Three compute parties run rep3, METEOR or mal3 on a
+//! [`Rep3`](crate::rep3::Rep3) session; five or seven run rss on an [`Rss`](crate::rss::Rss)
+//! session ([`ServiceBase`]). Both sides are sans-IO `async fn`s over a [`Ctx`], so the native
+//! server parties, the native client and the SDK's client (WebAssembly) run this same code.
 //!
 //! ```text
 //!  client                       P0, P1, P2
@@ -97,17 +98,17 @@ pub use catalog::{Catalog, ModelPolicy};
 pub use client::{Classification, Client, Ready};
 pub use limits::request_limit;
 pub use messages::{ModelInfo, Request, MAX_NAME, VERSION};
-pub use registry::Backend;
+pub use registry::{Backend, ServiceBase};
 pub use server::{serve, Outcome, Stage};
 
-/// Who takes part in a classification session: the three compute parties of rep3 and METEOR,
-/// then the client.
+/// Who takes part in a classification session of three compute parties (rep3, METEOR, mal3),
+/// then the client. rss sessions have 5 or 7 ([`ServiceBase::roster`]).
 pub const ROSTER: Roster = Roster::THREE;
-/// The client's participant id in a classification session (compute parties are 0, 1, 2): the
-/// first after [`ROSTER`]'s parties.
+/// The client's participant id in a classification session of three compute parties (0, 1, 2):
+/// the first after [`ROSTER`]'s parties.
 pub const CLIENT: PartyId = ROSTER.first_client();
-/// Participants of a classification session, the compute parties and the one client: what its
-/// [`Ctx`](crate::net::Ctx) is made for.
+/// Participants of a classification session of three compute parties and the one client: what
+/// its [`Ctx`](crate::net::Ctx) is made for.
 pub const PARTICIPANTS: usize = ROSTER.participants(1);
 /// The compute party that holds the model's weights and shares them.
 pub const MODEL_OWNER: PartyId = PartyId(0);

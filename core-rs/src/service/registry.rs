@@ -1,23 +1,28 @@
 //! The one place the served protocol families are listed: their names and wire codes
-//! ([`Backend`]), what each can reveal, and the scheme types behind each ([`dispatch`],
-//! [`dispatch_client`]).
+//! ([`Backend`]), what each can reveal and among how many servers it runs, the session each
+//! runs on ([`ServiceBase`]: rep3's for the three-party families, rss's own for rss) and the
+//! scheme types behind each ([`Dispatch`], [`dispatch_client`]).
 //!
 //! Everything else in `service` is written once over [`ServedScheme`]: a scheme that runs plans
 //! ([`Inference`]) on a session. Adding a family is a row of [`FAMILIES`], a variant of
-//! [`Backend`] and an arm of [`dispatch`].
+//! [`Backend`] and an arm of its session's [`Dispatch`].
 
 use super::erased::{AnyParty, Extras};
+use super::Catalog;
 use crate::mal3::client::Mal3Client;
 use crate::mal3::Mal3;
 use crate::meteor::client::MeteorClient;
 use crate::meteor::Meteor;
-use crate::net::{Ctx, Transport};
+use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::nn::Inference;
 use crate::prg::Seed;
 use crate::rep3::client::Rep3Client;
 use crate::rep3::Rep3;
 use crate::ring::Z64;
+use crate::rss::client::RssClient;
+use crate::rss::{Access, Rss, KEY_WORDS};
 use crate::sharing::{Arith, InputClient, Session};
+use crate::Error;
 
 /// The protocol family a request runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,6 +35,9 @@ pub enum Backend {
     /// rep3's sharing with every product checked ([`crate::mal3`]): a server that deviates
     /// makes the run abort instead of changing the answer; can reveal only the class.
     Mal3,
+    /// Threshold replicated sharing among 5 or 7 servers ([`crate::rss`]): any 2 (of 5) or 3
+    /// (of 7) servers together learn nothing; can reveal only the class.
+    Rss,
 }
 
 /// A served family's public facts.
@@ -41,42 +49,177 @@ struct Family {
     code: u64,
     /// Whether it can reveal only the class (it has an argmax protocol).
     reveals_class: bool,
-    /// Ring elements per input value that the client sends each compute party.
-    client_pieces: usize,
+    /// The numbers of servers it is served among.
+    servers: &'static [usize],
+    /// The sizes (in ring elements) of the messages a client sends compute party `me` of
+    /// `roster` for an input of `values` values.
+    client_frames: fn(Roster, PartyId, usize) -> Vec<usize>,
 }
 
-const FAMILIES: [Family; 3] = [
-    Family { backend: Backend::Rep3, name: "rep3", code: 1, reveals_class: true, client_pieces: 2 },
+const THREE: &[usize] = &[3];
+
+const FAMILIES: [Family; 4] = [
+    Family {
+        backend: Backend::Rep3,
+        name: "rep3",
+        code: 1,
+        reveals_class: true,
+        servers: THREE,
+        client_frames: |_, _, values| vec![2 * values],
+    },
     Family {
         backend: Backend::Meteor,
         name: "meteor",
         code: 2,
         reveals_class: false,
-        client_pieces: 1,
+        servers: THREE,
+        client_frames: |_, _, values| vec![values],
     },
-    Family { backend: Backend::Mal3, name: "mal3", code: 3, reveals_class: true, client_pieces: 2 },
+    Family {
+        backend: Backend::Mal3,
+        name: "mal3",
+        code: 3,
+        reveals_class: true,
+        servers: THREE,
+        client_frames: |_, _, values| vec![2 * values],
+    },
+    Family {
+        backend: Backend::Rss,
+        name: "rss",
+        code: 4,
+        reveals_class: true,
+        servers: &[5, 7],
+        client_frames: rss_client_frames,
+    },
 ];
 
-/// Runs `f` with the scheme of `backend` started on the session `base`; gives the session back.
-pub(crate) async fn dispatch<T: Transport, F: ForScheme<T>>(
-    backend: Backend,
-    base: Rep3<T>,
-    f: F,
-) -> (Rep3<T>, F::Out) {
-    match backend {
-        Backend::Rep3 => run_on::<Rep3<T>, T, F>(base, f).await,
-        Backend::Meteor => run_on::<Meteor<T>, T, F>(base, f).await,
-        Backend::Mal3 => run_on::<Mal3<T>, T, F>(base, f).await,
+/// rss's client sends each party the seeds of the shares it holds, then the designated share's
+/// values if it holds that ([`RssClient::share`]).
+fn rss_client_frames(roster: Roster, me: PartyId, values: usize) -> Vec<usize> {
+    let Ok(access) = Access::for_roster(roster) else { return vec![] };
+    let held = access.held(me);
+    let mut frames = vec![KEY_WORDS * held.iter().filter(|&&s| s != 0).count()];
+    if held.contains(&0) {
+        frames.push(values);
+    }
+    frames
+}
+
+/// The session a served family runs on, which a compute party sets up before it knows the
+/// request: [`Rep3`]'s for the three-party families (rep3, METEOR, mal3), [`Rss`]'s for rss
+/// among 5 or 7 servers. [`serve`](super::serve) takes either, and refuses a request for a
+/// family that does not run on it. Sealed: the families are the registry's.
+pub trait ServiceBase<T: Transport>: Dispatch<T> {
+    /// The session's context.
+    fn ctx(&self) -> &Ctx<T>;
+    /// The session's context, mutably.
+    fn ctx_mut(&mut self) -> &mut Ctx<T>;
+    /// Gives the context back (e.g. to close its transport).
+    fn into_ctx(self) -> Ctx<T>;
+    /// Who takes part: the compute parties, then the clients.
+    fn roster(&self) -> Roster;
+    /// One round in which every party hears from every other (before links close).
+    #[allow(async_fn_in_trait)]
+    async fn barrier(&mut self) -> Result<(), Error>;
+}
+
+/// How a session runs the families on it (the registry's part of [`ServiceBase`]).
+pub trait Dispatch<T: Transport>: Sized {
+    /// Whether `backend` runs on this session.
+    fn runs(backend: Backend) -> bool;
+    /// Applies what the catalogue says of how the families run (rep3's comparisons).
+    fn configure(&mut self, catalog: &Catalog);
+    /// Runs `f` with the scheme of `backend` started on this session; gives the session back.
+    /// `None` when `backend` does not run on it (callers check [`Dispatch::runs`] first).
+    #[allow(async_fn_in_trait)]
+    async fn dispatch<F: ForScheme<T, Self>>(
+        self,
+        backend: Backend,
+        f: F,
+    ) -> (Self, Option<F::Out>);
+}
+
+impl<T: Transport> ServiceBase<T> for Rep3<T> {
+    fn ctx(&self) -> &Ctx<T> {
+        Self::ctx(self)
+    }
+    fn ctx_mut(&mut self) -> &mut Ctx<T> {
+        Self::ctx_mut(self)
+    }
+    fn into_ctx(self) -> Ctx<T> {
+        Self::into_ctx(self)
+    }
+    fn roster(&self) -> Roster {
+        Roster::THREE
+    }
+    async fn barrier(&mut self) -> Result<(), Error> {
+        Self::barrier(self).await
     }
 }
 
-async fn run_on<S: ServedScheme<T>, T: Transport, F: ForScheme<T>>(
-    base: Rep3<T>,
+impl<T: Transport> Dispatch<T> for Rep3<T> {
+    fn runs(backend: Backend) -> bool {
+        matches!(backend, Backend::Rep3 | Backend::Meteor | Backend::Mal3)
+    }
+    fn configure(&mut self, catalog: &Catalog) {
+        self.set_comparisons(catalog.comparisons);
+    }
+    async fn dispatch<F: ForScheme<T, Self>>(
+        self,
+        backend: Backend,
+        f: F,
+    ) -> (Self, Option<F::Out>) {
+        match backend {
+            Backend::Rep3 => run_on::<Self, T, _, F>(self, f).await,
+            Backend::Meteor => run_on::<Meteor<T>, T, _, F>(self, f).await,
+            Backend::Mal3 => run_on::<Mal3<T>, T, _, F>(self, f).await,
+            Backend::Rss => (self, None),
+        }
+    }
+}
+
+impl<T: Transport> ServiceBase<T> for Rss<T> {
+    fn ctx(&self) -> &Ctx<T> {
+        Self::ctx(self)
+    }
+    fn ctx_mut(&mut self) -> &mut Ctx<T> {
+        Self::ctx_mut(self)
+    }
+    fn into_ctx(self) -> Ctx<T> {
+        Self::into_ctx(self)
+    }
+    fn roster(&self) -> Roster {
+        Self::roster(self)
+    }
+    async fn barrier(&mut self) -> Result<(), Error> {
+        Self::barrier(self).await
+    }
+}
+
+impl<T: Transport> Dispatch<T> for Rss<T> {
+    fn runs(backend: Backend) -> bool {
+        backend == Backend::Rss
+    }
+    fn configure(&mut self, _: &Catalog) {}
+    async fn dispatch<F: ForScheme<T, Self>>(
+        self,
+        backend: Backend,
+        f: F,
+    ) -> (Self, Option<F::Out>) {
+        match backend {
+            Backend::Rss => run_on::<Self, T, _, F>(self, f).await,
+            _ => (self, None),
+        }
+    }
+}
+
+async fn run_on<S: ServedScheme<T, B>, T: Transport, B, F: ForScheme<T, B>>(
+    base: B,
     f: F,
-) -> (Rep3<T>, F::Out) {
+) -> (B, Option<F::Out>) {
     let mut s = S::start(base);
     let out = f.run(&mut s).await;
-    (s.finish(), out)
+    (s.finish(), Some(out))
 }
 
 /// Runs `f` with the client side of `backend`'s scheme on `ctx`; gives the context back.
@@ -90,6 +233,7 @@ pub(crate) async fn dispatch_client<T: Transport, F: ForClient<T>>(
         Backend::Rep3 => client_on::<Rep3Client<T>, T, F>(ctx, own, f).await,
         Backend::Meteor => client_on::<MeteorClient<T>, T, F>(ctx, own, f).await,
         Backend::Mal3 => client_on::<Mal3Client<T>, T, F>(ctx, own, f).await,
+        Backend::Rss => client_on::<RssClient<T>, T, F>(ctx, own, f).await,
     }
 }
 
@@ -106,12 +250,21 @@ async fn client_on<C: InputClient<T, Z64>, T: Transport, F: ForClient<T>>(
 impl Backend {
     /// This family's party started on `base`, with its type erased: for callers that pick the
     /// scheme at run time (the SDK's `Party`). Static dispatch stays inside each operation.
-    pub fn party<T: Transport + 'static>(self, base: Rep3<T>) -> Box<dyn AnyParty<T>> {
-        match self {
+    /// rss runs on its own session ([`Rss::setup`]), not on rep3's: `ApiMisuse`.
+    pub fn party<T: Transport + 'static>(
+        self,
+        base: Rep3<T>,
+    ) -> Result<Box<dyn AnyParty<T>>, Error> {
+        Ok(match self {
             Self::Rep3 => Box::new(base),
             Self::Meteor => Box::new(Meteor::start(base)),
             Self::Mal3 => Box::new(Mal3::start(base)),
-        }
+            Self::Rss => {
+                return Err(Error::ApiMisuse(
+                    "rss runs on its own session (among 5 or 7 parties), not on rep3's".into(),
+                ))
+            }
+        })
     }
 
     fn family(self) -> &'static Family {
@@ -133,9 +286,15 @@ impl Backend {
         self.family().reveals_class
     }
 
-    /// Ring elements per input value that a client sends each compute party.
-    pub(super) fn client_pieces(self) -> usize {
-        self.family().client_pieces
+    /// The numbers of servers it is served among (rep3, METEOR, mal3: 3; rss: 5 or 7).
+    pub fn servers(self) -> &'static [usize] {
+        self.family().servers
+    }
+
+    /// The sizes (in ring elements) of the messages a client sends compute party `me` of
+    /// `roster` for an input of `values` values.
+    pub(super) fn client_frames(self, roster: Roster, me: PartyId, values: usize) -> Vec<usize> {
+        (self.family().client_frames)(roster, me, values)
     }
 
     pub(super) fn code(self) -> u64 {
@@ -169,27 +328,26 @@ impl core::str::FromStr for Backend {
     }
 }
 
-/// A scheme the service can serve: it runs plans over Z_2^64 on a session, and its shares and
-/// material can wait on a [`Shelf`](super::stock::Shelf) shared across threads.
-pub(crate) trait ServedScheme<T: Transport>:
-    Inference<Z64, Prep: Send + 'static> + Arith<Z64, V: Send + Sync + 'static> + Session<Rep3<T>>
+/// A scheme the service can serve: it runs plans over Z_2^64 on a session `B`, and its shares
+/// and material can wait on a [`Shelf`](super::stock::Shelf) shared across threads.
+pub trait ServedScheme<T: Transport, B>:
+    Inference<Z64, Prep: Send + 'static> + Arith<Z64, V: Send + Sync + 'static> + Session<B>
 {
 }
 
-impl<T: Transport, S> ServedScheme<T> for S where
-    S: Inference<Z64, Prep: Send + 'static>
-        + Arith<Z64, V: Send + Sync + 'static>
-        + Session<Rep3<T>>
+impl<T: Transport, B, S> ServedScheme<T, B> for S where
+    S: Inference<Z64, Prep: Send + 'static> + Arith<Z64, V: Send + Sync + 'static> + Session<B>
 {
 }
 
-/// Work written once over the served scheme `S`, which [`dispatch`] picks by backend.
+/// Work written once over the served scheme `S` on session `B`, which [`Dispatch::dispatch`]
+/// picks by backend.
 #[allow(async_fn_in_trait)]
-pub(crate) trait ForScheme<T: Transport> {
+pub trait ForScheme<T: Transport, B> {
     /// What the work gives.
     type Out;
     /// Does the work as party `s` of scheme `S`.
-    async fn run<S: ServedScheme<T>>(self, s: &mut S) -> Self::Out;
+    async fn run<S: ServedScheme<T, B>>(self, s: &mut S) -> Self::Out;
 }
 
 /// Work written once over the client side `C` of a scheme, which [`dispatch_client`] picks.
@@ -217,6 +375,8 @@ mod tests {
         }
         assert_eq!(Backend::from_code(0), None);
         let err = "spdz".parse::<Backend>().unwrap_err();
-        assert!(err.contains("rep3") && err.contains("meteor") && err.contains("mal3"), "{err}");
+        for name in ["rep3", "meteor", "mal3", "rss"] {
+            assert!(err.contains(name), "{err}");
+        }
     }
 }

@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use super::catalog::Served;
 use super::messages::{encode_text, MAGIC, REQUEST_WORDS};
-use super::registry::{self, ForScheme, ServedScheme};
-use super::{stock, Backend, Catalog, Request, MODEL_OWNER, ROSTER, VERSION};
+use super::registry::{ForScheme, ServedScheme, ServiceBase};
+use super::{stock, Backend, Catalog, Request, MODEL_OWNER, VERSION};
 use crate::net::{digest_words, words_digest, PartyId, Stats, Transport};
 use crate::nn::FixedPlan;
 use crate::rep3::Comparisons;
-use crate::rep3::Rep3;
 use crate::ring::Z64;
 use crate::Error;
 
@@ -19,7 +18,7 @@ use crate::Error;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Stage {
-    /// The request was accepted by all three parties.
+    /// The request was accepted by every compute party.
     Accepted {
         /// The request.
         request: Request,
@@ -47,15 +46,17 @@ pub enum Outcome {
 
 /// Serves one request of `client` on the session `p` (compute party side): negotiation, setup
 /// and online inference, with `observe` called at each [`Stage`]. Returns the session for reuse
-/// and how the request ended.
-pub async fn serve<T: Transport>(
-    mut p: Rep3<T>,
+/// and how the request ended. The session is rep3's (three servers: rep3, METEOR, mal3) or
+/// rss's (5 or 7 servers: rss); a request for a family that does not run on it is refused.
+pub async fn serve<T: Transport, B: ServiceBase<T>>(
+    mut p: B,
     client: PartyId,
     catalog: &Catalog,
     mut observe: impl FnMut(&Stage, Stats),
-) -> Result<(Rep3<T>, Outcome), Error> {
-    let me = p.me();
-    if !ROSTER.is_party(me) || !ROSTER.is_client(client) {
+) -> Result<(B, Outcome), Error> {
+    let roster = p.roster();
+    let me = p.ctx().me();
+    if !roster.is_party(me) || !roster.is_client(client) {
         return Err(Error::ApiMisuse(format!(
             "serve: {me} is not a compute party or {client} not a client"
         )));
@@ -68,8 +69,10 @@ pub async fn serve<T: Transport>(
     // accept together. P0 adds the id of the stocked setup run it took for this session (0:
     // none), in the same message.
     ctx.round();
-    let others: Vec<PartyId> = ROSTER.others(me).collect();
-    let mut verdict = Request::decode(&words).and_then(|r| catalog.admit(&r).map(|a| (r, a)));
+    let others: Vec<PartyId> = roster.others(me).collect();
+    let mut verdict = Request::decode(&words)
+        .and_then(|r| runs_here::<T, B>(&r, roster.n()).map(|()| r))
+        .and_then(|r| catalog.admit(&r).map(|a| (r, a)));
     let shelf = catalog.shelf.as_deref();
     let mut stocked = match (&verdict, shelf) {
         (Ok((r, _)), Some(shelf)) if me == MODEL_OWNER && r.batch == 1 => {
@@ -152,7 +155,7 @@ pub async fn serve<T: Transport>(
         }
     };
     // Raised before the client hears it was admitted, so that its input is never early.
-    ctx.expect_from::<Z64>(client, &[info.input_elems()]);
+    ctx.expect_from::<Z64>(client, &info.input_frames(roster, me));
     ctx.send(client, &info.encode())?;
     observe(&Stage::Accepted { request: request.clone() }, p.ctx().stats());
     let owner_plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
@@ -170,8 +173,11 @@ pub async fn serve<T: Transport>(
         material: stocked.map(|run| run.material),
         observe: &mut observe,
     };
-    p.set_comparisons(catalog.comparisons);
-    let (mut p, answered) = registry::dispatch(request.backend, p, answer).await;
+    p.configure(catalog);
+    let (mut p, answered) = p.dispatch(request.backend, answer).await;
+    let answered = answered.unwrap_or_else(|| {
+        Err(Error::ApiMisuse(format!("{} does not run on this session", request.backend.name())))
+    });
     if let Err(Error::Abort { .. }) = &answered {
         // The client would wait for an output that is never sent, then see its links close:
         // each server that aborted tells it why instead (best effort: the link may be gone).
@@ -193,14 +199,14 @@ struct Answer<'a, O> {
     observe: &'a mut O,
 }
 
-impl<T: Transport, O: FnMut(&Stage, Stats)> ForScheme<T> for Answer<'_, O> {
+impl<T: Transport, B: ServiceBase<T>, O: FnMut(&Stage, Stats)> ForScheme<T, B> for Answer<'_, O> {
     type Out = Result<(), Error>;
-    async fn run<S: ServedScheme<T>>(self, s: &mut S) -> Result<(), Error> {
+    async fn run<S: ServedScheme<T, B>>(self, s: &mut S) -> Result<(), Error> {
         let Self { client, owner_plan, served, request, material, observe } = self;
         let stocked = material.is_some();
         let (model, mut prep) = match material {
             Some(m) => {
-                let (model, prep) = m.take::<T, S>()?;
+                let (model, prep) = m.take::<T, B, S>()?;
                 (model, S::for_output(prep, request.output)?)
             }
             None => {
@@ -211,13 +217,29 @@ impl<T: Transport, O: FnMut(&Stage, Stats)> ForScheme<T> for Answer<'_, O> {
         };
         let input = S::take_input(&mut prep)?;
         s.deliver_input_prep(&input).await?;
-        observe(&Stage::SetupDone { stocked }, s.base().ctx().stats());
+        observe(&Stage::SetupDone { stocked }, ServiceBase::ctx(s.base()).stats());
         let x = s.input(client, None, input).await?;
         let y = s.infer(&model, x, prep).await?;
         s.open_to(client, y).await?;
-        observe(&Stage::OnlineDone, s.base().ctx().stats());
+        observe(&Stage::OnlineDone, ServiceBase::ctx(s.base()).stats());
         Ok(())
     }
+}
+
+/// Refuses a request for a family that does not run among this session's `servers` (before
+/// the catalogue is asked, so the reason is the deployment's size).
+fn runs_here<T: Transport, B: ServiceBase<T>>(r: &Request, servers: usize) -> Result<(), String> {
+    if B::runs(r.backend) {
+        return Ok(());
+    }
+    let here: Vec<&str> = Backend::all().filter(|&b| B::runs(b)).map(Backend::name).collect();
+    let among: Vec<String> = r.backend.servers().iter().map(usize::to_string).collect();
+    Err(format!(
+        "{} runs among {} servers; this deployment has {servers} and serves {}",
+        r.backend.name(),
+        among.join(" or "),
+        here.join(", ")
+    ))
 }
 
 /// The first 8 bytes of a digest in hex: enough to tell two apart in a message.

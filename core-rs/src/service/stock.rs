@@ -29,9 +29,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::any::Any;
 
 use super::catalog::Served;
-use super::registry::{self, ForScheme, ServedScheme};
+use super::registry::{Dispatch, ForScheme, ServedScheme};
 use super::{Backend, Catalog, MODEL_OWNER};
-use crate::net::{FrameError, PartyId, Stats, Transport};
+use crate::net::{FrameError, PartyId, Roster, Stats, Transport};
 use crate::nn::{FixedPlan, Inference, Output, SharedModel};
 use crate::rep3::Rep3;
 use crate::ring::Z64;
@@ -58,13 +58,13 @@ pub struct Material(Box<dyn Any + Send>);
 type Contents<S> = (Arc<SharedModel<<S as Arith<Z64>>::V>>, <S as Inference<Z64>>::Prep);
 
 impl Material {
-    fn new<T: Transport, S: ServedScheme<T>>(contents: Contents<S>) -> Self {
+    fn new<T: Transport, S: ServedScheme<T, Rep3<T>>>(contents: Contents<S>) -> Self {
         Self(Box::new(contents))
     }
 
     /// The contents, as scheme `S`'s (a run of another scheme is an error: the shelf keys runs
     /// by backend, so it would be a bug).
-    pub(super) fn take<T: Transport, S: ServedScheme<T>>(self) -> Result<Contents<S>, Error> {
+    pub(super) fn take<T: Transport, B, S: ServedScheme<T, B>>(self) -> Result<Contents<S>, Error> {
         self.0.downcast().map(|b| *b).map_err(|_| {
             Error::ApiMisuse(format!("the stocked run taken is not {} material", S::NAME))
         })
@@ -238,6 +238,12 @@ impl<T: Transport> Mesh<T> {
         let epoch = e;
         shelf.clear();
         let active: Vec<&Target> = targets.iter().filter(|t| t.runs > 0).collect();
+        if let Some(t) = active.iter().find(|t| !Rep3::<T>::runs(t.backend)) {
+            return Err(Error::ApiMisuse(format!(
+                "mesh: {} keeps no runs ready (the mesh makes them for rep3, METEOR and mal3)",
+                t.backend.name()
+            )));
+        }
         let served = active
             .iter()
             .map(|t| {
@@ -251,9 +257,9 @@ impl<T: Transport> Mesh<T> {
         for (t, served) in active.into_iter().zip(served) {
             let plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
             let share = ShareModel { plan, served };
-            let (back, weights) = registry::dispatch(t.backend, p, share).await;
+            let (back, weights) = p.dispatch(t.backend, share).await;
             p = back;
-            models.push((t.clone(), weights?));
+            models.push((t.clone(), ran(weights)??));
         }
         Ok(Self { session: Some(p), epoch, seq: 0, models })
     }
@@ -305,9 +311,8 @@ impl<T: Transport> Mesh<T> {
         // Made for the class where the scheme can reveal it: such material serves either.
         let output = if target.backend.reveals_class() { Output::Argmax } else { Output::Logits };
         let (mut p, material) =
-            registry::dispatch(target.backend, p, MakeRun { weights: weights.clone(), output })
-                .await;
-        let material = material?;
+            p.dispatch(target.backend, MakeRun { weights: weights.clone(), output }).await;
+        let material = ran(material)??;
         self.seq += 1;
         let run = Stocked { id: self.epoch << 32 | self.seq, material };
         let (model, backend) = (&target.model, target.backend);
@@ -327,6 +332,11 @@ impl<T: Transport> Mesh<T> {
     }
 }
 
+/// What a dispatch on the mesh gave (`start` refused the families that do not run on it).
+fn ran<O>(out: Option<O>) -> Result<O, Error> {
+    out.ok_or_else(|| Error::ApiMisuse("mesh: a family that does not run on rep3's session".into()))
+}
+
 fn broken() -> Error {
     Error::ApiMisuse("the mesh's session broke in an earlier step: start a new mesh".into())
 }
@@ -337,9 +347,9 @@ struct ShareModel<'a> {
     served: &'a Served,
 }
 
-impl<T: Transport> ForScheme<T> for ShareModel<'_> {
+impl<T: Transport> ForScheme<T, Rep3<T>> for ShareModel<'_> {
     type Out = Result<Arc<dyn Any + Send + Sync>, Error>;
-    async fn run<S: ServedScheme<T>>(self, s: &mut S) -> Self::Out {
+    async fn run<S: ServedScheme<T, Rep3<T>>>(self, s: &mut S) -> Self::Out {
         let model = s.share_model(MODEL_OWNER, self.plan, &self.served.shape).await?;
         Ok(Arc::new(Arc::new(model)))
     }
@@ -351,9 +361,9 @@ struct MakeRun {
     output: Output,
 }
 
-impl<T: Transport> ForScheme<T> for MakeRun {
+impl<T: Transport> ForScheme<T, Rep3<T>> for MakeRun {
     type Out = Result<Material, Error>;
-    async fn run<S: ServedScheme<T>>(self, s: &mut S) -> Self::Out {
+    async fn run<S: ServedScheme<T, Rep3<T>>>(self, s: &mut S) -> Self::Out {
         let model = self
             .weights
             .downcast_ref::<Arc<SharedModel<S::V>>>()
@@ -377,7 +387,7 @@ async fn same_shapes<T: Transport>(
     let ctx = p.ctx_mut();
     ctx.round();
     let mine: Vec<Z64> = served.iter().flat_map(|s| crate::net::digest_words(&s.digest)).collect();
-    let others: Vec<PartyId> = super::ROSTER.others(me).collect();
+    let others: Vec<PartyId> = Roster::THREE.others(me).collect();
     for &j in &others {
         ctx.send(j, &mine)?;
     }
@@ -400,7 +410,7 @@ async fn from_owner<T: Transport>(p: &mut Rep3<T>, word: Option<u64>) -> Result<
     ctx.round();
     match word {
         Some(w) => {
-            for j in super::ROSTER.others(MODEL_OWNER) {
+            for j in Roster::THREE.others(MODEL_OWNER) {
                 ctx.send(j, &[Z64(w)])?;
             }
             Ok(w)

@@ -7,10 +7,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ringfence_core::net::PartyId;
+use ringfence_core::net::{PartyId, Roster};
 use ringfence_core::nn::Output;
 use ringfence_core::rep3::Comparisons;
-use ringfence_core::service::{Backend, Request, ROSTER};
+use ringfence_core::service::{Backend, Request};
 use ringfence_link::PublicKey;
 use serde::Deserialize;
 
@@ -28,7 +28,7 @@ pub const READY_BY_DEFAULT: [&str; 2] = ["meteor", "rep3"];
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct PartyConfig {
-    /// This server's index: 0, 1 or 2.
+    /// This server's index: 0 to `public_keys.len() − 1`.
     pub party: PartyId,
     /// The deployment (lobby) name, `[a-z0-9-]{1,32}`.
     pub deployment: String,
@@ -36,7 +36,7 @@ pub struct PartyConfig {
     pub relay: String,
     /// The private key file, as written (relative paths: to the configuration file's folder).
     pub key_file: PathBuf,
-    /// The three server parties' public keys, in party order.
+    /// The server parties' public keys, in party order: 3 (rep3, METEOR, mal3), 5 or 7 (rss).
     pub public_keys: Vec<PublicKey>,
     /// The join token file, if the relay wants one.
     pub token_file: Option<PathBuf>,
@@ -93,22 +93,39 @@ impl ModelSection {
 }
 
 impl PartyConfig {
+    /// The deployment's servers: as many as `public_keys`, of which any `t` together learn
+    /// nothing (1 of 3, 2 of 5, 3 of 7).
+    pub fn roster(&self) -> Roster {
+        let n = self.public_keys.len();
+        Roster::new(n, (n - 1) / 2).expect("checked by parse")
+    }
+
     /// Reads and checks the configuration text (TOML); the error says what is wrong, without
     /// the file's name (the caller adds it).
     pub fn parse(text: &str) -> Result<Self, String> {
         let c: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
-        if !ROSTER.is_party(PartyId(c.party)) {
-            return Err(format!("party = {} (must be 0, 1 or 2)", c.party));
+        let n = c.public_keys.len();
+        let served = |n: usize| Backend::all().filter(move |b| b.servers().contains(&n));
+        if served(n).next().is_none() {
+            let mut sizes: Vec<usize> = Backend::all().flat_map(|b| b.servers()).copied().collect();
+            sizes.sort_unstable();
+            sizes.dedup();
+            let (last, rest) = sizes.split_last().expect("every family runs somewhere");
+            let rest: Vec<String> = rest.iter().map(usize::to_string).collect();
+            return Err(format!(
+                "public_keys has {n} keys: a deployment has {} or {last} servers (one key each)",
+                rest.join(", ")
+            ));
+        }
+        if usize::from(c.party) >= n {
+            return Err(format!(
+                "party = {} (must be 0 to {}: one of public_keys)",
+                c.party,
+                n - 1
+            ));
         }
         if !crate::token::valid_name(&c.deployment) {
             return Err("deployment must be [a-z0-9-]{1,32}".into());
-        }
-        if c.public_keys.len() != ROSTER.n() {
-            return Err(format!(
-                "public_keys has {} keys; {} needed",
-                c.public_keys.len(),
-                ROSTER.n()
-            ));
         }
         if c.max_sessions == 0 || c.max_batch == 0 || c.timeout_ms == 0 {
             return Err("max_sessions, max_batch and timeout_ms must be positive".into());
@@ -149,12 +166,17 @@ impl PartyConfig {
         }
         let mesh = match c.mesh {
             None => None,
+            Some(_) if n != 3 => {
+                return Err(format!(
+                    "[mesh]: runs made ahead of demand and direct links are for deployments of \
+                     three servers; this one has {n} (its sessions go through the relay)"
+                ))
+            }
             Some(mesh) => {
-                if mesh.peers.len() != ROSTER.n() {
+                if mesh.peers.len() != n {
                     return Err(format!(
-                        "[mesh] peers has {} addresses; {} needed",
+                        "[mesh] peers has {} addresses; {n} needed",
                         mesh.peers.len(),
-                        ROSTER.n()
                     ));
                 }
                 let peers = mesh
@@ -208,6 +230,15 @@ fn model(m: ModelEntry, mesh: bool, before: &[ModelSection]) -> Result<ModelSect
             m.name
         ));
     }
+    if let Some((b, _)) = asked.iter().find(|(b, n)| *n > 0 && !b.servers().contains(&3)) {
+        return Err(format!(
+            "model {:?}: ready keeps {} runs, but runs are made ahead only by a [mesh] of three \
+             servers, for {}",
+            m.name,
+            b.name(),
+            made_ahead().map(Backend::name).collect::<Vec<_>>().join(", ")
+        ));
+    }
     let class = m.output == Reveals::Class;
     if let Some((b, _)) = asked.iter().find(|(b, n)| *n > 0 && class && !b.reveals_class()) {
         return Err(format!(
@@ -216,7 +247,7 @@ fn model(m: ModelEntry, mesh: bool, before: &[ModelSection]) -> Result<ModelSect
             m.name,
             b.name(),
             b.name(),
-            Backend::all()
+            made_ahead()
                 .filter(|b| b.reveals_class())
                 .map(Backend::name)
                 .collect::<Vec<_>>()
@@ -236,6 +267,11 @@ fn model(m: ModelEntry, mesh: bool, before: &[ModelSection]) -> Result<ModelSect
         Reveals::Scores => Output::Logits,
     };
     Ok(ModelSection { name: m.name, path: m.path, reveals, public: m.public, ready })
+}
+
+/// The families whose runs a [mesh] makes ahead of demand: those of three servers.
+fn made_ahead() -> impl Iterator<Item = Backend> {
+    Backend::all().filter(|b| b.servers().contains(&3))
 }
 
 /// A model's `ready = { backend = runs, ... }`.
@@ -359,19 +395,19 @@ mod tests {
         let runs = |c: &PartyConfig| -> Vec<(&str, usize)> {
             c.models[0].ready.iter().map(|(b, n)| (b.name(), *n)).collect()
         };
-        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 0)]);
+        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 0), ("rss", 0)]);
         assert_eq!(c.models[0].reveals, Output::Argmax);
         let mesh = "[mesh]\npeers = [\"127.0.0.1:1\", \"127.0.0.1:2\", \"127.0.0.1:3\"]\n";
         let scores = "[[model]]\nname = \"m\"\npath = \"m.onnx\"\noutput = \"scores\"\n";
         let c = PartyConfig::parse(&config(mesh, scores)).unwrap();
-        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 2), ("mal3", 0)]);
+        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 2), ("mal3", 0), ("rss", 0)]);
         assert!(c.mesh.as_ref().unwrap().direct_sessions);
         // A class-only model keeps no METEOR runs; a table overrides the defaults it names.
         let c = PartyConfig::parse(&config(mesh, MODEL)).unwrap();
-        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 0), ("mal3", 0)]);
+        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 0), ("mal3", 0), ("rss", 0)]);
         let asked = format!("{MODEL}ready = {{ mal3 = 1, rep3 = 0 }}\n");
         let c = PartyConfig::parse(&config(mesh, &asked)).unwrap();
-        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 1)]);
+        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 1), ("rss", 0)]);
         assert_eq!(c.models[0].ready(Backend::Mal3), 1);
     }
 
@@ -392,6 +428,7 @@ mod tests {
             ("colour = 3", MODEL, "unknown field"),
             ("comparisons = \"fan-in:9,4\"", MODEL, "1..=8"),
             ("comparisons = \"fast\"", MODEL, "comparisons \"fast\": expected two-input"),
+            (MESH, &format!("{MODEL}ready = {{ rss = 1 }}\n"), "for rep3, meteor, mal3"),
         ] {
             let e = PartyConfig::parse(&config(extra, models)).unwrap_err();
             assert!(e.contains(want), "{e:?} should contain {want:?}");
@@ -400,5 +437,32 @@ mod tests {
         assert!(e.contains("no deployment_key"), "{e:?}");
         let bad = format!("deployment_key = \"zz\"\n{}", config_without_key("", MODEL));
         assert!(PartyConfig::parse(&bad).unwrap_err().contains("deployment_key: "));
+    }
+
+    /// [`config`] with `n` public keys and this party's index `party`.
+    fn config_of(n: usize, party: usize, extra: &str) -> String {
+        let keys: Vec<String> =
+            (1..=n).map(|k| format!("\"{}\"", format!("{k:02x}").repeat(32))).collect();
+        let c = config(extra, MODEL).replace(KEYS, &format!("public_keys = [{}]", keys.join(", ")));
+        c.replace("party = 1\n", &format!("party = {party}\n"))
+    }
+
+    #[test]
+    fn five_or_seven_keys_make_an_rss_deployment_without_a_mesh() {
+        for (n, t) in [(5, 2), (7, 3)] {
+            let c = PartyConfig::parse(&config_of(n, n - 1, "")).unwrap();
+            assert_eq!((c.roster().n(), c.roster().t()), (n, t));
+            assert_eq!(c.party, PartyId(n as u8 - 1));
+        }
+        assert_eq!(PartyConfig::parse(&config_of(3, 2, "")).unwrap().roster().n(), 3);
+        for (n, party, extra, want) in [
+            (4, 0, "", "public_keys has 4 keys: a deployment has 3, 5 or 7 servers"),
+            (1, 0, "", "public_keys has 1 keys"),
+            (5, 5, "", "party = 5 (must be 0 to 4"),
+            (5, 0, MESH, "[mesh]: runs made ahead of demand and direct links are for deployments of three servers; this one has 5"),
+        ] {
+            let e = PartyConfig::parse(&config_of(n, party, extra)).unwrap_err();
+            assert!(e.contains(want), "{e:?} should contain {want:?}");
+        }
     }
 }

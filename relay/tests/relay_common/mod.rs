@@ -180,11 +180,12 @@ pub async fn classify_counted(
     input: &[f64],
 ) -> Result<(usize, u64), String> {
     use ringfence_core::net::{Ctx, PartyId};
-    use ringfence_core::service::{Client, CLIENT};
+    use ringfence_core::service::Client;
     use ringfence_relay::{os_seed, TcpTransport};
-    let session = cfg.session;
+    // The client is the last participant, after the servers.
+    let (session, me, participants) = (cfg.session, cfg.me, usize::from(cfg.parties));
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
-    let mut c = Client::new(Ctx::new(CLIENT, 4, session, t), os_seed().unwrap());
+    let mut c = Client::new(Ctx::new(me, participants, session, t), os_seed().unwrap());
     let info = c.request(request).await.map_err(|e| e.to_string())?;
     let ready = c.setup(&info).await.map_err(|e| e.to_string())?;
     let out = c.run(ready, input).await.map_err(|e| e.to_string())?;
@@ -192,7 +193,7 @@ pub async fn classify_counted(
     if let Some(ctx) = c.into_ctx() {
         let t = ctx.into_transport();
         t.flushed().await.map_err(|e| e.to_string())?;
-        wire = (0..3u8)
+        wire = (0..me.0)
             .map(|j| t.wire_stats(PartyId(j)))
             .map(|w| w.bytes_sent + w.bytes_received)
             .sum();

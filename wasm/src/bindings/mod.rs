@@ -120,7 +120,9 @@ impl Party {
         let ctx = Ctx::new(me, participants, session, JsTransport::new(transport));
         Ok(future_to_promise(async move {
             let rep = Rep3::setup(ctx, seeds).await.map_err(from_core)?;
-            let session = Slot::new(backend.party(rep), "the party");
+            let party =
+                backend.party(rep).map_err(|e| js_error(Code::InvalidArgument, e.to_string()))?;
+            let session = Slot::new(party, "the party");
             Ok(Self { me, participants, backend, session }.into())
         }))
     }

@@ -131,7 +131,8 @@ impl Party {
                         ))
                     }
                 };
-                Ok((backend.party(rep), Ok(result.into())))
+                // The scheme started on this session before, so it starts again.
+                Ok((backend.party(rep).map_err(from_core)?, Ok(result.into())))
             })
         })
     }

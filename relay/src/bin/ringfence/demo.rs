@@ -1,6 +1,6 @@
 //! `ringfence demo`: a private classification on an embedded local deployment
 //! ([`LocalDeployment`]: a relay on 127.0.0.1 requiring signed tokens, and three long-running
-//! `ringfence party` server processes in its lobby). This process is the client: it takes a
+//! `ringfence party` server processes in its lobby, or five or seven with `--parties`). This process is the client: it takes a
 //! held-out test sample of a shipped model, opens a session inviting the deployment, asks the
 //! parties to classify the sample ([`ringfence_core::service`]), and checks the answer against
 //! the plaintext model's (onnxruntime's reference output, committed beside the model).
@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ringfence_core::net::{Ctx, SessionId};
-use ringfence_core::service::{self, Request, CLIENT, PARTICIPANTS};
+use ringfence_core::net::{Ctx, Roster, SessionId};
+use ringfence_core::service::{self, Request};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, Security, StaticKeypair, TcpTransport};
 
@@ -25,9 +25,13 @@ pub(crate) struct DemoArgs {
     /// `data/NAME.reference.json` beside it (see models/README.md).
     #[arg(long, default_value = "lenet")]
     model: PathBuf,
-    /// Protocol family: meteor (the client receives the scores) or rep3.
-    #[arg(long, value_parser = bench::backend_arg(), default_value = "meteor")]
-    backend: Backend,
+    /// Protocol family: meteor (the client receives the scores; the default with 3 parties),
+    /// rep3 or mal3 among 3 server parties; rss among 5 or 7 (the default there).
+    #[arg(long, value_parser = bench::backend_arg())]
+    backend: Option<Backend>,
+    /// Server parties: 3, or 5 or 7 (rss: any 2, or 3, of them together learn nothing).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    parties: usize,
     /// Which held-out test sample to classify (0-based).
     #[arg(long, default_value_t = 0)]
     sample: usize,
@@ -70,35 +74,61 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let sample = load_sample(&model, a.sample)?;
     let what = format!("held-out test sample #{} of {name}'s test set", a.sample);
+    let roster = crate::local::servers(a.parties)?;
+    let backend = match a.backend {
+        Some(b) => b,
+        None if roster == Roster::THREE => Backend::Meteor,
+        None => Backend::Rss,
+    };
+    if !backend.servers().contains(&roster.n()) {
+        return Err(format!(
+            "--backend {}: it runs among {} server parties, not {} (--parties {} serves {})",
+            backend.name(),
+            backend.servers().iter().map(usize::to_string).collect::<Vec<_>>().join(" or "),
+            roster.n(),
+            roster.n(),
+            crate::local::served_families(roster)
+        ));
+    }
     let rt = crate::runtime(2)?;
+    let n = roster.n();
     println!("ringfence demo: private classification on a local deployment");
-    println!("  starting a relay and three server parties (ringfence party) on 127.0.0.1 ...");
+    println!("  starting a relay and {n} server parties (ringfence party) on 127.0.0.1 ...");
     let started = Instant::now();
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
-    let mut d =
-        LocalDeployment::start(&rt, listen, None, &[(name.clone(), model.clone())], 1, true)?;
+    let models = [(name.clone(), model.clone())];
+    let mut d = LocalDeployment::start(&rt, listen, None, roster, &models, 1, true)?;
     println!(
         "  relay    {} (embedded; admits signed tokens only; forwards Noise frames it cannot read)",
         d.relay
     );
+    let ids: Vec<String> = roster.parties().map(|p| p.to_string()).collect();
     println!(
-        "  parties  P0, P1, P2: long-running server processes, waiting in deployment {DEPLOYMENT:?}'s lobby"
+        "  parties  {}: long-running server processes, waiting in deployment {DEPLOYMENT:?}'s lobby",
+        ids.join(", ")
     );
+    if roster.t() > 1 {
+        println!(
+            "           any {} of them together learn nothing of the input or the answer",
+            roster.t()
+        );
+    }
     println!(
         "  client   this process: holds the input, alone sees the answer ({} backend, model {name})",
-        a.backend.name()
+        backend.name()
     );
     println!("  input    {what}");
-    // The parties' mesh makes setup material in the background as soon as they start; a
-    // client arriving once it is ready runs only the online phase.
-    let backend = a.backend;
     let wait = Duration::from_millis(a.timeout_ms);
-    match d.wait_prepared(&name, backend, wait)? {
-        Some(s) => println!(
-            "  setup    made ahead of demand by the parties among themselves ({:.0} ms, before any input)",
-            s * 1e3
-        ),
-        None => println!("  setup    nothing made ahead of demand; the session makes its own"),
+    if roster == Roster::THREE {
+        // The parties' mesh makes setup material in the background as soon as they start; a
+        // client arriving once it is ready runs only the online phase.
+        match d.wait_prepared(&name, backend, wait)? {
+            Some(s) => println!(
+                "  setup    made ahead of demand by the parties among themselves ({:.0} ms, before any input)",
+                s * 1e3
+            ),
+            None => println!("  setup    nothing made ahead of demand; the session makes its own"),
+        }
     }
     let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
     let client_key = me.public;
@@ -106,9 +136,11 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     public_keys.push(me.public);
     let security = Security::Noise { keypair: me, public_keys };
     let sid = SessionId(crate::random_bytes::<16>()?);
-    let mut cfg = RelayLinkConfig::new(d.relay.clone(), CLIENT, crate::WITH_CLIENT, security, sid)
-        .inviting(DEPLOYMENT)
-        .map_err(|e| e.to_string())?;
+    let with_client = u8::try_from(roster.participants(1)).map_err(|_| "too many parties")?;
+    let mut cfg =
+        RelayLinkConfig::new(d.relay.clone(), roster.first_client(), with_client, security, sid)
+            .inviting(DEPLOYMENT)
+            .map_err(|e| e.to_string())?;
     cfg.token = Some(d.client_token(sid, client_key));
     cfg.recv_timeout = Duration::from_millis(a.timeout_ms);
     cfg.connect_timeout = Duration::from_millis(a.timeout_ms);
@@ -117,7 +149,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     // Each party logs its figures for the session once it has closed it.
     let mut views = Vec::new();
     let deadline = Instant::now() + Duration::from_millis(a.timeout_ms);
-    while views.len() < crate::ROSTER.n() {
+    while views.len() < n {
         let left = deadline.saturating_duration_since(Instant::now());
         match d.next_event(left)? {
             Some((i, e)) if e["event"] == "answered" => views.push((i, e)),
@@ -181,13 +213,13 @@ async fn classify(
     t0: Instant,
 ) -> Result<(Answer, Vec<(&'static str, f64)>), String> {
     let e = |e: ringfence_core::Error| format!("client: {e}");
-    let session = cfg.session;
+    let (session, cfg_me, participants) = (cfg.session, cfg.me, usize::from(cfg.parties));
     let mut timeline = Vec::new();
     let mut mark =
         |what: &'static str, since: Instant| timeline.push((what, since.elapsed().as_secs_f64()));
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| format!("client: {e}"))?;
     mark("deployment up, linked", t0);
-    let ctx = Ctx::new(CLIENT, PARTICIPANTS, session, t);
+    let ctx = Ctx::new(cfg_me, participants, session, t);
     let mut c = service::Client::new(ctx, os_seed().map_err(|e| e.to_string())?);
     let t1 = Instant::now();
     let info = c.request(&request).await.map_err(e)?;

@@ -11,7 +11,7 @@
 //! GET /session?key=HEX   200 application/json, a fresh session each time, for the client
 //!                        whose Noise public key is HEX (64 hex digits):
 //!                        {"relay", "webTransport": {"url", "certificateHash"}, "deployment",
-//!                         "session": 32 hex, "token", "parties": [3 × 64 hex]}
+//!                         "session": 32 hex, "token", "parties": [N × 64 hex]}
 //!                        400 text/plain without a valid key
 //! OPTIONS *      204 (CORS preflight)
 //! GET /          200 text/plain: what is served here
@@ -38,13 +38,18 @@ pub(crate) struct DevSessions {
     pub(crate) webtransport: Option<(String, String)>,
     /// The deployment the client invites.
     pub(crate) deployment: &'static str,
-    /// The server parties' public keys (hex), P0..P2.
+    /// The server parties' public keys (hex), in party order.
     pub(crate) parties: Vec<String>,
     /// Signs each session's client token.
     pub(crate) key: Arc<DeploymentKey>,
 }
 
 impl DevSessions {
+    /// The client's participant id: the one after the servers.
+    fn client(&self) -> ringfence_core::net::PartyId {
+        ringfence_core::net::PartyId(u8::try_from(self.parties.len()).unwrap_or(u8::MAX))
+    }
+
     /// A fresh session and its token for the client with `client_key`, as the body of
     /// `GET /session` (written by hand: the keys keep the documented order, which a JSON map
     /// would sort).
@@ -64,7 +69,7 @@ impl DevSessions {
             r#"{{"relay":{},{webtransport}"deployment":{},"session":"{hex}","token":{},"parties":{}}}"#,
             json(self.relay.clone().into()),
             json(self.deployment.into()),
-            json(crate::local::client_token(&self.key, id, client_key).into()),
+            json(crate::local::client_token(&self.key, id, self.client(), client_key).into()),
             json(self.parties.clone().into()),
         ))
     }

@@ -123,7 +123,7 @@ fn clients(
     eprintln!("ringfence load: starting a local deployment serving {name} ...");
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
     let models = [(name.clone(), model.clone())];
-    let d = LocalDeployment::start(rt, listen, None, &models, n, !a.relay_only)?;
+    let d = LocalDeployment::start(rt, listen, None, crate::ROSTER, &models, n, !a.relay_only)?;
     let backend = a.backend;
     let timeout = Duration::from_millis(a.timeout_ms);
     let mut jobs = Vec::new();

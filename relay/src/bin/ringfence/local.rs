@@ -2,8 +2,9 @@
 //! front end) that requires join tokens of the deployment `local`, and three `ringfence party`
 //! server processes waiting in its lobby, serving the given models, linked directly to each
 //! other by a mesh on loopback ports that makes METEOR setup material ahead of demand (two
-//! runs per model). Used by `ringfence demo` and `ringfence local-deployment` (which the SDK's
-//! tests and the demo app start).
+//! runs per model) — or five or seven serving rss, every frame through the relay. Used by
+//! `ringfence demo` and `ringfence local-deployment` (which the SDK's tests and the demo app
+//! start).
 //!
 //! As in a real deployment, only P0, the model owner, loads the ONNX files; P1 and P2 load
 //! shape files written from them ([`ringfence_core::nn::shape`]), which hold no weight. Every
@@ -24,9 +25,9 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ringfence_core::net::{PartyId, SessionId};
+use ringfence_core::net::{PartyId, Roster, SessionId};
 use ringfence_core::nn::ModelFile;
-use ringfence_core::service::{Backend, CLIENT};
+use ringfence_core::service::Backend;
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
 use ringfence_relay::wt::{WtCertificate, WtServer};
@@ -52,8 +53,10 @@ pub(crate) struct LocalDeployment {
     pub(crate) relay: String,
     /// The relay's WebTransport URL and its self-signed certificate's SHA-256 (hex), if on.
     pub(crate) webtransport: Option<(String, String)>,
-    /// The server parties' public keys, P0..P2.
+    /// The server parties' public keys, in party order.
     pub(crate) public_keys: Vec<PublicKey>,
+    /// The server parties (3, 5 or 7), then the client.
+    pub(crate) roster: Roster,
     key: Arc<DeploymentKey>,
     dir: PathBuf,
     procs: Vec<Child>,
@@ -64,14 +67,16 @@ pub(crate) struct LocalDeployment {
 }
 
 impl LocalDeployment {
-    /// Starts the relay on `listen` (on `rt`; WebTransport too on `webtransport`) and the three
-    /// parties serving `models` (name, ONNX file), each up to `max_sessions` sessions at once,
-    /// their sessions' frames among them on direct links (or all through the relay without
-    /// `direct_sessions`); returns once all three wait in the lobby.
+    /// Starts the relay on `listen` (on `rt`; WebTransport too on `webtransport`) and the
+    /// `roster`'s server parties serving `models` (name, ONNX file), each up to `max_sessions`
+    /// sessions at once; three have a mesh, and their sessions' frames among them go on direct
+    /// links (or all through the relay without `direct_sessions`); returns once all wait in the
+    /// lobby.
     pub(crate) fn start(
         rt: &tokio::runtime::Runtime,
         listen: std::net::SocketAddr,
         webtransport: Option<std::net::SocketAddr>,
+        roster: Roster,
         models: &[(String, PathBuf)],
         max_sessions: usize,
         direct_sessions: bool,
@@ -107,6 +112,7 @@ impl LocalDeployment {
             relay,
             webtransport,
             public_keys: Vec::new(),
+            roster,
             key,
             dir,
             procs: Vec::new(),
@@ -115,20 +121,23 @@ impl LocalDeployment {
             early: Default::default(),
         };
         write_secret(&me.dir.join("deployment.key"), &me.key.to_hex(), false)?;
-        let keys = crate::ROSTER
-            .parties()
-            .map(|_| StaticKeypair::generate())
-            .collect::<Result<Vec<_>, _>>();
+        let keys =
+            roster.parties().map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
         let keys = keys.map_err(|e| e.to_string())?;
         me.public_keys = keys.iter().map(|k| k.public).collect();
         let exe = std::env::current_exe().map_err(|e| format!("locating this executable: {e}"))?;
         let (tx, events) = mpsc::channel();
         me.events = events;
-        let mesh = free_ports(crate::ROSTER.n())?;
+        // The mesh is for three servers (see `ringfence party`).
+        let mesh = match roster == Roster::THREE {
+            true => Some(free_ports(roster.n())?),
+            false => None,
+        };
         let shapes = me.write_shapes(models)?;
         for (i, k) in keys.iter().enumerate() {
             let files = if i == 0 { models } else { &shapes[..] };
-            let config = me.write_party(i, k, files, max_sessions, &mesh, direct_sessions)?;
+            let config =
+                me.write_party(i, k, files, max_sessions, mesh.as_deref(), direct_sessions)?;
             let mut child = Command::new(&exe)
                 .args(["party", "--log", "json", "--config"])
                 .arg(&config)
@@ -152,7 +161,7 @@ impl LocalDeployment {
             });
         }
         let deadline = Instant::now() + STARTUP;
-        let mut waiting = vec![false; crate::ROSTER.n()];
+        let mut waiting = vec![false; roster.n()];
         while !waiting.iter().all(|&w| w) {
             let left = deadline.saturating_duration_since(Instant::now());
             let Some((i, e)) = me.recv_event(left)? else {
@@ -185,14 +194,15 @@ impl LocalDeployment {
     }
 
     /// Writes party `i`'s key, token and configuration serving `models` (name, model file: the
-    /// ONNX file at P0, the shape file at P1 and P2); returns the configuration's path.
+    /// ONNX file at P0, the shape file at the others), with a `[mesh]` at `mesh` if given;
+    /// returns the configuration's path.
     fn write_party(
         &self,
         i: usize,
         k: &StaticKeypair,
         models: &[(String, PathBuf)],
         max_sessions: usize,
-        mesh: &[std::net::SocketAddr],
+        mesh: Option<&[std::net::SocketAddr]>,
         direct_sessions: bool,
     ) -> Result<PathBuf, String> {
         write_secret(&self.dir.join(format!("p{i}.key")), &k.private.to_hex(), false)?;
@@ -214,11 +224,13 @@ impl LocalDeployment {
             self.key.public(),
             keys.join(", ")
         );
-        let peers: Vec<String> = mesh.iter().map(|a| format!("{:?}", a.to_string())).collect();
-        cfg.push_str(&format!(
-            "\n[mesh]\npeers = [{}]\ndirect_sessions = {direct_sessions}\n",
-            peers.join(", ")
-        ));
+        if let Some(mesh) = mesh {
+            let peers: Vec<String> = mesh.iter().map(|a| format!("{:?}", a.to_string())).collect();
+            cfg.push_str(&format!(
+                "\n[mesh]\npeers = [{}]\ndirect_sessions = {direct_sessions}\n",
+                peers.join(", ")
+            ));
+        }
         for (name, path) in models {
             let path =
                 std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -232,10 +244,10 @@ impl LocalDeployment {
         Ok(file)
     }
 
-    /// A token for the client (participant 3) of `session` with the Noise public key
-    /// `client_key`, valid for ten minutes.
+    /// A token for the client (the participant after the servers) of `session` with the Noise
+    /// public key `client_key`, valid for ten minutes.
     pub(crate) fn client_token(&self, session: SessionId, client_key: PublicKey) -> String {
-        client_token(&self.key, session, client_key)
+        client_token(&self.key, session, self.roster.first_client(), client_key)
     }
 
     /// What `--dev` hands out: the deployment's addresses and keys, and its signing key for a
@@ -297,7 +309,7 @@ impl LocalDeployment {
         wait: Duration,
     ) -> Result<Option<f64>, String> {
         let t0 = Instant::now();
-        let mut ready = vec![false; crate::ROSTER.n()];
+        let mut ready = vec![false; self.roster.n()];
         while !ready.iter().all(|&r| r) {
             let left = (t0 + wait).saturating_duration_since(Instant::now());
             match self.next_event(left)? {
@@ -316,18 +328,19 @@ impl LocalDeployment {
     }
 }
 
-/// A token for the client (participant 3) of `session` of the local deployment, bound to its
-/// Noise public key `client_key` (the server parties check both).
+/// A token for `client` (the participant after the servers) of `session` of the local
+/// deployment, bound to its Noise public key `client_key` (the server parties check both).
 pub(crate) fn client_token(
     key: &DeploymentKey,
     session: SessionId,
+    client: PartyId,
     client_key: PublicKey,
 ) -> String {
     let expires = unix_now() + CLIENT_TOKEN_LIFETIME;
     Token {
         deployment: DEPLOYMENT.into(),
         session: Some(session),
-        party: CLIENT,
+        party: client,
         client_key: Some(client_key),
         expires,
     }
@@ -434,6 +447,10 @@ pub(crate) struct LocalArgs {
     /// `GET http://<--dev-http>/session` (JSON with the keys of the SDK's ClientOptions).
     #[arg(long)]
     dev: bool,
+    /// Server parties: 3 (rep3, METEOR, mal3; with a mesh making setup ahead of demand), or 5
+    /// or 7 (rss: any 2, or 3, of them together learn nothing).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    parties: usize,
     /// Where --dev serves sessions (a loopback address: it hands tokens to anyone).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787", requires = "dev")]
     dev_http: std::net::SocketAddr,
@@ -473,12 +490,15 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
             let _ = stop_tx.send(());
         });
     }
+    let roster = servers(a.parties)?;
     eprintln!(
-        "ringfence local-deployment: starting a relay and 3 server parties serving {}",
-        models.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+        "ringfence local-deployment: starting a relay and {} server parties serving {} ({})",
+        roster.n(),
+        models.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "),
+        served_families(roster)
     );
     let wt = (!a.no_webtransport).then_some(a.webtransport);
-    let mut d = LocalDeployment::start(&rt, a.listen, wt, &models, 16, true)?;
+    let mut d = LocalDeployment::start(&rt, a.listen, wt, roster, &models, 16, true)?;
     let (webtransport, cert_sha256) = d.webtransport.clone().unzip();
     let mut ready = serde_json::json!({
         "relay": d.relay,
@@ -516,6 +536,24 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// A deployment of `n` server parties (`--parties N`): 3, 5 or 7, as some family is served among
+/// them, with the threshold t = (N − 1) / 2.
+pub(crate) fn servers(n: usize) -> Result<Roster, String> {
+    if !Backend::all().any(|b| b.servers().contains(&n)) {
+        return Err(format!(
+            "--parties {n}: a deployment has 3 server parties (rep3, meteor, mal3) or 5 or 7 (rss)"
+        ));
+    }
+    Roster::new(n, (n - 1) / 2).map_err(|e| format!("--parties {n}: {e}"))
+}
+
+/// The families a deployment of `roster`'s servers serves, for messages: "rep3, meteor, mal3".
+pub(crate) fn served_families(roster: Roster) -> String {
+    let names: Vec<&str> =
+        Backend::all().filter(|b| b.servers().contains(&roster.n())).map(Backend::name).collect();
+    names.join(", ")
 }
 
 /// Writes one line to stdout; `false` once stdout is gone (a closed pipe, e.g. `| head -1`:

@@ -78,8 +78,8 @@ enum Cmd {
     /// Benchmark rep3 operations between three local party processes, or rss's among 3, 5 or 7
     /// (--backend rss --parties N).
     Bench(BenchArgs),
-    /// Classify a held-out sample privately on a local deployment (relay, 3 parties, client)
-    /// and check the answer against the plaintext model's.
+    /// Classify a held-out sample privately on a local deployment (relay, 3 server parties or
+    /// --parties 5|7, client) and check the answer against the plaintext model's.
     Demo(demo::DemoArgs),
     /// Run the WebSocket relay that parties anywhere (native, Node, browser) connect through.
     Relay(relay::RelayArgs),
@@ -100,8 +100,9 @@ enum Cmd {
     /// (internal) One party of `bench`.
     #[command(hide = true)]
     BenchParty(PartyArgs),
-    /// Run a local deployment (a relay and three server parties on 127.0.0.1 serving the
-    /// shipped models) until Ctrl-C or SIGTERM; prints its address and keys as one JSON line.
+    /// Run a local deployment (a relay and three server parties on 127.0.0.1, or --parties 5|7,
+    /// serving the shipped models) until Ctrl-C or SIGTERM; prints its address and keys as one
+    /// JSON line.
     /// With --dev, also hands out sessions and join tokens over HTTP (development only).
     LocalDeployment(local::LocalArgs),
     /// Bounded load tests on loopback: concurrent clients of a local deployment, or concurrent

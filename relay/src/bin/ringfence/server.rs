@@ -2,7 +2,7 @@
 //!
 //! It loads its models at start-up (a malformed one stops it with the file named), waits in
 //! its deployment's lobby at the relay, and serves every client session it is invited to:
-//! joins the session through the relay (Noise links to the other two server parties and to
+//! joins the session through the relay (Noise links to the other server parties and to
 //! the client, whose key comes with the invitation), answers the client's request
 //! ([`service::serve`]: refusal, or setup + online inference) and logs one line per session.
 //! Sessions run concurrently, each on its own thread, up to `max_sessions`; further
@@ -15,11 +15,12 @@
 //! request may send ([`Catalog::client_limit`]).
 //!
 //! ```toml
-//! party = 0                          # this server's index: 0, 1 or 2
+//! party = 0                          # this server's index: 0 to N − 1
 //! deployment = "acme"                # the lobby name, [a-z0-9-]{1,32}
 //! relay = "ws://127.0.0.1:9000"
 //! key_file = "p0.key"                # from `ringfence keygen` (relative to this file)
-//! public_keys = ["…", "…", "…"]      # the three server parties' public keys, in order
+//! public_keys = ["…", "…", "…"]      # the N server parties' public keys, in order: 3 (rep3,
+//!                                    # METEOR, mal3) or 5 or 7 (rss: no [mesh], all via the relay)
 //! token_file = "p0.token"            # from `ringfence token issue` (omit on an open relay)
 //! deployment_key = "…"               # the deployment's public key (`ringfence token key`)
 //! max_sessions = 8                   # client sessions served at once
@@ -79,10 +80,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use ringfence_core::net::{Ctx, PartyId, Stats};
+use ringfence_core::net::{Ctx, PartyId, Roster, Stats};
 use ringfence_core::rep3::Rep3;
+use ringfence_core::rss::Rss;
 use ringfence_core::service::stock::{Shelf, Target};
-use ringfence_core::service::{self, Catalog, ModelPolicy, Outcome, Stage, CLIENT, PARTICIPANTS};
+use ringfence_core::service::{self, Catalog, ModelPolicy, Outcome, ServiceBase, Stage};
 use ringfence_relay::config::party::PartyConfig;
 use ringfence_relay::direct::{DirectLinks, Router};
 use ringfence_relay::rtc::PairReport;
@@ -115,6 +117,8 @@ pub(crate) enum LogFormat {
 /// A loaded, checked configuration.
 pub(crate) struct Server {
     pub(crate) me: PartyId,
+    /// The deployment's servers (as many as its public keys).
+    pub(crate) roster: Roster,
     pub(crate) deployment: String,
     relay: String,
     pub(crate) keypair: StaticKeypair,
@@ -205,6 +209,7 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     let metrics = Metrics::new(&targets, mesh.as_ref().map(|(_, shelf)| shelf.clone()));
     Ok(Server {
         me,
+        roster: c.roster(),
         deployment: c.deployment,
         relay: c.relay,
         keypair,
@@ -283,7 +288,7 @@ async fn lobby_loop(
     let path = LobbyPath {
         deployment: s.deployment.clone(),
         party: s.me,
-        parties: crate::PARTIES,
+        parties: u8::try_from(s.roster.n()).map_err(|_| "too many servers")?,
         mode: "noise-aesgcm".into(),
         token: s.token.clone(),
     };
@@ -314,7 +319,7 @@ async fn lobby_loop(
                 ("relay", s.relay.clone().into()),
                 ("deployment", s.deployment.clone().into()),
                 ("models", models.into()),
-                ("client_limit_bytes", s.catalog.client_limit().max_unread.into()),
+                ("client_limit_bytes", s.catalog.client_limit(s.roster, s.me).max_unread.into()),
             ],
         );
         loop {
@@ -457,25 +462,33 @@ struct Served {
 }
 
 async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
-    if inv.parties != crate::WITH_CLIENT || inv.client != CLIENT {
-        return Err(format!("invitation for P{} of {} participants", inv.client.0, inv.parties));
+    let client = s.roster.first_client();
+    let participants = s.roster.participants(1);
+    if usize::from(inv.parties) != participants || inv.client != client {
+        return Err(format!(
+            "invitation for P{} of {} participants; this deployment's client is {client} of \
+             {participants}",
+            inv.client.0, inv.parties
+        ));
     }
     let mut keys = s.public_keys.clone();
     keys.push(inv.client_key);
     let security = Security::Noise { keypair: s.keypair.clone(), public_keys: keys };
-    let mut cfg = RelayLinkConfig::new(
-        s.relay.clone(),
-        s.me,
-        crate::WITH_CLIENT,
-        security.clone(),
-        inv.session,
-    );
+    let mut cfg =
+        RelayLinkConfig::new(s.relay.clone(), s.me, inv.parties, security.clone(), inv.session);
     cfg.token = s.token.clone();
     // The client is untrusted: until serve admits its request it may send only that.
-    cfg.recv_limits = vec![(CLIENT, service::request_limit())];
+    cfg.recv_limits = vec![(client, service::request_limit())];
     cfg.recv_timeout = s.timeout;
     cfg.connect_timeout = s.timeout;
     let mut t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+    if s.roster != Roster::THREE {
+        // rss among 5 or 7: no mesh, every frame through the relay.
+        let own = ringfence_relay::os_seed().map_err(|e| e.to_string())?;
+        let ctx = Ctx::new(s.me, participants, inv.session, t);
+        let p = Rss::setup(ctx, s.roster, own).await.map_err(|e| e.to_string())?;
+        return serve_on(s, p, Vec::new()).await;
+    }
     // Every server takes part, with or without direct addresses, so that the three agree.
     let direct = DirectLinks {
         addrs: &s.direct_sessions,
@@ -486,8 +499,18 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     };
     let links = t.connect_direct(&direct).await.map_err(|e| e.to_string())?;
     let seeds = t.rep3_seeds().map_err(|e| e.to_string())?;
-    let ctx = Ctx::new(s.me, PARTICIPANTS, inv.session, t);
+    let ctx = Ctx::new(s.me, participants, inv.session, t);
     let p = Rep3::setup(ctx, seeds).await.map_err(|e| e.to_string())?;
+    serve_on(s, p, links).await
+}
+
+/// Serves the client's request on session `p` and closes it; `links` says where the frames to
+/// the other servers went.
+async fn serve_on<B: ServiceBase<TcpTransport>>(
+    s: &Server,
+    p: B,
+    links: Vec<PairReport>,
+) -> Result<Served, String> {
     let mut request = None;
     let mut stocked = false;
     let mut marks: Vec<(Instant, Stats)> = Vec::new();
@@ -507,8 +530,9 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
         }
         marks.push((Instant::now(), st));
     };
+    let client = s.roster.first_client();
     let (p, outcome) =
-        service::serve(p, CLIENT, &s.catalog, observe).await.map_err(|e| e.to_string())?;
+        service::serve(p, client, &s.catalog, observe).await.map_err(|e| e.to_string())?;
     let total = p.ctx().stats().bytes_sent;
     let setup_sent = setup_sent.unwrap_or(total);
     let sent = (setup_sent, total.saturating_sub(setup_sent));
@@ -519,7 +543,7 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     };
     let (setup, online) = (span(0, 1), span(1, 2));
     let (model, backend, batch) = match &request {
-        Some(r) => (r.model.clone(), format!("{:?}", r.backend).to_lowercase(), r.batch),
+        Some(r) => (r.model.clone(), r.backend.name().to_string(), r.batch),
         None => (String::new(), String::new(), 0),
     };
     Ok(Served { model, backend, batch, outcome, setup, online, stocked, sent, links })
