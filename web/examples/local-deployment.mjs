@@ -243,7 +243,8 @@ export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clie
  * WebSocket, and over WebTransport unless `webTransport` is false), and three long-running
  * `ringfence party` servers in the lobby of deployment `local`, serving every shipped model and
  * linked to each other by a mesh on loopback that makes METEOR setup runs ahead of demand (two
- * per model, not for the tree). Returns `{ relay, webTransport, deployment, publicKeys,
+ * per model, not for the tree) — or, with `parties: 5` (or 7), that many serving rss, with no
+ * mesh. Returns `{ relay, webTransport, deployment, publicKeys,
  * clientOptions(), token(session, party), events, onEvent(fn), shelf(), waitPrepared(model),
  * stop() }`: `webTransport` is `{ url, certificateHash }` of the relay's WebTransport front end
  * (its self-signed certificate's hash, for browsers) or `undefined`; `clientOptions()` gives
@@ -267,12 +268,12 @@ export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clie
  * `mesh_up`) are not passed on. `shelf()` and `waitPrepared(model)` read the mesh's events:
  * see {@link shelfTracker}.
  */
-export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = true } = {}) {
+export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = true, parties = 3 } = {}) {
   // clientOptions() makes each client's Noise keypair here, in Node, with the SDK.
   await init();
   const bin = ringfenceBinary();
   // Its stdin is its lifeline: it stops (cleanly) when this process ends or `stop()` closes it.
-  const args = ['local-deployment', '--stop-on-stdin-eof', ...(webTransport ? [] : ['--no-webtransport'])];
+  const args = ['local-deployment', '--stop-on-stdin-eof', '--parties', String(parties), ...(webTransport ? [] : ['--no-webtransport'])];
   const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await firstLine(child, timeoutMs, 'ringfence local-deployment');
   let ready;
@@ -322,7 +323,8 @@ export async function startLocalDeployment({ timeoutMs = 60_000, webTransport = 
       const session = randomBytes(16);
       const keypair = generateNoiseKeypair();
       return {
-        relay: ready.relay, deployment: ready.deployment, session, token: this.token(session, 3, keypair.publicKey), parties: publicKeys,
+        // The client is the participant after the servers.
+        relay: ready.relay, deployment: ready.deployment, session, token: this.token(session, publicKeys.length, keypair.publicKey), parties: publicKeys,
         keypair, ...(wt ? { webTransport: wt } : {}),
       };
     },

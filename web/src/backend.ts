@@ -5,15 +5,24 @@
  * @module
  */
 
+import { COMPUTE_PARTIES } from './roster.js';
+
 /** Every backend's name; the SDK's default first. */
-export const BACKENDS = ['meteor', 'rep3', 'mal3'] as const;
+export const BACKENDS = ['meteor', 'rep3', 'mal3', 'rss'] as const;
 
 /**
- * A protocol family: `'meteor'` (fewer online rounds; reveals the scores), `'rep3'`
- * (replicated sharing; can reveal the class alone), or `'mal3'` (rep3 with every product
- * checked: a server that deviates makes the run fail instead of changing the answer; slower).
+ * A protocol family: among three servers `'meteor'` (fewer online rounds; reveals the scores),
+ * `'rep3'` (replicated sharing; can reveal the class alone), or `'mal3'` (rep3 with every
+ * product checked: a server that deviates makes the run fail instead of changing the answer;
+ * slower); among five or seven, `'rss'` (replicated sharing where any two, or three, servers
+ * together learn nothing; can reveal the class alone).
  */
 export type Backend = (typeof BACKENDS)[number];
 
-/** The backend {@link Client.classify} uses when none is given. */
+/** The backend {@link Client.classify} uses when none is given, among three servers. */
 export const DEFAULT_BACKEND: Backend = BACKENDS[0];
+
+/** The backend {@link Client.classify} uses when none is given, among `servers` servers. */
+export function defaultBackend(servers: number): Backend {
+  return servers === COMPUTE_PARTIES ? DEFAULT_BACKEND : 'rss';
+}

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { DEFAULT_BACKEND, type Backend } from './backend.js';
+import { defaultBackend, type Backend } from './backend.js';
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bytesOf, toHex } from './hex.js';
 import { bindings } from './init.js';
@@ -13,15 +13,13 @@ import { Link, abortError, untilAborted } from './link.js';
 import { NoiseRelayLinks, generateNoiseKeypair, type NoiseKeypair } from './noise.js';
 import type { ProgressCounters } from './party.js';
 import type { AbortSignalLike } from './platform.js';
-import { COMPUTE_PARTIES, FIRST_CLIENT } from './roster.js';
+import { DEPLOYMENT_SIZES } from './roster.js';
 import type { WebSocketConstructor } from './transport-ws.js';
 import {
   checkWebTransportOptions, type RelayTransportKind, type WebTransportConstructor, type WebTransportOptions,
 } from './transport-wt.js';
 import type { WasmClient, WasmModelInfo } from './wasm-api.js';
 
-/** The client's participant id in a classification session (the parties are 0, 1 and 2). */
-const CLIENT_ID = FIRST_CLIENT;
 
 /**
  * Named stages reported through {@link ClientOptions.onProgress}, in this order:
@@ -58,8 +56,9 @@ export interface ClientOptions {
   /** The session id, 16 bytes or their 32 hex digits, the same as the parties'. */
   session: Uint8Array | string;
   /**
-   * The compute parties' public keys (32 bytes each, or 64 hex digits), in order P0, P1, P2:
-   * the links authenticate the parties against them.
+   * The compute parties' public keys (32 bytes each, or 64 hex digits), in order P0, P1, …:
+   * the links authenticate the parties against them. Three for a deployment serving rep3,
+   * METEOR and mal3; five or seven for one serving rss.
    */
   parties: readonly (Uint8Array | string)[];
   /**
@@ -69,8 +68,9 @@ export interface ClientOptions {
    */
   deployment?: string;
   /**
-   * The join token for this session as participant 3: the deployment's backend issues it
-   * (`ringfence token issue --party 3 --session HEX --client-key HEX`). A client inviting a
+   * The join token for this session as the participant after the servers (3, or 5 or 7): the
+   * deployment's backend issues it (`ringfence token issue --party 3 --session HEX --client-key
+   * HEX`). A client inviting a
    * `deployment` needs one bound to its public key (an `rf2.` token): the server parties check
    * the token themselves and refuse a key the relay hands them that is not the token's. So make
    * the `keypair` first ({@link generateNoiseKeypair}), send its public key to the backend, and
@@ -127,11 +127,12 @@ export interface ClientOptions {
 export interface ClassifyOptions {
   /**
    * The protocol family (see {@link Backend}).
-   * @defaultValue 'meteor'
+   * @defaultValue 'meteor' among three servers, 'rss' among five or seven
    */
   backend?: Backend;
   /**
-   * What the client learns: every class's score, or only the class (`'class'`: rep3 and mal3).
+   * What the client learns: every class's score, or only the class (`'class'`: rep3, mal3 and
+   * rss).
    * @defaultValue 'scores'
    */
   output?: 'scores' | 'class';
@@ -211,10 +212,10 @@ export type ClassifyInput =
   | Int32Array;
 
 /**
- * The input provider of a private classification: connects to the three compute parties through
- * the relay (Noise links, end to end), then asks them to classify inputs with the models they
- * serve. Each party sees only masked (METEOR) or secret-shared (rep3) values; the answer is
- * reconstructed here.
+ * The input provider of a private classification: connects to the deployment's compute parties
+ * (three, or five or seven for rss) through the relay (Noise links, end to end), then asks them
+ * to classify inputs with the models they serve. Each party sees only masked (METEOR) or
+ * secret-shared (rep3, mal3, rss) values; the answer is reconstructed here.
  *
  * ```ts
  * await init();
@@ -243,13 +244,16 @@ export class Client {
   readonly #raw: WasmClient;
   readonly #link: Link;
   readonly #onProgress: ClientOptions['onProgress'];
+  /** How many server parties the deployment has. */
+  readonly #servers: number;
   #running = false;
   #closed = false;
   /** The error that ended the session, returned by every later call. */
   #failed: RingfenceError | undefined;
 
-  private constructor(raw: WasmClient, link: Link, links: NoiseRelayLinks, publicKey: Uint8Array, onProgress: ClientOptions['onProgress']) {
+  private constructor(raw: WasmClient, link: Link, links: NoiseRelayLinks, publicKey: Uint8Array, onProgress: ClientOptions['onProgress'], servers: number) {
     this.#raw = raw;
+    this.#servers = servers;
     this.#link = link;
     this.publicKey = publicKey;
     this.transport = links.relay.kind;
@@ -258,8 +262,8 @@ export class Client {
   }
 
   /**
-   * Connects to the three parties through the relay and authenticates the links (the parties
-   * must have joined the same session with this client's public key).
+   * Connects to the parties (as many as `parties` lists) through the relay and authenticates
+   * the links (the parties must have joined the same session with this client's public key).
    */
   static async connect(options: ClientOptions): Promise<Client> {
     const glue = bindings();
@@ -278,8 +282,9 @@ export class Client {
     const opening = NoiseRelayLinks.open({
       url: o.relay,
       sessionId: o.session,
-      id: CLIENT_ID,
-      parties: CLIENT_ID + 1,
+      // The client is the participant after the servers.
+      id: o.parties.length,
+      parties: o.parties.length + 1,
       keypair,
       publicKeys: [...o.parties, keypair.publicKey],
       timeoutMs,
@@ -294,7 +299,8 @@ export class Client {
     const link = new Link(links, o.signal);
     try {
       const own = globalThis.crypto.getRandomValues(new Uint8Array(32));
-      return new Client(new glue.Client(o.session, own, link.transport), link, links, keypair.publicKey, o.onProgress);
+      const raw = new glue.Client(o.session, own, link.transport, o.parties.length);
+      return new Client(raw, link, links, keypair.publicKey, o.onProgress, o.parties.length);
     } catch (e) {
       link.close();
       throw toRingfenceError(e);
@@ -314,7 +320,7 @@ export class Client {
   async classify(model: string, input: ClassifyInput, options: ClassifyOptions = {}): Promise<Classification> {
     this.#checkUsable();
     if (typeof options !== 'object' || options === null) throw invalid('classify options must be an object');
-    const { backend = DEFAULT_BACKEND, output = 'scores', batch = 1, inputRange } = options;
+    const { backend = defaultBackend(this.#servers), output = 'scores', batch = 1, inputRange } = options;
     const range = checkRange(inputRange);
     const values = checkInput(input, range);
     this.#running = true;
@@ -414,9 +420,9 @@ function checkClientOptions(options: ClientOptions): CheckedOptions {
   checkWebTransportOptions(o.webTransport, bad);
   const session = bytesOf(o.session, 16);
   if (!session) throw bad('session must be 16 bytes (a Uint8Array, or 32 hex digits)');
-  const parties = Array.isArray(o.parties) && o.parties.length === COMPUTE_PARTIES ? o.parties.map((k) => bytesOf(k, 32)) : [];
-  if (parties.length !== COMPUTE_PARTIES || !parties.every((k) => k !== undefined)) {
-    throw bad(`parties must list the ${COMPUTE_PARTIES} parties' public keys (32-byte Uint8Arrays, or 64 hex digits each)`);
+  const parties = Array.isArray(o.parties) && DEPLOYMENT_SIZES.includes(o.parties.length) ? o.parties.map((k) => bytesOf(k, 32)) : [];
+  if (parties.length === 0 || !parties.every((k) => k !== undefined)) {
+    throw bad(`parties must list the deployment's ${DEPLOYMENT_SIZES.join(', ').replace(/, (\d+)$/, ' or $1')} server parties' public keys (32-byte Uint8Arrays, or 64 hex digits each)`);
   }
   let keypair: NoiseKeypair | undefined;
   if (o.keypair !== undefined) {

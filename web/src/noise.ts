@@ -9,7 +9,7 @@
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import type { PartySeeds } from './party.js';
-import { COMPUTE_PARTIES, isComputeParty, nextParty, prevParty } from './roster.js';
+import { COMPUTE_PARTIES, DEPLOYMENT_SIZES, isComputeParty, nextParty, prevParty } from './roster.js';
 import type { Transport } from './transport.js';
 import { checkOptions, type WebSocketTransportOptions } from './transport-ws.js';
 import {
@@ -35,6 +35,12 @@ export interface SecureRelayTransportOptions extends Omit<WebSocketTransportOpti
    * client's (see {@link Party.serve}).
    */
   publicKeys: Uint8Array[];
+  /**
+   * The compute parties of the session (ids `0 … servers − 1`; clients follow): 3, or 5 or 7
+   * for rss ({@link Party.join} with the same `servers`).
+   * @defaultValue 3
+   */
+  servers?: number;
   /**
    * The relay's WebTransport front end (`ringfence relay --webtransport`): when given and the
    * runtime has WebTransport (browsers; Node has none), the connection goes over WebTransport,
@@ -97,9 +103,11 @@ export function checkSecureOptions(o: SecureRelayTransportOptions, what: string)
   if (typeof o !== 'object' || o === null) throw bad('needs an options object');
   checkOptions(o, bad);
   checkWebTransportOptions(o.webTransport, bad);
-  const parties = o.parties ?? COMPUTE_PARTIES;
-  if (parties < COMPUTE_PARTIES) throw bad(`a session has the ${COMPUTE_PARTIES} compute parties, then its clients`);
-  if (!isComputeParty(o.id)) throw bad(`id must be a compute party's (0, 1 or 2), got ${o.id}: a client uses Client.connect`);
+  const servers = o.servers ?? COMPUTE_PARTIES;
+  if (!DEPLOYMENT_SIZES.includes(servers)) throw bad(`servers must be ${DEPLOYMENT_SIZES.join(', ')}, got ${String(servers)}`);
+  const parties = o.parties ?? servers;
+  if (parties < servers) throw bad(`a session has the ${servers} compute parties, then its clients`);
+  if (!isComputeParty(o.id, servers)) throw bad(`id must be a compute party's (0 to ${servers - 1}), got ${o.id}: a client uses Client.connect`);
   if (!Array.isArray(o.publicKeys) || o.publicKeys.length !== parties) throw bad(`publicKeys must list the ${parties} participants' keys`);
   return parties;
 }
@@ -208,17 +216,17 @@ export class SecureRelayTransport implements Transport {
   readonly webTransportError: string | undefined;
   readonly #links: NoiseRelayLinks;
 
-  private constructor(links: NoiseRelayLinks, id: number) {
+  private constructor(links: NoiseRelayLinks, id: number, servers: number) {
     this.#links = links;
     this.transport = links.relay.kind;
     this.webTransportError = links.relay.webTransportError;
-    this.seeds = { prev: links.seedWith(prevParty(id)), next: links.seedWith(nextParty(id)), own: random32() };
+    this.seeds = { prev: links.seedWith(prevParty(id, servers)), next: links.seedWith(nextParty(id, servers)), own: random32() };
   }
 
   /** Joins the session at the relay and authenticates a link to every other party. */
   static async connect(options: SecureRelayTransportOptions): Promise<SecureRelayTransport> {
     const parties = checkSecureOptions(options, 'SecureRelayTransport');
-    return new SecureRelayTransport(await NoiseRelayLinks.open({ ...options, parties }), options.id);
+    return new SecureRelayTransport(await NoiseRelayLinks.open({ ...options, parties }), options.id, options.servers ?? COMPUTE_PARTIES);
   }
 
   /** The pairwise key shared with `peer` (secret). */

@@ -77,9 +77,9 @@ export interface PartyStats {
 
 /** Options of {@link Party.join}. */
 export interface PartyOptions {
-  /** This party's index: 0, 1 or 2. */
+  /** This party's index: 0 to `servers − 1`. */
   id: number;
-  /** The session id, 16 bytes, the same at all three parties. */
+  /** The session id, 16 bytes, the same at every party. */
   sessionId: Uint8Array;
   /** The correlated-randomness keys (see {@link PartySeeds}). */
   seeds: PartySeeds;
@@ -96,12 +96,18 @@ export interface PartyOptions {
    */
   scheme?: Backend;
   /**
-   * Participants of the session: the three compute parties, plus the clients (ids 3, 4, ...)
-   * when the session serves any ({@link Party.serve}; the transport must reach them too, e.g.
-   * {@link SecureRelayTransport} with the same `parties`).
-   * @defaultValue 3
+   * Participants of the session: the compute parties, plus the clients (ids `servers`,
+   * `servers + 1`, ...) when the session serves any ({@link Party.serve}; the transport must
+   * reach them too, e.g. {@link SecureRelayTransport} with the same `parties`).
+   * @defaultValue `servers`
    */
   parties?: number;
+  /**
+   * The compute parties of the session: 3, or with `scheme: 'rss'` 5 or 7 (any 2, or 3, of
+   * them together learn nothing).
+   * @defaultValue 3
+   */
+  servers?: number;
   /** Called after every operation with its stage and the counters. */
   onProgress?: (event: ProgressEvent) => void;
   /**
@@ -257,7 +263,7 @@ export class Party {
     let raw: WasmParty;
     try {
       raw = await link.race(
-        glue.Party.join(options.id, options.sessionId, options.seeds, link.transport, options.parties, options.scheme),
+        glue.Party.join(options.id, options.sessionId, options.seeds, link.transport, options.parties, options.scheme, options.servers),
       );
     } catch (e) {
       // No party will use this link: a later abort must not close the caller's transport.

@@ -12,22 +12,28 @@ export const COMPUTE_PARTIES = 3;
 /** The first client's id, right after the compute parties': the client of a classification session. */
 export const FIRST_CLIENT = COMPUTE_PARTIES;
 
+/**
+ * The numbers of server parties a deployment may have: 3 (rep3, METEOR, mal3) or 5 or 7 (rss).
+ * A classification client is the participant right after them.
+ */
+export const DEPLOYMENT_SIZES: readonly number[] = [3, 5, 7];
+
 /** The compute parties' ids, in order. */
 export function computeParties(): number[] {
   return Array.from({ length: COMPUTE_PARTIES }, (_, j) => j);
 }
 
-/** Whether `id` is a compute party's (an integer in `0 … COMPUTE_PARTIES − 1`). */
-export function isComputeParty(id: number): boolean {
-  return Number.isInteger(id) && id >= 0 && id < COMPUTE_PARTIES;
+/** Whether `id` is a compute party's (an integer in `0 … servers − 1`). */
+export function isComputeParty(id: number, servers = COMPUTE_PARTIES): boolean {
+  return Number.isInteger(id) && id >= 0 && id < servers;
 }
 
-/** The compute party after `id` in ring order (the last is followed by 0). */
-export function nextParty(id: number): number {
-  return (id + 1) % COMPUTE_PARTIES;
+/** The compute party after `id` in ring order among `servers` (the last is followed by 0). */
+export function nextParty(id: number, servers = COMPUTE_PARTIES): number {
+  return (id + 1) % servers;
 }
 
-/** The compute party before `id` in ring order (0 is preceded by the last). */
-export function prevParty(id: number): number {
-  return (id + COMPUTE_PARTIES - 1) % COMPUTE_PARTIES;
+/** The compute party before `id` in ring order among `servers` (0 is preceded by the last). */
+export function prevParty(id: number, servers = COMPUTE_PARTIES): number {
+  return (id + servers - 1) % servers;
 }

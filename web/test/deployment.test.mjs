@@ -79,3 +79,38 @@ test('the deployment refuses unknown models, and the relay clients without a val
   const r = await classify('nn-a', 7, 'meteor');
   assert.equal(r.got, r.expected);
 });
+
+test('a deployment of five servers serves rss (the default there) and refuses three-server families', async () => {
+  const five = await startLocalDeployment({ parties: 5, webTransport: false });
+  try {
+    assert.equal(five.publicKeys.length, 5);
+    const run = async (model, k, options) => {
+      const { input, expected } = referenceSample(model, k);
+      const client = await Client.connect(five.clientOptions());
+      try {
+        const r = await client.classify(model, input, options);
+        return { got: r.classes[0], expected, r };
+      } finally {
+        client.close();
+      }
+    };
+    for (const [model, k, options] of [['nn-a', 11, {}], ['logreg', 5, { backend: 'rss', output: 'class' }]]) {
+      const { got, expected, r } = await run(model, k, options);
+      assert.equal(got, expected, `${model} #${k}`);
+      assert.equal(r.sent.length, 5, 'one view per server');
+      assert.equal(r.scores === undefined, options.output === 'class');
+    }
+    const e = await run('nn-a', 0, { backend: 'rep3' }).catch((x) => x);
+    assert.equal(e.code, 'REFUSED', String(e));
+    assert.match(e.message, /rep3 runs among 3 servers; this deployment has 5 and serves rss/);
+  } finally {
+    await five.stop();
+  }
+  // A three-server deployment refuses rss the same way.
+  const client = await Client.connect(d.clientOptions());
+  const { input } = referenceSample('nn-a', 0);
+  const e = await client.classify('nn-a', input, { backend: 'rss' }).catch((x) => x);
+  client.close();
+  assert.equal(e.code, 'REFUSED', String(e));
+  assert.match(e.message, /rss runs among 5 or 7 servers; this deployment has 3/);
+});

@@ -35,12 +35,13 @@ use core::future::Future;
 use core::pin::Pin;
 use std::rc::Rc;
 
-use crate::net::{PartyId, Stats, Transport};
+use crate::net::{PartyId, Roster, Stats, Transport};
 use crate::nn::uniform::Uniform;
 use crate::rep3::{Rep3, Rep3Vec};
 use crate::ring::Z64;
 #[cfg(doc)]
 use crate::service::Backend;
+use crate::service::{Catalog, Outcome, ServiceBase, Stage};
 use crate::sharing::{same_len, Arith, Bitwise, Boolean, Gates, Len, Linear, Session, Store};
 use crate::Error;
 
@@ -238,9 +239,20 @@ impl<P: Store + 'static> ErasedStore for P {
     }
 }
 
-/// A party of some scheme over Z_2^64 on a [`Rep3`] session over transport `T`, with its
-/// operations on type-erased shares. Every operation checks its operands (this party's, this
-/// scheme's, matching lengths) before anything is sent.
+/// What [`AnyParty::serve`] gives: the party, started again on its session, and how the
+/// request ended.
+pub type Served<T> = (Box<dyn AnyParty<T>>, Outcome);
+
+/// The session a scheme's party runs on (rep3, METEOR, mal3: [`Rep3`]'s; rss: its own), so that
+/// an erased party can serve requests on it ([`AnyParty::serve`]).
+pub trait SchemeSession<T: Transport>: Session<Self::Base> {
+    /// The session.
+    type Base: ServiceBase<T>;
+}
+
+/// A party of some scheme over Z_2^64 on its session (see [`SchemeSession`]) over transport
+/// `T`, with its operations on type-erased shares. Every operation checks its operands (this
+/// party's, this scheme's, matching lengths) before anything is sent.
 pub trait AnyParty<T> {
     /// The scheme's name.
     fn scheme(&self) -> &'static str;
@@ -248,8 +260,18 @@ pub trait AnyParty<T> {
     fn me(&self) -> PartyId;
     /// The session's communication counters.
     fn stats(&self) -> Stats;
-    /// Ends the scheme's party and gives the session back.
-    fn into_session(self: Box<Self>) -> Rep3<T>;
+    /// The session's compute parties (clients follow them).
+    fn roster(&self) -> Roster;
+    /// Serves one classification request of `client` with `catalog` on this party's session
+    /// ([`serve`](crate::service::serve): the scheme the request names runs on the session,
+    /// if it can), calling `observe` at each stage; then starts this party's scheme again on
+    /// the session. A protocol error loses the party.
+    fn serve<'a>(
+        self: Box<Self>,
+        client: PartyId,
+        catalog: &'a Catalog,
+        observe: &'a mut dyn FnMut(&Stage, Stats),
+    ) -> Op<'a, Served<T>>;
 
     /// A fresh random sharing of `n` elements, without communication (schemes with uniform
     /// material).
@@ -394,7 +416,7 @@ impl AnyStock {
 
 impl<T: Transport + 'static, S> AnyParty<T> for S
 where
-    S: Arith<Z64> + Session<Rep3<T>> + Extras<T>,
+    S: Arith<Z64> + SchemeSession<T> + Extras<T> + 'static,
     S::V: 'static,
     S::MulPrep: 'static,
     S::MatMulPrep: 'static,
@@ -406,10 +428,22 @@ where
         Arith::<Z64>::me(self)
     }
     fn stats(&self) -> Stats {
-        self.base().ctx().stats()
+        ServiceBase::ctx(self.base()).stats()
     }
-    fn into_session(self: Box<Self>) -> Rep3<T> {
-        (*self).finish()
+    fn roster(&self) -> Roster {
+        self.base().roster()
+    }
+    fn serve<'a>(
+        self: Box<Self>,
+        client: PartyId,
+        catalog: &'a Catalog,
+        observe: &'a mut dyn FnMut(&Stage, Stats),
+    ) -> Op<'a, Served<T>> {
+        Box::pin(async move {
+            let base = (*self).finish();
+            let (base, outcome) = crate::service::serve(base, client, catalog, observe).await?;
+            Ok((Box::new(S::start(base)) as Box<dyn AnyParty<T>>, outcome))
+        })
     }
 
     fn random(&mut self, n: usize) -> Result<AnyShares, Error> {
@@ -625,6 +659,64 @@ mod tests {
             Ok(e.to_string())
         });
         assert!(outs[0].contains("its own session"), "{}", outs[0]);
+    }
+
+    #[test]
+    fn an_rss_party_joins_among_five_and_computes_like_the_plaintext() {
+        let roster = Roster::new(5, 2).unwrap();
+        let net = crate::testing::Net::new(5);
+        let (xs, ys) = operands(21);
+        let futs: Vec<crate::testing::PartyFuture<'_, Result<Vec<Vec<Z64>>, Error>>> = roster
+            .parties()
+            .map(|me| {
+                let ctx =
+                    crate::net::Ctx::new(me, 5, crate::net::SessionId([4; 16]), net.transport(me));
+                let seeds = crate::testing::rep3_seeds(3)[0].clone();
+                let own = crate::prg::Seed::from_bytes([me.0 + 1; 32]);
+                let seeds = crate::rep3::Rep3Seeds { own, ..seeds };
+                let (xs, ys) = (xs.clone(), ys.clone());
+                Box::pin(async move {
+                    let mut p = Backend::Rss.join(ctx, roster, seeds).await?;
+                    assert_eq!((p.scheme(), p.roster()), ("rss", roster));
+                    let (x, y) = shared(&mut *p, &xs, &ys).await?;
+                    let z = p.mul(x.clone(), y.clone(), 0, None).await?;
+                    let c = p.lt(x.clone(), y).await?;
+                    let r = p.relu(x, None).await?;
+                    let bits = p.open_bits(c).await?.into_iter().map(|b| Z64(b.into())).collect();
+                    Ok(vec![p.open(z).await?, bits, p.open(r).await?])
+                }) as crate::testing::PartyFuture<'_, _>
+            })
+            .collect();
+        let outs: Vec<_> = net.run(futs).into_iter().map(Result::unwrap).collect();
+        let each = |f: &dyn Fn(u64, u64) -> u64| -> Vec<Z64> {
+            xs.iter().zip(&ys).map(|(x, y)| Z64(f(x.0, y.0))).collect()
+        };
+        for o in outs {
+            assert_eq!(o[0], each(&|x, y| x.wrapping_mul(y)));
+            assert_eq!(o[1], each(&|x, y| u64::from((x as i64) < (y as i64))));
+            assert_eq!(o[2], each(&|x, _| if (x as i64) > 0 { x } else { 0 }));
+        }
+        // A three-party family refuses five parties, and rss three, before anything is sent.
+        let net = crate::testing::Net::new(5);
+        let ctx = crate::net::Ctx::new(
+            PartyId(0),
+            5,
+            crate::net::SessionId([4; 16]),
+            net.transport(PartyId(0)),
+        );
+        let seeds = crate::testing::rep3_seeds(3)[0].clone();
+        let e = ready_now(Backend::Rep3.join(ctx, roster, seeds)).err().expect("refused");
+        assert!(e.to_string().contains("rep3 runs among 3 parties, not 5"), "{e}");
+    }
+
+    /// Polls a future that finishes without waiting on anything.
+    fn ready_now<F: core::future::Future>(f: F) -> F::Output {
+        let mut f = core::pin::pin!(f);
+        let waker = std::task::Waker::noop();
+        match f.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
+            core::task::Poll::Ready(v) => v,
+            core::task::Poll::Pending => panic!("the future waited"),
+        }
     }
 
     fn has_boolean(b: Backend) -> bool {

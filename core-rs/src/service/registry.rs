@@ -7,7 +7,7 @@
 //! ([`Inference`]) on a session. Adding a family is a row of [`FAMILIES`], a variant of
 //! [`Backend`] and an arm of its session's [`Dispatch`].
 
-use super::erased::{AnyParty, Extras};
+use super::erased::{AnyBoolean, AnyParty, Extras, SchemeSession};
 use super::Catalog;
 use crate::mal3::client::Mal3Client;
 use crate::mal3::Mal3;
@@ -17,7 +17,7 @@ use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::nn::Inference;
 use crate::prg::Seed;
 use crate::rep3::client::Rep3Client;
-use crate::rep3::Rep3;
+use crate::rep3::{Rep3, Rep3Seeds};
 use crate::ring::Z64;
 use crate::rss::client::RssClient;
 use crate::rss::{Access, Rss, KEY_WORDS};
@@ -267,6 +267,31 @@ impl Backend {
         })
     }
 
+    /// This family's party among `servers`, set up on `ctx` (one round: the parties agree
+    /// their keys) with `seeds` (rep3's pairwise keys and this party's own randomness; rss uses
+    /// only the latter), with its type erased: the SDK's `Party.join`. A roster the family does
+    /// not run among is `ApiMisuse`.
+    pub async fn join<T: Transport + 'static>(
+        self,
+        ctx: Ctx<T>,
+        servers: Roster,
+        seeds: Rep3Seeds,
+    ) -> Result<Box<dyn AnyParty<T>>, Error> {
+        if !self.servers().contains(&servers.n()) {
+            let among: Vec<String> = self.servers().iter().map(usize::to_string).collect();
+            return Err(Error::ApiMisuse(format!(
+                "{} runs among {} parties, not {}",
+                self.name(),
+                among.join(" or "),
+                servers.n()
+            )));
+        }
+        match self {
+            Self::Rss => Ok(Box::new(Rss::setup(ctx, servers, seeds.own).await?)),
+            _ => self.party(Rep3::setup(ctx, seeds).await?),
+        }
+    }
+
     fn family(self) -> &'static Family {
         FAMILIES.iter().find(|f| f.backend == self).expect("every backend has a row")
     }
@@ -317,6 +342,27 @@ impl Backend {
 /// (its products' material depends on their masks): its [`AnyParty`] offers arithmetic only.
 /// rep3's and mal3's extras come from their uniform material ([`Extras`]).
 impl<T: Transport> Extras<T> for Meteor<T> {}
+
+/// rss offers its comparisons; its material made ahead is not erased yet (products and ReLUs
+/// make theirs when they run).
+impl<T: Transport> Extras<T> for Rss<T> {
+    fn boolean(&mut self) -> Option<&mut dyn AnyBoolean> {
+        Some(self)
+    }
+}
+
+impl<T: Transport> SchemeSession<T> for Rep3<T> {
+    type Base = Self;
+}
+impl<T: Transport> SchemeSession<T> for Meteor<T> {
+    type Base = Rep3<T>;
+}
+impl<T: Transport> SchemeSession<T> for Mal3<T> {
+    type Base = Rep3<T>;
+}
+impl<T: Transport> SchemeSession<T> for Rss<T> {
+    type Base = Self;
+}
 
 impl core::str::FromStr for Backend {
     type Err = String;

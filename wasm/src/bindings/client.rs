@@ -1,6 +1,6 @@
-//! The input provider of a private classification ([`ringfence_core::service`]): participant
-//! [`service::CLIENT`] of four, over a JS transport whose links reach the three compute parties
-//! (the SDK gives it Noise links through the relay). Its three steps are separate calls so the
+//! The input provider of a private classification ([`ringfence_core::service`]): the participant
+//! after the compute parties (3 of 4, or 5 of 6, 7 of 8 for rss), over a JS transport whose links
+//! reach them (the SDK gives it Noise links through the relay). Its three steps are separate calls so the
 //! SDK can report each as a progress stage:
 //!
 //! ```text
@@ -63,16 +63,32 @@ impl Counted for Session {
 #[wasm_bindgen]
 impl Client {
     /// A client of session `session` (16 bytes) with private randomness `own` (32 bytes, from a
-    /// CSPRNG) over `transport`, whose links reach parties 0, 1 and 2. Sends nothing.
+    /// CSPRNG) over `transport`, whose links reach the `servers` compute parties (3, 5 or 7;
+    /// default 3). Sends nothing.
     #[wasm_bindgen(constructor)]
-    pub fn new(session: JsValue, own: JsValue, transport: RawTransport) -> Result<Self, JsValue> {
+    pub fn new(
+        session: JsValue,
+        own: JsValue,
+        transport: RawTransport,
+        servers: JsValue,
+    ) -> Result<Self, JsValue> {
         let session = SessionId(bytes::<16>(&session, "session id")?);
         let own = Seed::from_bytes(bytes::<32>(&own, "own")?);
         if !transport.is_object() {
             return Err(js_error(Code::InvalidArgument, "transport must be an object"));
         }
-        let ctx =
-            Ctx::new(service::CLIENT, service::PARTICIPANTS, session, JsTransport::new(transport));
+        let servers = match servers.is_undefined() {
+            true => service::ROSTER.n(),
+            false => index(&servers, "servers", 255)?,
+        };
+        if !Backend::all().any(|b| b.servers().contains(&servers)) {
+            return Err(js_error(
+                Code::InvalidArgument,
+                format!("servers must be 3, 5 or 7 (a deployment's size), got {servers}"),
+            ));
+        }
+        let me = ringfence_core::net::PartyId(servers as u8);
+        let ctx = Ctx::new(me, servers + 1, session, JsTransport::new(transport));
         let inner = service::Client::new(ctx, own);
         Ok(Self { session: Slot::new(Session { inner, step: Step::Idle }, "the client") })
     }

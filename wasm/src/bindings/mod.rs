@@ -25,7 +25,7 @@ mod transport;
 use js_sys::{Object, Promise, Uint8Array};
 use ringfence_core::net::{frame, Ctx, PartyId, Roster, SessionId, Stats};
 use ringfence_core::prg::Seed;
-use ringfence_core::rep3::{Rep3, Rep3Seeds};
+use ringfence_core::rep3::Rep3Seeds;
 use ringfence_core::ring::fixed::FixedPoint;
 use ringfence_core::ring::Z64;
 use ringfence_core::service::erased::{AnyParty, AnyShares};
@@ -46,10 +46,8 @@ pub use transport::RawTransport;
 /// The most elements one operation takes: one frame carries at most `MAX_PAYLOAD` bytes.
 const MAX_ELEMS: u64 = (frame::MAX_PAYLOAD / 8) as u64;
 
-/// A [`Party`]'s session: the three compute parties, then the clients.
+/// A [`Party`]'s session by default: the three compute parties, then the clients.
 const ROSTER: Roster = Roster::THREE;
-/// The highest compute party id.
-const LAST_PARTY: u64 = ROSTER.n() as u64 - 1;
 
 /// A [`Party`]'s scheme on its session; operations dispatch to the scheme's own protocols.
 type Session = Box<dyn AnyParty<JsTransport>>;
@@ -60,11 +58,14 @@ impl Counted for Session {
     }
 }
 
-/// A compute party P0, P1 or P2 over Z_2^64, of any scheme the core registers (`backends()`).
+/// A compute party over Z_2^64, of any scheme the core registers (`backends()`): P0, P1 or P2,
+/// or among 5 or 7 for rss.
 #[wasm_bindgen]
 pub struct Party {
     me: PartyId,
-    /// Participants of the session: the three parties, then clients (ids 3, 4, ...).
+    /// The session's compute parties.
+    roster: Roster,
+    /// Participants of the session: the compute parties, then clients.
     participants: usize,
     backend: Backend,
     session: Slot<Session>,
@@ -72,12 +73,13 @@ pub struct Party {
 
 #[wasm_bindgen]
 impl Party {
-    /// Joins session `session` (16 bytes) as party `me` (0, 1 or 2) with `seeds`
+    /// Joins session `session` (16 bytes) as party `me` (0 to `servers − 1`) with `seeds`
     /// (`{prev, next, own}`, 32-byte `Uint8Array`s: the keys shared with P_{me−1} and P_{me+1}
-    /// and a private one) over `transport`, running `scheme` (a name from `backends()`;
-    /// `undefined` means `'rep3'`). Resolves once the three parties agreed their common key
-    /// (1 round). `participants` is 3, or more when clients (ids 3, 4, ...) take part in the
-    /// session, as in [`Party::serve`]; `undefined` means 3.
+    /// and a private one; rss uses only `own`) over `transport`, running `scheme` (a name from
+    /// `backends()`; `undefined` means `'rep3'`) among `servers` compute parties (3, or 5 or 7
+    /// for rss; `undefined` means 3). Resolves once the parties agreed their keys (1 round).
+    /// `participants` is `servers`, or more when clients (ids `servers`, `servers + 1`, ...)
+    /// take part in the session, as in [`Party::serve`]; `undefined` means `servers`.
     pub fn join(
         me: JsValue,
         session: JsValue,
@@ -85,18 +87,25 @@ impl Party {
         transport: RawTransport,
         participants: JsValue,
         scheme: JsValue,
+        servers: JsValue,
     ) -> Result<Promise, JsValue> {
-        let me = PartyId(index(&me, "party id", LAST_PARTY)? as u8);
+        let servers = match servers.is_undefined() {
+            true => ROSTER.n(),
+            false => index(&servers, "servers", 255)?,
+        };
+        let roster = Roster::new(servers, servers.saturating_sub(1) / 2)
+            .map_err(|e| js_error(Code::InvalidArgument, format!("servers: {e}")))?;
+        let me = PartyId(index(&me, "party id", servers.saturating_sub(1) as u64)? as u8);
         let participants = match participants.is_undefined() {
-            true => ROSTER.participants(0),
+            true => roster.participants(0),
             false => index(&participants, "parties", 255)?,
         };
-        if participants < ROSTER.n() {
+        if participants < roster.n() {
             return Err(js_error(
                 Code::InvalidArgument,
                 format!(
                     "parties must be at least {} (the compute parties), got {participants}",
-                    ROSTER.n()
+                    roster.n()
                 ),
             ));
         }
@@ -118,12 +127,22 @@ impl Party {
             return Err(js_error(Code::InvalidArgument, "transport must be an object"));
         }
         let ctx = Ctx::new(me, participants, session, JsTransport::new(transport));
+        if !backend.servers().contains(&roster.n()) {
+            let among: Vec<String> = backend.servers().iter().map(usize::to_string).collect();
+            return Err(js_error(
+                Code::InvalidArgument,
+                format!(
+                    "scheme {} runs among {} parties (servers), not {}",
+                    backend.name(),
+                    among.join(" or "),
+                    roster.n()
+                ),
+            ));
+        }
         Ok(future_to_promise(async move {
-            let rep = Rep3::setup(ctx, seeds).await.map_err(from_core)?;
-            let party =
-                backend.party(rep).map_err(|e| js_error(Code::InvalidArgument, e.to_string()))?;
+            let party = backend.join(ctx, roster, seeds).await.map_err(from_core)?;
             let session = Slot::new(party, "the party");
-            Ok(Self { me, participants, backend, session }.into())
+            Ok(Self { me, roster, participants, backend, session }.into())
         }))
     }
 
@@ -154,7 +173,7 @@ impl Party {
     /// Secret-shares `n` values owned by party `owner`: the owner passes them (a
     /// `BigInt64Array` or `BigUint64Array` of length `n`), the others pass `null` (1 round).
     pub fn input(&self, owner: JsValue, values: JsValue, n: JsValue) -> Result<Promise, JsValue> {
-        let owner = PartyId(index(&owner, "owner", LAST_PARTY)? as u8);
+        let owner = PartyId(index(&owner, "owner", self.roster.n() as u64 - 1)? as u8);
         let n = index(&n, "n", MAX_ELEMS)?;
         let values = if values.is_null() || values.is_undefined() {
             None

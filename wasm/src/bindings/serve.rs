@@ -52,17 +52,19 @@ impl Party {
         on_stage: JsValue,
     ) -> Result<Promise, JsValue> {
         let client = index(&client, "client", 254)?;
-        if !super::ROSTER.is_client(PartyId(client as u8)) || client >= self.participants {
-            let clients = match self.participants > super::ROSTER.n() {
-                true => format!(" and clients from {}", super::ROSTER.first_client().0),
+        let roster = self.roster;
+        if !roster.is_client(PartyId(client as u8)) || client >= self.participants {
+            let clients = match self.participants > roster.n() {
+                true => format!(" and clients from {}", roster.first_client().0),
                 false => " only".into(),
             };
             return Err(js_error(
                 Code::ApiMisuse,
                 format!(
                     "serve: client {client} is not a client of this session (its {} participants \
-                     are the parties 0, 1, 2{clients}): join with one more participant per client",
+                     are the parties 0 to {}{clients}): join with one more participant per client",
                     self.participants,
+                    roster.n() - 1,
                 ),
             ));
         }
@@ -94,14 +96,12 @@ impl Party {
         };
         let catalog = catalog(self.me, &models, max_batch)?.with_comparisons(comparisons);
         let client = PartyId(client as u8);
-        let backend = self.backend;
         self.session.spawn_owned(move |party| {
             Box::pin(async move {
-                // Serving runs the scheme each request asks for on the bare session, then this
-                // party's scheme starts again on it.
-                let rep = party.into_session();
+                // Serving runs the scheme each request asks for on the party's session, then
+                // this party's scheme starts again on it.
                 let mut accepted = None;
-                let observe = |stage: &Stage, stats: Stats| {
+                let mut observe = |stage: &Stage, stats: Stats| {
                     let name = match stage {
                         Stage::Accepted { request } => {
                             accepted = Some(request.clone());
@@ -117,8 +117,8 @@ impl Party {
                         let _ = f.call2(&JsValue::NULL, &name.into(), &stats_object(stats));
                     }
                 };
-                let (rep, outcome) =
-                    service::serve(rep, client, &catalog, observe).await.map_err(from_core)?;
+                let (party, outcome) =
+                    party.serve(client, &catalog, &mut observe).await.map_err(from_core)?;
                 let result = match (outcome, accepted) {
                     (Outcome::Answered, Some(request)) => answered(&request),
                     (Outcome::Refused(reason), _) => {
@@ -131,8 +131,7 @@ impl Party {
                         ))
                     }
                 };
-                // The scheme started on this session before, so it starts again.
-                Ok((backend.party(rep).map_err(from_core)?, Ok(result.into())))
+                Ok((party, Ok(result.into())))
             })
         })
     }

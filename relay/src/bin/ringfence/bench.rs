@@ -97,43 +97,6 @@ impl Op {
     }
 }
 
-/// What `bench --backend` names: a served family (the core's registry), or rss, which the bench
-/// runs among 3, 5 or 7 parties but no deployment serves yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BenchBackend {
-    /// A served family: rep3's session, the family started on it for `--model`.
-    Served(Backend),
-    /// Threshold replicated sharing among `--parties` parties ([`ringfence_core::rss`]), on its
-    /// own session.
-    Rss,
-}
-
-impl BenchBackend {
-    /// rep3, the default.
-    pub(crate) const REP3: Self = Self::Served(Backend::Rep3);
-    const RSS_NAME: &'static str = "rss";
-
-    /// Its name on the command line and in the output.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::Served(b) => b.name(),
-            Self::Rss => Self::RSS_NAME,
-        }
-    }
-}
-
-/// The parser of `bench --backend`: the served families' names, then rss.
-pub(crate) fn bench_backend_arg() -> impl clap::builder::TypedValueParser<Value = BenchBackend> {
-    use clap::builder::TypedValueParser as _;
-    let names = Backend::all().map(Backend::name).chain([BenchBackend::RSS_NAME]);
-    clap::builder::PossibleValuesParser::new(names).try_map(|name| {
-        if name == BenchBackend::RSS_NAME {
-            return Ok(BenchBackend::Rss);
-        }
-        name.parse::<Backend>().map(BenchBackend::Served)
-    })
-}
-
 /// The parser of `--backend`: the served families' names (from the core's registry).
 pub(crate) fn backend_arg() -> impl clap::builder::TypedValueParser<Value = Backend> {
     use clap::builder::TypedValueParser as _;
@@ -208,7 +171,7 @@ pub(crate) struct Sizes {
     /// batch in one pass.
     pub(crate) sub_batch: Option<usize>,
     /// The protocol family: of inference runs, and rep3 or rss for the operations.
-    pub(crate) backend: BenchBackend,
+    pub(crate) backend: Backend,
     /// Compute parties (one process each).
     pub(crate) parties: usize,
     /// The scheme of the boolean-circuit ops (`and`, `aes`).
@@ -287,7 +250,7 @@ pub(crate) async fn run_ops<R: BenchRing, S: Scheme<R>>(
     model: Option<&ModelBench>,
     circuit: Option<&ringfence_core::circuit::Circuit>,
 ) -> Result<S, String> {
-    p.configure(&sizes);
+    Scheme::<R>::configure(&mut p, &sizes);
     for &op in ops {
         if op.on_gates() {
             let (q, r) =
@@ -678,7 +641,7 @@ pub(crate) fn summarize(
     ring_bits: u32,
     transport: &'static str,
     repeat: usize,
-    backend: BenchBackend,
+    backend: Backend,
 ) -> Summary {
     let k = reports.len().max(1) as f64;
     let max = |f: fn(&OpReport) -> f64| reports.iter().map(f).fold(0.0, f64::max);
@@ -727,14 +690,14 @@ pub(crate) fn print_header(
     network: &str,
 ) {
     let how = match sizes.backend {
-        BenchBackend::REP3 => format!(" ({} comparisons)", sizes.comparisons),
-        BenchBackend::Rss => format!(
+        Backend::Rep3 => format!(" ({} comparisons)", sizes.comparisons),
+        Backend::Rss => format!(
             " among {} parties (t = {}, {})",
             sizes.parties,
             sizes.parties.saturating_sub(1) / 2,
             sizes.bit_source
         ),
-        BenchBackend::Served(_) => String::new(),
+        _ => String::new(),
     };
     println!(
         "ringfence bench: {}{how}, Z_2^{ring_bits}, n = {}, transport {transport}, \
@@ -841,7 +804,7 @@ mod tests {
             matmul_dim: 1,
             batch,
             sub_batch,
-            backend: BenchBackend::REP3,
+            backend: Backend::Rep3,
             parties: crate::ROSTER.n(),
             engine: crate::bench_gates::Engine::Rep3,
             sbox: crate::bench_gates::SboxArg::Bp,
@@ -863,19 +826,17 @@ mod tests {
     }
 
     #[test]
-    fn bench_backends_are_the_served_families_then_rss() {
+    fn bench_backends_are_the_served_families() {
         let cmd = clap::Command::new("t")
-            .arg(clap::Arg::new("b").long("backend").value_parser(bench_backend_arg()));
+            .arg(clap::Arg::new("b").long("backend").value_parser(backend_arg()));
         let parse = |name: &str| {
             let m = cmd.clone().try_get_matches_from(["t", "--backend", name])?;
-            Ok::<_, clap::Error>(*m.get_one::<BenchBackend>("b").expect("given"))
+            Ok::<_, clap::Error>(*m.get_one::<Backend>("b").expect("given"))
         };
         for b in Backend::all() {
-            assert_eq!(parse(b.name()).unwrap(), BenchBackend::Served(b));
-            assert_eq!(BenchBackend::Served(b).name(), b.name());
+            assert_eq!(parse(b.name()).unwrap(), b);
         }
-        assert_eq!(parse("rss").unwrap(), BenchBackend::Rss);
-        assert_eq!(BenchBackend::Rss.name(), "rss");
+        assert_eq!(parse("rss").unwrap(), Backend::Rss);
         assert!(parse("rep4").is_err());
     }
 

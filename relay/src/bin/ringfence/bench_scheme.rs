@@ -15,7 +15,7 @@ use ringfence_core::sharing::Boolean;
 use ringfence_core::{rep3, rss, Error};
 use ringfence_relay::TcpTransport;
 
-use crate::bench::{bench_infer, BenchBackend, ModelBench, Op, Sizes};
+use crate::bench::{bench_infer, ModelBench, Op, Sizes};
 use crate::msgs::OpReport;
 use crate::party::{Base, Session};
 
@@ -86,7 +86,7 @@ impl<R: BenchRing> Scheme<R> for Session {
     type Trunc = rep3::TruncPairs<R>;
 
     fn configure(&mut self, sizes: &Sizes) {
-        if sizes.backend == BenchBackend::REP3 {
+        if sizes.backend == ringfence_core::service::Backend::Rep3 {
             self.set_comparisons(sizes.comparisons);
         }
     }
@@ -133,13 +133,11 @@ impl<R: BenchRing> Scheme<R> for Session {
     async fn infer(self, mb: &ModelBench, sizes: Sizes) -> Result<(Self, OpReport), String> {
         use ringfence_core::service::Backend;
         match sizes.backend {
-            BenchBackend::Served(Backend::Rep3) => {
-                bench_infer::<R, Self, Self>(self, mb, sizes, Output::Argmax).await
-            }
-            BenchBackend::Served(Backend::Meteor) => {
+            Backend::Rep3 => bench_infer::<R, Self, Self>(self, mb, sizes, Output::Argmax).await,
+            Backend::Meteor => {
                 bench_infer::<R, Self, Meteor<TcpTransport>>(self, mb, sizes, Output::Logits).await
             }
-            BenchBackend::Served(Backend::Mal3) => {
+            Backend::Mal3 => {
                 bench_infer::<R, Self, Mal3<TcpTransport>>(self, mb, sizes, Output::Argmax).await
             }
             b => Err(format!("the bench runs no inference on {} over rep3's session", b.name())),

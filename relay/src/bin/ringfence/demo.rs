@@ -29,7 +29,8 @@ pub(crate) struct DemoArgs {
     /// rep3 or mal3 among 3 server parties; rss among 5 or 7 (the default there).
     #[arg(long, value_parser = bench::backend_arg())]
     backend: Option<Backend>,
-    /// Server parties: 3, or 5 or 7 (rss: any 2, or 3, of them together learn nothing).
+    /// The deployment's size: 3 server parties, or 5 or 7 (rss: any 2, or 3, of them together
+    /// learn nothing).
     #[arg(long, value_name = "N", default_value_t = 3)]
     parties: usize,
     /// Which held-out test sample to classify (0-based).

@@ -447,8 +447,8 @@ pub(crate) struct LocalArgs {
     /// `GET http://<--dev-http>/session` (JSON with the keys of the SDK's ClientOptions).
     #[arg(long)]
     dev: bool,
-    /// Server parties: 3 (rep3, METEOR, mal3; with a mesh making setup ahead of demand), or 5
-    /// or 7 (rss: any 2, or 3, of them together learn nothing).
+    /// The deployment's size: 3 server parties (rep3, METEOR, mal3; with a mesh making setup
+    /// ahead of demand), or 5 or 7 (rss: any 2, or 3, of them together learn nothing).
     #[arg(long, value_name = "N", default_value_t = 3)]
     parties: usize,
     /// Where --dev serves sessions (a loopback address: it hands tokens to anyone).

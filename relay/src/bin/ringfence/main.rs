@@ -44,7 +44,7 @@ use ringfence_core::service;
 use ringfence_relay::netem::{LinkShape, ShapedProxy};
 use ringfence_relay::{StaticKeypair, TcpTransport};
 
-use crate::bench::{BenchBackend, Op};
+use crate::bench::Op;
 use crate::bench_scheme::Scheme;
 use crate::children::Children;
 use crate::msgs::FromChild;
@@ -195,8 +195,8 @@ struct Workload {
     /// scores go to P1, as in the METEOR paper), mal3 or rss; for the operations, rep3 or rss
     /// (threshold replicated sharing among --parties parties, which adds the mul-pub and
     /// rand-bit ops).
-    #[arg(long, value_parser = bench::bench_backend_arg(), default_value = "rep3")]
-    backend: BenchBackend,
+    #[arg(long, value_parser = bench::backend_arg(), default_value = "rep3")]
+    backend: service::Backend,
     /// Compute parties, one process each: rss runs among 3, 5 or 7 (threshold t = (N − 1) / 2,
     /// any t of them learn nothing); every other family among 3.
     #[arg(long, value_name = "N", default_value_t = ROSTER.n())]
@@ -376,8 +376,8 @@ fn main() -> ExitCode {
             };
             let job = BenchJob { ops: w.ops(), sizes, model, circuit };
             match w.backend {
-                BenchBackend::Rss => bench_party::<Rss<TcpTransport>>(&a, job),
-                BenchBackend::Served(_) => bench_party::<party::Session>(&a, job),
+                service::Backend::Rss => bench_party::<Rss<TcpTransport>>(&a, job),
+                _ => bench_party::<party::Session>(&a, job),
             }
         }
         Cmd::Relay(a) => exit(relay::run(&a)),
@@ -393,9 +393,19 @@ fn main() -> ExitCode {
                 eprintln!("ringfence session-party: --model is required");
                 return ExitCode::FAILURE;
             };
-            party::run(a.id, a.common.plain, a.common.timeout_ms, async move |p| {
-                session_party::serve(p, &model).await
-            })
+            let (id, plain, timeout_ms) = (a.id, a.common.plain, a.common.timeout_ms);
+            match a.work.parties {
+                n if n == ROSTER.n() => party::run(id, plain, timeout_ms, async move |p| {
+                    session_party::serve(p, &model).await
+                }),
+                n => party::run_as::<Rss<TcpTransport>, _, _>(
+                    id,
+                    n,
+                    plain,
+                    timeout_ms,
+                    async move |p| session_party::serve(p, &model).await,
+                ),
+            }
         }
     }
 }
@@ -486,7 +496,7 @@ fn patience(c: &CommonArgs) -> Duration {
 fn bench_roster(a: &BenchArgs) -> Result<Roster, String> {
     let w = &a.work;
     let roster = match w.backend {
-        BenchBackend::Rss => party::rss_roster(w.parties)?,
+        service::Backend::Rss => party::rss_roster(w.parties)?,
         b if w.parties != ROSTER.n() => {
             return Err(format!(
                 "--parties {}: {} runs among {} parties; other counts need --backend rss",
@@ -495,17 +505,18 @@ fn bench_roster(a: &BenchArgs) -> Result<Roster, String> {
                 ROSTER.n()
             ))
         }
-        BenchBackend::Served(_) => ROSTER,
+        _ => ROSTER,
     };
     let ops = w.ops();
-    if let (BenchBackend::Served(b), Some(op)) = (w.backend, ops.iter().find(|o| o.rss_only())) {
+    let rss = w.backend == service::Backend::Rss;
+    if let (false, Some(op)) = (rss, ops.iter().find(|o| o.rss_only())) {
         return Err(format!(
             "--ops {}: an rss protocol; run it with --backend rss, not {}",
             op.name(),
-            b.name()
+            w.backend.name()
         ));
     }
-    if w.backend == BenchBackend::Rss {
+    if rss {
         if let Some(op) = ops.iter().find(|o| o.on_gates()) {
             return Err(format!(
                 "--ops {}: boolean circuits run on the --gates schemes (rep3, mal3, bin3) among \
@@ -539,7 +550,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 resolved.display()
             );
         }
-    } else if !matches!(w.backend, BenchBackend::REP3 | BenchBackend::Rss) {
+    } else if !matches!(w.backend, service::Backend::Rep3 | service::Backend::Rss) {
         return Err(format!(
             "--backend {} benchmarks models (--model NAME); the operation benchmark runs rep3 \
              or rss",
@@ -547,14 +558,16 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         ));
     }
     if w.comparisons != ringfence_core::rep3::Comparisons::TwoInput
-        && w.backend != BenchBackend::REP3
+        && w.backend != service::Backend::Rep3
     {
         return Err(format!(
             "--comparisons applies to rep3; {} computes its comparisons its own way",
             w.backend.name()
         ));
     }
-    if w.bit_source != ringfence_core::rss::BitSource::default() && w.backend != BenchBackend::Rss {
+    if w.bit_source != ringfence_core::rss::BitSource::default()
+        && w.backend != service::Backend::Rss
+    {
         return Err(format!("--bit-source applies to rss, not to {}", w.backend.name()));
     }
     // A circuit file is read here first, so a malformed one is refused once, with its line.

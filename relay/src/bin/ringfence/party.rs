@@ -11,6 +11,7 @@ use ringfence_core::net::{Ctx, PartyId, Roster, SessionId};
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::rss::{Access, Rss, SUPPORTED};
+use ringfence_core::service::ServiceBase;
 use ringfence_relay::ws::{parse_session_hex, RelayLinkConfig};
 use ringfence_relay::{
     PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport, TransportConfig,
@@ -34,24 +35,13 @@ pub(crate) fn set_relay(url: Option<String>, webrtc: WebrtcArgs) {
 /// A connected rep3 session.
 pub(crate) type Session = Rep3<TcpTransport>;
 
-/// A session kind a party process starts on its connected links, and the few calls the
-/// measurements need whatever the scheme: the context (counters, transport), the roster and a
-/// barrier.
+/// A session kind a party process starts on its connected links; what the measurements need
+/// whatever the scheme (context, roster, barrier) is the service's [`ServiceBase`].
 #[allow(async_fn_in_trait)]
-pub(crate) trait Base: Sized {
+pub(crate) trait Base: ServiceBase<TcpTransport> {
     /// Starts the session among `parties` compute parties on the links of `ctx` (its setup
     /// round, if it has one).
     async fn start(ctx: Ctx<TcpTransport>, parties: usize) -> Result<Self, String>;
-    /// The context.
-    fn ctx(&self) -> &Ctx<TcpTransport>;
-    /// The context, mutably.
-    fn ctx_mut(&mut self) -> &mut Ctx<TcpTransport>;
-    /// Gives the context back (to close the links).
-    fn into_ctx(self) -> Ctx<TcpTransport>;
-    /// The compute parties of the session.
-    fn roster(&self) -> Roster;
-    /// One round in which every party hears from every other.
-    async fn barrier(&mut self) -> Result<(), String>;
 }
 
 /// rep3, among the binary's three compute parties, seeded from its links and the OS.
@@ -65,21 +55,6 @@ impl Base for Session {
         }
         let seeds = ctx.transport().rep3_seeds().map_err(|e| e.to_string())?;
         Self::setup(ctx, seeds).await.map_err(|e| e.to_string())
-    }
-    fn ctx(&self) -> &Ctx<TcpTransport> {
-        Self::ctx(self)
-    }
-    fn ctx_mut(&mut self) -> &mut Ctx<TcpTransport> {
-        Self::ctx_mut(self)
-    }
-    fn into_ctx(self) -> Ctx<TcpTransport> {
-        Self::into_ctx(self)
-    }
-    fn roster(&self) -> Roster {
-        crate::ROSTER
-    }
-    async fn barrier(&mut self) -> Result<(), String> {
-        Self::barrier(self).await.map_err(|e| e.to_string())
     }
 }
 
@@ -105,21 +80,6 @@ impl Base for Rss<TcpTransport> {
         let roster = rss_roster(parties)?;
         let own = Seed::from_bytes(crate::random_bytes::<32>()?);
         Self::setup(ctx, roster, own).await.map_err(|e| e.to_string())
-    }
-    fn ctx(&self) -> &Ctx<TcpTransport> {
-        Self::ctx(self)
-    }
-    fn ctx_mut(&mut self) -> &mut Ctx<TcpTransport> {
-        Self::ctx_mut(self)
-    }
-    fn into_ctx(self) -> Ctx<TcpTransport> {
-        Self::into_ctx(self)
-    }
-    fn roster(&self) -> Roster {
-        Self::roster(self)
-    }
-    async fn barrier(&mut self) -> Result<(), String> {
-        Self::barrier(self).await.map_err(|e| e.to_string())
     }
 }
 
@@ -265,9 +225,9 @@ where
     })
 }
 
-/// One synchronisation round among the parties ([`Base::barrier`]).
+/// One synchronisation round among the parties ([`ServiceBase::barrier`]).
 pub(crate) async fn barrier<B: Base>(p: &mut B) -> Result<(), String> {
-    Base::barrier(p).await
+    ServiceBase::barrier(p).await.map_err(|e| e.to_string())
 }
 
 fn parse_session(hex: &str) -> Result<SessionId, String> {
