@@ -226,7 +226,7 @@ fn bench_refuses_party_counts_and_ops_that_the_backend_does_not_run() {
         (&["--backend", "rss", "--ops", "mul,and"], "--ops and: boolean circuits run on the --gates schemes"),
         (&["--ops", "mul-pub"], "--ops mul-pub: an rss protocol; run it with --backend rss, not rep3"),
         (&["--backend", "meteor"], "--backend meteor benchmarks models (--model NAME)"),
-        (&["--backend", "rss", "--relay", "ws://127.0.0.1:9"], "directly only for now"),
+        (&["--backend", "rss", "--relay", "ws://127.0.0.1:9", "--webrtc"], "--webrtc links three parties"),
     ] {
         let out = Command::new(EXE).arg("bench").args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

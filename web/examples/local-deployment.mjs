@@ -158,27 +158,30 @@ export function shapeFile(onnx) {
  * with its `port`, this side sends `peers` (unused with a relay), and the party reports `served`
  * figures, then `done` or `error`. A party exits when its stdin closes, so `stop()` ends them.
  *
- * `keypairs` holds all three parties' keypairs (the parties not started here run elsewhere with
- * theirs: e.g. an SDK party in this process). `args` are more options of every party, e.g.
+ * `keypairs` holds all the parties' keypairs (the parties not started here run elsewhere with
+ * theirs: e.g. an SDK party in this process); five or seven make an rss session among them,
+ * the client being participant 5 or 7. `args` are more options of every party, e.g.
  * `['--webrtc=10.0.0.2']` (then the parties report where each pair's frames went: `links`).
  *
  * Returns `{ done, stop }`: `done` resolves, once all started parties exited, with each one's
  * outcome `{ id, ok, message, report, links, stderr }`.
  */
 export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicKey, ids = [0, 1, 2], timeoutMs = 20_000, args = [] }) {
+  // As many servers as keypairs (3, or 5 or 7 for rss); the client follows them.
+  const servers = keypairs.length;
   const publicKeys = [...keypairs.map((k) => toHex(k.publicKey)), toHex(clientPublicKey)];
   // Linked through the relay, the parties never dial these: the line protocol asks for them
   // anyway, so the parties not started here get a placeholder.
-  const ports = [0, 0, 0];
+  const ports = keypairs.map(() => 0);
   let reported = 0;
   const children = ids.map((id) => {
     const child = spawn(
       ringfenceBinary(),
-      ['session-party', '--id', String(id), '--model', id === 0 ? model : shapeFile(model), '--relay', relayUrl, '--timeout-ms', String(timeoutMs), ...args],
+      ['session-party', '--id', String(id), '--parties', String(servers), '--model', id === 0 ? model : shapeFile(model), '--relay', relayUrl, '--timeout-ms', String(timeoutMs), ...args],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     const send = (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`);
-    send({ type: 'setup', private_key: toHex(keypairs[id].privateKey), public_keys: publicKeys, session: toHex(sessionId), participants: 4 });
+    send({ type: 'setup', private_key: toHex(keypairs[id].privateKey), public_keys: publicKeys, session: toHex(sessionId), participants: servers + 1 });
     const outcome = { id, ok: false, message: 'exited without a word', report: undefined, links: undefined, stderr: '' };
     child.stderr.on('data', (d) => (outcome.stderr += d));
     child.stdin.on('error', () => {}); // the party may exit before reading everything
@@ -218,19 +221,23 @@ export function serveModel({ relayUrl, model, sessionId, keypairs, clientPublicK
 }
 
 /**
- * An SDK compute party in this process, joined to the session as party `id` of four
- * participants (the three parties and the client, whose public key is `clientPublicKey`): Noise
- * links through the relay at `relayUrl`, `keypairs` being the three parties' keypairs. Returns
+ * An SDK compute party in this process, joined to the session as party `id` of the parties and
+ * the client (whose public key is `clientPublicKey`): Noise links through the relay at
+ * `relayUrl`, `keypairs` being the parties' keypairs (three: rep3's session; five or seven:
+ * rss's). Returns
  * `{ party, close }`; `party.serve(...)` serves the client, `close()` leaves the session. The
  * SDK counterpart of the native parties of {@link serveModel}: a deployment may mix them.
  */
 export async function joinServingParty({ relayUrl, id, sessionId, keypairs, clientPublicKey, timeoutMs = 20_000, onProgress }) {
+  // As many servers as keypairs: three run rep3's session, five or seven rss's.
+  const servers = keypairs.length;
   const publicKeys = [...keypairs.map((k) => k.publicKey), clientPublicKey];
   const transport = await SecureRelayTransport.connect({
-    url: relayUrl, sessionId, id, keypair: keypairs[id], publicKeys, parties: 4, timeoutMs,
+    url: relayUrl, sessionId, id, keypair: keypairs[id], publicKeys, servers, parties: servers + 1, timeoutMs,
   });
   try {
-    const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport, parties: 4, onProgress });
+    const scheme = servers === 3 ? undefined : 'rss';
+    const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport, servers, parties: servers + 1, scheme, onProgress });
     return { party, close: () => transport.close() };
   } catch (e) {
     transport.close();

@@ -8,6 +8,7 @@ import type { Backend } from './backend.js';
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import { Link } from './link.js';
+import { COMPUTE_PARTIES } from './roster.js';
 import type { AbortSignalLike } from './platform.js';
 import { ServeRecorder, serveOptions, type ServeOptions, type ServeResult } from './serve.js';
 import type { Transport } from './transport.js';
@@ -225,11 +226,14 @@ function check(cond: boolean, code: 'INVALID_ARGUMENT', message: string): assert
  */
 export class Party {
   readonly #raw: WasmParty;
+  /** The session's compute parties (its first client follows them). */
+  readonly #servers: number;
   readonly #link: Link;
   readonly #onProgress: PartyOptions['onProgress'];
 
-  private constructor(raw: WasmParty, link: Link, onProgress: PartyOptions['onProgress']) {
+  private constructor(raw: WasmParty, link: Link, onProgress: PartyOptions['onProgress'], servers: number) {
     this.#raw = raw;
+    this.#servers = servers;
     this.#link = link;
     this.#onProgress = onProgress;
   }
@@ -270,7 +274,7 @@ export class Party {
       link.detach();
       throw toRingfenceError(e);
     }
-    const party = new Party(raw, link, options.onProgress);
+    const party = new Party(raw, link, options.onProgress, options.servers ?? COMPUTE_PARTIES);
     party.#report('setup', 'join');
     return party;
   }
@@ -423,7 +427,7 @@ export class Party {
    * every later call fails with the same error.
    */
   async serve(options: ServeOptions): Promise<ServeResult> {
-    const o = serveOptions(options);
+    const o = serveOptions(options, this.#servers);
     const recorder = new ServeRecorder(this.#counters(), (stage, c) => this.#emit(stage, 'serve', c));
     const outcome = await this.#op(null, 'serve', () =>
       this.#raw.serve(o.models, o.maxBatch, o.client, o.comparisons, (stage, s) =>

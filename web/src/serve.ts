@@ -8,7 +8,7 @@ import type { Backend } from './backend.js';
 import { RingfenceError, toRingfenceError } from './errors.js';
 import { bindings } from './init.js';
 import type { ProgressCounters, Stage } from './party.js';
-import { FIRST_CLIENT } from './roster.js';
+import { COMPUTE_PARTIES } from './roster.js';
 import type { WasmServeOutcome, WasmServeStage } from './wasm-api.js';
 
 /** One served model and how it is served (an entry of {@link ServeOptions.models}). */
@@ -51,7 +51,7 @@ export interface ServeOptions {
   maxBatch?: number;
   /**
    * The client's participant id in the session (the party joined with `parties` above it).
-   * @defaultValue 3
+   * @defaultValue the first after the compute parties: 3 (5 or 7 among five or seven)
    */
   client?: number;
   /**
@@ -147,11 +147,12 @@ export interface CheckedServeOptions {
  * before anything is sent.
  * @internal
  */
-export function serveOptions(options: ServeOptions): CheckedServeOptions {
+export function serveOptions(options: ServeOptions, servers = COMPUTE_PARTIES): CheckedServeOptions {
   if (typeof options !== 'object' || options === null) {
     throw new RingfenceError('INVALID_ARGUMENT', 'serve() needs an options object { models, maxBatch, client }');
   }
-  const { models, maxBatch = 1, client = FIRST_CLIENT, comparisons } = options;
+  // The first client follows the compute parties.
+  const { models, maxBatch = 1, client = servers, comparisons } = options;
   return { models, maxBatch, client, comparisons };
 }
 

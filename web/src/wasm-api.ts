@@ -133,9 +133,10 @@ export interface WasmModule {
       transport: Transport,
       participants: number | undefined,
       scheme: string | undefined,
+      servers: number | undefined,
     ): Promise<WasmParty>;
   };
-  Client: new (session: Uint8Array, own: Uint8Array, transport: Transport) => WasmClient;
+  Client: new (session: Uint8Array, own: Uint8Array, transport: Transport, servers?: number) => WasmClient;
   encodeFixed(values: unknown, fracBits: number): BigInt64Array;
   modelShape(onnx: Uint8Array): Uint8Array;
   decodeFixed(values: unknown, fracBits: number): Float64Array;

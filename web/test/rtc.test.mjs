@@ -162,7 +162,7 @@ test('options are checked before anything is sent', async () => {
   const kp = generateNoiseKeypair();
   const base = { url: relay.url, sessionId: randomSessionId(), id: 0, keypair: kp, publicKeys: [kp.publicKey, kp.publicKey, kp.publicKey] };
   const bad = [
-    [{ ...base, id: 3, parties: 4, publicKeys: Array(4).fill(kp.publicKey) }, /id must be a compute party's \(0, 1 or 2\), got 3/],
+    [{ ...base, id: 3, parties: 4, publicKeys: Array(4).fill(kp.publicKey) }, /id must be a compute party's \(0 to 2\), got 3/],
     [{ ...base, rtcTimeoutMs: 0 }, /rtcTimeoutMs must be a positive number/],
     [{ ...base, iceServers: 'stun:x' }, /iceServers must be an array/],
     [{ ...base, RTCPeerConnection: {} }, /RTCPeerConnection must be a constructor, or null/],

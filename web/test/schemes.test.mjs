@@ -17,7 +17,8 @@ const wrap = (x) => BigInt.asIntN(64, x);
 /** Schemes with comparisons and material made ahead. */
 const UNIFORM = ['rep3', 'mal3'];
 
-const session = (scheme, label) => shared(label, { scheme });
+/** rss runs among five parties here (it is served among 5 or 7), the others among three. */
+const session = (scheme, label) => shared(label, { scheme, servers: scheme === 'rss' ? 5 : 3 });
 
 function operands() {
   const xs = [];

@@ -35,12 +35,12 @@ export function defineServeSuite(name) {
    * the connected client, the SDK parties' results (a promise of `{ id, result, events }`
    * each, in `sdk` order) and the native parties' outcomes (a promise).
    */
-  async function deploy(t, sdk, serve = (party, id) => party.serve({ models: { 'nn-a': served(id) } })) {
-    const keypairs = [0, 1, 2].map(() => generateNoiseKeypair());
+  async function deploy(t, sdk, serve = (party, id) => party.serve({ models: { 'nn-a': served(id) } }), servers = 3) {
+    const keypairs = Array.from({ length: servers }, () => generateNoiseKeypair());
     const clientKey = generateNoiseKeypair();
     const sessionId = randomSessionId();
     const common = { relayUrl: relay.url, sessionId, keypairs, clientPublicKey: clientKey.publicKey, timeoutMs: TIMEOUT_MS };
-    const ids = [0, 1, 2].filter((id) => !sdk.includes(id));
+    const ids = keypairs.map((_, id) => id).filter((id) => !sdk.includes(id));
     const natives = ids.length ? serveModel({ ...common, model: NN_A, ids }) : undefined;
     t.after(() => natives?.stop());
     const parties = sdk.map(async (id) => {
@@ -97,6 +97,20 @@ export function defineServeSuite(name) {
       }
     });
   }
+
+  test(`${name}: an SDK party as P3 of five serves rss with four native parties like onnxruntime`, async (t) => {
+    const d = await deploy(t, [3], undefined, 5);
+    const r = await d.client.classify('nn-a', sample(11), { output: 'class' });
+    d.client.close();
+    assert.deepEqual(r.classes, [digit(11).expected], `onnxruntime says ${digit(11).expected}`);
+    assert.equal(r.sent.length, 5);
+    const [sdk] = await d.sdk;
+    assert.equal(sdk.result.outcome, 'answered', sdk.result.reason);
+    assert.deepEqual(sdk.result.request, { model: 'nn-a', backend: 'rss', output: 'class', batch: 1 });
+    const natives = await d.native;
+    assert.equal(natives.length, 4);
+    for (const o of natives) assert.ok(o.ok, `native P${o.id}: ${o.message}\n${o.stderr}`);
+  });
 
   test(`${name}: three SDK parties serve the SDK client on every backend`, async (t) => {
     for (const [k, backend] of [[5, 'meteor'], [7, 'rep3'], [9, 'mal3']]) {
@@ -194,7 +208,7 @@ export function defineServeSuite(name) {
     const parties = await Promise.all([0, 1, 2].map(async (id) =>
       Party.join({ id, sessionId, seeds: await insecureTestSeeds('serve', id), transport: net.transport(id) })));
     const e = await rejectsWith(parties[0].serve({ models: { 'nn-a': NN_A_BYTES } }), 'API_MISUSE');
-    assert.match(e.message, /client 3 is not a client of this session \(its 3 participants are the parties 0, 1, 2 only\)/);
+    assert.match(e.message, /client 3 is not a client of this session \(its 3 participants are the parties 0 to 2 only\)/);
     // The check ran before anything was sent: the parties still compute together.
     const x = await Promise.all(parties.map((p, id) => p.input(0, id === 0 ? BigInt64Array.of(6n) : null, 1)));
     const y = await Promise.all(parties.map((p, id) => p.mul(x[id], x[id])));

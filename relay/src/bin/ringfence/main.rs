@@ -525,9 +525,9 @@ fn bench_roster(a: &BenchArgs) -> Result<Roster, String> {
                 ROSTER.n()
             ));
         }
-        if a.common.relay.is_some() || a.common.webrtc.webrtc.is_some() {
-            return Err("--backend rss links its parties directly only for now: drop --relay \
-                        and --webrtc"
+        if a.common.webrtc.webrtc.is_some() {
+            return Err("--webrtc links three parties; --backend rss runs over direct links or \
+                        --relay"
                 .into());
         }
     }
