@@ -51,7 +51,7 @@ export interface ServeOptions {
   maxBatch?: number;
   /**
    * The client's participant id in the session (the party joined with `parties` above it).
-   * @defaultValue the first after the compute parties: 3 (5 or 7 among five or seven)
+   * @defaultValue the first participant after the compute parties
    */
   client?: number;
   /**
