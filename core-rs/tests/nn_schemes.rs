@@ -240,6 +240,16 @@ macro_rules! scheme {
                 );
             }
             #[test]
+            fn minionn() {
+                check_agreement::<$party, $base>(
+                    &$desc,
+                    "minionn",
+                    (MINIONN, MINIONN_REF),
+                    &mnist(digits(2)),
+                    50,
+                );
+            }
+            #[test]
             fn logreg() {
                 check_agreement::<$party, $base>(
                     &$desc,
@@ -270,6 +280,11 @@ macro_rules! scheme {
             #[test]
             fn lenet() {
                 check_agreement::<$party, $base>(&$desc, "lenet", (LENET, LENET_REF), &mnist(1), 1);
+            }
+            #[test]
+            fn minionn() {
+                let (m, r) = (MINIONN, MINIONN_REF);
+                check_agreement::<$party, $base>(&$desc, "minionn", (m, r), &mnist(2), 2);
             }
             #[test]
             fn logreg() {
@@ -343,6 +358,7 @@ fn plaintext_plans_agree_with_onnxruntime() {
         ("nn-b", NN_B, NN_B_REF, digits(200)),
         ("nn-c", NN_C, NN_C_REF, digits(50)),
         ("lenet", LENET, LENET_REF, digits(20)),
+        ("minionn", MINIONN, MINIONN_REF, digits(50)),
     ];
     for (name, bytes, reference, n) in nets {
         let model = import_onnx(bytes).unwrap();

@@ -8,11 +8,12 @@ use ringfence_core::nn::{import_onnx, FixedPlan, Layer, ModelFile, ModelShape, N
 use ringfence_core::ring::Z64;
 use sha2::{Digest, Sha256};
 
-const MODELS: [(&str, &[u8]); 7] = [
+const MODELS: [(&str, &[u8]); 8] = [
     ("nn-a", common::NN_A),
     ("nn-b", common::NN_B),
     ("nn-c", common::NN_C),
     ("lenet", common::LENET),
+    ("minionn", common::MINIONN),
     ("logreg", common::LOGREG),
     ("svm", common::SVM),
     ("tree", common::TREE),
@@ -29,11 +30,12 @@ fn owner(onnx: &[u8]) -> (ModelShape, FixedPlan<Z64>) {
 /// of the committed ONNX files.
 #[test]
 fn the_committed_shape_files_are_the_shipped_models_shapes() {
-    let committed: [(&str, &[u8]); 7] = [
+    let committed: [(&str, &[u8]); 8] = [
         ("nn-a", include_bytes!("../../models/nn-a.rfshape")),
         ("nn-b", include_bytes!("../../models/nn-b.rfshape")),
         ("nn-c", include_bytes!("../../models/nn-c.rfshape")),
         ("lenet", include_bytes!("../../models/lenet.rfshape")),
+        ("minionn", include_bytes!("../../models/minionn.rfshape")),
         ("logreg", include_bytes!("../../models/logreg.rfshape")),
         ("svm", include_bytes!("../../models/svm.rfshape")),
         ("tree", include_bytes!("../../models/tree.rfshape")),
@@ -78,7 +80,7 @@ fn digests_are_equal_exactly_for_equal_shapes() {
             assert_eq!(a == b, a.digest() == b.digest(), "{a:?} / {b:?}");
         }
     }
-    assert!(shapes[4] == shapes[5], "logreg and svm have one shape");
+    assert!(shapes[5] == shapes[6], "logreg and svm have one shape");
     let model = import_onnx(common::NN_A).unwrap();
     let f12 = FixedPlan::<Z64>::new(&model, 12).unwrap().shape();
     assert_ne!(f12.digest(), owner(common::NN_A).1.shape().digest());

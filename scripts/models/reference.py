@@ -2,7 +2,7 @@
 """Runs the committed models with onnxruntime (an independent runtime) on the committed test
 sets and writes the reference outputs the Rust tests compare against:
 
-  models/data/<net>.reference.json   argmax and scores of nn-a, nn-b, nn-c, lenet on
+  models/data/<net>.reference.json   argmax and scores of nn-a, nn-b, nn-c, lenet, minionn on
                                      mnist-test-1000
   models/data/logreg.reference.json  label (argmax) and probabilities of logreg on digits8-test
   models/data/svm.reference.json     label and decision scores ("probabilities", skl2onnx's
@@ -30,6 +30,7 @@ CASES = {
     "nn-b": ("models/nn-b.onnx", MNIST, (1, 28, 28), 1.0 / 255.0),
     "nn-c": ("models/nn-c.onnx", MNIST, (1, 28, 28), 1.0 / 255.0),
     "lenet": ("models/lenet.onnx", MNIST, (1, 28, 28), 1.0 / 255.0),
+    "minionn": ("models/minionn.onnx", MNIST, (1, 28, 28), 1.0 / 255.0),
     "logreg": ("models/logreg.onnx", "models/data/digits8-test.u8", (64,), 1.0),
     "svm": ("models/svm.onnx", "models/data/digits8-test.u8", (64,), 1.0),
     "tree": ("models/tree.onnx", "models/data/digits8-test.u8", (64,), 1.0),

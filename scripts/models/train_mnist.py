@@ -9,6 +9,9 @@ MaxPool, Relu, Flatten). Also writes the held-out test set the Rust tests use.
          FC 256-100, ReLU, FC 100-10, ReLU
   lenet  Conv 1->20 5x5, MaxPool 2x2, ReLU, Conv 20->50 5x5, MaxPool 2x2, ReLU,
          FC 800-500, ReLU, FC 500-10, ReLU
+  minionn  the MNIST network of MiniONN (Fig. 12; SecureNN's Network B, Falcon's Network C),
+         which the rss paper evaluates (its extract, section 7.2): Conv 1->16 5x5, ReLU,
+         MaxPool 2x2, Conv 16->16 5x5, ReLU, MaxPool 2x2, FC 256-100, ReLU, FC 100-10
 
 The final ReLU of nn-a, nn-c and lenet is the paper's (it is in the layer list its costs are
 computed from). It is left out during training (softmax cross-entropy on the raw scores) and
@@ -49,9 +52,12 @@ ARCH = {
     "lenet": [("conv", 1, 20, 5, 1, 0), ("pool", 2), ("relu",), ("conv", 20, 50, 5, 1, 0),
               ("pool", 2), ("relu",), ("flatten",), ("fc", 800, 500), ("relu",),
               ("fc", 500, 10)],
+    "minionn": [("conv", 1, 16, 5, 1, 0), ("relu",), ("pool", 2), ("conv", 16, 16, 5, 1, 0),
+                ("relu",), ("pool", 2), ("flatten",), ("fc", 256, 100), ("relu",),
+                ("fc", 100, 10)],
 }
-FINAL_RELU = {"nn-a": True, "nn-b": False, "nn-c": True, "lenet": True}
-EPOCHS = {"nn-a": 8, "nn-b": 6, "nn-c": 4, "lenet": 3}
+FINAL_RELU = {"nn-a": True, "nn-b": False, "nn-c": True, "lenet": True, "minionn": False}
+EPOCHS = {"nn-a": 8, "nn-b": 6, "nn-c": 4, "lenet": 3, "minionn": 5}
 
 
 def load_digits(digits_dir):

@@ -421,7 +421,7 @@ fn free_ports(n: usize) -> Result<Vec<std::net::SocketAddr>, String> {
 
 /// The shipped models a local deployment serves: every `models/NAME.onnx` the bench knows.
 pub(crate) fn shipped_models() -> Vec<(String, PathBuf)> {
-    ["nn-a", "nn-b", "nn-c", "lenet", "logreg", "svm", "tree"]
+    ["nn-a", "nn-b", "nn-c", "lenet", "minionn", "logreg", "svm", "tree"]
         .iter()
         .filter_map(|n| crate::bench::resolve_model(Path::new(n)).ok().map(|p| (n.to_string(), p)))
         .collect()
