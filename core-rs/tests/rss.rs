@@ -521,6 +521,56 @@ fn edabit_msb_rounds_and_bytes() {
     }
 }
 
+/// Masks made ahead (`stock_masks`, which `bit_prep` calls) serve the next MSBs: an MSB of
+/// stocked values is its opening and carry tree alone (1 + 6 rounds over Z_2^64), one that
+/// needs more than the stock makes the rest, masks over another ring are not used, and every
+/// result equals the plaintext's.
+#[test]
+fn masks_made_ahead_leave_an_msb_its_opening_and_carry_tree() {
+    use ringfence_core::rss::BitSource;
+    use ringfence_core::sharing::{Boolean, Gates};
+    for roster in rosters() {
+        let x = values::<Z64>(32, 24);
+        let n = x.len();
+        for source in [BitSource::RandBits, BitSource::EdaBits] {
+            let outs = testing::run_rss(roster, 17, |mut p| {
+                let x = x.clone();
+                async move {
+                    p.set_bit_source(source);
+                    let me = p.me();
+                    let v =
+                        p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), x.len()).await?;
+                    let mut rounds = Vec::new();
+                    let mut opened = Vec::new();
+                    // Stocked for all, for some, over the other ring.
+                    for (ahead, narrow) in [(n, 0), (10, 0), (0, n)] {
+                        if ahead > 0 {
+                            p.stock_masks::<Z64>(ahead).await?;
+                        }
+                        if narrow > 0 {
+                            p.stock_masks::<Z32>(narrow).await?;
+                        }
+                        let s0 = p.ctx().stats();
+                        let b = p.ltz(&v).await?;
+                        rounds.push((p.ctx().stats() - s0).rounds);
+                        assert_eq!(p.stocked_masks::<Z64>(), 0);
+                        opened.push(p.open_bits(b).await?);
+                    }
+                    assert_eq!(p.stocked_masks::<Z32>(), n, "Z32's masks stay for Z32");
+                    Ok((rounds, opened))
+                }
+            });
+            let want: Vec<bool> = x.iter().map(|v| (v.0 as i64) < 0).collect();
+            let at = format!("({}, {}) {source:?}", roster.n(), roster.t());
+            for (rounds, opened) in &outs {
+                assert!(opened.iter().all(|o| *o == want), "{at}");
+                assert_eq!(rounds[0], 1 + 6, "{at}: stocked");
+                assert!(rounds[1] > rounds[0] && rounds[1] == rounds[2], "{at}: {rounds:?}");
+            }
+        }
+    }
+}
+
 /// Ring conversion Z_2^32 → Z_2^64 (Protocol 4) gives the same value, signed or unsigned, at
 /// every roster and with both bit sources, on edge and random values; its rounds are the bit
 /// decomposition's plus one.

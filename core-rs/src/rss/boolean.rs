@@ -219,9 +219,13 @@ impl<T: Transport> Gates for Rss<T> {
 impl<T: Transport, R: Widen> Boolean<R> for Rss<T> {
     type BitPrep = RandBits<R>;
 
-    /// One round of random bits.
+    /// One round of random bits for the comparisons' selections, and the masks of as many
+    /// MSBs made now ([`Rss::stock_masks`]): an inference's setup makes one unit per
+    /// comparison, so its online comparisons open and add, and make nothing.
     async fn bit_prep(&mut self, n: usize) -> Result<RandBits<R>, Error> {
-        Ok(RandBits { arith: self.rand_bits(n).await? })
+        let arith = self.rand_bits(n).await?;
+        self.stock_masks::<R>(n).await?;
+        Ok(RandBits { arith })
     }
 
     async fn msb_many(&mut self, xs: &[&RssVec<R>]) -> Result<Vec<RssBits>, Error> {

@@ -79,17 +79,91 @@ pub(crate) struct EdaBits<R> {
     pub(crate) out_top: Vec<RssBits>,
 }
 
+/// Random values with their bit planes, made before the values they will mask exist
+/// ([`Rss::stock_masks`]); single use, taken from the front.
+pub(crate) struct Masks<R> {
+    planes: Vec<RssBits>,
+    r: RssVec<R>,
+}
+
+impl<R: Ring> Masks<R> {
+    /// Moves the first `n` (at most all) out.
+    fn take_front(&mut self, n: usize) -> Self {
+        let len = self.r.len();
+        let n = n.min(len);
+        let planes = self.planes.iter().map(|p| p.slice(0..n)).collect();
+        self.planes = self.planes.iter().map(|p| p.slice(n..len)).collect();
+        Self { planes, r: self.r.take_front(n) }
+    }
+
+    fn concat(parts: &[&Self]) -> Self {
+        let k = parts.first().map_or(0, |m| m.planes.len());
+        let planes =
+            (0..k).map(|i| Packed::concat(&parts.iter().map(|m| &m.planes[i]).collect::<Vec<_>>()));
+        let r = RssVec::concat(&parts.iter().map(|m| &m.r).collect::<Vec<_>>());
+        Self { planes: planes.collect(), r }
+    }
+}
+
 impl<T: Transport> Rss<T> {
     /// `n` random values over `R` with their bits, planes low first (plane `i` holds bit `i` of
-    /// every value), from the session's [`BitSource`].
+    /// every value): those made ahead first ([`Rss::stock_masks`]), the rest now from the
+    /// session's [`BitSource`].
     pub(crate) async fn random_with_bits<R: Widen>(
         &mut self,
         n: usize,
     ) -> Result<(Vec<RssBits>, RssVec<R>), Error> {
-        match self.bit_source {
-            BitSource::RandBits => self.random_with_bits_by_rand_bits(n).await,
-            BitSource::EdaBits => self.edabits(n).await,
+        let ahead = self.take_masks::<R>(n);
+        let made = ahead.as_ref().map_or(0, |m| m.r.len());
+        if made == n {
+            let m = ahead.expect("n > 0 values were made ahead");
+            return Ok((m.planes, m.r));
         }
+        let (planes, r) = match self.bit_source {
+            BitSource::RandBits => self.random_with_bits_by_rand_bits(n - made).await?,
+            BitSource::EdaBits => self.edabits(n - made).await?,
+        };
+        let fresh = Masks { planes, r };
+        let all = match &ahead {
+            Some(m) => Masks::concat(&[m, &fresh]),
+            None => fresh,
+        };
+        Ok((all.planes, all.r))
+    }
+
+    /// Makes `n` masks over `R` now (from the session's [`BitSource`]) for the next MSBs and
+    /// bit decompositions over `R`, which take them before making their own: setup work moved
+    /// out of the online phase. Masks over another ring made before are dropped.
+    pub async fn stock_masks<R: Widen>(&mut self, n: usize) -> Result<(), Error> {
+        let (planes, r) = match self.bit_source {
+            BitSource::RandBits => self.random_with_bits_by_rand_bits::<R>(n).await?,
+            BitSource::EdaBits => self.edabits::<R>(n).await?,
+        };
+        let fresh = Masks { planes, r };
+        let stocked = match self.take_masks::<R>(usize::MAX) {
+            Some(old) => Masks::concat(&[&old, &fresh]),
+            None => fresh,
+        };
+        self.masks = Some(Box::new(stocked));
+        Ok(())
+    }
+
+    /// Masks over `R` made ahead and not used yet.
+    pub fn stocked_masks<R: Widen>(&self) -> usize {
+        self.masks.as_ref().and_then(|m| m.downcast_ref::<Masks<R>>()).map_or(0, |m| m.r.len())
+    }
+
+    /// Up to `n` of the masks over `R` made ahead, moved out (`None` when there are none).
+    fn take_masks<R: Widen>(&mut self, n: usize) -> Option<Masks<R>> {
+        let m = self.masks.as_mut()?.downcast_mut::<Masks<R>>()?;
+        if m.r.is_empty() {
+            return None;
+        }
+        let front = m.take_front(n);
+        if m.r.is_empty() {
+            self.masks = None;
+        }
+        Some(front)
     }
 
     /// `n` edaBits over `R`: the values and their bit planes.

@@ -229,6 +229,8 @@ pub struct Rss<T> {
     own: Seed,
     /// Where comparisons and bit decompositions get their random bits.
     bit_source: BitSource,
+    /// Their masks made ahead ([`Rss::stock_masks`]), over one ring (an `edabits::Masks<R>`).
+    masks: Option<Box<dyn core::any::Any>>,
     draws: u64,
     /// Every stream drawn from a share key, `(share, op, stream)`, for the test that no party
     /// draws one twice.
@@ -306,6 +308,7 @@ impl<T: Transport> Rss<T> {
             common: Seed::combine(&parts),
             own,
             bit_source: BitSource::default(),
+            masks: None,
             draws: 0,
             #[cfg(feature = "test-utils")]
             draw_log: Vec::new(),
