@@ -216,6 +216,15 @@ impl<T: Transport> Gates for Rss<T> {
     }
 }
 
+impl<T: Transport> Rss<T> {
+    /// `n` random bits for injecting bits into the ring ([`Boolean::b2a`]): one round. What
+    /// truncation material and ring conversion need; comparisons' material is
+    /// [`Boolean::bit_prep`], which adds their masks.
+    pub(crate) async fn injection_bits<R: Widen>(&mut self, n: usize) -> Result<RandBits<R>, Error> {
+        Ok(RandBits { arith: self.rand_bits(n).await? })
+    }
+}
+
 impl<T: Transport, R: Widen> Boolean<R> for Rss<T> {
     type BitPrep = RandBits<R>;
 
@@ -223,9 +232,9 @@ impl<T: Transport, R: Widen> Boolean<R> for Rss<T> {
     /// MSBs made now ([`Rss::stock_masks`]): an inference's setup makes one unit per
     /// comparison, so its online comparisons open and add, and make nothing.
     async fn bit_prep(&mut self, n: usize) -> Result<RandBits<R>, Error> {
-        let arith = self.rand_bits(n).await?;
+        let bits = self.injection_bits(n).await?;
         self.stock_masks::<R>(n).await?;
-        Ok(RandBits { arith })
+        Ok(bits)
     }
 
     async fn msb_many(&mut self, xs: &[&RssVec<R>]) -> Result<Vec<RssBits>, Error> {

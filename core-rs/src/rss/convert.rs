@@ -21,7 +21,7 @@ impl<T: Transport> Rss<T> {
         &mut self,
         n: usize,
     ) -> Result<RandBits<W>, Error> {
-        Boolean::<W>::bit_prep(self, n * R::BITS as usize).await
+        self.injection_bits::<W>(n * R::BITS as usize).await
     }
 
     /// `x` over the wider ring `W` (`W::BITS > R::BITS`), as a signed (two's complement) or

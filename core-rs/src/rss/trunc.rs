@@ -91,7 +91,7 @@ impl<T: Transport> Rss<T> {
         let mut parts: Vec<&RssBits> = eda.into_shift.iter().chain(&eda.out_top).collect();
         parts.push(top);
         let all = RssBits::concat(&parts);
-        let prep = Boolean::<R>::bit_prep(self, all.len()).await?;
+        let prep = self.injection_bits::<R>(all.len()).await?;
         let arith = Boolean::<R>::b2a(self, &all, prep).await?;
         let carries = eda.into_shift.iter().map(Bitwise::len).sum::<usize>();
         let sum_of = |from: usize, len: usize| -> Result<RssVec<R>, Error> {
