@@ -937,9 +937,9 @@ fn servers_compare_on_multi_fan_in_gates_when_all_agree() {
         assert_eq!(outcome, &Outcome::Answered);
         online.push(stats[2].rounds - stats[1].rounds);
     }
-    // The input and its consistency check, the dense layer, 4 argmax levels of an MSB and 2
-    // rounds, the output: the MSB takes 8 rounds on two-input gates, 3 on multi-fan-in ones.
-    assert_eq!(online, [2 + 1 + 4 * 10 + 1, 2 + 1 + 4 * 5 + 1]);
+    // The input and its consistency check, the dense layer, 4 argmax levels of an MSB and a
+    // selection, the output: the MSB takes 8 rounds on two-input gates, 3 on multi-fan-in ones.
+    assert_eq!(online, [2 + 1 + 4 * 9 + 1, 2 + 1 + 4 * 4 + 1]);
     let mixed = || {
         [0, 1, 2].map(|i| {
             catalog(i, &plan).with_comparisons(if i == 2 { fan } else { Comparisons::TwoInput })

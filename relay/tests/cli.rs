@@ -144,13 +144,13 @@ fn bench_runs_a_bristol_circuit_on_each_gates_scheme_and_refuses_a_malformed_one
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `--comparisons fan-in` runs rep3's comparisons on bin3's gates: NN-A's argmax run takes 35
-/// online rounds instead of 70 (plus the input and the opening), with onnxruntime's classes;
+/// `--comparisons fan-in` runs rep3's comparisons on bin3's gates: NN-A's argmax run takes 31
+/// online rounds instead of 66 (plus the input and the opening), with onnxruntime's classes;
 /// a family that compares its own way refuses the option.
 #[test]
 fn bench_runs_rep3_comparisons_on_multi_fan_in_gates() {
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/nn-a.onnx");
-    for (cmp, rounds) in [("two-input", 72.0), ("fan-in", 37.0), ("fan-in:8,8", 30.0)] {
+    for (cmp, rounds) in [("two-input", 68.0), ("fan-in", 33.0), ("fan-in:8,8", 26.0)] {
         let line =
             bench_line(&["--model", model, "--batch", "2", "--repeat", "1", "--comparisons", cmp]);
         assert_eq!(line["rounds"].as_f64(), Some(rounds), "{cmp}: {line}");

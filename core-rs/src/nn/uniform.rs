@@ -151,7 +151,8 @@ where
     let Run { s, mut bits, .. } = run;
     match output {
         Output::Logits => Ok(h),
-        Output::Argmax => s.argmax(&h, model.shape.output_len(), &mut bits).await,
+        // Fixed-point scores have headroom (products stay below 2^(k−2)): one MSB each.
+        Output::Argmax => s.argmax_bounded(&h, model.shape.output_len(), &mut bits).await,
     }
 }
 
@@ -196,7 +197,8 @@ where
     }
 
     async fn max_pool(&mut self, x: S::V, g: &PoolGeom, batch: usize) -> Result<S::V, Error> {
-        self.s.max_windows(&x, &g.windows(batch), &mut self.bits).await
+        // Activations have headroom, as the scores: one MSB per comparison.
+        self.s.max_windows_bounded(&x, &g.windows(batch), &mut self.bits).await
     }
 
     /// A product with the public factor, truncated (1 round in rep3).

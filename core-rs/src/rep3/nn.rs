@@ -55,9 +55,10 @@ impl<T> Uniform for Rep3<T> {}
 /// ```
 pub fn online_rounds(shape: &PlanShape, output: Output, bits: usize, cmp: Comparisons) -> u64 {
     let msb = cmp.msb_rounds(bits) as u64;
-    // A tournament level: the full-range comparison (MSBs, then one AND) and a selection.
+    // A tournament level: the bounded comparison (one MSB: activations have headroom) and a
+    // selection.
     let levels = |n: usize| u64::from(usize::BITS - n.saturating_sub(1).leading_zeros());
-    let level = msb + 2;
+    let level = msb + 1;
     let steps: u64 = shape
         .steps
         .iter()
@@ -79,14 +80,14 @@ pub fn online_rounds(shape: &PlanShape, output: Output, bits: usize, cmp: Compar
 }
 
 /// The values of each batched MSB run of one [`Inference::infer`] of `shape` on `batch`
-/// samples, in order: a ReLU layer is one run, a tournament level one run of three MSBs per
-/// comparison (full-range `lt`), a tree ensemble one run over its nodes. For
-/// [`Comparisons::for_network`].
+/// samples, in order: a ReLU layer is one run, a tournament level one run of one MSB per
+/// comparison (bounded: activations have headroom), a tree ensemble one run over its nodes.
+/// For [`Comparisons::for_network`].
 pub fn comparison_runs(shape: &PlanShape, output: Output, batch: usize) -> Vec<usize> {
     let tournament = |windows: usize, size: usize, out: &mut Vec<usize>| {
         let mut size = size;
         while size > 1 {
-            out.push(3 * windows * (size / 2));
+            out.push(windows * (size / 2));
             size = size.div_ceil(2);
         }
     };

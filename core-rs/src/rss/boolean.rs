@@ -220,7 +220,10 @@ impl<T: Transport> Rss<T> {
     /// `n` random bits for injecting bits into the ring ([`Boolean::b2a`]): one round. What
     /// truncation material and ring conversion need; comparisons' material is
     /// [`Boolean::bit_prep`], which adds their masks.
-    pub(crate) async fn injection_bits<R: Widen>(&mut self, n: usize) -> Result<RandBits<R>, Error> {
+    pub(crate) async fn injection_bits<R: Widen>(
+        &mut self,
+        n: usize,
+    ) -> Result<RandBits<R>, Error> {
         Ok(RandBits { arith: self.rand_bits(n).await? })
     }
 }

@@ -255,7 +255,19 @@ pub trait Boolean<R: IntRing>: Arith<R> + Gates {
         windows: &[Vec<usize>],
         store: &mut Self::BitPrep,
     ) -> Result<Self::V, Error> {
-        Ok(tournament(self, x, windows, None, store).await?.0)
+        Ok(tournament(self, x, windows, None, store, Compare::Exact).await?.0)
+    }
+
+    /// [`Boolean::max_windows`] for values whose differences fit the ring (|x − y| < 2^(k−1):
+    /// fixed-point data with headroom, as an inference's activations are): each comparison is
+    /// one MSB ([`Boolean::lt_bounded`]) instead of three.
+    async fn max_windows_bounded(
+        &mut self,
+        x: &Self::V,
+        windows: &[Vec<usize>],
+        store: &mut Self::BitPrep,
+    ) -> Result<Self::V, Error> {
+        Ok(tournament(self, x, windows, None, store, Compare::Bounded).await?.0)
     }
 
     /// The index of the maximum of each row of `x` (rows of `len`), as shared ring elements;
@@ -266,18 +278,18 @@ pub trait Boolean<R: IntRing>: Arith<R> + Gates {
         len: usize,
         store: &mut Self::BitPrep,
     ) -> Result<Self::V, Error> {
-        if len == 0 || x.len() % len != 0 {
-            return Err(Error::ApiMisuse(format!(
-                "argmax: {} elements are not rows of {len}",
-                x.len()
-            )));
-        }
-        let windows: Vec<Vec<usize>> =
-            (0..x.len() / len).map(|r| (r * len..(r + 1) * len).collect()).collect();
-        let idx: Vec<R> = (0..x.len()).map(|i| R::from_u64((i % len) as u64)).collect();
-        let idx = self.constant(&idx);
-        let (_, i) = tournament(self, x, &windows, Some(&idx), store).await?;
-        i.ok_or_else(|| Error::ApiMisuse("argmax: the tournament lost the indices".into()))
+        argmax_by(self, x, len, store, Compare::Exact).await
+    }
+
+    /// [`Boolean::argmax`] for values whose differences fit the ring, as
+    /// [`Boolean::max_windows_bounded`]: one MSB per comparison.
+    async fn argmax_bounded(
+        &mut self,
+        x: &Self::V,
+        len: usize,
+        store: &mut Self::BitPrep,
+    ) -> Result<Self::V, Error> {
+        argmax_by(self, x, len, store, Compare::Bounded).await
     }
 }
 
@@ -301,6 +313,37 @@ fn one<T>(mut v: Vec<T>, what: &str) -> Result<T, Error> {
     }
 }
 
+/// The index of the maximum of each row of `x` (rows of `len`), comparing as `compare` says.
+async fn argmax_by<R: IntRing, S: Boolean<R> + ?Sized>(
+    s: &mut S,
+    x: &S::V,
+    len: usize,
+    store: &mut S::BitPrep,
+    compare: Compare,
+) -> Result<S::V, Error> {
+    if len == 0 || x.len() % len != 0 {
+        return Err(Error::ApiMisuse(format!(
+            "argmax: {} elements are not rows of {len}",
+            x.len()
+        )));
+    }
+    let windows: Vec<Vec<usize>> =
+        (0..x.len() / len).map(|r| (r * len..(r + 1) * len).collect()).collect();
+    let idx: Vec<R> = (0..x.len()).map(|i| R::from_u64((i % len) as u64)).collect();
+    let idx = s.constant(&idx);
+    let (_, i) = tournament(s, x, &windows, Some(&idx), store, compare).await?;
+    i.ok_or_else(|| Error::ApiMisuse("argmax: the tournament lost the indices".into()))
+}
+
+/// How a tournament compares.
+#[derive(Clone, Copy)]
+enum Compare {
+    /// [`Boolean::lt`]: any values.
+    Exact,
+    /// [`Boolean::lt_bounded`]: values whose differences fit the ring.
+    Bounded,
+}
+
 /// Pairwise knock-out per window; the lower-indexed element wins ties. A `payload` (argmax's
 /// indices) follows its element through the same selections.
 async fn tournament<R: IntRing, S: Boolean<R> + ?Sized>(
@@ -309,6 +352,7 @@ async fn tournament<R: IntRing, S: Boolean<R> + ?Sized>(
     windows: &[Vec<usize>],
     payload: Option<&S::V>,
     store: &mut S::BitPrep,
+    compare: Compare,
 ) -> Result<(S::V, Option<S::V>), Error> {
     if windows.iter().any(|w| w.is_empty() || w.iter().any(|&i| i >= x.len())) {
         return Err(Error::ApiMisuse("max: empty window or index out of range".into()));
@@ -339,7 +383,10 @@ async fn tournament<R: IntRing, S: Boolean<R> + ?Sized>(
         let pairs = left.len();
         let idx: Vec<usize> = order.iter().map(|o| o.unwrap_or_else(|j| pairs + j)).collect();
         let (l, r) = (vals.gather(&left), vals.gather(&right));
-        let c = s.lt(&l, &r).await?;
+        let c = match compare {
+            Compare::Exact => s.lt(&l, &r).await?,
+            Compare::Bounded => s.lt_bounded(&l, &r).await?,
+        };
         let bits = store.take(pairs)?;
         let dv = r.sub(&l)?;
         // The winner is l + c·(r − l), for the value and its payload in one bit product.

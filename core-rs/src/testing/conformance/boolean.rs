@@ -186,8 +186,9 @@ pub fn selections<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(sc: &Sch
     let w: Vec<R> = w.into_iter().chain([lo, hi, R::from_i64(3), R::from_i64(3), hi]).collect();
     let windows: Vec<Vec<usize>> =
         vec![vec![0], vec![1, 2], vec![3, 4, 5], vec![6, 7, 8, 9], vec![10, 11, 12, 13, 14]];
-    // Σ (|window| − 1) for the windows, rows·(len − 1) for argmax over 3 rows of 5.
-    let (for_windows, for_argmax) = (10, 12);
+    // Σ (|window| − 1) for the windows, rows·(len − 1) for argmax over 3 rows of 5; the
+    // bounded forms on the first ten values (the first four windows, two rows of 5): 6 and 8.
+    let (for_windows, for_argmax) = (10 + 6, 12 + 8);
     let outs = run(sc, &at, 221, |mut s| {
         let (x, y, w, windows) = (x.clone(), y.clone(), w.clone(), windows.clone());
         async move {
@@ -203,11 +204,14 @@ pub fn selections<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(sc: &Sch
             let max = s.max(&vx, &vy, store.take(n)?).await?;
             let win = s.max_windows(&vw, &windows, &mut store).await?;
             let arg = s.argmax(&vw, 5, &mut store).await?;
+            let small = vw.slice(0..10);
+            let win_b = s.max_windows_bounded(&small, &windows[..4], &mut store).await?;
+            let arg_b = s.argmax_bounded(&small, 5, &mut store).await?;
             let left = store.len();
             Ok((
                 [s.open(sel).await?, s.open(relu).await?, s.open(max).await?],
-                s.open(win).await?,
-                s.open(arg).await?,
+                [s.open(win).await?, s.open(win_b).await?],
+                [s.open(arg).await?, s.open(arg_b).await?],
                 left,
             ))
         }
@@ -220,7 +224,7 @@ pub fn selections<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(sc: &Sch
             R::from_u64(row.iter().position(|&v| v == best).unwrap_or(0) as u64)
         })
         .collect();
-    for (i, ([sel, relu, max], win, arg, left)) in outs.into_iter().enumerate() {
+    for (i, ([sel, relu, max], [win, win_b], [arg, arg_b], left)) in outs.into_iter().enumerate() {
         assert_eq!(left, 1, "{at}: P{i}: the operations took other than their material");
         for j in 0..n {
             let (a, b) = (x[j], y[j]);
@@ -230,6 +234,8 @@ pub fn selections<R: IntRing, S: Party<R, B> + Boolean<R>, B: TestBase>(sc: &Sch
         }
         assert_eq!(win, plain_win, "{at}: P{i}: maxima of windows");
         assert_eq!(arg, plain_arg, "{at}: P{i}: argmax");
+        assert_eq!(win_b, plain_win[..4], "{at}: P{i}: bounded maxima of windows");
+        assert_eq!(arg_b, plain_arg[..2], "{at}: P{i}: bounded argmax");
     }
 }
 
