@@ -355,6 +355,11 @@ impl<T: Transport> Rep3<T> {
         self.ctx.me()
     }
 
+    /// The session's compute parties: rep3 is three.
+    pub fn roster(&self) -> crate::net::Roster {
+        crate::net::Roster::THREE
+    }
+
     /// How comparisons run from now on (every party must choose the same).
     pub fn set_comparisons(&mut self, c: Comparisons) {
         self.comparisons = c;

@@ -139,23 +139,32 @@ pub trait Dispatch<T: Transport>: Sized {
     ) -> (Self, Option<F::Out>);
 }
 
-impl<T: Transport> ServiceBase<T> for Rep3<T> {
-    fn ctx(&self) -> &Ctx<T> {
-        Self::ctx(self)
-    }
-    fn ctx_mut(&mut self) -> &mut Ctx<T> {
-        Self::ctx_mut(self)
-    }
-    fn into_ctx(self) -> Ctx<T> {
-        Self::into_ctx(self)
-    }
-    fn roster(&self) -> Roster {
-        Roster::THREE
-    }
-    async fn barrier(&mut self) -> Result<(), Error> {
-        Self::barrier(self).await
-    }
+/// Implements [`ServiceBase`] for a session type by forwarding to its inherent methods of
+/// the same names.
+macro_rules! forward_service_base {
+    ($ty:ident) => {
+        impl<T: Transport> ServiceBase<T> for $ty<T> {
+            fn ctx(&self) -> &Ctx<T> {
+                Self::ctx(self)
+            }
+            fn ctx_mut(&mut self) -> &mut Ctx<T> {
+                Self::ctx_mut(self)
+            }
+            fn into_ctx(self) -> Ctx<T> {
+                Self::into_ctx(self)
+            }
+            fn roster(&self) -> Roster {
+                Self::roster(self)
+            }
+            async fn barrier(&mut self) -> Result<(), Error> {
+                Self::barrier(self).await
+            }
+        }
+    };
 }
+
+forward_service_base!(Rep3);
+forward_service_base!(Rss);
 
 impl<T: Transport> Dispatch<T> for Rep3<T> {
     fn runs(backend: Backend) -> bool {
@@ -175,24 +184,6 @@ impl<T: Transport> Dispatch<T> for Rep3<T> {
             Backend::Mal3 => run_on::<Mal3<T>, T, _, F>(self, f).await,
             Backend::Rss => (self, None),
         }
-    }
-}
-
-impl<T: Transport> ServiceBase<T> for Rss<T> {
-    fn ctx(&self) -> &Ctx<T> {
-        Self::ctx(self)
-    }
-    fn ctx_mut(&mut self) -> &mut Ctx<T> {
-        Self::ctx_mut(self)
-    }
-    fn into_ctx(self) -> Ctx<T> {
-        Self::into_ctx(self)
-    }
-    fn roster(&self) -> Roster {
-        Self::roster(self)
-    }
-    async fn barrier(&mut self) -> Result<(), Error> {
-        Self::barrier(self).await
     }
 }
 
