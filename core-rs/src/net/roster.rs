@@ -51,6 +51,12 @@ impl Roster {
         }
     }
 
+    /// `n` compute parties with an honest majority: the largest threshold, `t = (n − 1) / 2`
+    /// (3 → 1, 5 → 2, 7 → 3); errors as [`Roster::new`].
+    pub fn honest_majority(n: usize) -> Result<Self, Error> {
+        Self::new(n, n.saturating_sub(1) / 2)
+    }
+
     /// [`Self::THREE`], where a function reads better than a constant.
     pub const fn three() -> Self {
         Self::THREE

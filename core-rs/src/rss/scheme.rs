@@ -161,7 +161,7 @@ impl<T: Transport, R: Ring> InputClient<T, R> for RssClient<T> {
     fn new(ctx: Ctx<T>, own: Seed) -> Self {
         let n = ctx.me().index();
         // An id that names no supported roster fails at the first share, with the reason.
-        let roster = Roster::new(n, n.saturating_sub(1) / 2).unwrap_or(Roster::THREE);
+        let roster = Roster::honest_majority(n).unwrap_or(Roster::THREE);
         Self::new(ctx, roster, own)
     }
     fn into_ctx(self) -> Ctx<T> {

@@ -65,7 +65,7 @@ impl<T: Transport> Client<T> {
                 ctx.participants()
             )));
         }
-        Roster::new(n, n.saturating_sub(1) / 2)
+        Roster::honest_majority(n)
     }
 
     fn ctx(&mut self) -> Result<&mut Ctx<T>, Error> {

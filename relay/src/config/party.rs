@@ -97,7 +97,7 @@ impl PartyConfig {
     /// nothing (1 of 3, 2 of 5, 3 of 7).
     pub fn roster(&self) -> Roster {
         let n = self.public_keys.len();
-        Roster::new(n, (n - 1) / 2).expect("checked by parse")
+        Roster::honest_majority(n).expect("checked by parse")
     }
 
     /// Reads and checks the configuration text (TOML); the error says what is wrong, without

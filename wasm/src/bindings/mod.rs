@@ -93,7 +93,7 @@ impl Party {
             true => ROSTER.n(),
             false => index(&servers, "servers", 255)?,
         };
-        let roster = Roster::new(servers, servers.saturating_sub(1) / 2)
+        let roster = Roster::honest_majority(servers)
             .map_err(|e| js_error(Code::InvalidArgument, format!("servers: {e}")))?;
         let me = PartyId(index(&me, "party id", servers.saturating_sub(1) as u64)? as u8);
         let participants = match participants.is_undefined() {

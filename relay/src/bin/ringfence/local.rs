@@ -546,7 +546,7 @@ pub(crate) fn servers(n: usize) -> Result<Roster, String> {
             "--parties {n}: a deployment has 3 server parties (rep3, meteor, mal3) or 5 or 7 (rss)"
         ));
     }
-    Roster::new(n, (n - 1) / 2).map_err(|e| format!("--parties {n}: {e}"))
+    Roster::honest_majority(n).map_err(|e| format!("--parties {n}: {e}"))
 }
 
 /// The families a deployment of `roster`'s servers serves, for messages: "rep3, meteor, mal3".
