@@ -74,7 +74,7 @@ fn check_agreement<S: Inference<Z64> + Session<B>, B: TestBase>(
     let mut worst = 0;
     for start in (0..n).step_by(chunk) {
         let m = chunk.min(n - start);
-        let run = secure_run_on::<S, B>(
+        let run = secure_run_on::<S, B, Z64>(
             sc.roster,
             &plan,
             &x[start * len..(start + m) * len],
@@ -130,7 +130,7 @@ fn logits_track_the_plaintext_plan<S: Inference<Z64> + Session<B>, B: TestBase>(
     let plan = plan_of(NN_A);
     let n = 40;
     let x = plan.encode_input(&mnist(n)).unwrap();
-    let secure = secure_run_on::<S, B>(roster, &plan, &x, n, Output::Logits).scores;
+    let secure = secure_run_on::<S, B, Z64>(roster, &plan, &x, n, Output::Logits).scores;
     let fixed = plan.eval_plain(&x, n).unwrap();
     let ulps = secure.iter().zip(&fixed).map(|(a, b)| (a.to_i64() - b.to_i64()).abs()).max();
     eprintln!("NN-A on {}: secure vs plaintext fixed point: max {ulps:?} ulps", S::NAME);

@@ -109,6 +109,8 @@ pub fn online_cost(shape: &PlanShape, bits: usize, batch: usize) -> (u64, u64) {
             StepShape::Trees(t) => trees_online_cost(t, bits),
             StepShape::SumPool(_) => (0, 0),
             StepShape::Scale { len, .. } => (word * *len as u64, 1),
+            // Never run: METEOR refuses integer plans.
+            StepShape::Requant { .. } => (0, 0),
         };
         bytes += b * batch as u64;
         rounds += r;
@@ -133,6 +135,9 @@ impl<T: Transport, R: IntRing + MeteorRing> Inference<R> for Meteor<T> {
         if output != Output::Logits {
             return Err(no_argmax());
         }
+        if shape.is_integer() {
+            return Err(no_integer());
+        }
         let input = self.input_mask::<R>(input_owner, batch * shape.input_len);
         let trunc_total = shape.needs(batch, Output::Logits).products;
         let pairs = self.rep3_mut().trunc_pairs::<R>(trunc_total, shape.frac_bits).await?;
@@ -145,7 +150,7 @@ impl<T: Transport, R: IntRing + MeteorRing> Inference<R> for Meteor<T> {
             relu_out: Vec::new(),
         };
         let x = input.mask().clone();
-        walk(&mut setup, &model.steps, shape.frac_bits, x, batch).await?;
+        walk(&mut setup, &model.steps, shape, x, batch).await?;
         let steps = setup.finish().await?;
         Ok(MeteorPrep { shape: shape.clone(), batch, input: Some(input), steps })
     }
@@ -173,7 +178,7 @@ impl<T: Transport, R: IntRing + MeteorRing> Inference<R> for Meteor<T> {
         }
         model.check_input(x.len(), prep.batch)?;
         let mut run = Online { p: self, steps: prep.steps.into_iter() };
-        let h = walk(&mut run, &model.steps, model.shape.frac_bits, x, prep.batch).await?;
+        let h = walk(&mut run, &model.steps, &model.shape, x, prep.batch).await?;
         if run.steps.next().is_some() {
             return Err(other_model());
         }
@@ -185,6 +190,13 @@ fn no_argmax() -> Error {
     Error::ApiMisuse(
         "METEOR has no argmax protocol: it gives the scores (Output::Logits), and the receiver \
          takes the argmax in the clear"
+            .into(),
+    )
+}
+
+fn no_integer() -> Error {
+    Error::ApiMisuse(
+        "METEOR runs fixed-point plans; a quantized model's integer plan runs on rep3, rss and mal3"
             .into(),
     )
 }
@@ -275,12 +287,16 @@ impl<'m, T: Transport, R: IntRing> Layers<'m, R> for Setup<'m, '_, T, R> {
     }
 
     /// The output's mask is the truncation pair's shifted mask; the product is made later.
-    async fn matmul_fixed(
+    async fn matmul(
         &mut self,
         x: Rep3Vec<R>,
         w: Cow<'m, Rep3Vec<R>>,
         (m, k, n): (usize, usize, usize),
+        exact: bool,
     ) -> Result<Rep3Vec<R>, Error> {
+        if exact {
+            return Err(no_integer());
+        }
         let tp = self.pairs.take(m * n)?;
         let out = tp.r_shifted.clone();
         self.pending.push(Pending::Linear);
@@ -310,6 +326,10 @@ impl<'m, T: Transport, R: IntRing> Layers<'m, R> for Setup<'m, '_, T, R> {
         self.relu_out.extend(outs);
         self.pending.push(Pending::Pool(schedule));
         Ok(out)
+    }
+
+    async fn mul_truncated(&mut self, _: Rep3Vec<R>, _: Rep3Vec<R>) -> Result<Rep3Vec<R>, Error> {
+        Err(no_integer())
     }
 
     async fn scale_fixed(&mut self, x: Rep3Vec<R>, _c: R) -> Result<Rep3Vec<R>, Error> {
@@ -351,11 +371,12 @@ impl<'m, T: Transport, R: IntRing> Layers<'m, R> for Online<'_, T, R> {
         MVec::public(self.p.me(), c)
     }
 
-    async fn matmul_fixed(
+    async fn matmul(
         &mut self,
         x: MVec<R>,
         w: Cow<'m, MVec<R>>,
         _dims: (usize, usize, usize),
+        _exact: bool,
     ) -> Result<MVec<R>, Error> {
         match self.steps.next() {
             Some(StepPrep::Linear(mm)) => self.p.matmul_fixed(&x, &w, *mm).await,
@@ -380,6 +401,10 @@ impl<'m, T: Transport, R: IntRing> Layers<'m, R> for Online<'_, T, R> {
             Some(StepPrep::Pool(pp)) => self.p.maxpool(&x, pp).await,
             _ => Err(other_model()),
         }
+    }
+
+    async fn mul_truncated(&mut self, _: MVec<R>, _: MVec<R>) -> Result<MVec<R>, Error> {
+        Err(no_integer())
     }
 
     async fn scale_fixed(&mut self, x: MVec<R>, c: R) -> Result<MVec<R>, Error> {

@@ -169,13 +169,19 @@ pub(crate) trait Layers<'m, R: IntRing> {
     /// The walked value of a public vector (its sharing; in a walk over masks, zeros).
     fn constant(&self, c: &[R]) -> Self::V;
 
-    /// `x · w / 2^f` for `x` of `m × k` and `w` of `k × n` (row-major), `dims = (m, k, n)`.
-    async fn matmul_fixed(
+    /// `x · w / 2^f` for `x` of `m × k` and `w` of `k × n` (row-major), `dims = (m, k, n)`;
+    /// `x · w` exactly when `exact` (an integer plan's layers).
+    async fn matmul(
         &mut self,
         x: Self::V,
         w: Cow<'m, Self::V>,
         dims: (usize, usize, usize),
+        exact: bool,
     ) -> Result<Self::V, Error>;
+
+    /// `x · y` elementwise, truncated by the plan's [`PlanShape::product_bits`] (an integer
+    /// plan's requantization by its secret multipliers).
+    async fn mul_truncated(&mut self, x: Self::V, y: Self::V) -> Result<Self::V, Error>;
 
     /// `max(x, 0)` elementwise.
     async fn relu(&mut self, x: Self::V) -> Result<Self::V, Error>;
@@ -202,16 +208,17 @@ pub(crate) trait Layers<'m, R: IntRing> {
 pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
     l: &mut L,
     steps: &'m [WeightedStep<L::W>],
-    frac_bits: u32,
+    shape: &PlanShape,
     x: L::V,
     batch: usize,
 ) -> Result<L::V, Error> {
+    let (frac_bits, exact) = (shape.frac_bits, shape.is_integer());
     let mut h = x;
     for s in steps {
         h = match s {
             WeightedStep::Dense { inputs, outputs, w, b } => {
                 let dims = (batch, *inputs, *outputs);
-                let z = l.matmul_fixed(h, Cow::Borrowed(L::view(w)), dims).await?;
+                let z = l.matmul(h, Cow::Borrowed(L::view(w)), dims, exact).await?;
                 z.add(&L::view(b).gather(&tile(batch * outputs, *outputs)))?
             }
             WeightedStep::Relu => l.relu(h).await?,
@@ -226,7 +233,7 @@ pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
                     None => Cow::Borrowed(L::view(w)),
                 };
                 let (rows, oc) = (batch * g.positions(), g.out_c);
-                let z = l.matmul_fixed(cols, w, (rows, g.full_patch_len(), oc)).await?;
+                let z = l.matmul(cols, w, (rows, g.full_patch_len(), oc), exact).await?;
                 z.add(&L::view(b).gather(&tile(rows * oc, oc)))?.gather(&g.chw_order(batch))
             }
             WeightedStep::MaxPool(g) => l.max_pool(h, g, batch).await?,
@@ -239,9 +246,21 @@ pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
                 let weights = (L::view(t), L::view(w), L::view(base));
                 l.trees(shape, weights, h, batch).await?
             }
+            WeightedStep::Requant { channels, inner, lo, hi, mult } => {
+                let idx: Vec<usize> = (0..h.len()).map(|i| i / inner % channels).collect();
+                let (lo, hi) = (L::view(lo).gather(&idx), L::view(hi).gather(&idx));
+                // clamp(x, lo, hi) = x + relu(lo − x) − relu(x − hi) for lo ≤ hi: both
+                // comparisons in one batch, so the clamp takes the rounds of one ReLU.
+                let n = h.len();
+                let r = l.relu(L::V::concat(&[&lo.sub(&h)?, &h.sub(&hi)?])).await?;
+                let y = h.add(&r.slice(0..n))?.sub(&r.slice(n..2 * n))?;
+                l.mul_truncated(y, L::view(mult).gather(&idx)).await?
+            }
         };
     }
-    Ok(h)
+    // An integer plan's scores are quantized integers: in the plan's fixed point (exact,
+    // local) like every plan's.
+    Ok(if exact { h.scale(R::from_i64(1 << frac_bits)) } else { h })
 }
 
 /// Adds the gathers of the window columns (local).

@@ -28,6 +28,7 @@ pub mod import;
 mod model;
 pub mod plan;
 mod proto;
+mod quant;
 pub mod shape;
 pub mod trees;
 pub mod uniform;
@@ -36,7 +37,9 @@ pub mod zoo;
 pub use exec::{Inference, SharedModel};
 pub use geom::{ConvGeom, PoolGeom};
 pub use import::import_onnx;
-pub use model::{argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
+pub use model::{
+    argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, Requant, INPUT_RANGE_KEY,
+};
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
 pub use shape::{ModelFile, ModelShape};
 pub use uniform::UniformPrep;

@@ -93,6 +93,60 @@ pub enum Layer {
     Affine(Affine),
     /// A tree ensemble (`TreeEnsembleClassifier`): features to class scores.
     Trees(TreeEnsemble),
+    /// Requantization, as an int8 model computes between its layers: `clamp(round(scale[c]·x),
+    /// min, max)`. A model with one of these is an integer model (see [`Requant`]).
+    Requant(Requant),
+}
+
+/// The requantization of an int8 model's tensor: `y = clamp(round(scale[c]·x), min, max)`
+/// elementwise over `channels × inner` values per sample (channel-major), `round` to nearest
+/// with ties to even (onnxruntime's).
+///
+/// Quantized values here are **centred**: `q − zero_point`, so that a convolution's padding
+/// and the next layer's `(x̄ − z)` need no zero point; `min` and `max` are the saturation
+/// bounds in those units (`qmin − z`, `qmax − z`, narrowed by a ReLU or Clip fused into the
+/// quantization). A model with a `Requant` layer is an *integer model*: its first layer is the
+/// input's quantization (a `Requant` of the real input by `1/scale`), its dense and
+/// convolution layers hold integer weights (`w̄ − z_w`) and biases (int32, scale `s_x·s_w`),
+/// and every linear layer is followed by a `Requant` (after pooling too) — the form
+/// [`super::FixedPlan`] computes exactly with integers and a private truncation per layer.
+#[derive(Clone, PartialEq)]
+pub struct Requant {
+    /// Channels.
+    pub channels: usize,
+    /// Values per channel (e.g. height × width).
+    pub inner: usize,
+    /// The multiplier per channel (`s_x·s_w / s_y`; `1/s_y` for the input), positive.
+    pub scale: Vec<f64>,
+    /// The smallest centred output.
+    pub min: i64,
+    /// The largest centred output.
+    pub max: i64,
+}
+
+impl core::fmt::Debug for Requant {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Requant({} x {}, [{}, {}])", self.channels, self.inner, self.min, self.max)
+    }
+}
+
+impl Requant {
+    /// `clamp(round_half_even(scale·x), min, max)`.
+    pub fn apply(&self, c: usize, x: f64) -> f64 {
+        let v = self.scale[c] * x;
+        let r = v.round();
+        // Ties to even, as onnxruntime's requantization rounds.
+        let r = if (v - v.trunc()).abs() == 0.5 { 2.0 * (v / 2.0).round() } else { r };
+        r.clamp(self.min as f64, self.max as f64)
+    }
+
+    pub(crate) fn is_valid(&self, per_sample: usize) -> bool {
+        self.channels > 0
+            && self.channels * self.inner == per_sample
+            && self.scale.len() == self.channels
+            && self.scale.iter().all(|s| s.is_finite() && *s > 0.0)
+            && self.min <= self.max
+    }
 }
 
 /// A per-channel affine layer over `channels × inner` values per sample (channel-major).
@@ -141,6 +195,7 @@ impl Layer {
             Self::Conv(c) => c.geom.out_len(),
             Self::MaxPool(p) | Self::AvgPool(p) => p.out_len(),
             Self::Affine(a) => a.channels * a.inner,
+            Self::Requant(q) => q.channels * q.inner,
             Self::Trees(t) => t.shape.classes,
         }
     }
@@ -210,6 +265,9 @@ impl Model {
                     p.out_w()
                 ),
                 Layer::Affine(a) => format!("Affine {}x{}", a.channels, a.inner),
+                Layer::Requant(q) => {
+                    format!("Requant {}x{} [{}, {}]", q.channels, q.inner, q.min, q.max)
+                }
                 Layer::Trees(t) => format!(
                     "Trees {} nodes {} leaves -> {}",
                     t.shape.nodes.len(),
@@ -244,6 +302,7 @@ impl Model {
                         && d.bias.len() == d.outputs
                 }
                 Layer::MaxPool(p) | Layer::AvgPool(p) => p.is_valid() && p.in_len() == per,
+                Layer::Requant(q) => q.is_valid(per),
                 Layer::Affine(a) => {
                     a.channels > 0
                         && a.channels * a.inner == per
@@ -293,6 +352,11 @@ impl Model {
                         let c = i / a.inner % a.channels;
                         a.scale[c] * v + a.shift[c]
                     })
+                    .collect(),
+                Layer::Requant(q) => h
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| q.apply(i / q.inner % q.channels, v))
                     .collect(),
                 Layer::Trees(t) => t.eval_f64(&h, batch)?,
             };

@@ -43,6 +43,7 @@
 
 use super::geom::{ConvGeom, PoolGeom};
 use super::model::{check_input, InputRange, Layer, Model};
+use super::quant::{integer_weight, IntegerWalk};
 use super::trees::{self, TreeShape};
 use super::NnError;
 use crate::ring::fixed::FixedPoint;
@@ -107,6 +108,17 @@ pub enum StepShape {
     },
     /// A tree ensemble: its public node layout (thresholds and leaf weights are secret).
     Trees(Box<TreeShape>),
+    /// An integer plan's requantization of `channels × inner` values per sample: a clamp to
+    /// secret bounds, then a product with a secret multiplier truncated by `shift` bits (the
+    /// truncation by a private amount of the rss paper's quantized networks).
+    Requant {
+        /// Channels (each has its own bounds and multiplier).
+        channels: usize,
+        /// Values per channel.
+        inner: usize,
+        /// The public truncation after the multiplier, the same in every step of a plan.
+        shift: u32,
+    },
 }
 
 impl StepShape {
@@ -118,6 +130,7 @@ impl StepShape {
             Self::Conv(g) => g.out_len(),
             Self::MaxPool(g) | Self::SumPool(g) => g.out_len(),
             Self::Trees(t) => t.classes,
+            Self::Requant { channels, inner, .. } => channels * inner,
         }
     }
 }
@@ -126,11 +139,15 @@ impl StepShape {
 /// counts alike (`nn::uniform`; rep3: truncation pairs and daBits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrepNeeds {
-    /// Fixed-point product outputs: one per dense, conv or scale output per sample (rep3: a
-    /// truncation pair each).
+    /// Truncated product outputs (by [`PlanShape::product_bits`]): one per dense, conv or
+    /// scale output per sample of a fixed-point plan, one per requantized value of an integer
+    /// plan (rep3: a truncation pair each).
     pub products: usize,
+    /// Exact product outputs: an integer plan's dense and conv outputs (rep3: nothing).
+    pub exact: usize,
     /// Bit products and injections: one per ReLU value, per comparison of max pooling and of
-    /// the argmax (`classes − 1` per sample), and per tree node per sample (rep3: a daBit each).
+    /// the argmax (`classes − 1` per sample), per tree node per sample, and two per requantized
+    /// value (rep3: a daBit each).
     pub bits: usize,
 }
 
@@ -140,19 +157,47 @@ impl PlanShape {
         self.steps.last().map_or(self.input_len, StepShape::out_len)
     }
 
+    /// True for an integer plan (one made from a quantized model): its dense and convolution
+    /// steps are exact integer products and its [`StepShape::Requant`] steps rescale.
+    pub fn is_integer(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, StepShape::Requant { .. }))
+    }
+
+    /// The truncation of the plan's truncated products: the requantizations' shift in an
+    /// integer plan, the fractional bits otherwise.
+    pub fn product_bits(&self) -> u32 {
+        self.steps
+            .iter()
+            .find_map(|s| match s {
+                StepShape::Requant { shift, .. } => Some(*shift),
+                _ => None,
+            })
+            .unwrap_or(self.frac_bits)
+    }
+
     /// The preprocessing one run of `batch` samples needs.
     pub fn needs(&self, batch: usize, output: Output) -> PrepNeeds {
-        let mut n = PrepNeeds { products: 0, bits: 0 };
+        let mut n = PrepNeeds { products: 0, exact: 0, bits: 0 };
+        let mut lin = 0;
         for s in &self.steps {
             match s {
-                StepShape::Dense { outputs, .. } => n.products += batch * outputs,
+                StepShape::Dense { outputs, .. } => lin += batch * outputs,
                 StepShape::Relu { len } => n.bits += batch * len,
-                StepShape::Conv(g) => n.products += batch * g.out_len(),
+                StepShape::Conv(g) => lin += batch * g.out_len(),
                 StepShape::MaxPool(g) => n.bits += batch * g.out_len() * (g.window_len() - 1),
                 StepShape::Scale { len, .. } => n.products += batch * len,
                 StepShape::SumPool(_) => {}
                 StepShape::Trees(t) => n.bits += batch * t.nodes.len(),
+                StepShape::Requant { channels, inner, .. } => {
+                    n.products += batch * channels * inner;
+                    n.bits += 2 * batch * channels * inner;
+                }
             }
+        }
+        if self.is_integer() {
+            n.exact += lin;
+        } else {
+            n.products += lin;
         }
         if output == Output::Argmax {
             n.bits += batch * self.output_len().saturating_sub(1);
@@ -188,13 +233,37 @@ pub(crate) fn inverse<R: IntRing>(fp: FixedPoint, divisor: usize) -> Result<R, E
 
 /// A step with its weights held as `V` (shares of some scheme): what a secure backend runs.
 pub(crate) enum WeightedStep<V> {
-    Dense { inputs: usize, outputs: usize, w: V, b: V },
+    Dense {
+        inputs: usize,
+        outputs: usize,
+        w: V,
+        b: V,
+    },
     Relu,
-    Conv { geom: ConvGeom, w: V, b: V },
+    Conv {
+        geom: ConvGeom,
+        w: V,
+        b: V,
+    },
     MaxPool(PoolGeom),
     SumPool(PoolGeom),
-    Scale { divisor: usize },
-    Trees { shape: Box<TreeShape>, t: V, w: V, base: V },
+    Scale {
+        divisor: usize,
+    },
+    Trees {
+        shape: Box<TreeShape>,
+        t: V,
+        w: V,
+        base: V,
+    },
+    /// Per channel: the clamp's bounds and the multiplier.
+    Requant {
+        channels: usize,
+        inner: usize,
+        lo: V,
+        hi: V,
+        mult: V,
+    },
 }
 
 impl PlanShape {
@@ -208,6 +277,7 @@ impl PlanShape {
                 StepShape::Trees(t) => {
                     lens.extend([t.nodes.len(), t.leaves.len() * t.classes, t.classes])
                 }
+                StepShape::Requant { channels, .. } => lens.extend([*channels; 3]),
                 StepShape::Relu { .. }
                 | StepShape::MaxPool(_)
                 | StepShape::SumPool(_)
@@ -243,6 +313,11 @@ impl PlanShape {
                         let (t, w) = pair()?;
                         let base = pair1()?;
                         WeightedStep::Trees { shape: shape.clone(), t, w, base }
+                    }
+                    StepShape::Requant { channels, inner, .. } => {
+                        let (lo, hi) = pair()?;
+                        let mult = pair1()?;
+                        WeightedStep::Requant { channels: *channels, inner: *inner, lo, hi, mult }
                     }
                 })
             })
@@ -297,6 +372,15 @@ pub(crate) enum Step<R> {
         w: Vec<R>,
         base: Vec<R>,
     },
+    /// `clamp(x, lo[c], hi[c])·mult[c] >> shift`.
+    Requant {
+        channels: usize,
+        inner: usize,
+        shift: u32,
+        lo: Vec<R>,
+        hi: Vec<R>,
+        mult: Vec<R>,
+    },
 }
 
 impl<R: IntRing> FixedPlan<R> {
@@ -304,7 +388,9 @@ impl<R: IntRing> FixedPlan<R> {
     /// error naming its layer.
     pub fn new(model: &Model, frac_bits: u32) -> Result<Self, NnError> {
         let fp = FixedPoint::new(frac_bits);
-        if 2 * frac_bits + 8 >= R::BITS {
+        let integer = model.layers.iter().any(|l| matches!(l, Layer::Requant(_)));
+        // An integer plan multiplies integers: only its input is in fixed point.
+        if !integer && 2 * frac_bits + 8 >= R::BITS {
             return Err(NnError::Unsupported(format!(
                 "{frac_bits} fractional bits in a {}-bit ring (products need 2f + 8 < k)",
                 R::BITS
@@ -314,9 +400,13 @@ impl<R: IntRing> FixedPlan<R> {
         let mut steps = Vec::new();
         // The product of the `1/k` of average pools not applied yet: it goes into the weights
         // (not the bias) of the next linear layer, exactly, since ReLU, max and sum pooling
-        // commute with a positive factor.
+        // commute with a positive factor (in an integer model, into the next requantization).
         let mut pending = 1.0f64;
+        let mut int = integer.then(|| IntegerWalk::new::<R>(fp, model.input_range));
         let enc = |i: usize, what: &str, v: f64| -> Result<R, NnError> {
+            if integer {
+                return integer_weight(i, what, v);
+            }
             fp.encode(v).map_err(|e| NnError::Shape(format!("layer {i} {what}: {e}")))
         };
         for (i, l) in model.layers.iter().enumerate() {
@@ -328,6 +418,9 @@ impl<R: IntRing> FixedPlan<R> {
                             d.inputs
                         )));
                     }
+                    if let Some(int) = &mut int {
+                        int.linear(i, &d.weights, d.inputs, &d.bias, pending)?;
+                    }
                     let mut w = vec![R::ZERO; d.inputs * d.outputs];
                     for (o, row) in d.weights.chunks_exact(d.inputs).enumerate() {
                         for (j, v) in row.iter().enumerate() {
@@ -335,9 +428,7 @@ impl<R: IntRing> FixedPlan<R> {
                         }
                     }
                     pending = 1.0;
-                    let b = fp
-                        .encode_slice(&d.bias)
-                        .map_err(|e| NnError::Shape(format!("layer {i} bias: {e}")))?;
+                    let b = d.bias.iter().map(|v| enc(i, "bias", *v)).collect::<Result<_, _>>()?;
                     steps.push(Step::Dense { inputs: d.inputs, outputs: d.outputs, w, b });
                     len = d.outputs;
                 }
@@ -357,6 +448,9 @@ impl<R: IntRing> FixedPlan<R> {
                         )));
                     }
                     let k = g.patch_len();
+                    if let Some(int) = &mut int {
+                        int.linear(i, &c.weights, k, &c.bias, pending)?;
+                    }
                     let mut w = vec![R::ZERO; k * g.out_c];
                     for (o, row) in c.weights.chunks_exact(k).enumerate() {
                         for (j, v) in row.iter().enumerate() {
@@ -364,9 +458,7 @@ impl<R: IntRing> FixedPlan<R> {
                         }
                     }
                     pending = 1.0;
-                    let b = fp
-                        .encode_slice(&c.bias)
-                        .map_err(|e| NnError::Shape(format!("layer {i} bias: {e}")))?;
+                    let b = c.bias.iter().map(|v| enc(i, "bias", *v)).collect::<Result<_, _>>()?;
                     steps.push(Step::Conv { geom: g, w, b });
                     len = g.out_len();
                 }
@@ -388,6 +480,12 @@ impl<R: IntRing> FixedPlan<R> {
                     steps.push(Step::SumPool(*g));
                     len = g.out_len();
                     let k = g.window_len();
+                    if let Some(int) = &mut int {
+                        // The mean's 1/k goes into the next requantization's multiplier.
+                        int.sum_pool(k);
+                        pending /= k as f64;
+                        continue;
+                    }
                     let linear_follows = model.layers[i + 1..]
                         .iter()
                         .find(|l| !matches!(l, Layer::Relu | Layer::MaxPool(_) | Layer::AvgPool(_)))
@@ -400,6 +498,21 @@ impl<R: IntRing> FixedPlan<R> {
                         inverse::<R>(fp, k)?;
                         steps.push(Step::Scale { len, divisor: k });
                     }
+                }
+                Layer::Requant(q) => {
+                    if !q.is_valid(len) {
+                        return Err(NnError::Shape(format!("layer {i}: {q:?} after {len} values")));
+                    }
+                    let int = int.as_mut().ok_or_else(|| NnError::Unsupported("requant".into()))?;
+                    steps.push(int.requant::<R>(i, q, pending)?);
+                    pending = 1.0;
+                }
+                Layer::Affine(_) | Layer::Trees(_) if integer => {
+                    return Err(NnError::Unsupported(format!(
+                        "layer {i} ({}) in a quantized model: only convolutions, dense layers, \
+                         ReLU, pooling and requantization run on integers",
+                        model.summary()[i]
+                    )));
                 }
                 Layer::Affine(a) => {
                     if a.channels * a.inner != len
@@ -469,6 +582,15 @@ impl<R: IntRing> FixedPlan<R> {
                 }
             }
         }
+        if let Some(int) = int {
+            if pending != 1.0 {
+                return Err(NnError::Unsupported(
+                    "a quantized model ends with an average pool: no requantization follows it"
+                        .into(),
+                ));
+            }
+            int.finish(&mut steps)?;
+        }
         Ok(Self {
             fp,
             input_len: model.input_len(),
@@ -498,10 +620,18 @@ impl<R: IntRing> FixedPlan<R> {
                         StepShape::Scale { len: *len, divisor: *divisor }
                     }
                     Step::Trees { shape, .. } => StepShape::Trees(shape.clone()),
+                    Step::Requant { channels, inner, shift, .. } => {
+                        StepShape::Requant { channels: *channels, inner: *inner, shift: *shift }
+                    }
                 })
                 .collect(),
             input_range: self.input_range,
         }
+    }
+
+    /// True for a plan of an integer model (see [`PlanShape::is_integer`]).
+    pub fn is_integer(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, Step::Requant { .. }))
     }
 
     /// The fixed-point format.
@@ -526,10 +656,12 @@ impl<R: IntRing> FixedPlan<R> {
                 v.extend_from_slice(w);
                 v.extend_from_slice(b);
             }
-            if let Step::Trees { t, w, base, .. } = s {
+            if let Step::Trees { t, w, base: c, .. } | Step::Requant { lo: t, hi: w, mult: c, .. } =
+                s
+            {
                 v.extend_from_slice(t);
                 v.extend_from_slice(w);
-                v.extend_from_slice(base);
+                v.extend_from_slice(c);
             }
         }
         Ok(v)
@@ -563,7 +695,8 @@ impl<R: IntRing> FixedPlan<R> {
         mut truncated: impl FnMut(&[R]),
     ) -> Result<Vec<R>, NnError> {
         check_input(x.len(), batch, self.input_len)?;
-        let f = self.fp.frac_bits;
+        // An integer plan's linear products are exact.
+        let f = if self.is_integer() { 0 } else { self.fp.frac_bits };
         let mut h = x.to_vec();
         for s in &self.steps {
             h = match s {
@@ -620,7 +753,24 @@ impl<R: IntRing> FixedPlan<R> {
                 Step::Trees { shape, t, w, base } => {
                     trees::eval_plain(shape, (t, w, base), &h, batch)
                 }
+                Step::Requant { channels, inner, shift, lo, hi, mult } => {
+                    let c = |i: usize| i / inner % channels;
+                    let z: Vec<R> = h
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            let v = v.to_i64().clamp(lo[c(i)].to_i64(), hi[c(i)].to_i64());
+                            R::from_i64(v) * mult[c(i)]
+                        })
+                        .collect();
+                    truncated(&z);
+                    z.into_iter().map(|v| v.shr_arith(*shift)).collect()
+                }
             };
+        }
+        if self.is_integer() {
+            let one = R::from_i64(1 << self.fp.frac_bits);
+            h.iter_mut().for_each(|v| *v = *v * one);
         }
         Ok(h)
     }

@@ -34,6 +34,8 @@
 //!             7 Trees   features classes, u32 node count, per node: feature (u64), mode (u8:
 //!                       1 <, 2 ≤, 3 >, 4 ≥), parent (u8 0 | 1, then u64 index, u8 branch),
 //!                       depth (u64); u32 leaf count, per leaf: parent (as for nodes)
+//!             8 Requant channels inner shift   (an integer plan's; every shift the same,
+//!                       1 to 24, and no Scale or Trees step beside it)
 //! ```
 //!
 //! Decoding is strict: the magic, version, length and checksum must match, every count is
@@ -237,11 +239,22 @@ impl ModelShape {
                 StepShape::Trees(t) => {
                     t.features == len && t.classes <= MAX_LAYER_VALUES && t.check().is_ok()
                 }
+                StepShape::Requant { channels, inner, shift } => {
+                    *channels > 0
+                        && channels.checked_mul(*inner) == Some(len)
+                        && (1..=24).contains(shift)
+                        && *shift == p.product_bits()
+                }
             };
             if !ok {
                 return Err(bad(format!("step {i} ({s:?}) does not fit after {len} values")));
             }
             len = s.out_len();
+        }
+        if p.is_integer()
+            && p.steps.iter().any(|s| matches!(s, StepShape::Scale { .. } | StepShape::Trees(_)))
+        {
+            return Err(bad("an integer plan with a scale or tree step"));
         }
         if let Some(l) = &self.class_labels {
             if l.len() != len {
@@ -388,6 +401,10 @@ impl Writer {
                         self.parent(l);
                     }
                 }
+                StepShape::Requant { channels, inner, shift } => {
+                    self.0.push(8);
+                    self.all(&[*channels, *inner, *shift as usize]);
+                }
             }
         }
     }
@@ -517,6 +534,11 @@ impl<'a> Reader<'a> {
                     let k = self.count("tree leaves", MAX_LAYER_VALUES, 1)?;
                     let leaves = (0..k).map(|_| self.parent()).collect::<Result<Vec<_>, _>>()?;
                     StepShape::Trees(Box::new(TreeShape { features, classes, nodes, leaves }))
+                }
+                8 => {
+                    let [channels, inner, shift] = self.sizes("requantization")?;
+                    let shift = u32::try_from(shift).unwrap_or(u32::MAX);
+                    StepShape::Requant { channels, inner, shift }
                 }
                 t => return Err(bad(format!("unknown step tag {t}"))),
             };

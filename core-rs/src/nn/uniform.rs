@@ -29,6 +29,8 @@ pub struct UniformPrep<I, P, B> {
     output: Output,
     input: Option<I>,
     products: P,
+    /// An integer plan's exact products (empty otherwise).
+    exact: P,
     bits: B,
 }
 
@@ -123,9 +125,12 @@ where
     let (input, _) = s.input_prep(input_owner, batch * shape.input_len);
     let needs = shape.needs(batch, output);
     let all = Len(needs.products);
-    let (products, _) = s.mul_prep(&all, &all, shape.frac_bits).await?;
+    let (products, _) = s.mul_prep(&all, &all, shape.product_bits()).await?;
+    let all = Len(needs.exact);
+    let (exact, _) = s.mul_prep(&all, &all, 0).await?;
     let bits = s.bit_prep(needs.bits).await?;
-    Ok(UniformPrep { shape: shape.clone(), batch, output, input: Some(input), products, bits })
+    let input = Some(input);
+    Ok(UniformPrep { shape: shape.clone(), batch, output, input, products, exact, bits })
 }
 
 /// [`super::Inference::infer`]: the walk, each layer taking its material, then the argmax if
@@ -146,8 +151,8 @@ where
     }
     model.check_input(x.len(), prep.batch)?;
     let (batch, output) = (prep.batch, prep.output);
-    let mut run = Run { s, products: prep.products, bits: prep.bits };
-    let h = walk(&mut run, &model.steps, model.shape.frac_bits, x, batch).await?;
+    let mut run = Run { s, products: prep.products, exact: prep.exact, bits: prep.bits };
+    let h = walk(&mut run, &model.steps, &model.shape, x, batch).await?;
     let Run { s, mut bits, .. } = run;
     match output {
         Output::Logits => Ok(h),
@@ -160,6 +165,7 @@ where
 struct Run<'p, S, P, B> {
     s: &'p mut S,
     products: P,
+    exact: P,
     bits: B,
 }
 
@@ -181,14 +187,21 @@ where
         self.s.constant(c)
     }
 
-    async fn matmul_fixed(
+    async fn matmul(
         &mut self,
         x: S::V,
         w: Cow<'m, S::V>,
         dims: (usize, usize, usize),
+        exact: bool,
     ) -> Result<S::V, Error> {
-        let prep = self.products.take(dims.0 * dims.2)?;
+        let store = if exact { &mut self.exact } else { &mut self.products };
+        let prep = store.take(dims.0 * dims.2)?;
         self.s.matmul(&x, &w, dims, prep).await
+    }
+
+    async fn mul_truncated(&mut self, x: S::V, y: S::V) -> Result<S::V, Error> {
+        let prep = self.products.take(x.len())?;
+        self.s.mul(&x, &y, prep).await
     }
 
     async fn relu(&mut self, x: S::V) -> Result<S::V, Error> {

@@ -6,7 +6,7 @@ use ringfence_core::meteor::Meteor;
 use ringfence_core::net::{PartyId, Roster};
 use ringfence_core::nn::{FixedPlan, Inference, Output};
 use ringfence_core::rep3::Rep3;
-use ringfence_core::ring::Z64;
+use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::sharing::Session;
 use ringfence_core::testing::conformance::TestBase;
 use ringfence_core::testing::{self, MemTransport};
@@ -79,8 +79,8 @@ pub(crate) fn json_numbers(doc: &str, key: &str) -> Vec<f64> {
 }
 
 /// What a secure run gives back: P1's output and the online cost per party.
-pub(crate) struct Run {
-    pub(crate) scores: Vec<Z64>,
+pub(crate) struct Run<R = Z64> {
+    pub(crate) scores: Vec<R>,
     /// The most payload bytes any party sent during `infer`.
     pub(crate) online_bytes: u64,
     /// Each party's payload bytes during `infer`, P0 first.
@@ -100,20 +100,21 @@ pub(crate) fn secure_run<S>(plan: &FixedPlan<Z64>, x: &[Z64], batch: usize, outp
 where
     S: Inference<Z64> + Session<Rep3P>,
 {
-    secure_run_on::<S, Rep3P>(Roster::THREE, plan, x, batch, output)
+    secure_run_on::<S, Rep3P, Z64>(Roster::THREE, plan, x, batch, output)
 }
 
 /// [`secure_run`] for a scheme on base session `B` among the parties of `roster`.
-pub(crate) fn secure_run_on<S, B>(
+pub(crate) fn secure_run_on<S, B, R>(
     roster: Roster,
-    plan: &FixedPlan<Z64>,
-    x: &[Z64],
+    plan: &FixedPlan<R>,
+    x: &[R],
     batch: usize,
     output: Output,
-) -> Run
+) -> Run<R>
 where
     B: TestBase,
-    S: Inference<Z64> + Session<B>,
+    R: IntRing,
+    S: Inference<R> + Session<B>,
 {
     let shape = plan.shape();
     let net = testing::Net::new(roster.n());
