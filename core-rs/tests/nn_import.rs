@@ -934,3 +934,44 @@ fn crafted_window_geometry_is_refused_not_allocated() {
     let e = import_onnx(&windows).unwrap_err().to_string();
     assert!(e.contains("MaxPool: geometry"), "{e}");
 }
+
+/// The output scale an integer model's import notes (its scores are the quantized ones).
+fn output_scale(m: &Model) -> f64 {
+    let note = m.dropped_transforms.last().expect("a quantized model notes its output scale");
+    note.split("scale ").nth(1).and_then(|s| s.trim_end_matches(')').parse().ok()).expect(note)
+}
+
+/// The int8 models of both ONNX forms (QOperator with `com.microsoft` ops, QDQ) import as
+/// integer models whose evaluation is onnxruntime's: every score of every held-out sample
+/// within one quantization step (float32 against float64 rounding of the multipliers), the
+/// same class for all of them.
+#[test]
+fn quantized_models_evaluate_as_onnxruntime_does() {
+    for (name, bytes, reference, x, n) in [
+        ("minionn-q", MINIONN_Q, MINIONN_Q_REF, mnist(1000), 1000),
+        ("lenet-qdq", LENET_QDQ, LENET_QDQ_REF, mnist(1000), 1000),
+        (
+            "mobilenet-q",
+            MOBILENET_Q,
+            MOBILENET_Q_REF,
+            MOBILENET_Q_INPUTS.iter().map(|&p| f64::from(p) / 255.0).collect(),
+            8,
+        ),
+    ] {
+        let m = import_onnx(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(m.layers.iter().any(|l| matches!(l, Layer::Requant(_))), "{name}");
+        let y = m.eval_f64(&x, n).unwrap();
+        let s = output_scale(&m);
+        let ort = json_numbers(reference, "scores");
+        assert_eq!(y.len(), ort.len(), "{name}");
+        let worst = y.iter().zip(&ort).map(|(a, b)| (a * s - b).abs() / s).fold(0.0, f64::max);
+        eprintln!("{name}: {:?}; scores within {worst:.3} steps of onnxruntime", m.summary());
+        assert!(worst <= 1.001, "{name}: {worst} steps");
+        let classes = m.output_len();
+        let ours = ringfence_core::nn::argmax_rows(&y, classes);
+        let theirs: Vec<usize> =
+            json_numbers(reference, "argmax").iter().map(|&v| v as usize).collect();
+        // A one-step difference may break a tie the other way; there is none in these files.
+        assert_eq!(ours, theirs, "{name}");
+    }
+}

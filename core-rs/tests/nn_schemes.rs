@@ -329,6 +329,46 @@ scheme!(rss3: RssP, on RssP, RssClient<MemTransport>, rss(3, 1));
 scheme!(rss5: RssP, on RssP, RssClient<MemTransport>, rss(5, 2));
 scheme!(rss7: RssP, on RssP, RssClient<MemTransport>, rss(7, 3));
 
+/// The int8 models (integer plans: exact products, a clamp and a secret rescaling per layer)
+/// on every scheme that runs them (METEOR runs fixed-point plans only): the secure classes
+/// agree with the plaintext integer plan's and onnxruntime's run of the same quantized file.
+macro_rules! quantized {
+    ($name:ident: $party:ty, on $base:ty, $desc:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn minionn_q() {
+                let x = mnist(digits(2));
+                check_agreement::<$party, $base>(
+                    &$desc,
+                    "minionn-q",
+                    (MINIONN_Q, MINIONN_Q_REF),
+                    &x,
+                    50,
+                );
+            }
+            #[test]
+            fn lenet_qdq() {
+                let x = mnist(digits(1));
+                check_agreement::<$party, $base>(
+                    &$desc,
+                    "lenet-qdq",
+                    (LENET_QDQ, LENET_QDQ_REF),
+                    &x,
+                    25,
+                );
+            }
+        }
+    };
+}
+
+quantized!(rep3_q: Rep3P, on Rep3P, REP3);
+quantized!(mal3_q: Mal3P, on Rep3P, MAL3);
+quantized!(rss3_q: RssP, on RssP, rss(3, 1));
+quantized!(rss5_q: RssP, on RssP, rss(5, 2));
+quantized!(rss7_q: RssP, on RssP, rss(7, 3));
+
 /// The SVM and the tree ensemble on rss at every roster, on the samples mal3 runs.
 mod rss_classical {
     use super::*;

@@ -770,7 +770,7 @@ impl<R: IntRing> FixedPlan<R> {
         }
         if self.is_integer() {
             let one = R::from_i64(1 << self.fp.frac_bits);
-            h.iter_mut().for_each(|v| *v = *v * one);
+            h.iter_mut().for_each(|v| *v *= one);
         }
         Ok(h)
     }

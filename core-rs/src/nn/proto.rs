@@ -193,7 +193,7 @@ pub(crate) struct NodeProto {
 }
 
 /// `AttributeProto` (graph-valued attributes are only noted, not decoded).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Attribute {
     pub(crate) name: String,
     pub(crate) f: Option<f32>,
@@ -207,12 +207,14 @@ pub(crate) struct Attribute {
 }
 
 /// `TensorProto`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct TensorProto {
     pub(crate) name: String,
     pub(crate) dims: Vec<i64>,
     pub(crate) data_type: i32,
     pub(crate) float_data: Vec<f32>,
+    /// `int32_data`: the typed field of INT32, INT8, UINT8 (and other narrow types).
+    pub(crate) int32_data: Vec<i64>,
     pub(crate) int64_data: Vec<i64>,
     pub(crate) double_data: Vec<f64>,
     pub(crate) raw: Option<Vec<u8>>,
@@ -352,6 +354,7 @@ fn decode_tensor(buf: &[u8]) -> Result<TensorProto, NnError> {
             1 => push_ints(M, f, v, &mut t.dims)?,
             2 => t.data_type = want_varint(M, f, v)? as i32,
             4 => push_floats(M, f, v, &mut t.float_data)?,
+            5 => push_ints(M, f, v, &mut t.int32_data)?,
             7 => push_ints(M, f, v, &mut t.int64_data)?,
             8 => t.name = want_string(M, f, v)?,
             9 => t.raw = Some(want_bytes(M, f, v)?.to_vec()),
@@ -425,6 +428,9 @@ fn decode_shape(buf: &[u8]) -> Result<Vec<Dim>, NnError> {
 /// ONNX `TensorProto.DataType` codes used here.
 pub(crate) mod dtype {
     pub(crate) const FLOAT: i32 = 1;
+    pub(crate) const UINT8: i32 = 2;
+    pub(crate) const INT8: i32 = 3;
+    pub(crate) const INT32: i32 = 6;
     pub(crate) const INT64: i32 = 7;
     pub(crate) const DOUBLE: i32 = 11;
 }
@@ -471,6 +477,39 @@ impl TensorProto {
             return Err(bad(
                 "TensorProto",
                 format!("{}: {} elements stored, dims {:?} need {n}", what(), v.len(), self.dims),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// The elements as reals from any of FLOAT, DOUBLE, INT8, UINT8, INT32 and INT64 (a
+    /// quantized model's weights, scales and zero points).
+    pub(crate) fn numbers(&self) -> Result<Vec<f64>, NnError> {
+        let width = match self.data_type {
+            dtype::UINT8 | dtype::INT8 => 1,
+            dtype::INT32 => 4,
+            dtype::INT64 => return Ok(self.ints()?.into_iter().map(|v| v as f64).collect()),
+            _ => return self.reals(),
+        };
+        if self.external {
+            return Err(NnError::Unsupported(format!("tensor {:?}: external data", self.name)));
+        }
+        let n = self.numel()?;
+        let v: Vec<f64> = match (&self.raw, self.data_type) {
+            (Some(raw), dtype::UINT8) => raw.iter().map(|&b| f64::from(b)).collect(),
+            (Some(raw), dtype::INT8) => raw.iter().map(|&b| f64::from(b as i8)).collect(),
+            (Some(raw), _) if raw.len() % width == 0 => raw
+                .chunks_exact(4)
+                .map(|c| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+            (Some(_), _) => Vec::new(),
+            // The typed field holds INT8 and UINT8 values as int32 varints.
+            (None, _) => self.int32_data.iter().map(|&v| v as i32 as f64).collect(),
+        };
+        if v.len() != n {
+            return Err(bad(
+                "TensorProto",
+                format!("tensor {:?}: {} elements stored, {n} expected", self.name, v.len()),
             ));
         }
         Ok(v)

@@ -32,6 +32,19 @@ pub(crate) const MINIONN_REF: &str = include_str!("../../../models/data/minionn.
 pub(crate) const LOGREG_REF: &str = include_str!("../../../models/data/logreg.reference.json");
 pub(crate) const SVM_REF: &str = include_str!("../../../models/data/svm.reference.json");
 pub(crate) const TREE_REF: &str = include_str!("../../../models/data/tree.reference.json");
+// The int8 models (onnxruntime's quantization tool; `scripts/models/quantize.py`).
+pub(crate) const MINIONN_Q: &[u8] = include_bytes!("../../../models/minionn-q.onnx");
+pub(crate) const LENET_QDQ: &[u8] = include_bytes!("../../../models/lenet-qdq.onnx");
+pub(crate) const MOBILENET_Q: &[u8] = include_bytes!("../../../models/mobilenet-q.onnx");
+pub(crate) const MINIONN_Q_REF: &str =
+    include_str!("../../../models/data/minionn-q.reference.json");
+pub(crate) const LENET_QDQ_REF: &str =
+    include_str!("../../../models/data/lenet-qdq.reference.json");
+pub(crate) const MOBILENET_Q_REF: &str =
+    include_str!("../../../models/data/mobilenet-q.reference.json");
+/// MobileNet's 8 reference images (3×128×128 bytes each, value p means p/255).
+pub(crate) const MOBILENET_Q_INPUTS: &[u8] =
+    include_bytes!("../../../models/data/mobilenet-q-inputs.u8");
 
 /// The first `n` held-out MNIST digits, pixels scaled to [0, 1].
 pub(crate) fn mnist(n: usize) -> Vec<f64> {

@@ -20,6 +20,7 @@ use super::NnError;
 
 mod ml;
 mod norm;
+mod quant;
 mod trees;
 mod window;
 
@@ -39,7 +40,7 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
             "" | "ai.onnx" if !(7..=22).contains(version) => {
                 return Err(NnError::Unsupported(format!("opset ai.onnx version {version}")))
             }
-            "" | "ai.onnx" | "ai.onnx.ml" => {}
+            "" | "ai.onnx" | "ai.onnx.ml" | "com.microsoft" => {}
             d => return Err(NnError::Unsupported(format!("opset domain {d:?}"))),
         }
     }
@@ -108,10 +109,12 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
         terminal: false,
         positive: false,
         fresh_linear: false,
+        quant: quant::Quant::default(),
     };
     for n in &g.nodes {
         st.node(n)?;
     }
+    st.finish_quantized()?;
     for o in &g.outputs {
         if !st.cur.contains(&o.name) && !st.labels.contains(&o.name) {
             return Err(NnError::Unsupported(format!(
@@ -148,6 +151,8 @@ struct Chain<'g> {
     /// The running activation is the direct output of the last layer, a Dense or Conv (a
     /// BatchNormalization here folds into it).
     fresh_linear: bool,
+    /// A quantized model's state (`quant.rs`).
+    quant: quant::Quant,
 }
 
 fn what(n: &NodeProto) -> String {
@@ -198,14 +203,20 @@ impl Chain<'_> {
                     | "AveragePool"
                     | "GlobalAveragePool"
                     | "BatchNormalization"
+                    | "QLinearConv"
+                    | "QLinearMatMul"
             )
-        ) || matches!(
-            op,
-            (
-                "ai.onnx.ml",
-                "LinearClassifier" | "LinearRegressor" | "SVMClassifier" | "TreeEnsembleClassifier"
-            )
-        );
+        ) || matches!(op, ("com.microsoft", "QGemm" | "QLinearGlobalAveragePool"))
+            || matches!(
+                op,
+                (
+                    "ai.onnx.ml",
+                    "LinearClassifier"
+                        | "LinearRegressor"
+                        | "SVMClassifier"
+                        | "TreeEnsembleClassifier"
+                )
+            );
         if self.terminal && linear {
             return Err(NnError::Unsupported(format!(
                 "{} after an output transform (Softmax/ArgMax/classifier)",
@@ -213,10 +224,37 @@ impl Chain<'_> {
             )));
         }
         let fresh = core::mem::replace(&mut self.fresh_linear, false);
+        if self.quantized()
+            && matches!(
+                op.1,
+                "Gemm" | "MatMul" | "Conv" | "QLinearConv" | "QLinearMatMul" | "QGemm"
+            )
+        {
+            self.flush_clip(n)?;
+        }
         match op {
+            ("" | "ai.onnx", "Gemm" | "MatMul" | "Conv") if self.quantized() => {
+                match op.1 {
+                    "Gemm" => self.gemm(n)?,
+                    "MatMul" => self.matmul(n)?,
+                    _ => self.conv(n)?,
+                }
+                self.integer_layer(n, 1)
+            }
             ("" | "ai.onnx", "Gemm") => self.gemm(n),
             ("" | "ai.onnx", "MatMul") => self.matmul(n),
             ("" | "ai.onnx", "Conv") => self.conv(n),
+            ("" | "ai.onnx", "QuantizeLinear") => self.quantize_linear(n),
+            ("" | "ai.onnx", "DequantizeLinear") => self.dequantize_linear(n),
+            ("" | "ai.onnx", "QLinearConv") => self.qlinear_conv(n),
+            ("" | "ai.onnx", "QLinearMatMul") => self.qlinear_matmul(n),
+            ("com.microsoft", "QGemm") => self.qgemm(n),
+            ("com.microsoft", "QLinearGlobalAveragePool") => self.qlinear_global_pool(n),
+            ("" | "ai.onnx", "Clip") => self.clip(n),
+            ("" | "ai.onnx", "Relu") if self.quantized() => {
+                only_attrs(n, &[])?;
+                self.quantized_clip(n, 0.0, f64::INFINITY)
+            }
             ("" | "ai.onnx", "MaxPool") => self.maxpool(n),
             ("" | "ai.onnx", "AveragePool") => self.avgpool(n, false),
             ("" | "ai.onnx", "GlobalAveragePool") => self.avgpool(n, true),
@@ -333,6 +371,9 @@ impl Chain<'_> {
         let name = n.inputs.get(i).filter(|s| !s.is_empty());
         let name =
             name.ok_or_else(|| NnError::Malformed(format!("{}: missing input {i}", what(n))))?;
+        if let Some(t) = self.quant.consts.get(name.as_str()) {
+            return Ok(t);
+        }
         self.consts.get(name.as_str()).copied().ok_or_else(|| {
             NnError::Unsupported(format!(
                 "{}: input {name:?} must be a constant initializer",
