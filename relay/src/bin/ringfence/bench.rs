@@ -105,22 +105,21 @@ pub(crate) fn backend_arg() -> impl clap::builder::TypedValueParser<Value = Back
 }
 
 /// Models that `--model` accepts by name: `models/NAME.onnx` of the repository.
-pub(crate) const MODEL_NAMES: &[&str] =
-    &[
-        "nn-a",
-        "nn-b",
-        "nn-c",
-        "lenet",
-        "minionn",
-        "logreg",
-        "svm",
-        "tree",
-        "alexnet",
-        "vgg16",
-        "minionn-q",
-        "lenet-qdq",
-        "mobilenet-q",
-    ];
+pub(crate) const MODEL_NAMES: &[&str] = &[
+    "nn-a",
+    "nn-b",
+    "nn-c",
+    "lenet",
+    "minionn",
+    "logreg",
+    "svm",
+    "tree",
+    "alexnet",
+    "vgg16",
+    "minionn-q",
+    "lenet-qdq",
+    "mobilenet-q",
+];
 
 /// Networks of the METEOR paper with random weights: when no generated file
 /// (`scripts/models/make_cifar_nets.py`) is found, they are built in memory
