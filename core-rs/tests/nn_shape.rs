@@ -8,7 +8,7 @@ use ringfence_core::nn::{import_onnx, FixedPlan, Layer, ModelFile, ModelShape, N
 use ringfence_core::ring::Z64;
 use sha2::{Digest, Sha256};
 
-const MODELS: [(&str, &[u8]); 8] = [
+const MODELS: [(&str, &[u8]); 11] = [
     ("nn-a", common::NN_A),
     ("nn-b", common::NN_B),
     ("nn-c", common::NN_C),
@@ -17,6 +17,9 @@ const MODELS: [(&str, &[u8]); 8] = [
     ("logreg", common::LOGREG),
     ("svm", common::SVM),
     ("tree", common::TREE),
+    ("minionn-q", common::MINIONN_Q),
+    ("lenet-qdq", common::LENET_QDQ),
+    ("mobilenet-q", common::MOBILENET_Q),
 ];
 
 fn owner(onnx: &[u8]) -> (ModelShape, FixedPlan<Z64>) {
@@ -30,7 +33,7 @@ fn owner(onnx: &[u8]) -> (ModelShape, FixedPlan<Z64>) {
 /// of the committed ONNX files.
 #[test]
 fn the_committed_shape_files_are_the_shipped_models_shapes() {
-    let committed: [(&str, &[u8]); 8] = [
+    let committed: [(&str, &[u8]); 11] = [
         ("nn-a", include_bytes!("../../models/nn-a.rfshape")),
         ("nn-b", include_bytes!("../../models/nn-b.rfshape")),
         ("nn-c", include_bytes!("../../models/nn-c.rfshape")),
@@ -39,6 +42,9 @@ fn the_committed_shape_files_are_the_shipped_models_shapes() {
         ("logreg", include_bytes!("../../models/logreg.rfshape")),
         ("svm", include_bytes!("../../models/svm.rfshape")),
         ("tree", include_bytes!("../../models/tree.rfshape")),
+        ("minionn-q", include_bytes!("../../models/minionn-q.rfshape")),
+        ("lenet-qdq", include_bytes!("../../models/lenet-qdq.rfshape")),
+        ("mobilenet-q", include_bytes!("../../models/mobilenet-q.rfshape")),
     ];
     for ((name, onnx), (file, bytes)) in MODELS.iter().zip(committed) {
         assert_eq!(*name, file);

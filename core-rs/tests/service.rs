@@ -952,3 +952,32 @@ fn servers_compare_on_multi_fan_in_gates_when_all_agree() {
         run_catalogs(7, mixed(), classify(Request::new("logreg", Backend::Meteor, 1), digits(1)));
     assert_eq!(out.unwrap().classes, argmax_rows(&plain_scores(&plan, &digits(1), 1), 10));
 }
+
+/// A quantized model's integer plan is served on rep3 (the client's class is onnxruntime's) and
+/// refused on METEOR, which runs fixed-point plans only, by every party with the reason.
+#[test]
+fn a_quantized_model_is_served_on_rep3_and_refused_on_meteor() {
+    let plan = FixedPlan::new(&import_onnx(common::MINIONN_Q).unwrap(), DEFAULT_FRAC_BITS).unwrap();
+    let client = |req: Request| {
+        move |ctx: Ctx<MemTransport>| -> Fut<'_, Result<Classification, Error>> {
+            Box::pin(async move {
+                let mut c = service::Client::new(ctx, Seed::from_bytes([4; 32]));
+                let info = c.request(&req).await?;
+                assert_eq!((info.input_len, info.output_len), (784, 10));
+                let ready = c.setup(&info).await?;
+                c.run(ready, &common::mnist(2)).await
+            })
+        }
+    };
+    let req = Request::new("logreg", Backend::Meteor, 2);
+    let (parties, out) = run(&plan, client(req));
+    assert_all_refused(&parties, out, "is quantized (int8): meteor runs fixed-point models only");
+    let req = Request { output: Output::Argmax, ..Request::new("logreg", Backend::Rep3, 2) };
+    let (parties, out) = run(&plan, client(req));
+    let want: Vec<usize> = common::json_numbers(common::MINIONN_Q_REF, "argmax")[..2]
+        .iter()
+        .map(|&v| v as usize)
+        .collect();
+    assert_eq!(out.unwrap().classes, want);
+    assert!(parties.iter().all(|p| matches!(p, Ok((Outcome::Answered, ..)))), "{parties:?}");
+}

@@ -165,6 +165,14 @@ impl Catalog {
                 }
             ));
         }
+        if m.shape.is_integer() && !req.backend.runs_integer_plans() {
+            return Err(format!(
+                "model {:?} is quantized (int8): {} runs fixed-point models only; ask for {}",
+                req.model,
+                req.backend.name(),
+                Backend::integer_runners()
+            ));
+        }
         if !req.backend.reveals_class() && req.output == Output::Argmax {
             return Err(format!(
                 "{} reveals the scores (it has no argmax protocol); ask for the scores or use {}",

@@ -49,6 +49,8 @@ struct Family {
     code: u64,
     /// Whether it can reveal only the class (it has an argmax protocol).
     reveals_class: bool,
+    /// Whether it runs integer plans (quantized models: exact products and secret rescaling).
+    integer_plans: bool,
     /// The numbers of servers it is served among.
     servers: &'static [usize],
     /// The sizes (in ring elements) of the messages a client sends compute party `me` of
@@ -64,6 +66,7 @@ const FAMILIES: [Family; 4] = [
         name: "rep3",
         code: 1,
         reveals_class: true,
+        integer_plans: true,
         servers: THREE,
         client_frames: |_, _, values| vec![2 * values],
     },
@@ -72,6 +75,7 @@ const FAMILIES: [Family; 4] = [
         name: "meteor",
         code: 2,
         reveals_class: false,
+        integer_plans: false,
         servers: THREE,
         client_frames: |_, _, values| vec![values],
     },
@@ -80,6 +84,7 @@ const FAMILIES: [Family; 4] = [
         name: "mal3",
         code: 3,
         reveals_class: true,
+        integer_plans: true,
         servers: THREE,
         client_frames: |_, _, values| vec![2 * values],
     },
@@ -88,6 +93,7 @@ const FAMILIES: [Family; 4] = [
         name: "rss",
         code: 4,
         reveals_class: true,
+        integer_plans: true,
         servers: &[5, 7],
         client_frames: rss_client_frames,
     },
@@ -326,6 +332,18 @@ impl Backend {
         let names: Vec<&str> =
             FAMILIES.iter().filter(|f| f.reveals_class).map(|f| f.name).collect();
         names.join(" or ")
+    }
+
+    /// Whether it runs a quantized model's integer plan (METEOR runs fixed-point plans only).
+    pub fn runs_integer_plans(self) -> bool {
+        self.family().integer_plans
+    }
+
+    /// The names of the families that run integer plans, for messages.
+    pub(super) fn integer_runners() -> String {
+        let names: Vec<&str> =
+            FAMILIES.iter().filter(|f| f.integer_plans).map(|f| f.name).collect();
+        names.join(", ")
     }
 }
 

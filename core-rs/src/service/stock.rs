@@ -252,6 +252,19 @@ impl<T: Transport> Mesh<T> {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some((t, _)) = active
+            .iter()
+            .zip(&served)
+            .find(|(t, m)| m.shape.is_integer() && !t.backend.runs_integer_plans())
+        {
+            return Err(Error::ApiMisuse(format!(
+                "mesh: {:?} is quantized (int8) and {} runs fixed-point models only: keep none of \
+                 its {} runs ready",
+                t.model,
+                t.backend.name(),
+                t.backend.name()
+            )));
+        }
         same_shapes(&mut p, &active, &served).await?;
         let mut models = Vec::new();
         for (t, served) in active.into_iter().zip(served) {

@@ -421,8 +421,11 @@ fn free_ports(n: usize) -> Result<Vec<std::net::SocketAddr>, String> {
 
 /// The shipped models a local deployment serves: every `models/NAME.onnx` the bench knows.
 pub(crate) fn shipped_models() -> Vec<(String, PathBuf)> {
-    ["nn-a", "nn-b", "nn-c", "lenet", "minionn", "logreg", "svm", "tree"]
-        .iter()
+    let names = ["nn-a", "nn-b", "nn-c", "lenet", "minionn", "logreg", "svm", "tree"];
+    // The int8 models (served on rep3, mal3 and rss; METEOR refuses them by name).
+    names
+        .into_iter()
+        .chain(["minionn-q", "lenet-qdq", "mobilenet-q"])
         .filter_map(|n| crate::bench::resolve_model(Path::new(n)).ok().map(|p| (n.to_string(), p)))
         .collect()
 }
