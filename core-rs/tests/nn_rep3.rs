@@ -182,6 +182,8 @@ fn the_round_model_matches_every_shipped_model() {
         ("logreg", LOGREG),
         ("svm", SVM),
         ("tree", TREE),
+        ("minionn-q", MINIONN_Q),
+        ("lenet-qdq", LENET_QDQ),
     ] {
         let (_, plan) = plan(bytes);
         let shape = plan.shape();

@@ -98,21 +98,37 @@ fn inspect(a: &InspectArgs) -> Result<(), String> {
             model.dropped_transforms.join(", ")
         );
     }
-    println!(
-        "  plan    Z_2^64, {} fractional bits (resolution {:.1e})",
-        shape.frac_bits,
-        2f64.powi(-(shape.frac_bits as i32))
-    );
-    let (bytes_online, rounds) = ringfence_core::meteor::online_cost(&shape, 64, a.batch);
-    println!(
-        "  meteor  online {bytes_online} B per party, {rounds} rounds (batch {}, cost model; input sharing and output reveal not included; a client's input adds its consistency check, 1 round and 64 B)",
-        a.batch
-    );
+    if shape.is_integer() {
+        println!(
+            "  plan    Z_2^64, integer (int8 model): exact products, each requantization a clamp and \
+             a secret multiplier truncated by {} bits; the input in {} fractional bits",
+            shape.product_bits(),
+            shape.frac_bits
+        );
+        println!("  meteor  runs fixed-point models only: it refuses this one");
+    } else {
+        println!(
+            "  plan    Z_2^64, {} fractional bits (resolution {:.1e})",
+            shape.frac_bits,
+            2f64.powi(-(shape.frac_bits as i32))
+        );
+        let (bytes_online, rounds) = ringfence_core::meteor::online_cost(&shape, 64, a.batch);
+        println!(
+            "  meteor  online {bytes_online} B per party, {rounds} rounds (batch {}, cost model; input sharing and output reveal not included; a client's input adds its consistency check, 1 round and 64 B)",
+            a.batch
+        );
+    }
     for (name, out) in [("scores", Output::Logits), ("class", Output::Argmax)] {
         let needs = shape.needs(a.batch, out);
         println!(
-            "  rep3    ({name}) preprocessing: {} truncation pairs, {} daBits",
-            needs.products, needs.bits
+            "  rep3    ({name}) preprocessing: {} truncation pairs, {} daBits{}",
+            needs.products,
+            needs.bits,
+            if needs.exact > 0 {
+                format!(" ({} exact products need none)", needs.exact)
+            } else {
+                String::new()
+            }
         );
     }
     print_comparisons(&shape, a.batch);
