@@ -975,3 +975,78 @@ fn quantized_models_evaluate_as_onnxruntime_does() {
         assert_eq!(ours, theirs, "{name}");
     }
 }
+
+/// A tensor of `dtype` from raw little-endian bytes (`dims` empty: a scalar).
+fn raw_tensor(name: &str, dims: &[u64], dtype: u64, raw: &[u8]) -> Vec<u8> {
+    let mut t = Vec::new();
+    for &d in dims {
+        t.extend(fv(1, d));
+    }
+    t.extend(fv(2, dtype));
+    t.extend(fb(8, name.as_bytes()));
+    t.extend(fb(9, raw));
+    t
+}
+
+/// A QDQ model `x[N,4] → Q → DQ → MatMul(DQ(Wq)) → Q → DQ → y[N,3]`: input scale 1/10 and
+/// uint8 zero point 0, int8 weights `Wq` (4×3) with scale `ws`, output scale 1/2, zero point
+/// 128; `bad` replaces one initializer.
+fn qdq_model(ws: &[f32], bad: Option<Vec<u8>>) -> Vec<u8> {
+    let wq: Vec<u8> =
+        [1i8, -2, 3, 4, 5, -6, -7, 8, 9, 10, -11, 12].iter().map(|&v| v as u8).collect();
+    let f = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let mut inits = vec![
+        raw_tensor("xs", &[], 1, &f(&[0.1])),
+        raw_tensor("xz", &[], 2, &[0]),
+        raw_tensor("Wq", &[4, 3], 3, &wq),
+        raw_tensor("ws", if ws.len() == 1 { &[] } else { &[4] }, 1, &f(ws)),
+        raw_tensor("ys", &[], 1, &f(&[0.5])),
+        raw_tensor("yz", &[], 2, &[128]),
+    ];
+    if let Some(b) = bad {
+        inits.push(b);
+    }
+    model_with(
+        &[
+            node("QuantizeLinear", &["x", "xs", "xz"], &["xq"], &[]),
+            node("DequantizeLinear", &["xq", "xs", "xz"], &["xd"], &[]),
+            node("DequantizeLinear", &["Wq", "ws"], &["Wd"], &[]),
+            node("MatMul", &["xd", "Wd"], &["h"], &[]),
+            node("QuantizeLinear", &["h", "ys", "yz"], &["hq"], &[]),
+            node("DequantizeLinear", &["hq", "ys", "yz"], &["y"], &[]),
+        ],
+        "y",
+        &inits,
+    )
+}
+
+/// A hand-made QDQ model imports as an integer model that computes as onnxruntime does
+/// (quantize, integer product, requantize with saturation), and every way of breaking its
+/// quantization parameters is refused naming what is wrong.
+#[test]
+fn a_hand_made_qdq_model_imports_and_bad_quantization_parameters_are_named() {
+    let m = import_onnx(&qdq_model(&[0.25], None)).unwrap();
+    assert_eq!(m.summary(), ["Requant 1x4 [0, 255]", "Dense 4->3", "Requant 1x3 [-128, 127]"]);
+    // x = (1.0, 0.26, 0.0, 25.6): quantized to (10, 3, 0, 255) (256 saturates, 2.6 rounds up).
+    let y = m.eval_f64(&[1.0, 0.26, 0.0, 25.6], 1).unwrap();
+    let q = [10.0, 3.0, 0.0, 255.0];
+    let w = [[1.0, -2.0, 3.0], [4.0, 5.0, -6.0], [-7.0, 8.0, 9.0], [10.0, -11.0, 12.0]];
+    for (o, got) in y.iter().enumerate() {
+        let acc: f64 = (0..4).map(|i| q[i] * w[i][o]).sum();
+        // Real acc·0.1·0.25, quantized with scale 0.5, centred, saturated to [-128, 127].
+        let want = (acc * 0.1 * 0.25 / 0.5).round().clamp(-128.0, 127.0);
+        assert_eq!(*got, want, "output {o}");
+    }
+    let cases: [(Vec<u8>, &str); 3] = [
+        (raw_tensor("xs", &[], 1, &0f32.to_le_bytes()), "scale [0.0]"),
+        (raw_tensor("yz", &[], 5, &[0, 0]), "\"yz\": data type 5"),
+        (raw_tensor("ys", &[2], 1, &[0; 8]), "per-tensor activations only"),
+    ];
+    for (bad, want) in cases {
+        // A later initializer of the same name replaces the first.
+        let e = import_onnx(&qdq_model(&[0.25], Some(bad))).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want}");
+    }
+    let e = import_onnx(&qdq_model(&[0.25, 0.5, 0.25, 0.5], None)).unwrap_err().to_string();
+    assert!(e.contains("along axis 0") || e.contains("input axis"), "{e}");
+}
