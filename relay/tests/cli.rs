@@ -47,6 +47,31 @@ fn demo_with_five_servers_classifies_on_rss() {
     }
 }
 
+/// `ringfence load` against five servers: every client's class is onnxruntime's, on the int8
+/// MiniONN (rss's default among five); a family that does not run among five is refused first.
+#[test]
+fn load_with_five_servers_answers_every_client() {
+    let out = Command::new(EXE)
+        .args(["load", "--clients", "2", "--parties", "5", "--model", "minionn-q", "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(line["correct"], 2, "{line}");
+    assert_eq!(line["servers"], 5, "{line}");
+    assert_eq!(line["backend"], "rss", "{line}");
+    assert_eq!(line["server_links"], "relay", "{line}");
+    assert_eq!(line["party_peak_rss_bytes"].as_array().map(Vec::len), Some(5), "{line}");
+    let out = Command::new(EXE)
+        .args(["load", "--clients", "1", "--parties", "5", "--backend", "rep3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--backend rep3: it runs among 3 server parties, not 5"), "{err}");
+}
+
 #[test]
 fn demo_refuses_a_server_count_or_family_it_cannot_run_before_starting() {
     for (args, want) in [

@@ -76,21 +76,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     let sample = load_sample(&model, a.sample)?;
     let what = format!("held-out test sample #{} of {name}'s test set", a.sample);
     let roster = crate::local::servers(a.parties)?;
-    let backend = match a.backend {
-        Some(b) => b,
-        None if roster == Roster::THREE => Backend::Meteor,
-        None => Backend::Rss,
-    };
-    if !backend.servers().contains(&roster.n()) {
-        return Err(format!(
-            "--backend {}: it runs among {} server parties, not {} (--parties {} serves {})",
-            backend.name(),
-            backend.servers().iter().map(usize::to_string).collect::<Vec<_>>().join(" or "),
-            roster.n(),
-            roster.n(),
-            crate::local::served_families(roster)
-        ));
-    }
+    let backend = crate::local::client_backend(roster, a.backend)?;
     let rt = crate::runtime(2)?;
     let n = roster.n();
     println!("ringfence demo: private classification on a local deployment");

@@ -1,7 +1,7 @@
 //! `ringfence load`: bounded load tests on loopback, printing figures.
 //!
-//! - `--clients N`: a local deployment ([`LocalDeployment`]: relay + three `ringfence party`
-//!   servers) and N native clients that all open their session at once and classify one
+//! - `--clients N`: a local deployment ([`LocalDeployment`]: relay + three (or `--parties` 5 or
+//!   7) `ringfence party` servers) and N native clients that all open their session at once and classify one
 //!   held-out sample each; every answer is checked against onnxruntime's class. Prints
 //!   throughput, latency percentiles and the server parties' peak memory.
 //! - `--relay-sessions N`: N sessions of three native parties each (in this process), all at
@@ -17,7 +17,7 @@ use futures_util::future::join_all;
 use ringfence_core::net::{Ctx, PartyId, SessionId};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{IntRing, Z64};
-use ringfence_core::service::{self, Request, CLIENT, PARTICIPANTS};
+use ringfence_core::service::{self, Request};
 use ringfence_relay::ws::{RelayLimits, RelayLinkConfig, RelayServer};
 use ringfence_relay::{os_seed, Security, StaticKeypair, TcpTransport};
 
@@ -37,9 +37,13 @@ pub(crate) struct LoadArgs {
     /// The model the clients ask for.
     #[arg(long, default_value = "lenet")]
     model: std::path::PathBuf,
-    /// The protocol family of the clients' requests.
-    #[arg(long, value_parser = bench::backend_arg(), default_value = "meteor")]
-    backend: Backend,
+    /// The protocol family of the clients' requests (default: meteor among 3 servers, rss
+    /// among 5 or 7).
+    #[arg(long, value_parser = bench::backend_arg())]
+    backend: Option<Backend>,
+    /// With --clients: the deployment's server parties, 3, 5 or 7.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    parties: usize,
     /// Elements of each relay session's product.
     #[arg(long, default_value_t = 1000)]
     elements: usize,
@@ -117,14 +121,19 @@ fn clients(
     if n == 0 || n > 256 {
         return Err("--clients must be 1..=256".into());
     }
+    let roster = crate::local::servers(a.parties)?;
+    let backend = crate::local::client_backend(roster, a.backend)?;
     let model = bench::resolve_model(&a.model)?;
     let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let set = TestSet::for_model(&model)?;
-    eprintln!("ringfence load: starting a local deployment serving {name} ...");
+    eprintln!(
+        "ringfence load: starting a local deployment of {} servers serving {name} ...",
+        roster.n()
+    );
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
     let models = [(name.clone(), model.clone())];
-    let d = LocalDeployment::start(rt, listen, None, crate::ROSTER, &models, n, !a.relay_only)?;
-    let backend = a.backend;
+    let d = LocalDeployment::start(rt, listen, None, roster, &models, n, !a.relay_only)?;
+    let with_client = u8::try_from(roster.participants(1)).map_err(|_| "too many parties")?;
     let timeout = Duration::from_millis(a.timeout_ms);
     let mut jobs = Vec::new();
     for k in 0..n {
@@ -134,19 +143,21 @@ fn clients(
         keys.push(me.public);
         let sid = SessionId(crate::random_bytes::<16>()?);
         let security = Security::Noise { keypair: me, public_keys: keys };
-        let mut cfg =
-            RelayLinkConfig::new(d.relay.clone(), CLIENT, crate::WITH_CLIENT, security, sid)
-                .inviting(DEPLOYMENT)
-                .map_err(|e| e.to_string())?;
+        let mut cfg = RelayLinkConfig::new(
+            d.relay.clone(),
+            roster.first_client(),
+            with_client,
+            security,
+            sid,
+        )
+        .inviting(DEPLOYMENT)
+        .map_err(|e| e.to_string())?;
         cfg.token = Some(d.client_token(sid, client_key));
         cfg.recv_timeout = timeout;
         cfg.connect_timeout = timeout;
         jobs.push((cfg, set.samples(k, 1), set.expected(k, 1)[0]));
     }
-    eprintln!(
-        "ringfence load: {n} clients classify with {name} ({}) at once ...",
-        a.backend.name()
-    );
+    eprintln!("ringfence load: {n} clients classify with {name} ({}) at once ...", backend.name());
     let (results, wall) = timed_all(
         rt,
         jobs.iter().map(|(cfg, x, _)| classify(cfg.clone(), Request::new(&name, backend, 1), x)),
@@ -167,18 +178,21 @@ fn clients(
     f["test"] = "deployment_clients".into();
     f["clients"] = n.into();
     f["model"] = name.into();
-    f["backend"] = a.backend.name().into();
-    f["server_links"] = if a.relay_only { "relay" } else { "direct" }.into();
+    f["backend"] = backend.name().into();
+    f["servers"] = roster.n().into();
+    // Only three servers link directly (the mesh); five or seven exchange through the relay.
+    let direct = !a.relay_only && roster.n() == crate::ROSTER.n();
+    f["server_links"] = if direct { "direct" } else { "relay" }.into();
     f["correct"] = n.into();
     f["party_peak_rss_bytes"] = d.peak_rss().into_iter().collect::<Vec<_>>().into();
     Ok(f)
 }
 
 async fn classify(cfg: RelayLinkConfig, request: Request, input: &[f64]) -> Result<usize, String> {
-    let session = cfg.session;
+    let (session, me, participants) = (cfg.session, cfg.me, usize::from(cfg.parties));
     let t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
     let own = os_seed().map_err(|e| e.to_string())?;
-    let mut c = service::Client::new(Ctx::new(CLIENT, PARTICIPANTS, session, t), own);
+    let mut c = service::Client::new(Ctx::new(me, participants, session, t), own);
     let e = |e: ringfence_core::Error| e.to_string();
     let info = c.request(&request).await.map_err(e)?;
     let ready = c.setup(&info).await.map_err(e)?;

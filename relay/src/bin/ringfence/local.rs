@@ -552,6 +552,27 @@ pub(crate) fn servers(n: usize) -> Result<Roster, String> {
     Roster::honest_majority(n).map_err(|e| format!("--parties {n}: {e}"))
 }
 
+/// The family a client of `roster`'s servers asks for: `chosen`, which must run among that
+/// many servers, else METEOR among three and rss among five or seven.
+pub(crate) fn client_backend(roster: Roster, chosen: Option<Backend>) -> Result<Backend, String> {
+    let backend = match chosen {
+        Some(b) => b,
+        None if roster == Roster::THREE => Backend::Meteor,
+        None => Backend::Rss,
+    };
+    if !backend.servers().contains(&roster.n()) {
+        return Err(format!(
+            "--backend {}: it runs among {} server parties, not {} (--parties {} serves {})",
+            backend.name(),
+            backend.servers().iter().map(usize::to_string).collect::<Vec<_>>().join(" or "),
+            roster.n(),
+            roster.n(),
+            served_families(roster)
+        ));
+    }
+    Ok(backend)
+}
+
 /// The families a deployment of `roster`'s servers serves, for messages: "rep3, meteor, mal3".
 pub(crate) fn served_families(roster: Roster) -> String {
     let names: Vec<&str> =

@@ -55,8 +55,6 @@ use crate::msgs::FromChild;
 pub(crate) const ROSTER: Roster = service::ROSTER;
 /// Participants of a session of the compute parties alone, as the relay counts them.
 pub(crate) const PARTIES: u8 = count(ROSTER.n());
-/// Participants of a classification session: the compute parties and the client.
-pub(crate) const WITH_CLIENT: u8 = count(service::PARTICIPANTS);
 
 /// A participant count as the relay's `u8` (checked when the constants are compiled).
 const fn count(n: usize) -> u8 {
