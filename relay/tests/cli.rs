@@ -240,6 +240,25 @@ fn bench_runs_rss_among_five_parties_with_the_protocols_costs() {
         let frames = if op == "mul" { 2.0 } else { 4.0 };
         assert_eq!(line["bytes_per_party"].as_f64(), Some(payload + 28.0 * frames), "{line}");
     }
+    // edaBits (Table 7): the dealers' round, then ⌈log₂(t + 1)⌉ = 2 Sklansky adders of
+    // 1 + log₂ 64 rounds each.
+    let line = bench_line(&[
+        "--backend",
+        "rss",
+        "--parties",
+        "5",
+        "--n",
+        "1000",
+        "--repeat",
+        "1",
+        "--ops",
+        "eda-bit",
+    ]);
+    assert_eq!(
+        (line["op"].as_str(), line["rounds"].as_f64()),
+        (Some("eda-bit"), Some(15.0)),
+        "{line}"
+    );
 }
 
 #[test]
@@ -250,6 +269,7 @@ fn bench_refuses_party_counts_and_ops_that_the_backend_does_not_run() {
         (&["--backend", "rss", "--comparisons", "fan-in"], "--comparisons applies to rep3; rss computes"),
         (&["--backend", "rss", "--ops", "mul,and"], "--ops and: boolean circuits run on the --gates schemes"),
         (&["--ops", "mul-pub"], "--ops mul-pub: an rss protocol; run it with --backend rss, not rep3"),
+        (&["--ops", "eda-bit"], "--ops eda-bit: an rss protocol; run it with --backend rss, not rep3"),
         (&["--backend", "meteor"], "--backend meteor benchmarks models (--model NAME)"),
         (&["--backend", "rss", "--relay", "ws://127.0.0.1:9", "--webrtc"], "--webrtc links three parties"),
     ] {

@@ -56,6 +56,9 @@ pub(crate) enum Op {
     /// rss only: n random shared bits in one round (n − 1 elements of the next wider ring per
     /// bit and party among n parties).
     RandBit,
+    /// rss only: n edaBits of k bits (Protocol 7: t + 1 dealers input random bits and their
+    /// integer, summed by Sklansky adders).
+    EdaBit,
     /// n AND gates in one batched layer, then one bit opened (mal3 verifies every AND before
     /// it), on the --gates scheme.
     And,
@@ -79,6 +82,7 @@ impl Op {
             Self::Xchg => "xchg",
             Self::MulPub => "mul-pub",
             Self::RandBit => "rand-bit",
+            Self::EdaBit => "eda-bit",
             Self::Infer => "infer",
             Self::And => "and",
             Self::Aes => "aes",
@@ -88,7 +92,7 @@ impl Op {
 
     /// Whether the op runs on rss only.
     pub(crate) fn rss_only(self) -> bool {
-        matches!(self, Self::MulPub | Self::RandBit)
+        matches!(self, Self::MulPub | Self::RandBit | Self::EdaBit)
     }
 
     /// Whether the op is a boolean circuit on the `--gates` scheme.
@@ -315,6 +319,10 @@ async fn bench_op<R: BenchRing, S: Scheme<R>>(
             Op::RandBit => {
                 m.start(p).await?;
                 p.random_bits(n).await?;
+            }
+            Op::EdaBit => {
+                m.start(p).await?;
+                p.eda_bits(n).await?;
             }
             Op::Lt => {
                 m.start(p).await?;

@@ -65,6 +65,9 @@ pub(crate) trait Scheme<R: BenchRing>: Base + Boolean<R> {
     /// `n` random shared bits made in one round (`rand-bit`).
     async fn random_bits(&mut self, n: usize) -> Result<Self::V, String>;
 
+    /// `n` edaBits of the ring's width (`eda-bit`).
+    async fn eda_bits(&mut self, n: usize) -> Result<(), String>;
+
     /// The `infer` op on the model: gives the session back with the report.
     async fn infer(self, mb: &ModelBench, sizes: Sizes) -> Result<(Self, OpReport), String>;
 
@@ -127,6 +130,10 @@ impl<R: BenchRing> Scheme<R> for Session {
 
     async fn random_bits(&mut self, _: usize) -> Result<Rep3Vec<R>, String> {
         Err(rss_only(Op::RandBit, "rep3"))
+    }
+
+    async fn eda_bits(&mut self, _: usize) -> Result<(), String> {
+        Err(rss_only(Op::EdaBit, "rep3"))
     }
 
     /// On the rep3 session: rep3 itself, or METEOR or mal3 started on it.
@@ -197,6 +204,10 @@ impl<R: BenchRing> Scheme<R> for Rss<TcpTransport> {
 
     async fn random_bits(&mut self, n: usize) -> Result<RssVec<R>, String> {
         Self::rand_bits::<R>(self, n).await.map_err(|e| e.to_string())
+    }
+
+    async fn eda_bits(&mut self, n: usize) -> Result<(), String> {
+        Self::edabits::<R>(self, n).await.map(drop).map_err(|e| e.to_string())
     }
 
     /// rss runs its own inference (the argmax to the input owner) on its own session.
