@@ -264,19 +264,20 @@ window.rf = {
 
   /**
    * Party `id` of a session through the relay at `url` (over WebTransport when `webTransport` is
-   * given), with Noise keys in hex (`publicKeys`: the three parties' and the client's), serves
-   * model NAME to the client for one classification (P0 from `models/NAME.onnx`, P1 and P2 from
-   * `models/NAME.rfshape`); returns which front end its links
+   * given), with Noise keys in hex (`publicKeys`: the `servers` parties' — 3, or 5 or 7 serving
+   * rss — and the client's), serves model NAME to the client for one classification (P0 from
+   * `models/NAME.onnx`, the others from `models/NAME.rfshape`); returns which front end its links
    * used, the connect time, the stage figures of `Party.serve`, and per stage the time spent
    * waiting for the peers and sending (see `timedTransport`). With `rtc`, over RtcTransport (its
    * peers run `--webrtc`): the result also says where each pair's frames went (`links`).
    */
-  async relayServe({ url, webTransport, session, id, privateKey, publicKeys, model, rtc }) {
+  async relayServe({ url, webTransport, session, id, privateKey, publicKeys, model, rtc, servers = 3 }) {
     const file = await modelFile(model, id);
     const sessionId = unhex(session);
     const keys = publicKeys.map(unhex);
     const t0 = performance.now();
-    const options = { url, webTransport, sessionId, id, parties: 4, keypair: { privateKey: unhex(privateKey), publicKey: keys[id] }, publicKeys: keys, timeoutMs: 20_000 };
+    const parties = servers + 1;
+    const options = { url, webTransport, sessionId, id, servers, parties, keypair: { privateKey: unhex(privateKey), publicKey: keys[id] }, publicKeys: keys, timeoutMs: 20_000 };
     const transport = rtc
       ? await RtcTransport.connect({ ...options, timeoutMs: 60_000, rtcTimeoutMs: 30_000, onWarning: log })
       : await SecureRelayTransport.connect(options);
@@ -286,7 +287,8 @@ window.rf = {
     const marks = {};
     const onProgress = (e) => (marks[e.stage] ??= { ...timed.times });
     try {
-      const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport: timed, parties: 4, onProgress });
+      const scheme = servers === 3 ? undefined : 'rss';
+      const party = await Party.join({ id, sessionId, seeds: transport.seeds, transport: timed, servers, parties, scheme, onProgress });
       const r = await party.serve({ models: { [model]: { model: file, output: 'scores' } } });
       party.finish();
       log(`P${id} via ${transport.transport}: served ${model}: ${r.outcome}`);
