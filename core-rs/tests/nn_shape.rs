@@ -112,6 +112,39 @@ fn a_shape_file_holds_no_weight() {
     assert!(checked > 10_000, "only {checked} weights checked");
 }
 
+/// A quantized model's shape file holds no scale either: its requantizations' multipliers
+/// (as reals and as the plan's integers `⌊m·2^M⌉`) and clamp bounds are the owner's secret
+/// weights; the file says the sizes and the shift `M`.
+#[test]
+fn a_quantized_shape_file_holds_no_scale() {
+    let model = import_onnx(common::MINIONN_Q).unwrap();
+    let (shape, plan) = owner(common::MINIONN_Q);
+    let bytes = shape.encode();
+    let shift = plan.shape().product_bits();
+    let mut checked = 0;
+    // The first requantization is the input's (its multiplier is in the input's fixed point).
+    for l in model.layers.iter().filter(|l| matches!(l, Layer::Requant(_))).skip(1) {
+        let Layer::Requant(q) = l else { continue };
+        for &m in &q.scale {
+            let mult = (m * 2f64.powi(shift as i32)).round() as u64;
+            let hi = ((q.max as f64 + 0.5) / m).ceil() as u64 - 1;
+            for needle in [
+                &m.to_le_bytes()[..],
+                &(m as f32).to_le_bytes(),
+                &mult.to_le_bytes(),
+                &hi.to_le_bytes(),
+            ] {
+                assert!(
+                    !bytes.windows(needle.len()).any(|b| b == needle),
+                    "scale {m} in the shape file"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4, "minionn-q has four requantizations after its input's");
+}
+
 /// Re-seals a damaged file with a valid checksum, so the decoder's other checks are reached.
 fn sealed(mut b: Vec<u8>) -> Vec<u8> {
     let n = b.len() - 32;
