@@ -192,14 +192,25 @@ fn mal3_z64() {
     secure_matches_plain::<Mal3P, Rep3P, Z64>(Roster::THREE, 20, 6);
 }
 
-/// METEOR runs fixed-point plans only and says so.
+/// METEOR runs fixed-point plans only and says so, at every party, before any round of the
+/// run (an error, not a panic: the wasm build aborts on panics).
 #[test]
 fn meteor_refuses_integer_plans() {
+    use ringfence_core::net::PartyId;
+    use ringfence_core::testing::{self, Net};
     let p = plan::<Z64>();
-    let x = p.encode_input(&inputs(4)).unwrap();
-    let r = std::panic::catch_unwind(|| {
-        secure_run_on::<MeteorP, Rep3P, Z64>(Roster::THREE, &p, &x, 4, Output::Logits)
+    let shape = p.shape();
+    let net = Net::new(3);
+    let outs = testing::run_base(&net, Roster::THREE, 3, 5, |me, b: Rep3P| {
+        let (p, shape) = (&p, shape.clone());
+        async move {
+            let mut s = MeteorP::start(b);
+            let model = s.share_model(PartyId(0), (me.0 == 0).then_some(p), &shape).await?;
+            s.preprocess(&model, 1, Output::Logits, PartyId(1)).await.map(drop)
+        }
     });
-    let msg = r.err().and_then(|e| e.downcast_ref::<String>().cloned()).unwrap_or_default();
-    assert!(msg.contains("METEOR runs fixed-point plans"), "{msg}");
+    for o in outs {
+        let e = o.expect_err("METEOR must refuse").to_string();
+        assert!(e.contains("METEOR runs fixed-point plans"), "{e}");
+    }
 }
