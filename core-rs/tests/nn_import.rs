@@ -992,6 +992,11 @@ fn raw_tensor(name: &str, dims: &[u64], dtype: u64, raw: &[u8]) -> Vec<u8> {
 /// uint8 zero point 0, int8 weights `Wq` (4×3) with scale `ws`, output scale 1/2, zero point
 /// 128; `bad` replaces one initializer.
 fn qdq_model(ws: &[f32], bad: Option<Vec<u8>>) -> Vec<u8> {
+    qdq_model_with(ws, bad, &[])
+}
+
+/// [`qdq_model`] with attributes on the weights' `DequantizeLinear`.
+fn qdq_model_with(ws: &[f32], bad: Option<Vec<u8>>, w_attrs: &[Vec<u8>]) -> Vec<u8> {
     let wq: Vec<u8> =
         [1i8, -2, 3, 4, 5, -6, -7, 8, 9, 10, -11, 12].iter().map(|&v| v as u8).collect();
     let f = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
@@ -1010,7 +1015,7 @@ fn qdq_model(ws: &[f32], bad: Option<Vec<u8>>) -> Vec<u8> {
         &[
             node("QuantizeLinear", &["x", "xs", "xz"], &["xq"], &[]),
             node("DequantizeLinear", &["xq", "xs", "xz"], &["xd"], &[]),
-            node("DequantizeLinear", &["Wq", "ws"], &["Wd"], &[]),
+            node("DequantizeLinear", &["Wq", "ws"], &["Wd"], w_attrs),
             node("MatMul", &["xd", "Wd"], &["h"], &[]),
             node("QuantizeLinear", &["h", "ys", "yz"], &["hq"], &[]),
             node("DequantizeLinear", &["hq", "ys", "yz"], &["y"], &[]),
@@ -1047,6 +1052,11 @@ fn a_hand_made_qdq_model_imports_and_bad_quantization_parameters_are_named() {
         let e = import_onnx(&qdq_model(&[0.25], Some(bad))).unwrap_err().to_string();
         assert!(e.contains(want), "{e:?} should mention {want}");
     }
-    let e = import_onnx(&qdq_model(&[0.25, 0.5, 0.25, 0.5], None)).unwrap_err().to_string();
-    assert!(e.contains("along axis 0") || e.contains("input axis"), "{e}");
+    // Four scales: per row of MatMul's B, i.e. per input, not per output.
+    let four = [0.25, 0.5, 0.25, 0.5];
+    let e = import_onnx(&qdq_model(&four, None)).unwrap_err().to_string();
+    assert!(e.contains("per channel along axis 0"), "{e}");
+    let axis0 = [int_attr("axis", 0)];
+    let e = import_onnx(&qdq_model_with(&four, None, &axis0)).unwrap_err().to_string();
+    assert!(e.contains("per-channel weight scales on a MatMul"), "{e}");
 }

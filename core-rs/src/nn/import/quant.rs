@@ -289,6 +289,17 @@ impl Chain<'_> {
                 what(n)
             )));
         };
+        // Per-channel scales are along axis 0 of the weight tensor: the outputs of a Conv and of
+        // a Gemm with transB, the inputs of anything else.
+        let along_outputs =
+            n.op_type == "Conv" || (n.op_type == "Gemm" && int_attr(n, "transB", 0) != 0);
+        if ws.len() > 1 && !along_outputs {
+            return Err(NnError::Unsupported(format!(
+                "{}: per-channel weight scales on a MatMul or a Gemm without transB (per-tensor \
+                 scales there; per-channel on a Conv or a Gemm with transB = 1)",
+                what(n)
+            )));
+        }
         let unit = match self.quant.unit.as_deref() {
             Some([u]) => *u,
             _ => {
@@ -360,14 +371,6 @@ impl Chain<'_> {
             ..NodeProto::default()
         };
         self.dequantize_linear(&dq)?;
-        // Per-channel scales only along the output axis (Conv's, Gemm's with transB).
-        let along_outputs = op == "Conv" || (op == "Gemm" && int_attr(n, "transB", 0) != 0);
-        if !along_outputs && self.quant.scales[&wname].len() > 1 {
-            return Err(NnError::Unsupported(format!(
-                "{}: per-channel weight scales along the input axis",
-                what(n)
-            )));
-        }
         let mut inputs = vec![n.inputs.first().cloned().unwrap_or_default(), wname.clone()];
         if let Some(b) = bias.filter(|&b| n.inputs.get(b).is_some_and(|s| !s.is_empty())) {
             let bq = self.constant(n, b)?;
