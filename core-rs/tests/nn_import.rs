@@ -1060,3 +1060,65 @@ fn a_hand_made_qdq_model_imports_and_bad_quantization_parameters_are_named() {
     let e = import_onnx(&qdq_model_with(&four, None, &axis0)).unwrap_err().to_string();
     assert!(e.contains("per-channel weight scales on a MatMul"), "{e}");
 }
+
+/// A QDQ MatMul whose bias is a separate `Add` of a dequantized int32 constant (as exporters
+/// write a MatMul + Add) adds the integer bias in the sum's units, and a BatchNormalization in a
+/// quantized model is refused (it must be folded before quantizing).
+#[test]
+fn a_qdq_matmul_with_an_add_bias_takes_it_in_the_sum_s_units() {
+    let wq: Vec<u8> =
+        [1i8, -2, 3, 4, 5, -6, -7, 8, 9, 10, -11, 12].iter().map(|&v| v as u8).collect();
+    let f = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let bq: Vec<u8> = [100i32, -40, 7].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let inits = [
+        raw_tensor("xs", &[], 1, &f(&[0.1])),
+        raw_tensor("xz", &[], 2, &[0]),
+        raw_tensor("Wq", &[4, 3], 3, &wq),
+        raw_tensor("ws", &[], 1, &f(&[0.25])),
+        raw_tensor("Bq", &[3], 6, &bq),
+        raw_tensor("bs", &[], 1, &f(&[0.025])),
+        raw_tensor("ys", &[], 1, &f(&[0.5])),
+        raw_tensor("yz", &[], 2, &[128]),
+    ];
+    let bytes = model_with(
+        &[
+            node("QuantizeLinear", &["x", "xs", "xz"], &["xq"], &[]),
+            node("DequantizeLinear", &["xq", "xs", "xz"], &["xd"], &[]),
+            node("DequantizeLinear", &["Wq", "ws"], &["Wd"], &[]),
+            node("DequantizeLinear", &["Bq", "bs"], &["Bd"], &[]),
+            node("MatMul", &["xd", "Wd"], &["h"], &[]),
+            node("Add", &["h", "Bd"], &["hb"], &[]),
+            node("QuantizeLinear", &["hb", "ys", "yz"], &["hq"], &[]),
+            node("DequantizeLinear", &["hq", "ys", "yz"], &["y"], &[]),
+        ],
+        "y",
+        &inits,
+    );
+    let m = import_onnx(&bytes).unwrap();
+    let y = m.eval_f64(&[1.0, 0.26, 0.0, 25.6], 1).unwrap();
+    let q = [10.0, 3.0, 0.0, 255.0];
+    let w = [[1.0, -2.0, 3.0], [4.0, 5.0, -6.0], [-7.0, 8.0, 9.0], [10.0, -11.0, 12.0]];
+    let b = [100.0, -40.0, 7.0];
+    for (o, got) in y.iter().enumerate() {
+        let acc: f64 = (0..4).map(|i| q[i] * w[i][o]).sum::<f64>() + b[o];
+        let want = (acc * 0.1 * 0.25 / 0.5).round().clamp(-128.0, 127.0);
+        assert_eq!(*got, want, "output {o}");
+    }
+    let mut bn_inits = inits.to_vec();
+    for name in ["g", "beta", "mu", "var"] {
+        bn_inits.push(tensor(name, &[3], &[1.0, 0.5, 2.0]));
+    }
+    let bytes = model_with(
+        &[
+            node("QuantizeLinear", &["x", "xs", "xz"], &["xq"], &[]),
+            node("DequantizeLinear", &["xq", "xs", "xz"], &["xd"], &[]),
+            node("DequantizeLinear", &["Wq", "ws"], &["Wd"], &[]),
+            node("MatMul", &["xd", "Wd"], &["h"], &[]),
+            node("BatchNormalization", &["h", "g", "beta", "mu", "var"], &["y"], &[]),
+        ],
+        "y",
+        &bn_inits,
+    );
+    let e = import_onnx(&bytes).unwrap_err().to_string();
+    assert!(e.contains("BatchNormalization in a quantized model"), "{e}");
+}

@@ -256,9 +256,26 @@ impl Chain<'_> {
                 self.quantized_clip(n, 0.0, f64::INFINITY)
             }
             ("" | "ai.onnx", "MaxPool") => self.maxpool(n),
+            ("" | "ai.onnx", "AveragePool" | "GlobalAveragePool") if self.quantized() => {
+                self.avgpool(n, op.1 == "GlobalAveragePool")?;
+                self.averaged();
+                Ok(())
+            }
             ("" | "ai.onnx", "AveragePool") => self.avgpool(n, false),
             ("" | "ai.onnx", "GlobalAveragePool") => self.avgpool(n, true),
+            ("" | "ai.onnx", "BatchNormalization") if self.quantized() => {
+                Err(NnError::Unsupported(format!(
+                    "{}: BatchNormalization in a quantized model (fold it into the layer before \
+                     quantizing, as onnxruntime's tool does)",
+                    what(n)
+                )))
+            }
             ("" | "ai.onnx", "BatchNormalization") => self.batch_norm(n, fresh),
+            ("" | "ai.onnx", "Add") if self.quantized() => {
+                self.quantized_add(n)?;
+                self.fresh_linear = fresh;
+                Ok(())
+            }
             ("" | "ai.onnx", "Add") => {
                 self.add(n)?;
                 self.fresh_linear = fresh;

@@ -445,6 +445,40 @@ impl Chain<'_> {
         self.rebind(n)
     }
 
+    /// After an average pool: the mean keeps the unit, but it is not the quantization's values
+    /// any more (a quantization with the same parameters must round and clamp it again).
+    pub(super) fn averaged(&mut self) {
+        self.quant.exact = None;
+    }
+
+    /// `Add` of a constant bias (real values, e.g. a `DequantizeLinear` of int32) right after a
+    /// quantized dense layer: into its bias, in the sum's units.
+    pub(super) fn quantized_add(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &[])?;
+        let (a, c) = match (n.inputs.first(), n.inputs.get(1)) {
+            (Some(x), Some(_)) if self.cur.contains(x) => (0, 1),
+            (Some(_), Some(y)) if self.cur.contains(y) => (1, 0),
+            _ => return self.act(n, 0).and(self.act(n, 1)),
+        };
+        self.act(n, a)?;
+        let bias = self.bias(n, self.constant(n, c)?, self.len)?;
+        let unit = self.quant.unit.clone().unwrap_or_default();
+        match (self.layers.last_mut(), self.quant.exact) {
+            (Some(Layer::Dense(d)), None) if !unit.is_empty() => {
+                for (o, (b, v)) in d.bias.iter_mut().zip(bias).enumerate() {
+                    *b += round_even(v / unit[if unit.len() == 1 { 0 } else { o }]);
+                }
+            }
+            _ => {
+                return Err(NnError::Unsupported(format!(
+                    "{}: in a quantized model, Add of a constant right after a MatMul/Gemm only",
+                    what(n)
+                )))
+            }
+        }
+        self.rebind(n)
+    }
+
     /// `com.microsoft` `QLinearGlobalAveragePool` (channels first): x, x_scale, x_zp,
     /// y_scale, y_zp.
     pub(super) fn qlinear_global_pool(&mut self, n: &NodeProto) -> Result<(), NnError> {
@@ -460,8 +494,7 @@ impl Chain<'_> {
             ..NodeProto::default()
         };
         self.avgpool(&twin, true)?;
-        // The mean keeps the unit; it is not the quantization's values any more.
-        self.quant.exact = None;
+        self.averaged();
         let y = self.qparams(n, 3, 4)?;
         self.requantize(n, y)?;
         self.rebind(n)
