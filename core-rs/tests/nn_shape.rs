@@ -127,7 +127,7 @@ fn a_quantized_shape_file_holds_no_scale() {
         let Layer::Requant(q) = l else { continue };
         for &m in &q.scale {
             let mult = (m * 2f64.powi(shift as i32)).round() as u64;
-            let hi = ((q.max as f64 + 0.5) / m).ceil() as u64 - 1;
+            let hi = (q.max as f64 * 2f64.powi(shift as i32) / mult as f64).floor() as u64;
             for needle in [
                 &m.to_le_bytes()[..],
                 &(m as f32).to_le_bytes(),

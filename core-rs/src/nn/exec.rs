@@ -254,7 +254,11 @@ pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
                 let n = h.len();
                 let r = l.relu(L::V::concat(&[&lo.sub(&h)?, &h.sub(&hi)?])).await?;
                 let y = h.add(&r.slice(0..n))?.sub(&r.slice(n..2 * n))?;
-                l.mul_truncated(y, L::view(mult).gather(&idx)).await?
+                let z = l.mul_truncated(y, L::view(mult).gather(&idx)).await?;
+                // Every scheme's truncation gives the floor or one less, one less than the
+                // exact quotient on average: plus one makes it unbiased stochastic rounding, the
+                // closest a truncation gets to onnxruntime's rounding to nearest.
+                z.add(&l.constant(&vec![R::ONE; n]))?
             }
         };
     }

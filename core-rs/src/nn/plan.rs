@@ -764,7 +764,9 @@ impl<R: IntRing> FixedPlan<R> {
                         })
                         .collect();
                     truncated(&z);
-                    z.into_iter().map(|v| v.shr_arith(*shift)).collect()
+                    // Rounded to nearest (the secure run rounds stochastically, unbiased).
+                    let half = R::ONE.shl(*shift - 1);
+                    z.into_iter().map(|v| (v + half).shr_arith(*shift)).collect()
                 }
             };
         }

@@ -8,9 +8,10 @@
 //!
 //! 1. the linear layer as an exact product in the ring (no truncation; `acc` is at most
 //!    `16 + log₂ n` bits for `n` inputs, so a small ring holds it);
-//! 2. the clamp **before** scaling, to bounds in `acc`'s units, `lo = ⌊(min − ½)/m⌋ + 1` and
-//!    `hi = ⌈(max + ½)/m⌉ − 1` (two ReLUs: `lo + relu(x − lo)`, then `hi − relu(hi − y)`), so
-//!    the value that is scaled is small whatever the sum was;
+//! 2. the clamp **before** scaling, to bounds in `acc`'s units, `lo ≈ min/m` and `hi ≈ max/m`
+//!    (exactly: from the integer multiplier, so that the result stays in `[min, max]`; both
+//!    sides in one batch of comparisons), so the value that is scaled is small whatever the
+//!    sum was;
 //! 3. the product with the multiplier `⌊m·2^M⌉` and a probabilistic truncation by the public
 //!    `M`: a truncation by a private amount (`−log₂ m` bits), one product and one truncation
 //!    as the paper's `TruncPriv`.
@@ -22,10 +23,12 @@
 //! into the next layer and multiplies by a private power of two, exact only when each layer
 //! has one weight scale (TFLite's per-tensor models); the multiplier here serves per-channel
 //! scales too at the same cost (one product, one truncation), with a relative error of
-//! `2^−(M + log₂ m)` — below 2^−12 for every layer of the shipped models. The truncation
-//! rounds stochastically (the floor or one more, unbiased in rss; the floor or one less in
-//! rep3) where onnxruntime rounds to nearest, so an activation can differ from onnxruntime's
-//! by one step; the tests compare classes.
+//! `2^−(M + log₂ m)` — below 2^−12 for every layer of the shipped models. Every scheme's
+//! truncation gives the floor or one less (one less than the quotient on average); the walk adds
+//! one, so a requantization rounds stochastically and unbiased — the floor or one more, the
+//! latter with the probability of the fractional part — where onnxruntime rounds to nearest
+//! (the plaintext plan too). An activation can so differ from onnxruntime's by a step, and at
+//! the edges of its range pass it by one; the tests compare classes.
 //!
 //! The input is a client's real values encoded with the plan's `f` fractional bits, as for
 //! every plan, and its quantization (`clamp(round(x/s), …)`) is the first requantization,
@@ -55,8 +58,8 @@ pub(super) struct IntegerWalk {
     mag: f64,
     /// Whether the input has been quantized.
     quantized: bool,
-    /// Per requantization (in step order): its layer and multipliers.
-    scales: Vec<(usize, Vec<f64>)>,
+    /// Per requantization, in step order.
+    scales: Vec<Scaling>,
     /// The largest output magnitude of any requantization (`max(|min|, |max|) + 1`): the
     /// scaled value `clamp(x)·⌊m·2^M⌉` is at most about this times `2^M`.
     peak: f64,
@@ -117,32 +120,24 @@ impl IntegerWalk {
         pending: f64,
     ) -> Result<Step<R>, NnError> {
         let m: Vec<f64> = q.scale.iter().map(|s| s * pending / self.unit).collect();
-        let bound = |v: f64| -> Result<R, NnError> {
-            if !v.is_finite() || v.abs() >= self.limit() {
-                return Err(NnError::Unsupported(format!(
-                    "layer {i}: a requantization bound of {v:e} does not fit Z_2^{}",
-                    self.bits
-                )));
-            }
-            Ok(R::from_i64(v as i64))
-        };
-        let lo = m.iter().map(|m| bound(((q.min as f64 - 0.5) / m).floor() + 1.0));
-        let lo = lo.collect::<Result<Vec<_>, _>>()?;
-        let hi = m.iter().map(|m| bound(((q.max as f64 + 0.5) / m).ceil() - 1.0));
-        let hi = hi.collect::<Result<Vec<_>, _>>()?;
+        if m.iter().any(|m| !m.is_finite() || *m <= 0.0) {
+            return Err(NnError::Unsupported(format!("layer {i}: requantization scales {m:?}")));
+        }
         let top = (q.min.unsigned_abs().max(q.max.unsigned_abs()) + 1) as f64;
         // The multiplier's rounding adds up to |clamp(x)|/2 = top/(2m) to the scaled value.
         let least = m.iter().fold(f64::INFINITY, |a, &m| a.min(m));
         self.peak = self.peak.max(top * (1.0 + 1.0 / (least * 2f64.powi(MAX_SHIFT as i32))));
-        self.scales.push((i, m));
+        self.scales.push(Scaling { layer: i, m, range: (q.min, q.max) });
         self.mag = top;
         self.unit = 1.0;
         self.quantized = true;
         let (channels, inner) = (q.channels, q.inner);
-        Ok(Step::Requant { channels, inner, shift: 0, lo, hi, mult: vec![] })
+        Ok(Step::Requant { channels, inner, shift: 0, lo: vec![], hi: vec![], mult: vec![] })
     }
 
-    /// Chooses the shift and sets every requantization's multipliers `⌊m·2^M⌉`.
+    /// Chooses the shift and sets every requantization's multipliers `⌊m·2^M⌉` and, from them,
+    /// its clamp bounds `lo = ⌈min·2^M / mult⌉`, `hi = ⌊max·2^M / mult⌋`: the scaled value then
+    /// lies in `[min, max]·2^M`, so the result, the floor or one more, stays in the range.
     pub(super) fn finish<R: IntRing>(self, steps: &mut [Step<R>]) -> Result<(), NnError> {
         // The largest M with peak·2^M below the limit, at most MAX_SHIFT.
         let room = (self.limit() / self.peak.max(f64::MIN_POSITIVE)).log2().floor();
@@ -153,29 +148,54 @@ impl IntegerWalk {
                 self.bits
             )));
         }
-        let shift = shift as u32;
+        let (shift, one) = (shift as u32, 2f64.powi(shift as i32));
+        let limit = self.limit();
         let mut scales = self.scales.into_iter();
         for s in steps {
-            if let Step::Requant { shift: sh, mult, .. } = s {
-                let (i, m) = scales.next().ok_or_else(|| NnError::Shape("requant".into()))?;
-                *sh = shift;
-                *mult = m
-                    .iter()
-                    .map(|m| {
-                        let v = (m * 2f64.powi(shift as i32)).round();
-                        if v < 1.0 {
-                            return Err(NnError::Unsupported(format!(
-                                "layer {i}: the requantization multiplier {m:e} is below \
-                                 2^-{shift}, the finest this ring resolves"
-                            )));
-                        }
-                        Ok(R::from_i64(v as i64))
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
+            let Step::Requant { shift: sh, lo, hi, mult, .. } = s else { continue };
+            let Scaling { layer: i, m, range: (min, max) } =
+                scales.next().ok_or_else(|| NnError::Shape("requant".into()))?;
+            let fit = |v: f64| -> Result<R, NnError> {
+                if !v.is_finite() || v.abs() >= limit {
+                    return Err(NnError::Unsupported(format!(
+                        "layer {i}: a requantization bound of {v:e} does not fit the ring"
+                    )));
+                }
+                Ok(R::from_i64(v as i64))
+            };
+            *sh = shift;
+            let ints = m
+                .iter()
+                .map(|m| {
+                    let v = (m * one).round();
+                    if v < 1.0 {
+                        return Err(NnError::Unsupported(format!(
+                            "layer {i}: the requantization multiplier {m:e} is below 2^-{shift}, \
+                             the finest this ring resolves"
+                        )));
+                    }
+                    Ok(v)
+                })
+                .collect::<Result<Vec<f64>, _>>()?;
+            *lo = ints
+                .iter()
+                .map(|&u| fit((min as f64 * one / u).ceil()))
+                .collect::<Result<_, _>>()?;
+            *hi = ints
+                .iter()
+                .map(|&u| fit((max as f64 * one / u).floor()))
+                .collect::<Result<_, _>>()?;
+            *mult = ints.iter().map(|&u| R::from_i64(u as i64)).collect();
         }
         Ok(())
     }
+}
+
+/// One requantization's real multipliers and its range, until the shift is chosen.
+struct Scaling {
+    layer: usize,
+    m: Vec<f64>,
+    range: (i64, i64),
 }
 
 /// An integer model's weight or bias, which must be an integer that fits the ring.
