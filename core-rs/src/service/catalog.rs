@@ -131,6 +131,11 @@ impl Catalog {
         Ok(())
     }
 
+    /// The public shape of the served model `name`.
+    pub fn shape(&self, name: &str) -> Option<&crate::nn::PlanShape> {
+        self.find(name).map(|m| &m.shape)
+    }
+
     /// The served names, in the order they were added.
     pub fn names(&self) -> Vec<&str> {
         self.models.iter().map(|m| m.name.as_str()).collect()

@@ -184,14 +184,19 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     let mut catalog = Catalog::new(c.max_batch).with_comparisons(c.comparisons);
     let mut targets = Vec::new();
     for m in &c.models {
-        for &(backend, runs) in &m.ready {
-            targets.push(Target { model: m.name.clone(), backend, runs });
-        }
         let file = rel(&m.path);
         let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         catalog
             .load(me, &m.name, &bytes, ModelPolicy { public: m.public, reveals: m.reveals })
             .map_err(|e| format!("{}: {e}", file.display()))?;
+        // A quantized model's integer plan runs on the families that take one: METEOR's runs
+        // (kept ready by default) are left out for it, as METEOR refuses its requests.
+        let integer = catalog.shape(&m.name).is_some_and(|s| s.is_integer());
+        for &(backend, runs) in &m.ready {
+            if !integer || backend.runs_integer_plans() {
+                targets.push(Target { model: m.name.clone(), backend, runs });
+            }
+        }
     }
     let models = c.models.iter().map(|m| m.name.clone()).collect();
     let mut direct_sessions = Vec::new();
