@@ -498,16 +498,28 @@ impl Chain<'_> {
         self.push_dense(n, Dense { inputs: k, outputs: m, weights, bias: vec![0.0; m] })
     }
 
-    fn add(&mut self, n: &NodeProto) -> Result<(), NnError> {
+    /// The constant of an `Add` of the running activation and a constant (either order), as a
+    /// bias of the activation's width.
+    fn added_bias(&self, n: &NodeProto) -> Result<Vec<f64>, NnError> {
         only_attrs(n, &[])?;
         let (a, c) = match (n.inputs.first(), n.inputs.get(1)) {
             (Some(x), Some(_)) if self.cur.contains(x) => (0, 1),
             (Some(_), Some(y)) if self.cur.contains(y) => (1, 0),
-            _ => return self.act(n, 0).and(self.act(n, 1)),
+            _ => {
+                self.act(n, 0)?;
+                self.act(n, 1)?;
+                return Err(NnError::Unsupported(format!(
+                    "{}: needs the running activation",
+                    what(n)
+                )));
+            }
         };
         self.act(n, a)?;
-        let t = self.constant(n, c)?;
-        let bias = self.bias(n, t, self.len)?;
+        self.bias(n, self.constant(n, c)?, self.len)
+    }
+
+    fn add(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        let bias = self.added_bias(n)?;
         match self.layers.last_mut() {
             Some(Layer::Dense(d)) => d.bias.iter_mut().zip(bias).for_each(|(b, v)| *b += v),
             _ => {

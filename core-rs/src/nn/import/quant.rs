@@ -454,14 +454,7 @@ impl Chain<'_> {
     /// `Add` of a constant bias (real values, e.g. a `DequantizeLinear` of int32) right after a
     /// quantized dense layer: into its bias, in the sum's units.
     pub(super) fn quantized_add(&mut self, n: &NodeProto) -> Result<(), NnError> {
-        only_attrs(n, &[])?;
-        let (a, c) = match (n.inputs.first(), n.inputs.get(1)) {
-            (Some(x), Some(_)) if self.cur.contains(x) => (0, 1),
-            (Some(_), Some(y)) if self.cur.contains(y) => (1, 0),
-            _ => return self.act(n, 0).and(self.act(n, 1)),
-        };
-        self.act(n, a)?;
-        let bias = self.bias(n, self.constant(n, c)?, self.len)?;
+        let bias = self.added_bias(n)?;
         let unit = self.quant.unit.clone().unwrap_or_default();
         match (self.layers.last_mut(), self.quant.exact) {
             (Some(Layer::Dense(d)), None) if !unit.is_empty() => {
