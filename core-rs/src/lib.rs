@@ -22,6 +22,8 @@
 //!           inference layers (meteor/nn.rs)
 //!  nn       models: ONNX import, fixed-point plans, and the one inference walk (nn::exec) that
 //!           every scheme runs through its `Inference` implementation
+//!  spdz2k   SPDZ2k: authenticated additive sharing over Z_2^(k+s) against a dishonest
+//!           majority (n ≥ 2), Beaver products, the batched MAC check before any release
 //!  service  private classification: a client asks the parties to run a served model; written
 //!           once over the sharing traits, with the served families listed in its registry
 //!  testing  in-memory multi-party network with drop/delay/tamper hooks, and the conformance
@@ -48,6 +50,7 @@ pub mod ring;
 pub mod rss;
 pub mod service;
 pub mod sharing;
+pub mod spdz2k;
 
 #[cfg(any(test, feature = "test-utils"))]
 pub mod testing;

@@ -15,6 +15,7 @@ use ringfence_core::net::Roster;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{Z32, Z64};
 use ringfence_core::rss::Rss;
+use ringfence_core::spdz2k::{Mesh, Spdz2k};
 use ringfence_core::testing::conformance::{
     self, BitCost, BitCostModel, CostModel, PartyCost, Scheme,
 };
@@ -141,6 +142,28 @@ fn rss(n: usize, t: usize) -> Scheme<Rss<MemTransport>, Rss<MemTransport>> {
     }
 }
 
+/// spdz2k among `n` parties (any `n − 1` corrupt), with the test dealer's material: every
+/// opening ends in a MAC check of fixed cost, so its operations have no fixed cost per value
+/// (`tests/spdz2k.rs` counts them), and an opening's last message is its verdict, the same
+/// every time, which `fresh_randomness` would flag.
+fn spdz2k(n: usize) -> Scheme<Spdz2k<MemTransport>, Mesh<MemTransport>> {
+    Scheme {
+        party: PhantomData,
+        roster: Roster::new(n, n - 1).expect("a dishonest-majority roster"),
+        binds_operands: false,
+        cost: None,
+        boolean: None,
+    }
+}
+
+fn spdz2k3() -> Scheme<Spdz2k<MemTransport>, Mesh<MemTransport>> {
+    spdz2k(3)
+}
+
+fn spdz2k4() -> Scheme<Spdz2k<MemTransport>, Mesh<MemTransport>> {
+    spdz2k(4)
+}
+
 fn rss3() -> Scheme<Rss<MemTransport>, Rss<MemTransport>> {
     rss(3, 1)
 }
@@ -173,6 +196,10 @@ macro_rules! instance {
             fresh_randomness, observer_view, bits_and_conversions, comparisons, selections,
             bit_misuse);
     };
+    ($name:ident: $scheme:ident uncosted, $ring:ty) => {
+        instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact,
+            fixed_point, linear, chaining, misuse, misuse_of_input_values, observer_view);
+    };
     ($name:ident: $scheme:ident uncosted + boolean, $ring:ty) => {
         instance!(@suites $name, $scheme, $ring: input_and_open, mul_exact, matmul_exact,
             fixed_point, linear, chaining, misuse, misuse_of_input_values, observer_view,
@@ -197,6 +224,10 @@ instance!(meteor_z32: meteor, Z32);
 instance!(meteor_z64: meteor, Z64);
 instance!(mal3_z32: mal3 uncosted + boolean, Z32);
 instance!(mal3_z64: mal3 uncosted + boolean, Z64);
+instance!(spdz2k3_z32: spdz2k3 uncosted, Z32);
+instance!(spdz2k3_z64: spdz2k3 uncosted, Z64);
+instance!(spdz2k4_z32: spdz2k4 uncosted, Z32);
+instance!(spdz2k4_z64: spdz2k4 uncosted, Z64);
 instance!(rss3_z32: rss3 + boolean with uncosted bits, Z32);
 instance!(rss3_z64: rss3 + boolean with uncosted bits, Z64);
 instance!(rss5_z32: rss5 + boolean with uncosted bits, Z32);

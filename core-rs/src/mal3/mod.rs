@@ -36,42 +36,11 @@ pub mod trunc;
 
 pub use scheme::Mal3;
 
-use sha2::{Digest as _, Sha256};
-
 use crate::net::{PartyId, Transport};
 use crate::rep3::Rep3;
 use crate::ring::{Ring, Z64};
+pub(crate) use crate::sharing::View;
 use crate::Error;
-
-/// A running SHA-256 over values in a canonical form: a label, then length-prefixed
-/// little-endian elements, so that two different views never hash alike.
-pub(crate) struct View(Sha256);
-
-impl View {
-    pub(crate) fn new(label: &str, op: u64) -> Self {
-        let mut h = Sha256::new();
-        h.update(b"ringfence mal3 view\0");
-        h.update((label.len() as u64).to_le_bytes());
-        h.update(label.as_bytes());
-        h.update(op.to_le_bytes());
-        Self(h)
-    }
-
-    pub(crate) fn absorb<R: Ring>(&mut self, v: &[R]) {
-        self.0.update((v.len() as u64).to_le_bytes());
-        let mut scratch = Vec::new();
-        self.0.update(R::wire_bytes(v, &mut scratch));
-    }
-
-    /// The digest as four ring words, to travel in a frame.
-    fn words(self) -> Vec<Z64> {
-        self.0
-            .finalize()
-            .chunks_exact(8)
-            .map(|c| Z64(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])))
-            .collect()
-    }
-}
 
 /// P_i sends its digest `mine` to P_{i+1}, which compares it with `expected` (its own digest
 /// of what P_i's should be); then every party learns every verdict. Two rounds.

@@ -20,12 +20,14 @@ mod arith;
 mod boolean;
 mod client;
 mod packed;
+mod view;
 
 pub(crate) use arith::{check_dims, check_input_values};
 pub use arith::{Arith, InputSlot, Len, ProductPrep};
 pub use boolean::{eq_by_bits, Bitwise, Boolean, Gates, Store};
 pub use client::InputClient;
 pub use packed::{pack_bits, unpack_bools, Packed, WordShares};
+pub(crate) use view::View;
 
 use core::ops::Range;
 
