@@ -119,7 +119,13 @@ impl<T: Transport> Spdz2k<T> {
         let (mut p32, mut p64) = (c32.p, c64.p);
         for peer in roster.others(me) {
             let theirs = ctx.recv::<Z64>(peer, 2).await?;
-            p32 += Z32(theirs[0].0 as u32);
+            let Ok(their32) = u32::try_from(theirs[0].0) else {
+                return Err(Error::Abort {
+                    blame: Some(peer),
+                    reason: format!("{peer} sent a 32-bit check value wider than 32 bits"),
+                });
+            };
+            p32 += Z32(their32);
             p64 += theirs[1];
         }
         let z32 = c32.z(&self.z32, p32, &r32);
@@ -219,9 +225,10 @@ impl<R: Spdz2kRing> Combination<R> {
     fn new(inst: &Instance<R>, seed: &Seed, op: u64, mask: &Auth<R>) -> Self {
         let mut chi = vec![R::ZERO; inst.hat.len()];
         R::fill_random(&mut Prg::new(seed, op, R::BITS), &mut chi);
-        let y = chi.iter().zip(&inst.hat).fold(<R::Wide as Ring>::ZERO, |acc, (&c, &h)| {
-            acc + c.widen() * h
-        });
+        let y = chi
+            .iter()
+            .zip(&inst.hat)
+            .fold(<R::Wide as Ring>::ZERO, |acc, (&c, &h)| acc + c.widen() * h);
         let p = chi.iter().zip(&inst.high).fold(R::low(mask.x[0]), |acc, (&c, &h)| acc + c * h);
         Self { chi, y, p }
     }
@@ -231,9 +238,11 @@ impl<R: Spdz2kRing> Combination<R> {
     /// word pair of the wide ring.
     fn z(&self, inst: &Instance<R>, p: R, mask: &Auth<R>) -> <R as Spdz2kRing>::Wide {
         let a = inst.alpha.widen();
-        let macs = self.chi.iter().zip(&inst.mac).fold(<R::Wide as Ring>::ZERO, |acc, (&c, &m)| {
-            acc + c.widen() * m
-        });
+        let macs = self
+            .chi
+            .iter()
+            .zip(&inst.mac)
+            .fold(<R::Wide as Ring>::ZERO, |acc, (&c, &m)| acc + c.widen() * m);
         macs - a * self.y - (a * p.widen()).shl(R::BITS) + mask.m[0].shl(R::BITS)
     }
 }

@@ -95,10 +95,10 @@ impl Spdz2kRing for Z32 {
         Z64(self.0 as i32 as i64 as u64)
     }
     fn low(w: Z64) -> Self {
-        Z32(w.0 as u32)
+        Self(w.0 as u32)
     }
     fn high(w: Z64) -> Self {
-        Z32((w.0 >> 32) as u32)
+        Self((w.0 >> 32) as u32)
     }
     fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self> {
         &mut p.z32
@@ -118,10 +118,10 @@ impl Spdz2kRing for Z64 {
         Z128(self.0 as i64 as i128 as u128)
     }
     fn low(w: Z128) -> Self {
-        Z64(w.0 as u64)
+        Self(w.0 as u64)
     }
     fn high(w: Z128) -> Self {
-        Z64((w.0 >> 64) as u64)
+        Self((w.0 >> 64) as u64)
     }
     fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self> {
         &mut p.z64
@@ -152,7 +152,12 @@ impl<R: Spdz2kRing> Auth<R> {
         Self { x: Vec::new(), m: Vec::new() }
     }
 
-    fn zip(&self, o: &Self, what: &str, f: impl Fn(R::Wide, R::Wide) -> R::Wide) -> Result<Self, Error> {
+    fn zip(
+        &self,
+        o: &Self,
+        what: &str,
+        f: impl Fn(R::Wide, R::Wide) -> R::Wide,
+    ) -> Result<Self, Error> {
         crate::sharing::same_len(self.x.len(), o.x.len(), what)?;
         Ok(Self {
             x: self.x.iter().zip(&o.x).map(|(&a, &b)| f(a, b)).collect(),
@@ -199,10 +204,16 @@ impl<R: Spdz2kRing> Linear<R> for Auth<R> {
     }
     fn scale(&self, c: R) -> Self {
         let c = c.widen_signed();
-        Self { x: self.x.iter().map(|&x| x * c).collect(), m: self.m.iter().map(|&m| m * c).collect() }
+        Self {
+            x: self.x.iter().map(|&x| x * c).collect(),
+            m: self.m.iter().map(|&m| m * c).collect(),
+        }
     }
     fn gather(&self, idx: &[usize]) -> Self {
-        Self { x: idx.iter().map(|&i| self.x[i]).collect(), m: idx.iter().map(|&i| self.m[i]).collect() }
+        Self {
+            x: idx.iter().map(|&i| self.x[i]).collect(),
+            m: idx.iter().map(|&i| self.m[i]).collect(),
+        }
     }
     fn slice(&self, range: core::ops::Range<usize>) -> Self {
         Self { x: self.x[range.clone()].to_vec(), m: self.m[range].to_vec() }

@@ -3,6 +3,10 @@
 //! Every unit is single-use: taking material moves it out of its store
 //! ([`crate::sharing::Store`]). Material is function-independent (random triples, masks and
 //! bits), so it can be made ahead of any input.
+//!
+//! Until the parties' own generation lands, the only arm that makes material is the test
+//! dealer's, so a build without it leaves the material functions' arguments unread.
+#![cfg_attr(not(any(test, feature = "test-utils")), allow(unused_variables, unused_imports))]
 
 use super::{Auth, Spdz2k, Spdz2kRing};
 use crate::net::{PartyId, Transport};
@@ -25,7 +29,9 @@ impl<R: Spdz2kRing> Store for Triples<R> {
     fn take(&mut self, n: usize) -> Result<Self, Error> {
         let have = self.a.len();
         if n > have {
-            return Err(Error::PreprocessingExhausted(format!("{n} triples requested, {have} left")));
+            return Err(Error::PreprocessingExhausted(format!(
+                "{n} triples requested, {have} left"
+            )));
         }
         let cut = |v: &mut Auth<R>| {
             let rest = v.slice(n..have);
@@ -166,7 +172,10 @@ impl<T: Transport> Spdz2k<T> {
     }
 
     /// `n` random bits of ring `R`.
-    pub(crate) async fn rand_bits<R: Spdz2kRing>(&mut self, n: usize) -> Result<RandBits<R>, Error> {
+    pub(crate) async fn rand_bits<R: Spdz2kRing>(
+        &mut self,
+        n: usize,
+    ) -> Result<RandBits<R>, Error> {
         let me = self.me();
         match &mut self.base.source {
             Source::Unavailable => Err(Source::unavailable("random bits")),

@@ -5,7 +5,7 @@
 use super::prep::{MatTriple, RandBits, Triples};
 use super::{Auth, Spdz2k, Spdz2kRing};
 use crate::net::{PartyId, Transport};
-use crate::ring::{Ring};
+use crate::ring::Ring;
 use crate::sharing::{check_dims, check_input_values, Arith, InputSlot, Len, Linear, Store};
 use crate::Error;
 
@@ -28,7 +28,10 @@ pub struct MatMulPrep<R: Spdz2kRing> {
 impl<T: Transport> Spdz2k<T> {
     /// Public `c` as a sharing: party 0's value shares, every party's MAC shares `c·α_j`.
     pub fn constant<R: Spdz2kRing>(&self, c: &[R]) -> Auth<R> {
-        let zero = Auth { x: vec![<R::Wide as Ring>::ZERO; c.len()], m: vec![<R::Wide as Ring>::ZERO; c.len()] };
+        let zero = Auth {
+            x: vec![<R::Wide as Ring>::ZERO; c.len()],
+            m: vec![<R::Wide as Ring>::ZERO; c.len()],
+        };
         zero.add_public(self.me(), R::alpha(self), c).unwrap_or(zero)
     }
 
@@ -76,7 +79,8 @@ impl<T: Transport> Spdz2k<T> {
         }
         // Bit i of every value's mask is at [i·n, (i + 1)·n).
         let all = bits.take(n * k)?.b;
-        let mut r = Auth { x: vec![<R::Wide as Ring>::ZERO; n], m: vec![<R::Wide as Ring>::ZERO; n] };
+        let mut r =
+            Auth { x: vec![<R::Wide as Ring>::ZERO; n], m: vec![<R::Wide as Ring>::ZERO; n] };
         let mut r_hi = r.clone();
         for i in 0..k {
             let bit = all.slice(i * n..(i + 1) * n);

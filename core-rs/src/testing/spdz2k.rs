@@ -6,9 +6,9 @@ use super::conformance::TestBase;
 use super::{rss_own_seed, MemTransport, Net};
 use crate::net::{Ctx, Roster, Stats};
 use crate::prg::Seed;
+use crate::sharing::Session;
 use crate::spdz2k::prep::Dealer;
 use crate::spdz2k::{Mesh, Source, Spdz2k};
-use crate::sharing::Session;
 use crate::Error;
 
 /// The dealer's seed of a test session from `seed` (the same at every party).
@@ -23,7 +23,7 @@ impl TestBase for Mesh<MemTransport> {
     async fn setup(ctx: Ctx<MemTransport>, roster: Roster, seed: u64) -> Result<Self, Error> {
         let own = rss_own_seed(seed, ctx.me());
         let dealer = Dealer::new(dealer_seed(seed), roster.n());
-        Mesh::new(ctx, roster, own, Source::Dealer(dealer))
+        Self::new(ctx, roster, own, Source::Dealer(dealer))
     }
 
     fn stats(&self) -> Stats {

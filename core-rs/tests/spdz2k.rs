@@ -1,0 +1,312 @@
+//! spdz2k: results against plaintext among two parties (the conformance suites run it among
+//! three and four), exact costs, and the MAC check's verdict on seeded tampering, replays and
+//! drops by a corrupt party: every honest party aborts or holds the right answer, never a
+//! wrong one, and never hangs.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use ringfence_core::net::{frame, Ctx, PartyId, Roster, SessionId, Stats};
+use ringfence_core::prg::{Prg, Seed};
+use ringfence_core::ring::{IntRing, Z32, Z64};
+use ringfence_core::sharing::{Arith, Len, Linear, Session};
+use ringfence_core::spdz2k::{Auth, Mesh, Source, Spdz2k, Spdz2kRing};
+use ringfence_core::testing::{self, Action, Envelope, MemTransport, Net};
+use ringfence_core::Error;
+
+type Party = Spdz2k<MemTransport>;
+
+fn values<R: IntRing>(seed: u64, n: usize) -> Vec<R> {
+    let edges = [0i64, 1, -1, i64::MIN, i64::MAX].map(R::from_i64);
+    let mut v: Vec<R> = edges.to_vec();
+    v.extend(
+        testing::random_words(seed, n.saturating_sub(edges.len())).into_iter().map(R::from_u64),
+    );
+    v.truncate(n);
+    v
+}
+
+/// A product, a matrix product and a fixed-point product of P0's `x` and the last party's
+/// `y`, opened to all, then `x·y` opened to P0 only.
+async fn program<R: Spdz2kRing>(
+    mut p: Party,
+    x: Vec<R>,
+    y: Vec<R>,
+) -> Result<(Vec<R>, Vec<R>, Vec<R>, Option<Vec<R>>), Error> {
+    let n = x.len();
+    let last = PartyId(p.roster().n() as u8 - 1);
+    let me = p.me();
+    let (px, tx) = Arith::<R>::input_prep(&mut p, PartyId(0), n);
+    let (py, ty) = Arith::<R>::input_prep(&mut p, last, n);
+    let (pm, _) = Arith::<R>::mul_prep(&mut p, &tx, &ty, 0).await?;
+    let (pm2, _) = Arith::<R>::mul_prep(&mut p, &tx, &ty, 0).await?;
+    let dims = (2, n / 2, 1);
+    let (pmm, _) = Arith::<R>::matmul_prep(&mut p, &tx, &Len(n / 2), dims, 0).await?;
+    let (pf, _) = Arith::<R>::mul_prep(&mut p, &tx, &ty, 8).await?;
+    let vx = p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+    let vy = p.input(last, (me == last).then_some(&y[..]), py).await?;
+    let z = p.mul(&vx, &vy, pm).await?;
+    let z2 = p.mul(&vx, &vy, pm2).await?;
+    let mm = p.matmul(&vx, &vy.slice(0..n / 2), dims, pmm).await?;
+    let f = p.mul(&vx, &vy, pf).await?;
+    let opened = p.open(Auth::concat(&[&z, &mm])).await?;
+    let (zs, mms) = opened.split_at(n);
+    let fixed = p.open(f).await?;
+    let mine = p.open_to(PartyId(0), z2).await?;
+    Ok((zs.to_vec(), mms.to_vec(), fixed, mine))
+}
+
+fn plain<R: IntRing>(x: &[R], y: &[R]) -> (Vec<R>, Vec<R>) {
+    let z: Vec<R> = x.iter().zip(y).map(|(&a, &b)| a * b).collect();
+    let h = x.len() / 2;
+    let mm = (0..2).map(|i| (0..h).fold(R::ZERO, |acc, t| acc + x[i * h + t] * y[t])).collect();
+    (z, mm)
+}
+
+fn two_parties_compute_like_plaintext<R: Spdz2kRing>() {
+    let (x, y) = (values::<R>(1, 16), values::<R>(2, 16));
+    // Small operands for the fixed-point product (its truncation needs |x·y| ≪ 2^k).
+    let small = |v: &[R]| -> Vec<R> {
+        v.iter().map(|w| R::from_i64(w.to_i64() >> (70 - R::BITS as i64 / 2).min(63))).collect()
+    };
+    let (xs, ys) = (small(&x), small(&y));
+    for n in [2, 3] {
+        let outs = testing::run_spdz2k(n, 5, |p| program::<R>(p, x.clone(), y.clone()));
+        let (z, mm) = plain(&x, &y);
+        for (i, o) in outs.iter().enumerate() {
+            let (zs, mms, _, mine) = o.as_ref().unwrap_or_else(|e| panic!("P{i} of {n}: {e}"));
+            assert_eq!((zs, mms), (&z, &mm), "P{i} of {n}");
+            assert_eq!(mine.as_ref(), (i == 0).then_some(&z), "P{i} of {n}: open_to P0");
+        }
+        let outs = testing::run_spdz2k(n, 6, |p| program::<R>(p, xs.clone(), ys.clone()));
+        for (i, o) in outs.iter().enumerate() {
+            let (_, _, fixed, _) = o.as_ref().unwrap_or_else(|e| panic!("P{i} of {n}: {e}"));
+            for (j, (&f, (a, b))) in fixed.iter().zip(xs.iter().zip(&ys)).enumerate() {
+                let floor = (i128::from(a.to_i64()) * i128::from(b.to_i64())) >> 8;
+                let below = floor - i128::from(f.to_i64());
+                assert!(below == 0 || below == 1, "P{i} of {n}: fixed[{j}] = {f:?}, floor {floor}");
+            }
+        }
+    }
+}
+
+#[test]
+fn two_and_three_parties_compute_like_plaintext_z64() {
+    two_and_three::<Z64>();
+}
+
+#[test]
+fn two_and_three_parties_compute_like_plaintext_z32() {
+    two_and_three::<Z32>();
+}
+
+fn two_and_three<R: Spdz2kRing>() {
+    two_parties_compute_like_plaintext::<R>();
+}
+
+/// Exact costs among two parties: an input is `k` bits per value from its owner in one round;
+/// a product `2k` bits per value in one round, checked later; an opening `k` bits per value
+/// and the MAC check, a fixed 240 bytes in six rounds (coins committed, 32 B, and opened,
+/// 64 B; the masked upper parts, 16 B; the check values and digest committed, 32 B, and opened,
+/// 88 B; the verdict, 8 B).
+#[test]
+fn costs_among_two_parties_are_the_documented_ones() {
+    const CHECK: u64 = 32 + 64 + 16 + 32 + 88 + 8;
+    let n = 100usize;
+    let outs = testing::run_spdz2k(2, 9, move |mut p| async move {
+        let me = p.me();
+        let x = vec![Z64(3); n];
+        let mut marks = vec![p.ctx().stats()];
+        let (px, t) = Arith::<Z64>::input_prep(&mut p, PartyId(0), n);
+        let (pm, _) = Arith::<Z64>::mul_prep(&mut p, &t, &t, 0).await?;
+        marks.push(p.ctx().stats());
+        let vx = p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+        marks.push(p.ctx().stats());
+        let z = p.mul(&vx, &vx, pm).await?;
+        marks.push(p.ctx().stats());
+        let o = p.open(z).await?;
+        marks.push(p.ctx().stats());
+        assert_eq!(o, vec![Z64(9); n]);
+        Ok(marks)
+    });
+    for (i, o) in outs.into_iter().enumerate() {
+        let m = o.unwrap_or_else(|e| panic!("P{i}: {e}"));
+        let d = |a: usize| -> Stats { m[a + 1] - m[a] };
+        assert_eq!((d(0).payload_bytes_sent, d(0).rounds), (0, 0), "P{i}: setup sends nothing");
+        let input = if i == 0 { 8 * n as u64 } else { 0 };
+        assert_eq!((d(1).payload_bytes_sent, d(1).rounds), (input, 1), "P{i}: input");
+        assert_eq!((d(2).payload_bytes_sent, d(2).rounds), (16 * n as u64, 1), "P{i}: product");
+        assert_eq!((d(3).payload_bytes_sent, d(3).rounds), (8 * n as u64 + CHECK, 7), "P{i}: open");
+    }
+}
+
+/// A party without preprocessing refuses, naming what is missing, before sending anything.
+#[test]
+fn a_party_without_preprocessing_refuses() {
+    let net = Net::new(2);
+    let roster = Roster::new(2, 1).unwrap();
+    let net = &net;
+    let futs: Vec<testing::PartyFuture<'_, Result<Stats, Error>>> = roster
+        .parties()
+        .map(|me| {
+            Box::pin(async move {
+                let ctx = Ctx::new(me, 2, SessionId([2; 16]), net.transport(me));
+                let own = Seed::from_bytes([me.0; 32]);
+                let mut p = Spdz2k::start(Mesh::new(ctx, roster, own, Source::Unavailable)?);
+                Arith::<Z64>::mul_prep(&mut p, &Len(1), &Len(1), 0).await?;
+                Ok(p.ctx().stats())
+            }) as testing::PartyFuture<'_, _>
+        })
+        .collect();
+    for o in net.run(futs) {
+        match o {
+            Err(Error::PreprocessingExhausted(m)) => assert!(m.contains("no preprocessing"), "{m}"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    assert!(net.log().is_empty(), "nothing was sent");
+}
+
+/// A corrupt party's fault on one of its frames.
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    /// XOR `mask` (non-zero) into payload byte `at` (modulo the payload's length).
+    Flip { at: usize, mask: u8 },
+    /// The payload of an earlier frame on the same link of the same length (a flip where there
+    /// is none, or where it is the same).
+    Replay,
+    /// The frame is lost.
+    Drop,
+}
+
+/// What the hook did.
+#[derive(Debug, Default, Clone, Copy)]
+struct Hit {
+    met: bool,
+    /// The frame was a verdict ("my check passed"): the last message of a check.
+    verdict: bool,
+}
+
+/// Runs `program` among `n` parties with `fault` on the `target`-th frame P1 sends (counted
+/// over all its links in the order they are sent; `u64::MAX`: none). Returns the outcomes, the
+/// number of frames P1 sent, and what the hook met.
+fn faulty_run<R: Spdz2kRing>(
+    n: usize,
+    x: &[R],
+    y: &[R],
+    target: u64,
+    fault: Fault,
+) -> (Vec<Result<Outcome<R>, Error>>, u64, Hit) {
+    let net = Net::new(n);
+    let count = Rc::new(RefCell::new((0u64, Hit::default())));
+    // Payloads P1 sent, by receiver and length, for replays.
+    let seen: Rc<RefCell<Sent>> = Rc::default();
+    let (c, seen_h) = (count.clone(), seen.clone());
+    net.set_hook(move |e: &mut Envelope| {
+        if e.from != PartyId(1) {
+            return Action::Deliver;
+        }
+        let mut c = c.borrow_mut();
+        let i = c.0;
+        c.0 += 1;
+        let payload_len = e.bytes.len() - frame::HEADER_LEN;
+        let key = (e.to.0, payload_len);
+        let payload = e.bytes[frame::HEADER_LEN..].to_vec();
+        let mut seen = seen_h.borrow_mut();
+        let earlier = seen.entry(key).or_default();
+        let mut action = Action::Deliver;
+        if i == target && payload_len > 0 {
+            c.1 = Hit { met: true, verdict: payload_len == 8 && payload.iter().all(|&b| b == 0) };
+            let flip = |e: &mut Envelope, at: usize, mask: u8| {
+                e.bytes[frame::HEADER_LEN + at % payload_len] ^= mask;
+            };
+            match fault {
+                Fault::Flip { at, mask } => flip(e, at, mask),
+                Fault::Replay => match earlier.iter().find(|p| **p != payload) {
+                    Some(old) => e.bytes[frame::HEADER_LEN..].copy_from_slice(old),
+                    None => flip(e, 0, 1),
+                },
+                Fault::Drop => action = Action::Drop,
+            }
+        }
+        earlier.push(payload);
+        action
+    });
+    let roster = Roster::new(n, n - 1).unwrap();
+    let (x, y) = (x.to_vec(), y.to_vec());
+    let outs = testing::run_base(&net, roster, n, 11, |_, base: Mesh<MemTransport>| {
+        program::<R>(Spdz2k::start(base), x.clone(), y.clone())
+    });
+    let (sent, hit) = *count.borrow();
+    (outs, sent, hit)
+}
+
+type Sent = HashMap<(u8, usize), Vec<Vec<u8>>>;
+
+type Outcome<R> = (Vec<R>, Vec<R>, Vec<R>, Option<Vec<R>>);
+
+/// `trials` seeded faults by P1 among 2 and 3 parties: each honest party aborts or holds
+/// exactly the honest run's outputs; at least one honest party stops; and every one does
+/// unless the fault hit a verdict, the last message of a check (a cheater can always make one
+/// honest party stop and leave another with its correct output: there is no broadcast).
+fn faults<R: Spdz2kRing>(trials: u64, seed: u64) {
+    let mut prg = Prg::new(&Seed::from_bytes([0x7e; 32]), seed, 0);
+    let (x, y) = (values::<R>(3, 8), values::<R>(4, 8));
+    let small = |v: &[R]| -> Vec<R> { v.iter().map(|w| R::from_i64(w.to_i64() % 1000)).collect() };
+    let (x, y) = (small(&x), small(&y));
+    for n in [2, 3] {
+        let (honest, frames, _) = faulty_run::<R>(n, &x, &y, u64::MAX, Fault::Drop);
+        let honest: Vec<Outcome<R>> =
+            honest.into_iter().map(|o| o.expect("the honest run completes")).collect();
+        for t in 0..trials / 2 {
+            let target = prg.next_u64() % frames;
+            let fault = match prg.next_u32() % 4 {
+                0 => Fault::Replay,
+                1 => Fault::Drop,
+                _ => Fault::Flip {
+                    at: prg.next_u32() as usize,
+                    mask: (prg.next_u32() % 255 + 1) as u8,
+                },
+            };
+            let (outs, _, hit) = faulty_run::<R>(n, &x, &y, target, fault);
+            if !hit.met {
+                // An empty frame (nothing to change): the run must be the honest one.
+                assert!(outs.iter().zip(&honest).all(|(o, h)| o.as_ref().is_ok_and(|o| o == h)));
+                continue;
+            }
+            let mut stopped = 0;
+            for (i, (o, h)) in outs.iter().zip(&honest).enumerate().filter(|(i, _)| *i != 1) {
+                match o {
+                    Ok(o) => assert_eq!(
+                        o, h,
+                        "trial {t} ({n} parties, frame {target}, {fault:?}): P{i}'s output"
+                    ),
+                    Err(_) => stopped += 1,
+                }
+            }
+            let honest_parties = n - 1;
+            if hit.verdict {
+                assert!(
+                    stopped >= 1,
+                    "trial {t} ({n} parties, frame {target}, {fault:?}): nobody stopped"
+                );
+            } else {
+                assert_eq!(
+                    stopped, honest_parties,
+                    "trial {t} ({n} parties, frame {target}, {fault:?}): an honest party went on: {outs:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn faults_by_a_corrupt_party_end_in_aborts_z64() {
+    faults::<Z64>(5000, 1);
+}
+
+#[test]
+fn faults_by_a_corrupt_party_end_in_aborts_z32() {
+    faults::<Z32>(5000, 2);
+}
