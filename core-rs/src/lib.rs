@@ -13,6 +13,7 @@
 //!  prg      the one PRG (ChaCha12) and seeds
 //!  net      PartyId, Roster (n, t, clients), frames, Transport (injected), Ctx (framing
 //!           checks, counters, op numbers)
+//!  ot       oblivious transfer: base OTs (Ristretto), correlated OT extension (IKNP + KOS)
 //!  sharing  the traits every scheme implements: Linear (local operations), Arith (inputs,
 //!           openings, products; setup and online phases), Session, InputClient
 //!  rep3     3-party replicated secret sharing: arithmetic, boolean, conversions, comparisons,
@@ -44,6 +45,7 @@ pub mod mal3;
 pub mod meteor;
 pub mod net;
 pub mod nn;
+pub mod ot;
 pub mod prg;
 pub mod rep3;
 pub mod ring;
