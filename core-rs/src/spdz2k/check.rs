@@ -1,248 +1,383 @@
 //! Opening and the batched MAC check (the extract's section 1.4, variant A), run over every
 //! value opened since the last check before anything is released.
+//!
+//! Written once for every SPDZ2k instance, whatever its widths: the online ones (k = s = 32
+//! and 64), and those of the preprocessing (triples are sacrificed in an instance of `k + s`
+//! value bits). Shares are carried as `u128` and reduced to the instance's `v + s` bits.
 
-use super::{Auth, Instance, Spdz2k, Spdz2kRing};
-use crate::net::{digest_words, words_digest, PartyId, Transport};
+use super::{Auth, Spdz2k, Spdz2kRing};
+use crate::net::{digest_words, words_digest, Ctx, PartyId, Roster, Transport};
 use crate::prg::{Prg, Seed};
-use crate::ring::{IntRing, Ring, Z128, Z32, Z64};
+use crate::ring::{Ring, Z128, Z32, Z64};
 use crate::sharing::View;
 use crate::Error;
 
 /// Words of a commitment's nonce and of a digest.
 const WORDS: usize = 4;
 
-impl<T: Transport> Spdz2k<T> {
-    /// Opens `x` to every party without checking it yet: each party sends the low `k` bits of
-    /// its value shares to every other (one round) and sums them with their carries. The
-    /// opening is logged for the next [`Spdz2k::check`]; nothing opened may be released before
-    /// that check passes.
-    pub(crate) async fn open_unchecked<R: Spdz2kRing>(
-        &mut self,
-        x: &Auth<R>,
-    ) -> Result<Vec<R>, Error> {
-        let (me, roster) = (self.me(), self.roster());
-        let n = x.x.len();
-        let low: Vec<R> = x.x.iter().map(|&w| R::low(w)).collect();
-        let ctx = self.ctx_mut();
-        ctx.round();
-        for peer in roster.others(me) {
-            ctx.send(peer, &low)?;
-        }
-        let mut hat: Vec<R::Wide> = low.iter().map(|&v| v.widen()).collect();
-        for peer in roster.others(me) {
-            let theirs = ctx.recv::<R>(peer, n).await?;
-            for (h, t) in hat.iter_mut().zip(theirs) {
-                *h += t.widen();
-            }
-        }
-        self.public.absorb(&hat);
-        self.unchecked = true;
-        let inst = R::instance(self);
-        inst.high.extend(x.x.iter().map(|&w| R::high(w)));
-        inst.mac.extend_from_slice(&x.m);
-        let opened = hat.iter().map(|&h| R::low(h)).collect();
-        inst.hat.append(&mut hat);
-        Ok(opened)
+/// `x mod 2^bits` (`bits ≤ 128`).
+pub(crate) fn reduce(x: u128, bits: u32) -> u128 {
+    if bits >= 128 {
+        x
+    } else {
+        x & ((1u128 << bits) - 1)
+    }
+}
+
+/// One instance's openings since its last check: `v` value bits, `s` MAC bits, shares in
+/// Z_2^(v+s), this party's key share `α_j < 2^s`.
+pub struct Log {
+    v: u32,
+    s: u32,
+    alpha: u128,
+    /// Opened values `x̂` (the sums of the low parts, with their carries).
+    hat: Vec<u128>,
+    /// This party's upper parts `⌊x_j / 2^v⌋` of the opened values.
+    high: Vec<u128>,
+    /// This party's MAC shares of the opened values.
+    mac: Vec<u128>,
+}
+
+impl Log {
+    pub(crate) fn new(v: u32, s: u32, alpha: u128) -> Self {
+        Self { v, s, alpha, hat: Vec::new(), high: Vec::new(), mac: Vec::new() }
     }
 
-    /// Records public values every party must have received alike (an input's differences):
-    /// the next check compares digests of them.
-    pub(crate) fn absorb_public<R: Ring>(&mut self, v: &[R]) {
-        self.public.absorb(v);
-        self.unchecked = true;
+    pub(crate) fn is_empty(&self) -> bool {
+        self.hat.is_empty()
     }
 
-    /// The batched MAC check of everything opened since the last one, in both rings, and the
-    /// comparison of every public value's digest: `Ok` at a party only if its check passed and
-    /// every other party said its own did. Six rounds; nothing when nothing was opened.
-    ///
-    /// Coins are committed and then opened (after the openings they weigh); each party sends
-    /// its masked upper parts `p_j` (`s` bits per ring), then commits to its share `z_j` of
-    /// the check value and the digest of the public values, opens both, and every party
-    /// checks the commitments, the digests and `Σ z_j = 0`. A party whose check fails sends
-    /// every other an abort notice in place of its verdict.
-    pub async fn check(&mut self) -> Result<(), Error> {
-        if !self.unchecked {
-            return Ok(());
-        }
-        let outcome = self.check_inner().await;
-        let (me, roster) = (self.me(), self.roster());
-        let ctx = self.ctx_mut();
-        match outcome {
-            Ok(()) => {
-                ctx.round();
-                for peer in roster.others(me) {
-                    ctx.send(peer, &[Z64(0)])?;
-                }
-                for peer in roster.others(me) {
-                    if ctx.recv::<Z64>(peer, 1).await? != [Z64(0)] {
-                        return Err(Error::Abort {
-                            blame: Some(peer),
-                            reason: format!("{peer} reported a failed MAC check"),
-                        });
-                    }
-                }
-                self.unchecked = false;
-                Ok(())
-            }
-            Err(e) => {
-                if matches!(e, Error::Abort { .. }) {
-                    for peer in roster.others(me) {
-                        // Best effort: the peer may be gone, and this party stops either way.
-                        let _ = ctx.send_abort_notice(peer);
-                    }
-                }
-                Err(e)
-            }
-        }
+    fn wide(&self, x: u128) -> u128 {
+        reduce(x, self.v + self.s)
     }
 
-    async fn check_inner(&mut self) -> Result<(), Error> {
-        let op = self.ctx_mut().next_op();
-        let mut own = self.private_prg();
-        let mut coin = [0u8; 32];
-        own.fill_bytes(&mut coin);
-        let coins = self.commit_and_open(op, "coins", &mut own, digest_words(&coin)).await?;
-        let parts: Vec<Seed> = coins.iter().map(|w| Seed::from_bytes(words_digest(w))).collect();
-        let seed = Seed::combine(&parts);
+    /// The public combination `y = Σ χ_i x̂_i` and this party's masked combination of its
+    /// upper parts `p_j = Σ χ_i·⌊x_ij / 2^v⌋ + r_j (mod 2^s)`.
+    fn combine(&self, chi: &[u128], mask: u128) -> (u128, u128) {
+        let y =
+            chi.iter().zip(&self.hat).fold(0u128, |a, (&c, &h)| a.wrapping_add(c.wrapping_mul(h)));
+        let p =
+            chi.iter().zip(&self.high).fold(mask, |a, (&c, &h)| a.wrapping_add(c.wrapping_mul(h)));
+        (self.wide(y), reduce(p, self.s))
+    }
 
-        let (r32, r64) = (self.check_mask::<Z32>().await?, self.check_mask::<Z64>().await?);
-        let c32 = Combination::new(&self.z32, &seed, op, &r32);
-        let c64 = Combination::new(&self.z64, &seed, op, &r64);
-        let (me, roster) = (self.me(), self.roster());
-        let ctx = self.ctx_mut();
-        ctx.round();
-        let mine = [Z64(u64::from(c32.p.0)), c64.p];
-        for peer in roster.others(me) {
-            ctx.send(peer, &mine)?;
-        }
-        let (mut p32, mut p64) = (c32.p, c64.p);
-        for peer in roster.others(me) {
-            let theirs = ctx.recv::<Z64>(peer, 2).await?;
-            let Ok(their32) = u32::try_from(theirs[0].0) else {
+    /// `z_j = Σ χ_i m_ij − α_j·y − 2^v·α_j·p + 2^v·l_j (mod 2^(v+s))`, whose sum over the
+    /// parties is zero exactly when the opened values carry valid MACs (up to the check's
+    /// error).
+    fn z(&self, chi: &[u128], y: u128, p: u128, mask_mac: u128) -> u128 {
+        let macs =
+            chi.iter().zip(&self.mac).fold(0u128, |a, (&c, &m)| a.wrapping_add(c.wrapping_mul(m)));
+        let a = self.alpha;
+        let z = macs
+            .wrapping_sub(a.wrapping_mul(y))
+            .wrapping_sub(a.wrapping_mul(p) << self.v)
+            .wrapping_add(mask_mac << self.v);
+        self.wide(z)
+    }
+
+    fn clear(&mut self) {
+        self.hat.clear();
+        self.high.clear();
+        self.mac.clear();
+    }
+}
+
+/// Opens shares (value shares `x` and MAC shares `m` of an instance of `log`'s widths) to
+/// every party without checking them yet: each party sends the low `v` bits of its value
+/// shares to every other (one round) and sums them with their carries. The opening is logged
+/// for the next check and its sums go into `public`; nothing opened may be released before
+/// that check passes. Returns the values mod 2^v.
+pub(crate) async fn open_logged<T: Transport>(
+    ctx: &mut Ctx<T>,
+    roster: Roster,
+    log: &mut Log,
+    public: &mut View,
+    x: &[u128],
+    m: &[u128],
+) -> Result<Vec<u128>, Error> {
+    let v = log.v;
+    let low: Vec<u128> = x.iter().map(|&w| reduce(w, v)).collect();
+    // On the wire in the narrowest ring that holds v bits: exactly k bits per value online.
+    let theirs = match v {
+        0..=32 => exchange(ctx, roster, &low, |l| Z32(l as u32), |w| u128::from(w.0)).await?,
+        33..=64 => exchange(ctx, roster, &low, |l| Z64(l as u64), |w| u128::from(w.0)).await?,
+        _ => exchange(ctx, roster, &low, Z128, |w| w.0).await?,
+    };
+    let mut hat = low.clone();
+    for (peer, theirs) in theirs {
+        for (h, t) in hat.iter_mut().zip(theirs) {
+            if reduce(t, v) != t {
                 return Err(Error::Abort {
                     blame: Some(peer),
-                    reason: format!("{peer} sent a 32-bit check value wider than 32 bits"),
-                });
-            };
-            p32 += Z32(their32);
-            p64 += theirs[1];
-        }
-        let z32 = c32.z(&self.z32, p32, &r32);
-        let z64 = c64.z(&self.z64, p64, &r64);
-
-        let public = core::mem::replace(&mut self.public, View::new("public", op)).words();
-        let mut payload = vec![z32, Z64(z64.0 as u64), Z64((z64.0 >> 64) as u64)];
-        payload.extend_from_slice(&public);
-        let opened = self.commit_and_open(op, "mac check", &mut own, payload).await?;
-        self.z32.clear();
-        self.z64.clear();
-
-        let (mut s32, mut s64) = (Z64(0), Z128(0));
-        for (j, w) in opened.iter().enumerate() {
-            if w[3..3 + WORDS] != public[..] {
-                return Err(Error::Abort {
-                    blame: Some(PartyId(j as u8)),
-                    reason: format!("P{j} saw other public values than {me}"),
+                    reason: format!("{peer} sent an opening wider than {v} bits"),
                 });
             }
-            s32 += w[0];
-            s64 += Z128(u128::from(w[1].0) | (u128::from(w[2].0) << 64));
+            *h = log.wide(h.wrapping_add(t));
         }
-        if s32 != Z64(0) || s64 != Z128(0) {
+    }
+    let hat_words: Vec<Z128> = hat.iter().map(|&h| Z128(h)).collect();
+    public.absorb(&hat_words);
+    let width = v + log.s;
+    log.high.extend(x.iter().map(|&w| reduce(w, width) >> v));
+    log.mac.extend_from_slice(m);
+    let opened = hat.iter().map(|&h| reduce(h, v)).collect();
+    log.hat.append(&mut hat);
+    Ok(opened)
+}
+
+/// Sends `low` to every other party as elements of `R` and receives theirs (one round).
+async fn exchange<T: Transport, R: Ring>(
+    ctx: &mut Ctx<T>,
+    roster: Roster,
+    low: &[u128],
+    to: impl Fn(u128) -> R,
+    from: impl Fn(R) -> u128,
+) -> Result<Vec<(PartyId, Vec<u128>)>, Error> {
+    let me = ctx.me();
+    let mine: Vec<R> = low.iter().map(|&l| to(l)).collect();
+    ctx.round();
+    for peer in roster.others(me) {
+        ctx.send(peer, &mine)?;
+    }
+    let mut out = Vec::with_capacity(roster.n() - 1);
+    for peer in roster.others(me) {
+        out.push((peer, ctx.recv::<R>(peer, low.len()).await?.into_iter().map(&from).collect()));
+    }
+    Ok(out)
+}
+
+/// The batched MAC check of `logs`, each with its mask (value share and MAC share of a fresh
+/// random sharing in that instance; `None` for an empty log), and the comparison of the
+/// digest of every public value: `Ok` at a party only if its check passed and every other
+/// party said its own did. Six rounds.
+///
+/// Coins are committed and then opened (after the openings they weigh); each party sends its
+/// masked upper parts `p_j` (`s` bits per log), then commits to its check values `z_j` and the
+/// digest, opens them, and checks the commitments, the digests and `Σ z_j = 0`. A party whose
+/// check fails sends every other an abort notice in place of its verdict. The logs are
+/// emptied either way.
+pub(crate) async fn mac_check<T: Transport>(
+    ctx: &mut Ctx<T>,
+    roster: Roster,
+    own: &mut Prg,
+    public: View,
+    logs: &mut [(&mut Log, Option<(u128, u128)>)],
+) -> Result<(), Error> {
+    let me = ctx.me();
+    let outcome = check_inner(ctx, roster, own, public, logs).await;
+    for (log, _) in logs.iter_mut() {
+        log.clear();
+    }
+    match outcome {
+        Ok(()) => {
+            ctx.round();
+            for peer in roster.others(me) {
+                ctx.send(peer, &[Z64(0)])?;
+            }
+            for peer in roster.others(me) {
+                if ctx.recv::<Z64>(peer, 1).await? != [Z64(0)] {
+                    return Err(Error::Abort {
+                        blame: Some(peer),
+                        reason: format!("{peer} reported a failed MAC check"),
+                    });
+                }
+            }
+            Ok(())
+        }
+        Err(e) => {
+            if matches!(e, Error::Abort { .. }) {
+                for peer in roster.others(me) {
+                    // Best effort: the peer may be gone, and this party stops either way.
+                    let _ = ctx.send_abort_notice(peer);
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+async fn check_inner<T: Transport>(
+    ctx: &mut Ctx<T>,
+    roster: Roster,
+    own: &mut Prg,
+    public: View,
+    logs: &mut [(&mut Log, Option<(u128, u128)>)],
+) -> Result<(), Error> {
+    let me = ctx.me();
+    let op = ctx.next_op();
+    let mut coin = [0u8; 32];
+    own.fill_bytes(&mut coin);
+    let coins = commit_and_open(ctx, roster, op, "coins", own, digest_words(&coin)).await?;
+    let parts: Vec<Seed> = coins.iter().map(|w| Seed::from_bytes(words_digest(w))).collect();
+    let seed = Seed::combine(&parts);
+
+    let mut combos = Vec::with_capacity(logs.len());
+    for (i, (log, mask)) in logs.iter().enumerate() {
+        let (mask_x, _) = mask.unwrap_or_default();
+        if mask.is_none() && !log.is_empty() {
+            return Err(Error::ApiMisuse("a MAC check of openings without a mask".into()));
+        }
+        let mut chi = vec![0u128; log.hat.len()];
+        Prg::new(&seed, op, i as u32).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
+        for c in &mut chi {
+            *c = reduce(*c, log.s);
+        }
+        // Only the mask's low s bits enter: the MAC term they cancel is 2^v·α·Σ r_j mod 2^(v+s).
+        let (y, p) = log.combine(&chi, reduce(mask_x, log.s));
+        combos.push((chi, y, p));
+    }
+    ctx.round();
+    let mine: Vec<Z64> = combos.iter().map(|&(_, _, p)| Z64(p as u64)).collect();
+    for peer in roster.others(me) {
+        ctx.send(peer, &mine)?;
+    }
+    let mut sums: Vec<u128> = combos.iter().map(|&(_, _, p)| p).collect();
+    for peer in roster.others(me) {
+        let theirs = ctx.recv::<Z64>(peer, logs.len()).await?;
+        for ((sum, t), (log, _)) in sums.iter_mut().zip(theirs).zip(logs.iter()) {
+            let t = u128::from(t.0);
+            if reduce(t, log.s) != t {
+                return Err(Error::Abort {
+                    blame: Some(peer),
+                    reason: format!("{peer} sent a check value wider than {} bits", log.s),
+                });
+            }
+            *sum = reduce(sum.wrapping_add(t), log.s);
+        }
+    }
+    let mut payload = Vec::with_capacity(2 * logs.len() + WORDS);
+    for (((chi, y, _), p), (log, mask)) in combos.iter().zip(&sums).zip(logs.iter()) {
+        let z = log.z(chi, *y, *p, mask.unwrap_or_default().1);
+        payload.extend([Z64(z as u64), Z64((z >> 64) as u64)]);
+    }
+    let digest = public.words();
+    payload.extend_from_slice(&digest);
+    let opened = commit_and_open(ctx, roster, op, "mac check", own, payload).await?;
+
+    let mut total = vec![0u128; logs.len()];
+    for (j, w) in opened.iter().enumerate() {
+        if w[2 * logs.len()..] != digest[..] {
+            return Err(Error::Abort {
+                blame: Some(PartyId(j as u8)),
+                reason: format!("P{j} saw other public values than {me}"),
+            });
+        }
+        for (i, t) in total.iter_mut().enumerate() {
+            *t = t.wrapping_add(u128::from(w[2 * i].0) | u128::from(w[2 * i + 1].0) << 64);
+        }
+    }
+    for (t, (log, _)) in total.iter().zip(logs.iter()) {
+        if log.wide(*t) != 0 {
             return Err(Error::Abort {
                 blame: None,
                 reason: "the MAC check failed: an opened value or a share was changed".into(),
             });
         }
+    }
+    Ok(())
+}
+
+/// Commits to `payload` (one round), then opens it (another): returns every party's payload
+/// in party order (this party's own included), each checked against its commitment.
+pub(crate) async fn commit_and_open<T: Transport>(
+    ctx: &mut Ctx<T>,
+    roster: Roster,
+    op: u64,
+    what: &str,
+    own: &mut Prg,
+    payload: Vec<Z64>,
+) -> Result<Vec<Vec<Z64>>, Error> {
+    let me = ctx.me();
+    let mut nonce = [0u8; 32];
+    own.fill_bytes(&mut nonce);
+    let nonce = digest_words(&nonce);
+    let commitment = |who: PartyId, payload: &[Z64], nonce: &[Z64]| {
+        let mut v = View::new(what, op);
+        v.absorb(&[Z64(u64::from(who.0))]);
+        v.absorb(payload);
+        v.absorb(nonce);
+        v.words()
+    };
+    ctx.round();
+    let mine = commitment(me, &payload, &nonce);
+    for peer in roster.others(me) {
+        ctx.send(peer, &mine)?;
+    }
+    let mut commitments = Vec::with_capacity(roster.n());
+    for peer in roster.others(me) {
+        commitments.push((peer, ctx.recv::<Z64>(peer, WORDS).await?));
+    }
+    ctx.round();
+    let mut opening = payload.clone();
+    opening.extend_from_slice(&nonce);
+    for peer in roster.others(me) {
+        ctx.send(peer, &opening)?;
+    }
+    let len = payload.len();
+    let mut out = vec![Vec::new(); roster.n()];
+    out[me.index()] = payload;
+    for (peer, c) in commitments {
+        let got = ctx.recv::<Z64>(peer, len + WORDS).await?;
+        let (theirs, their_nonce) = got.split_at(len);
+        if commitment(peer, theirs, their_nonce) != c {
+            return Err(Error::Abort {
+                blame: Some(peer),
+                reason: format!("{peer} opened {what} other than it committed to"),
+            });
+        }
+        out[peer.index()] = theirs.to_vec();
+    }
+    Ok(out)
+}
+
+impl<T: Transport> Spdz2k<T> {
+    /// Opens `x` to every party without checking it yet (see [`open_logged`]).
+    pub(crate) async fn open_unchecked<R: Spdz2kRing>(
+        &mut self,
+        x: &Auth<R>,
+    ) -> Result<Vec<R>, Error> {
+        let xs: Vec<u128> = x.x.iter().map(|&w| R::wide_u128(w)).collect();
+        let ms: Vec<u128> = x.m.iter().map(|&w| R::wide_u128(w)).collect();
+        let roster = self.roster();
+        let (base, log, public) = self.split_log::<R>();
+        let opened = open_logged(&mut base.ctx, roster, log, public, &xs, &ms).await?;
+        self.unchecked = true;
+        Ok(opened.into_iter().map(R::from_low_u128).collect())
+    }
+
+    /// Records public values every party must have received alike (an input's differences):
+    /// the next check compares digests of them.
+    pub(crate) fn absorb_public<R: crate::ring::Ring>(&mut self, v: &[R]) {
+        self.public.absorb(v);
+        self.unchecked = true;
+    }
+
+    /// The batched MAC check of everything opened since the last one, in both rings, and the
+    /// comparison of every public value's digest ([`mac_check`]); nothing when nothing was
+    /// opened or broadcast.
+    pub async fn check(&mut self) -> Result<(), Error> {
+        if !self.unchecked {
+            return Ok(());
+        }
+        let m32 = self.mask_for::<crate::ring::Z32>().await?;
+        let m64 = self.mask_for::<crate::ring::Z64>().await?;
+        let op = self.ctx_mut().next_op();
+        let mut own = crate::prg::Prg::new(&self.base.own, op, 2);
+        let roster = self.roster();
+        let public = core::mem::replace(&mut self.public, View::new("public", op));
+        let Self { base, z32, z64, .. } = self;
+        let mut logs = [(&mut z32.log, m32), (&mut z64.log, m64)];
+        mac_check(&mut base.ctx, roster, &mut own, public, &mut logs).await?;
+        self.unchecked = false;
         Ok(())
     }
 
-    /// Commits to `payload` (one round), then opens it (another): returns every party's
-    /// payload in party order (this party's own included), each checked against its
-    /// commitment.
-    async fn commit_and_open(
-        &mut self,
-        op: u64,
-        what: &str,
-        own: &mut Prg,
-        payload: Vec<Z64>,
-    ) -> Result<Vec<Vec<Z64>>, Error> {
-        let (me, roster) = (self.me(), self.roster());
-        let mut nonce = [0u8; 32];
-        own.fill_bytes(&mut nonce);
-        let nonce = digest_words(&nonce);
-        let commitment = |who: PartyId, payload: &[Z64], nonce: &[Z64]| {
-            let mut v = View::new(what, op);
-            v.absorb(&[Z64(u64::from(who.0))]);
-            v.absorb(payload);
-            v.absorb(nonce);
-            v.words()
-        };
-        let ctx = self.ctx_mut();
-        ctx.round();
-        let mine = commitment(me, &payload, &nonce);
-        for peer in roster.others(me) {
-            ctx.send(peer, &mine)?;
+    /// The check's mask for ring `R`'s log, where it has openings.
+    async fn mask_for<R: Spdz2kRing>(&mut self) -> Result<Option<(u128, u128)>, Error> {
+        if R::instance(self).log.is_empty() {
+            return Ok(None);
         }
-        let mut commitments = Vec::with_capacity(roster.n());
-        for peer in roster.others(me) {
-            commitments.push((peer, ctx.recv::<Z64>(peer, WORDS).await?));
-        }
-        ctx.round();
-        let mut opening = payload.clone();
-        opening.extend_from_slice(&nonce);
-        for peer in roster.others(me) {
-            ctx.send(peer, &opening)?;
-        }
-        let mut out = vec![Vec::new(); roster.n()];
-        out[me.index()] = payload;
-        let len = out[me.index()].len();
-        for (peer, c) in commitments {
-            let got = ctx.recv::<Z64>(peer, len + WORDS).await?;
-            let (theirs, their_nonce) = got.split_at(len);
-            if commitment(peer, theirs, their_nonce) != c {
-                return Err(Error::Abort {
-                    blame: Some(peer),
-                    reason: format!("{peer} opened {what} other than it committed to"),
-                });
-            }
-            out[peer.index()] = theirs.to_vec();
-        }
-        Ok(out)
-    }
-}
-
-/// One ring's part of a check: the public combination `y = Σ χ_i x̂_i` and this party's
-/// masked combination of its upper parts `p_j = Σ χ_i·⌊x_ij / 2^k⌋ + r_j (mod 2^s)`.
-struct Combination<R: Spdz2kRing> {
-    chi: Vec<R>,
-    y: R::Wide,
-    p: R,
-}
-
-impl<R: Spdz2kRing> Combination<R> {
-    fn new(inst: &Instance<R>, seed: &Seed, op: u64, mask: &Auth<R>) -> Self {
-        let mut chi = vec![R::ZERO; inst.hat.len()];
-        R::fill_random(&mut Prg::new(seed, op, R::BITS), &mut chi);
-        let y = chi
-            .iter()
-            .zip(&inst.hat)
-            .fold(<R::Wide as Ring>::ZERO, |acc, (&c, &h)| acc + c.widen() * h);
-        let p = chi.iter().zip(&inst.high).fold(R::low(mask.x[0]), |acc, (&c, &h)| acc + c * h);
-        Self { chi, y, p }
-    }
-
-    /// `z_j = Σ χ_i m_ij − α_j·y − 2^k·α_j·p + 2^k·l_j`, whose sum over the parties is zero
-    /// exactly when the opened values carry valid MACs (up to the check's error), as one
-    /// word pair of the wide ring.
-    fn z(&self, inst: &Instance<R>, p: R, mask: &Auth<R>) -> <R as Spdz2kRing>::Wide {
-        let a = inst.alpha.widen();
-        let macs = self
-            .chi
-            .iter()
-            .zip(&inst.mac)
-            .fold(<R::Wide as Ring>::ZERO, |acc, (&c, &m)| acc + c.widen() * m);
-        macs - a * self.y - (a * p.widen()).shl(R::BITS) + mask.m[0].shl(R::BITS)
+        let r = self.check_mask::<R>().await?;
+        Ok(Some((R::wide_u128(r.x[0]), R::wide_u128(r.m[0]))))
     }
 }

@@ -66,7 +66,7 @@ use crate::sharing::{Linear, Session, View};
 use crate::Error;
 
 /// The value rings of SPDZ2k instances with `s = k`, and their share rings Z_2^(k+s).
-pub trait Spdz2kRing: IntRing {
+pub trait Spdz2kRing: IntRing + slot::Slot {
     /// Z_2^(k+s), where shares and MAC shares live.
     type Wide: IntRing;
     /// `s`, the MAC's slack bits (equal to `k` here).
@@ -79,10 +79,10 @@ pub trait Spdz2kRing: IntRing {
     fn low(w: Self::Wide) -> Self;
     /// `⌊w / 2^k⌋`, the upper `s` bits.
     fn high(w: Self::Wide) -> Self;
-    /// This ring's state in a party.
-    fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self>;
-    /// The party's share of this ring's MAC key.
-    fn alpha<T>(p: &Spdz2k<T>) -> Self;
+    /// A wide element as a `u128`.
+    fn wide_u128(w: Self::Wide) -> u128;
+    /// `x mod 2^k` as an element.
+    fn from_low_u128(x: u128) -> Self;
 }
 
 impl Spdz2kRing for Z32 {
@@ -100,11 +100,11 @@ impl Spdz2kRing for Z32 {
     fn high(w: Z64) -> Self {
         Self((w.0 >> 32) as u32)
     }
-    fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self> {
-        &mut p.z32
+    fn wide_u128(w: Self::Wide) -> u128 {
+        u128::from(w.0)
     }
-    fn alpha<T>(p: &Spdz2k<T>) -> Self {
-        p.z32.alpha
+    fn from_low_u128(x: u128) -> Self {
+        Self(x as _)
     }
 }
 
@@ -123,11 +123,51 @@ impl Spdz2kRing for Z64 {
     fn high(w: Z128) -> Self {
         Self((w.0 >> 64) as u64)
     }
-    fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self> {
-        &mut p.z64
+    fn wide_u128(w: Self::Wide) -> u128 {
+        w.0
     }
-    fn alpha<T>(p: &Spdz2k<T>) -> Self {
-        p.z64.alpha
+    fn from_low_u128(x: u128) -> Self {
+        Self(x as _)
+    }
+}
+
+/// Where a party keeps each ring's state (private: the party's fields).
+mod slot {
+    use super::{check::Log, Instance, Mesh, Spdz2k, Spdz2kRing, View, Z32, Z64};
+
+    pub trait Slot: Sized {
+        /// This ring's state in a party.
+        fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self>
+        where
+            Self: Spdz2kRing;
+        /// The party's share of this ring's MAC key.
+        fn alpha<T>(p: &Spdz2k<T>) -> Self;
+        /// The party's session, this ring's log and the public values' digest, apart.
+        fn split<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View);
+    }
+
+    impl Slot for Z32 {
+        fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self> {
+            &mut p.z32
+        }
+        fn alpha<T>(p: &Spdz2k<T>) -> Self {
+            p.z32.alpha
+        }
+        fn split<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View) {
+            (&mut p.base, &mut p.z32.log, &mut p.public)
+        }
+    }
+
+    impl Slot for Z64 {
+        fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self> {
+            &mut p.z64
+        }
+        fn alpha<T>(p: &Spdz2k<T>) -> Self {
+            p.z64.alpha
+        }
+        fn split<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View) {
+            (&mut p.base, &mut p.z64.log, &mut p.public)
+        }
     }
 }
 
@@ -271,24 +311,12 @@ impl<T: Transport> Mesh<T> {
 pub struct Instance<R: Spdz2kRing> {
     /// `α_j ∈ Z_2^s` (s = k, so an element of `R`).
     alpha: R,
-    /// Opened values `x̂` (the sums of the low parts, with their carries).
-    hat: Vec<R::Wide>,
-    /// This party's upper parts `⌊x_j / 2^k⌋` of the opened values.
-    high: Vec<R>,
-    /// This party's MAC shares of the opened values.
-    mac: Vec<R::Wide>,
+    log: check::Log,
 }
 
 impl<R: Spdz2kRing> Instance<R> {
     fn new(alpha: R) -> Self {
-        Self { alpha, hat: Vec::new(), high: Vec::new(), mac: Vec::new() }
-    }
-
-    /// Forgets the checked openings.
-    fn clear(&mut self) {
-        self.hat.clear();
-        self.high.clear();
-        self.mac.clear();
+        Self { alpha, log: check::Log::new(R::BITS, R::S, u128::from(alpha.to_u64())) }
     }
 }
 
@@ -361,9 +389,9 @@ impl<T: Transport> Spdz2k<T> {
         &mut self.base.ctx
     }
 
-    /// A fresh stream of this party's private randomness.
-    fn private_prg(&mut self) -> Prg {
-        let op = self.base.ctx.next_op();
-        Prg::new(&self.base.own, op, 1)
+    /// The session, ring `R`'s log and the public values' digest, apart (an opening writes
+    /// to all three).
+    fn split_log<R: Spdz2kRing>(&mut self) -> (&mut Mesh<T>, &mut check::Log, &mut View) {
+        R::split(self)
     }
 }
