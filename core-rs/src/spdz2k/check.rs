@@ -8,7 +8,7 @@
 use super::{Auth, Spdz2k, Spdz2kRing};
 use crate::net::{digest_words, words_digest, Ctx, PartyId, Roster, Transport};
 use crate::prg::{Prg, Seed};
-use crate::ring::{Ring, Z128, Z32, Z64};
+use crate::ring::{Z128, Z32, Z64};
 use crate::sharing::View;
 use crate::Error;
 
@@ -97,21 +97,16 @@ pub(crate) async fn open_logged<T: Transport>(
 ) -> Result<Vec<u128>, Error> {
     let v = log.v;
     let low: Vec<u128> = x.iter().map(|&w| reduce(w, v)).collect();
+    let me = ctx.me();
     // On the wire in the narrowest ring that holds v bits: exactly k bits per value online.
-    let theirs = match v {
-        0..=32 => exchange(ctx, roster, &low, |l| Z32(l as u32), |w| u128::from(w.0)).await?,
-        33..=64 => exchange(ctx, roster, &low, |l| Z64(l as u64), |w| u128::from(w.0)).await?,
-        _ => exchange(ctx, roster, &low, Z128, |w| w.0).await?,
-    };
+    ctx.round();
+    for peer in roster.others(me) {
+        send_bits(ctx, peer, v, &low)?;
+    }
     let mut hat = low.clone();
-    for (peer, theirs) in theirs {
+    for peer in roster.others(me) {
+        let theirs = recv_bits(ctx, peer, v, low.len()).await?;
         for (h, t) in hat.iter_mut().zip(theirs) {
-            if reduce(t, v) != t {
-                return Err(Error::Abort {
-                    blame: Some(peer),
-                    reason: format!("{peer} sent an opening wider than {v} bits"),
-                });
-            }
             *h = log.wide(h.wrapping_add(t));
         }
     }
@@ -125,25 +120,39 @@ pub(crate) async fn open_logged<T: Transport>(
     Ok(opened)
 }
 
-/// Sends `low` to every other party as elements of `R` and receives theirs (one round).
-async fn exchange<T: Transport, R: Ring>(
+/// Sends `values` (each below 2^bits) to `peer` in the narrowest ring that holds `bits` bits.
+pub(crate) fn send_bits<T: Transport>(
     ctx: &mut Ctx<T>,
-    roster: Roster,
-    low: &[u128],
-    to: impl Fn(u128) -> R,
-    from: impl Fn(R) -> u128,
-) -> Result<Vec<(PartyId, Vec<u128>)>, Error> {
-    let me = ctx.me();
-    let mine: Vec<R> = low.iter().map(|&l| to(l)).collect();
-    ctx.round();
-    for peer in roster.others(me) {
-        ctx.send(peer, &mine)?;
+    peer: PartyId,
+    bits: u32,
+    values: &[u128],
+) -> Result<(), Error> {
+    match bits {
+        0..=32 => ctx.send(peer, &values.iter().map(|&v| Z32(v as u32)).collect::<Vec<_>>()),
+        33..=64 => ctx.send(peer, &values.iter().map(|&v| Z64(v as u64)).collect::<Vec<_>>()),
+        _ => ctx.send(peer, &values.iter().map(|&v| Z128(v)).collect::<Vec<_>>()),
     }
-    let mut out = Vec::with_capacity(roster.n() - 1);
-    for peer in roster.others(me) {
-        out.push((peer, ctx.recv::<R>(peer, low.len()).await?.into_iter().map(&from).collect()));
+}
+
+/// Receives `n` values sent by [`send_bits`]; one of `bits` bits or more is a deviation.
+pub(crate) async fn recv_bits<T: Transport>(
+    ctx: &mut Ctx<T>,
+    peer: PartyId,
+    bits: u32,
+    n: usize,
+) -> Result<Vec<u128>, Error> {
+    let values: Vec<u128> = match bits {
+        0..=32 => ctx.recv::<Z32>(peer, n).await?.into_iter().map(|w| u128::from(w.0)).collect(),
+        33..=64 => ctx.recv::<Z64>(peer, n).await?.into_iter().map(|w| u128::from(w.0)).collect(),
+        _ => ctx.recv::<Z128>(peer, n).await?.into_iter().map(|w| w.0).collect(),
+    };
+    if values.iter().any(|&v| reduce(v, bits) != v) {
+        return Err(Error::Abort {
+            blame: Some(peer),
+            reason: format!("{peer} sent values wider than {bits} bits"),
+        });
     }
-    Ok(out)
+    Ok(values)
 }
 
 /// The batched MAC check of `logs`, each with its mask (value share and MAC share of a fresh
@@ -163,11 +172,23 @@ pub(crate) async fn mac_check<T: Transport>(
     public: View,
     logs: &mut [(&mut Log, Option<(u128, u128)>)],
 ) -> Result<(), Error> {
-    let me = ctx.me();
     let outcome = check_inner(ctx, roster, own, public, logs).await;
     for (log, _) in logs.iter_mut() {
         log.clear();
     }
+    settle(ctx, roster, outcome).await
+}
+
+/// Ends a check: a party whose own check passed sends every other its verdict and fails if
+/// any other reports a failure; a party whose check failed sends every other an abort notice
+/// in place of its verdict. So a failure at any honest party stops every honest party. One
+/// round.
+pub(crate) async fn settle<T: Transport>(
+    ctx: &mut Ctx<T>,
+    roster: Roster,
+    outcome: Result<(), Error>,
+) -> Result<(), Error> {
+    let me = ctx.me();
     match outcome {
         Ok(()) => {
             ctx.round();
@@ -178,7 +199,7 @@ pub(crate) async fn mac_check<T: Transport>(
                 if ctx.recv::<Z64>(peer, 1).await? != [Z64(0)] {
                     return Err(Error::Abort {
                         blame: Some(peer),
-                        reason: format!("{peer} reported a failed MAC check"),
+                        reason: format!("{peer} reported a failed check"),
                     });
                 }
             }
@@ -196,6 +217,21 @@ pub(crate) async fn mac_check<T: Transport>(
     }
 }
 
+/// Public coins every party contributes to: each commits to a random seed, then opens it
+/// (two rounds); a seed opened other than committed is a deviation.
+pub(crate) async fn coin_toss<T: Transport>(
+    ctx: &mut Ctx<T>,
+    roster: Roster,
+    own: &mut Prg,
+    op: u64,
+) -> Result<Seed, Error> {
+    let mut coin = [0u8; 32];
+    own.fill_bytes(&mut coin);
+    let coins = commit_and_open(ctx, roster, op, "coins", own, digest_words(&coin)).await?;
+    let parts: Vec<Seed> = coins.iter().map(|w| Seed::from_bytes(words_digest(w))).collect();
+    Ok(Seed::combine(&parts))
+}
+
 async fn check_inner<T: Transport>(
     ctx: &mut Ctx<T>,
     roster: Roster,
@@ -205,11 +241,7 @@ async fn check_inner<T: Transport>(
 ) -> Result<(), Error> {
     let me = ctx.me();
     let op = ctx.next_op();
-    let mut coin = [0u8; 32];
-    own.fill_bytes(&mut coin);
-    let coins = commit_and_open(ctx, roster, op, "coins", own, digest_words(&coin)).await?;
-    let parts: Vec<Seed> = coins.iter().map(|w| Seed::from_bytes(words_digest(w))).collect();
-    let seed = Seed::combine(&parts);
+    let seed = coin_toss(ctx, roster, own, op).await?;
 
     let mut combos = Vec::with_capacity(logs.len());
     for (i, (log, mask)) in logs.iter().enumerate() {
@@ -353,7 +385,7 @@ impl<T: Transport> Spdz2k<T> {
     }
 
     /// The batched MAC check of everything opened since the last one, in both rings, and the
-    /// comparison of every public value's digest ([`mac_check`]); nothing when nothing was
+    /// comparison of every public value's digest (this module's `mac_check`); nothing when nothing was
     /// opened or broadcast.
     pub async fn check(&mut self) -> Result<(), Error> {
         if !self.unchecked {

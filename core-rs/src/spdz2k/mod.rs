@@ -34,11 +34,13 @@
 //! runs.
 //!
 //! # Preprocessing
-//! Triples, input masks, random bits and the check's masks come from the parties' own
-//! preprocessing ([`prep`]). Only a test dealer exists so far (feature `test-utils`): the
-//! OT-based generation of the paper (base OTs, OT extension, vOLE, authentication and
-//! sacrifice) is the next step of this scheme's issue, and until it lands a party without the
-//! dealer refuses every operation that needs material.
+//! Triples, input masks, random bits and the check's masks are made by the parties
+//! themselves ([`offline`]: base OTs, OT extension with its consistency check, vector OLE for
+//! the MACs with the authentication check, triples combined and sacrificed, random bits by the
+//! square-root trick), for k = s = 32. Not yet: k = s = 64 (its sacrifice needs 192-bit
+//! arithmetic) and matrix triples (a matrix product is refused rather than spent as `m·l·n`
+//! elementwise triples). A test dealer ([`prep::Source::Dealer`], feature `test-utils`) serves
+//! the tests of the online phase at both widths; it knows every secret and is no protocol.
 //!
 //! # Costs (online, per party)
 //! | operation | rounds | sent |
@@ -52,6 +54,7 @@
 //! | MAC check (before any output) | 6 | fixed: two words of coins, `s` bits per ring, digests |
 
 mod check;
+pub mod offline;
 pub mod prep;
 mod scheme;
 
@@ -83,6 +86,8 @@ pub trait Spdz2kRing: IntRing + slot::Slot {
     fn wide_u128(w: Self::Wide) -> u128;
     /// `x mod 2^k` as an element.
     fn from_low_u128(x: u128) -> Self;
+    /// `x mod 2^(k+s)` as a wide element.
+    fn wide_from_u128(x: u128) -> Self::Wide;
 }
 
 impl Spdz2kRing for Z32 {
@@ -106,6 +111,9 @@ impl Spdz2kRing for Z32 {
     fn from_low_u128(x: u128) -> Self {
         Self(x as _)
     }
+    fn wide_from_u128(x: u128) -> Self::Wide {
+        Z64(x as u64)
+    }
 }
 
 impl Spdz2kRing for Z64 {
@@ -128,6 +136,9 @@ impl Spdz2kRing for Z64 {
     }
     fn from_low_u128(x: u128) -> Self {
         Self(x as _)
+    }
+    fn wide_from_u128(x: u128) -> Self::Wide {
+        Z128(x)
     }
 }
 

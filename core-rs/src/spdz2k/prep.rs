@@ -3,14 +3,12 @@
 //! Every unit is single-use: taking material moves it out of its store
 //! ([`crate::sharing::Store`]). Material is function-independent (random triples, masks and
 //! bits), so it can be made ahead of any input.
-//!
-//! Until the parties' own generation lands, the only arm that makes material is the test
-//! dealer's, so a build without it leaves the material functions' arguments unread.
-#![cfg_attr(not(any(test, feature = "test-utils")), allow(unused_variables, unused_imports))]
 
-use super::{Auth, Spdz2k, Spdz2kRing};
-use crate::net::{PartyId, Transport};
-use crate::ring::{IntRing, Ring, Z32, Z64};
+use super::offline::{Generator, Wide, Widths};
+use super::{Auth, Mesh, Spdz2k, Spdz2kRing};
+use crate::net::{Ctx, PartyId, Roster, Transport};
+use crate::prg::Prg;
+use crate::ring::{Z32, Z64};
 use crate::sharing::{Linear, Store};
 use crate::Error;
 
@@ -81,12 +79,22 @@ impl<R: Spdz2kRing> Store for RandBits<R> {
     }
 }
 
+impl Wide {
+    /// The shares as ring `R`'s (already reduced to its `k + s` bits).
+    fn into_auth<R: Spdz2kRing>(self) -> Auth<R> {
+        Auth {
+            x: self.x.into_iter().map(R::wide_from_u128).collect(),
+            m: self.m.into_iter().map(R::wide_from_u128).collect(),
+        }
+    }
+}
+
 /// Where a party's preprocessing comes from.
 #[derive(Debug)]
 pub enum Source {
-    /// None: every operation that needs material is refused. The parties' own generation (OT
-    /// extension, vOLE, sacrifice) is the next step of this scheme.
-    Unavailable,
+    /// The parties' own generation by OT ([`super::offline`]), set up on first use: for
+    /// k = s = 32 (k = s = 64 needs 192-bit arithmetic in its sacrifice, not built yet).
+    Parties(Option<Box<Generator>>),
     /// A trusted dealer that every party simulates from one seed (tests only: it knows every
     /// secret, so it is no protocol).
     #[cfg(any(test, feature = "test-utils"))]
@@ -95,35 +103,78 @@ pub enum Source {
 
 impl Source {
     /// The dealer's MAC key shares for `me`, where a dealer makes the material.
+    #[cfg_attr(not(any(test, feature = "test-utils")), allow(unused_variables))]
     pub(crate) fn alphas(&self, me: PartyId) -> Option<(Z32, Z64)> {
         match self {
-            Self::Unavailable => None,
+            Self::Parties(_) => None,
             #[cfg(any(test, feature = "test-utils"))]
             Self::Dealer(d) => Some((d.alpha_share::<Z32>(me), d.alpha_share::<Z64>(me))),
         }
     }
 
-    fn unavailable(what: &str) -> Error {
-        Error::PreprocessingExhausted(format!(
-            "spdz2k {what}: this party has no preprocessing (the OT-based generation is not built \
-             yet; only the test dealer exists)"
-        ))
+    /// The parties' own generation (the default).
+    pub fn parties() -> Self {
+        Self::Parties(None)
     }
 }
 
 impl<T: Transport> Spdz2k<T> {
+    /// The parties' generator for ring `R` (set up by base OTs with every peer on first use),
+    /// with the links, the roster and a fresh stream of this party's randomness.
+    async fn generator<R: Spdz2kRing>(
+        &mut self,
+        what: &str,
+    ) -> Result<(&mut Generator, &mut Ctx<T>, Roster, Prg), Error> {
+        if R::BITS != 32 {
+            return Err(Error::PreprocessingExhausted(format!(
+                "spdz2k {what} for k = s = {}: the parties' generation runs for k = s = 32 only \
+                 (k = s = 64 sacrifices in 192-bit arithmetic, not built yet)",
+                R::BITS
+            )));
+        }
+        let alpha = u128::from(R::alpha(self).to_u64());
+        let Mesh { ctx, roster, own, source } = &mut self.base;
+        let op = ctx.next_op();
+        let mut prg = Prg::new(own, op, 3);
+        // Irrefutable without the test dealer.
+        #[allow(irrefutable_let_patterns)]
+        let Source::Parties(slot) = source
+        else {
+            return Err(Error::ApiMisuse(format!("spdz2k {what}: not the parties' generation")));
+        };
+        if slot.is_none() {
+            *slot = Some(Box::new(Generator::setup(ctx, *roster, &mut prg, alpha, R::S).await?));
+        }
+        let g = slot.as_deref_mut().ok_or_else(|| Error::ApiMisuse("no generator".into()))?;
+        Ok((g, ctx, *roster, prg))
+    }
+
+    /// `n` triples, for tests of the material itself.
+    #[cfg(any(test, feature = "test-utils"))]
+    pub async fn triples_for_test<R: Spdz2kRing>(
+        &mut self,
+        n: usize,
+    ) -> Result<[Auth<R>; 3], Error> {
+        let t = self.triples::<R>(n).await?;
+        Ok([t.a, t.b, t.c])
+    }
+
+    /// `n` random bits, for tests of the material itself.
+    #[cfg(any(test, feature = "test-utils"))]
+    pub async fn rand_bits_for_test<R: Spdz2kRing>(&mut self, n: usize) -> Result<Auth<R>, Error> {
+        Ok(self.rand_bits::<R>(n).await?.b)
+    }
+
     /// `n` multiplication triples of ring `R`.
     pub(crate) async fn triples<R: Spdz2kRing>(&mut self, n: usize) -> Result<Triples<R>, Error> {
-        let me = self.me();
         match &mut self.base.source {
-            Source::Unavailable => Err(Source::unavailable("triples")),
-            #[cfg(any(test, feature = "test-utils"))]
-            Source::Dealer(d) => {
-                let (a, b) = (d.random::<R>(n), d.random::<R>(n));
-                let c: Vec<R::Wide> = a.iter().zip(&b).map(|(&a, &b)| a * b).collect();
-                let c = d.junk_above_k::<R>(&c);
-                Ok(Triples { a: d.share(me, &a), b: d.share(me, &b), c: d.share(me, &c) })
+            Source::Parties(_) => {
+                let (g, ctx, roster, mut own) = self.generator::<R>("triples").await?;
+                let [a, b, c] = g.triples(ctx, roster, &mut own, R::BITS, n).await?;
+                Ok(Triples { a: a.into_auth(), b: b.into_auth(), c: c.into_auth() })
             }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(d) => Ok(d.triples(self.base.ctx.me(), n)),
         }
     }
 
@@ -132,24 +183,18 @@ impl<T: Transport> Spdz2k<T> {
         &mut self,
         dims: (usize, usize, usize),
     ) -> Result<MatTriple<R>, Error> {
-        let me = self.me();
         let (m, l, n) = dims;
         match &mut self.base.source {
-            Source::Unavailable => Err(Source::unavailable("matrix triples")),
-            #[cfg(any(test, feature = "test-utils"))]
-            Source::Dealer(d) => {
-                let (a, b) = (d.random::<R>(m * l), d.random::<R>(l * n));
-                let mut c = vec![<R::Wide as Ring>::ZERO; m * n];
-                for i in 0..m {
-                    for j in 0..n {
-                        c[i * n + j] = (0..l).fold(<R::Wide as Ring>::ZERO, |acc, t| {
-                            acc + a[i * l + t] * b[t * n + j]
-                        });
-                    }
-                }
-                let c = d.junk_above_k::<R>(&c);
-                Ok(MatTriple { dims, a: d.share(me, &a), b: d.share(me, &b), c: d.share(me, &c) })
+            Source::Parties(_) => {
+                // Matrix triples by OT are not built: the product of an m×l and an l×n
+                // matrix is refused rather than spent as m·l·n elementwise triples silently.
+                Err(Error::PreprocessingExhausted(format!(
+                    "spdz2k matrix triples for {m}x{l} by {l}x{n}: the parties' generation makes \
+                     elementwise triples only"
+                )))
             }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(d) => Ok(d.mat_triple(self.base.ctx.me(), dims)),
         }
     }
 
@@ -159,15 +204,16 @@ impl<T: Transport> Spdz2k<T> {
         owner: PartyId,
         n: usize,
     ) -> Result<InputMasks<R>, Error> {
-        let me = self.me();
         match &mut self.base.source {
-            Source::Unavailable => Err(Source::unavailable("input masks")),
-            #[cfg(any(test, feature = "test-utils"))]
-            Source::Dealer(d) => {
-                let r = d.random::<R>(n);
-                let values = (me == owner).then(|| r.iter().map(|&w| R::low(w)).collect());
-                Ok(InputMasks { r: d.share(me, &r), values })
+            Source::Parties(_) => {
+                let (g, ctx, roster, mut own) = self.generator::<R>("input masks").await?;
+                let wd = Widths { v: R::BITS, s: R::S };
+                let (r, values) = g.input_masks(ctx, roster, &mut own, wd, owner, n).await?;
+                let values = values.map(|v| v.into_iter().map(R::from_low_u128).collect());
+                Ok(InputMasks { r: r.into_auth(), values })
             }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(d) => Ok(d.input_masks(self.base.ctx.me(), owner, n)),
         }
     }
 
@@ -176,32 +222,28 @@ impl<T: Transport> Spdz2k<T> {
         &mut self,
         n: usize,
     ) -> Result<RandBits<R>, Error> {
-        let me = self.me();
         match &mut self.base.source {
-            Source::Unavailable => Err(Source::unavailable("random bits")),
-            #[cfg(any(test, feature = "test-utils"))]
-            Source::Dealer(d) => {
-                let bits: Vec<R::Wide> = d
-                    .random::<R>(n)
-                    .into_iter()
-                    .map(|w| <R::Wide as IntRing>::from_u64(w.to_u64() & 1))
-                    .collect();
-                let bits = d.junk_above_k::<R>(&bits);
-                Ok(RandBits { b: d.share(me, &bits) })
+            Source::Parties(_) => {
+                let (g, ctx, roster, mut own) = self.generator::<R>("random bits").await?;
+                Ok(RandBits {
+                    b: g.rand_bits(ctx, roster, &mut own, R::BITS, n).await?.into_auth(),
+                })
             }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(d) => Ok(d.rand_bits(self.base.ctx.me(), n)),
         }
     }
 
     /// One random sharing of ring `R` (the MAC check's mask).
     pub(crate) async fn check_mask<R: Spdz2kRing>(&mut self) -> Result<Auth<R>, Error> {
-        let me = self.me();
         match &mut self.base.source {
-            Source::Unavailable => Err(Source::unavailable("check masks")),
-            #[cfg(any(test, feature = "test-utils"))]
-            Source::Dealer(d) => {
-                let r = d.random::<R>(1);
-                Ok(d.share(me, &r))
+            Source::Parties(_) => {
+                let (g, ctx, roster, mut own) = self.generator::<R>("check masks").await?;
+                let wd = Widths { v: R::BITS, s: R::S };
+                Ok(g.random_values(ctx, roster, &mut own, wd, 1).await?.into_auth())
             }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(d) => Ok(d.check_mask(self.base.ctx.me())),
         }
     }
 }
@@ -212,6 +254,7 @@ pub use dealer::Dealer;
 #[cfg(any(test, feature = "test-utils"))]
 mod dealer {
     use super::super::{Auth, Spdz2kRing};
+    use super::{InputMasks, MatTriple, RandBits, Triples};
     use crate::net::PartyId;
     use crate::prg::{Prg, Seed};
     use crate::ring::{IntRing, Ring};
@@ -268,6 +311,62 @@ mod dealer {
         pub(crate) fn junk_above_k<R: Spdz2kRing>(&mut self, v: &[R::Wide]) -> Vec<R::Wide> {
             let junk = self.random::<R>(v.len());
             v.iter().zip(junk).map(|(&v, j)| v + j.shl(R::BITS)).collect()
+        }
+
+        /// `n` multiplication triples (`c = a·b` mod 2^k, arbitrary above).
+        pub(crate) fn triples<R: Spdz2kRing>(&mut self, me: PartyId, n: usize) -> Triples<R> {
+            let (a, b) = (self.random::<R>(n), self.random::<R>(n));
+            let c: Vec<R::Wide> = a.iter().zip(&b).map(|(&a, &b)| a * b).collect();
+            let c = self.junk_above_k::<R>(&c);
+            Triples { a: self.share(me, &a), b: self.share(me, &b), c: self.share(me, &c) }
+        }
+
+        /// A matrix triple for an (m×l)·(l×n) product.
+        pub(crate) fn mat_triple<R: Spdz2kRing>(
+            &mut self,
+            me: PartyId,
+            dims: (usize, usize, usize),
+        ) -> MatTriple<R> {
+            let (m, l, n) = dims;
+            let (a, b) = (self.random::<R>(m * l), self.random::<R>(l * n));
+            let mut c = vec![<R::Wide as Ring>::ZERO; m * n];
+            for i in 0..m {
+                for j in 0..n {
+                    c[i * n + j] = (0..l)
+                        .fold(<R::Wide as Ring>::ZERO, |acc, t| acc + a[i * l + t] * b[t * n + j]);
+                }
+            }
+            let c = self.junk_above_k::<R>(&c);
+            MatTriple { dims, a: self.share(me, &a), b: self.share(me, &b), c: self.share(me, &c) }
+        }
+
+        /// `n` input masks for `owner`.
+        pub(crate) fn input_masks<R: Spdz2kRing>(
+            &mut self,
+            me: PartyId,
+            owner: PartyId,
+            n: usize,
+        ) -> InputMasks<R> {
+            let r = self.random::<R>(n);
+            let values = (me == owner).then(|| r.iter().map(|&w| R::low(w)).collect());
+            InputMasks { r: self.share(me, &r), values }
+        }
+
+        /// `n` random bits.
+        pub(crate) fn rand_bits<R: Spdz2kRing>(&mut self, me: PartyId, n: usize) -> RandBits<R> {
+            let bits: Vec<R::Wide> = self
+                .random::<R>(n)
+                .into_iter()
+                .map(|w| <R::Wide as IntRing>::from_u64(w.to_u64() & 1))
+                .collect();
+            let bits = self.junk_above_k::<R>(&bits);
+            RandBits { b: self.share(me, &bits) }
+        }
+
+        /// One random sharing.
+        pub(crate) fn check_mask<R: Spdz2kRing>(&mut self, me: PartyId) -> Auth<R> {
+            let r = self.random::<R>(1);
+            self.share(me, &r)
         }
 
         /// Party `me`'s authenticated shares of the wide values `v`.

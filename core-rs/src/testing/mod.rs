@@ -26,7 +26,7 @@ mod rss;
 mod spdz2k;
 
 pub use rss::{rss_own_seed, rss_party, run_rss, run_rss_with_client};
-pub use spdz2k::run_spdz2k;
+pub use spdz2k::{run_spdz2k, run_spdz2k_generating};
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};

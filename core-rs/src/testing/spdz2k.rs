@@ -60,3 +60,33 @@ where
     let net = Net::new(n);
     super::run_base(&net, roster, n, seed, |_, base: Mesh<MemTransport>| f(Spdz2k::start(base)))
 }
+
+/// Runs `f` as each party of a fresh `spdz2k` session of `n` parties on `net` whose material
+/// the parties make themselves (OT, authentication, sacrifice: no dealer); returns each
+/// party's result.
+pub fn run_spdz2k_generating<O, F, Fut>(
+    net: &Net,
+    n: usize,
+    seed: u64,
+    f: F,
+) -> Vec<Result<O, Error>>
+where
+    F: Fn(Spdz2k<MemTransport>) -> Fut,
+    Fut: Future<Output = Result<O, Error>>,
+{
+    let Ok(roster) = Roster::new(n, n.saturating_sub(1)) else {
+        return vec![Err(Error::ApiMisuse(format!("spdz2k among {n} parties")))];
+    };
+    let f = &f;
+    let futs: Vec<super::PartyFuture<'_, Result<O, Error>>> = roster
+        .parties()
+        .map(|me| {
+            let ctx = Ctx::new(me, n, crate::net::SessionId([1; 16]), net.transport(me));
+            Box::pin(async move {
+                let own = rss_own_seed(seed, me);
+                f(Spdz2k::start(Mesh::new(ctx, roster, own, Source::parties())?)).await
+            }) as super::PartyFuture<'_, _>
+        })
+        .collect();
+    net.run(futs)
+}
