@@ -52,6 +52,26 @@ impl Tccr {
         let p = self.pi(x);
         self.pi(p ^ i) ^ p
     }
+
+    /// `H(tweak(j), xs[j])` for every `j`, the block cipher run over many blocks at once (AES
+    /// instructions pipeline several blocks).
+    pub fn hash_all(&self, tweak: impl Fn(usize) -> u128, xs: &[u128]) -> Vec<u128> {
+        use aes::Block;
+        let mut out = Vec::with_capacity(xs.len());
+        let mut blocks: Vec<Block> = Vec::with_capacity(xs.len().min(4096));
+        for (c, chunk) in xs.chunks(4096).enumerate() {
+            blocks.clear();
+            blocks.extend(chunk.iter().map(|x| Block::from(x.to_le_bytes())));
+            self.0.encrypt_blocks(&mut blocks);
+            let pis: Vec<u128> = blocks.iter().map(|b| u128::from_le_bytes((*b).into())).collect();
+            for (j, (b, p)) in blocks.iter_mut().zip(&pis).enumerate() {
+                *b = Block::from((p ^ tweak(c * 4096 + j)).to_le_bytes());
+            }
+            self.0.encrypt_blocks(&mut blocks);
+            out.extend(blocks.iter().zip(&pis).map(|(b, p)| u128::from_le_bytes((*b).into()) ^ p));
+        }
+        out
+    }
 }
 
 /// One party's correlated-OT state with every peer: its `Δ` as the sender, and the base OTs'
@@ -231,13 +251,11 @@ impl Cot {
         for &peer in &peers {
             let seed = Seed::from_bytes(crate::net::words_digest(&ctx.recv::<Z64>(peer, 4).await?));
             let chi = challenge(&seed, batch, total);
-            let (mut x, mut t) = (0u128, 0u128);
-            for (j, c) in chi.iter().enumerate() {
-                if mine[j] {
-                    x ^= c;
-                }
-                t ^= gf128::mul(*c, t_rows[peer.index()][j]);
-            }
+            let x = chi
+                .iter()
+                .zip(&mine)
+                .fold(0u128, |x, (&c, &b)| x ^ (c & 0u128.wrapping_sub(u128::from(b))));
+            let t = gf128::dot(&chi, &t_rows[peer.index()][..total]);
             answers.push((peer, x, t));
         }
 
@@ -252,10 +270,7 @@ impl Cot {
             let t = u128::from(a[2].0) | u128::from(a[3].0) << 64;
             let seed = Seed::from_bytes(challenges[peer.index()]);
             let chi = challenge(&seed, batch, total);
-            let q = chi
-                .iter()
-                .zip(&q_rows[peer.index()])
-                .fold(0u128, |acc, (c, q)| acc ^ gf128::mul(*c, *q));
+            let q = gf128::dot(&chi, &q_rows[peer.index()][..total]);
             if q != t ^ gf128::mul(x, self.delta) {
                 return Err(Error::Abort {
                     blame: Some(peer),

@@ -13,15 +13,31 @@ fn clmul64(a: u64, b: u64) -> u128 {
     r
 }
 
-/// `a·b` in GF(2^128).
-pub fn mul(a: u128, b: u128) -> u128 {
+/// The carry-less product of two 128-bit polynomials, `(hi, lo)`.
+fn mul_wide(a: u128, b: u128) -> (u128, u128) {
     let (a0, a1) = (a as u64, (a >> 64) as u64);
     let (b0, b1) = (b as u64, (b >> 64) as u64);
     // Karatsuba: three 64-bit products.
     let lo = clmul64(a0, b0);
     let hi = clmul64(a1, b1);
     let mid = clmul64(a0 ^ a1, b0 ^ b1) ^ lo ^ hi;
-    let (lo, hi) = (lo ^ (mid << 64), hi ^ (mid >> 64));
+    (hi ^ (mid >> 64), lo ^ (mid << 64))
+}
+
+/// `a·b` in GF(2^128).
+pub fn mul(a: u128, b: u128) -> u128 {
+    let (hi, lo) = mul_wide(a, b);
+    reduce(hi, lo)
+}
+
+/// `Σ a_i·b_i` in GF(2^128), reduced once: with PCLMULQDQ where the CPU has it.
+pub fn dot(a: &[u128], b: &[u128]) -> u128 {
+    let (hi, lo) = crate::ring::backend::clmul_dot(a, b).unwrap_or_else(|| {
+        a.iter().zip(b).fold((0, 0), |(h, l), (&x, &y)| {
+            let (ph, pl) = mul_wide(x, y);
+            (h ^ ph, l ^ pl)
+        })
+    });
     reduce(hi, lo)
 }
 
@@ -64,5 +80,8 @@ mod tests {
             assert_eq!(mul(a, 1), a);
         }
         assert_eq!(mul(1 << 127, 2), 0x87);
+        let (xs, ys): (Vec<u128>, Vec<u128>) = (0..300).map(|_| (r(), r())).unzip();
+        let want = xs.iter().zip(&ys).fold(0, |acc, (&x, &y)| acc ^ slow(x, y));
+        assert_eq!(dot(&xs, &ys), want, "the dot product, with this CPU's backend");
     }
 }

@@ -30,6 +30,19 @@ pub(crate) fn dispatch<K: Kernel>(kernel: K) -> K::Output {
     kernel.run()
 }
 
+/// `Σ a_i·b_i` of carry-less 128×128-bit products, unreduced (the 255-bit sum as `(hi, lo)`),
+/// with PCLMULQDQ where the CPU has it; `None` elsewhere (the caller then multiplies portably).
+/// The OT extension's consistency check is one such sum per extension.
+#[inline]
+pub(crate) fn clmul_dot(a: &[u128], b: &[u128]) -> Option<(u128, u128)> {
+    #[cfg(target_arch = "x86_64")]
+    if x86::has_pclmul() {
+        return Some(x86::clmul_dot(a, b));
+    }
+    let _ = (a, b);
+    None
+}
+
 /// The x86-64 backend: kernel bodies recompiled with AVX2, behind run-time detection.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
@@ -38,6 +51,42 @@ mod x86 {
 
     pub(super) fn has_avx2() -> bool {
         std::is_x86_feature_detected!("avx2")
+    }
+
+    pub(super) fn has_pclmul() -> bool {
+        std::is_x86_feature_detected!("pclmulqdq")
+    }
+
+    /// [`super::clmul_dot`] with PCLMULQDQ; the caller checks `has_pclmul()`.
+    pub(super) fn clmul_dot(a: &[u128], b: &[u128]) -> (u128, u128) {
+        #[target_feature(enable = "pclmulqdq")]
+        fn inner(a: &[u128], b: &[u128]) -> (u128, u128) {
+            use core::arch::x86_64::{
+                __m128i, _mm_clmulepi64_si128, _mm_cvtsi128_si64, _mm_set_epi64x,
+                _mm_setzero_si128, _mm_unpackhi_epi64, _mm_xor_si128,
+            };
+            let load = |x: u128| _mm_set_epi64x((x >> 64) as i64, x as i64);
+            let store = |v: __m128i| {
+                let lo = _mm_cvtsi128_si64(v) as u64;
+                let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)) as u64;
+                u128::from(lo) | u128::from(hi) << 64
+            };
+            let (mut lo, mut mid, mut hi) =
+                (_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128());
+            for (&x, &y) in a.iter().zip(b) {
+                let (x, y) = (load(x), load(y));
+                lo = _mm_xor_si128(lo, _mm_clmulepi64_si128::<0x00>(x, y));
+                hi = _mm_xor_si128(hi, _mm_clmulepi64_si128::<0x11>(x, y));
+                mid = _mm_xor_si128(mid, _mm_clmulepi64_si128::<0x01>(x, y));
+                mid = _mm_xor_si128(mid, _mm_clmulepi64_si128::<0x10>(x, y));
+            }
+            let (lo, mid, hi) = (store(lo), store(mid), store(hi));
+            (hi ^ (mid >> 64), lo ^ (mid << 64))
+        }
+        debug_assert!(has_pclmul());
+        // SAFETY: `inner` only requires PCLMULQDQ (SSE2 is baseline on x86-64), and the one
+        // caller, `super::clmul_dot`, checks `has_pclmul()` first.
+        unsafe { inner(a, b) }
     }
 
     /// Runs `kernel`'s body compiled with AVX2; the caller checks `has_avx2()`.

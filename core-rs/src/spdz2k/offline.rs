@@ -57,6 +57,10 @@ impl Widths {
     }
 }
 
+/// Triples made in one run of the protocol: memory stays bounded (about 13 kB a triple at
+/// k = s = 32) and large requests run as several.
+pub const TRIPLE_BATCH: usize = 4096;
+
 fn random(own: &mut Prg, n: usize, bits: u32) -> Vec<u128> {
     let mut v = vec![0u128; n];
     own.fill_bytes(bytemuck::cast_slice_mut(&mut v));
@@ -263,8 +267,35 @@ impl Generator {
     }
 
     /// `n` multiplication triples of the instance of `k` value bits (and this generator's
-    /// `s`): made by OT, combined, authenticated in `k + s` value bits and sacrificed there.
+    /// `s`): made by OT, combined, authenticated in `k + s` value bits and sacrificed there, in
+    /// batches of at most [`TRIPLE_BATCH`] (a batch's OT rows take `τ·32` bytes per triple).
     pub(crate) async fn triples<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        k: u32,
+        n: usize,
+    ) -> Result<[Wide; 3], Error> {
+        let mut out: [Wide; 3] = Default::default();
+        let mut left = n;
+        while left > 0 || n == 0 {
+            let m = left.min(TRIPLE_BATCH);
+            let batch = self.triple_batch(ctx, roster, own, k, m).await?;
+            for (o, b) in out.iter_mut().zip(batch) {
+                o.x.extend(b.x);
+                o.m.extend(b.m);
+            }
+            left -= m;
+            if n == 0 {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One batch of [`Generator::triples`].
+    async fn triple_batch<T: Transport>(
         &mut self,
         ctx: &mut Ctx<T>,
         roster: Roster,
@@ -291,16 +322,19 @@ impl Generator {
         let tweak = |from: PartyId, to: PartyId, o: usize| {
             batch << 64 | u128::from(from.0) << 56 | u128::from(to.0) << 48 | o as u128
         };
-        // c_o = a_o·b: the own products, then the cross products with every peer.
-        let mut c: Vec<u128> = (0..n * tau).map(|o| if bits[o] { b[o / tau] } else { 0 }).collect();
+        // c_o = a_o·b: the own products, then the cross products with every peer. Arithmetic
+        // mod 2^128 throughout (reduced where it leaves); bits as all-zero/all-one masks.
+        let ones: Vec<u128> = bits.iter().map(|&b| 0u128.wrapping_sub(u128::from(b))).collect();
+        let mut c: Vec<u128> = (0..n * tau).map(|o| b[o / tau] & ones[o]).collect();
         let delta = self.cot.delta();
         ctx.round();
         for peer in roster.others(me) {
             let q = &ext.sent[peer.index()];
+            let m0 = self.tccr.hash_all(|o| tweak(me, peer, o), q);
+            let flipped: Vec<u128> = q.iter().map(|&q| q ^ delta).collect();
+            let m1 = self.tccr.hash_all(|o| tweak(me, peer, o), &flipped);
             let mut d = Vec::with_capacity(n * tau);
-            for (o, (&q, c)) in q.iter().zip(c.iter_mut()).enumerate() {
-                let t = tweak(me, peer, o);
-                let (m0, m1) = (self.tccr.hash(t, q), self.tccr.hash(t, q ^ delta));
+            for (o, ((&m0, &m1), c)) in m0.iter().zip(&m1).zip(c.iter_mut()).enumerate() {
                 d.push(reduce(m0.wrapping_sub(m1).wrapping_add(b[o / tau]), vt));
                 *c = c.wrapping_sub(m0);
             }
@@ -308,10 +342,9 @@ impl Generator {
         }
         for peer in roster.others(me) {
             let d = recv_bits(ctx, peer, vt, n * tau).await?;
-            let rows = &ext.received[peer.index()];
-            for (o, (&t, c)) in rows.iter().zip(c.iter_mut()).enumerate() {
-                let m = self.tccr.hash(tweak(peer, me, o), t);
-                *c = c.wrapping_add(m).wrapping_add(if bits[o] { d[o] } else { 0 });
+            let m = self.tccr.hash_all(|o| tweak(peer, me, o), &ext.received[peer.index()]);
+            for (((c, &m), &d), &one) in c.iter_mut().zip(&m).zip(&d).zip(&ones) {
+                *c = c.wrapping_add(m).wrapping_add(d & one);
             }
         }
         // Two combinations with public coins drawn after the products are fixed.
@@ -319,19 +352,26 @@ impl Generator {
         let g = coin_toss(ctx, roster, own, op).await?;
         let mut r = vec![0u128; 2 * n * tau];
         Prg::new(&g, op, 1).fill_bytes(bytemuck::cast_slice_mut(&mut r));
+        let (r1, r2) = r.split_at(n * tau);
         let mut vals = vec![0u128; 5 * n + 1];
         for t in 0..n {
-            for h in 0..tau {
-                let o = t * tau + h;
-                let (r1, r2) = (reduce(r[o], vt), reduce(r[n * tau + o], vt));
-                if bits[o] {
-                    vals[t] = vals[t].wrapping_add(r1);
-                    vals[3 * n + t] = vals[3 * n + t].wrapping_add(r2);
-                }
-                vals[2 * n + t] = vals[2 * n + t].wrapping_add(r1.wrapping_mul(c[o]));
-                vals[4 * n + t] = vals[4 * n + t].wrapping_add(r2.wrapping_mul(c[o]));
+            let span = t * tau..(t + 1) * tau;
+            let (mut a1, mut c1, mut a2, mut c2) = (0u128, 0u128, 0u128, 0u128);
+            for ((&one, &c), (&x, &y)) in ones[span.clone()]
+                .iter()
+                .zip(&c[span.clone()])
+                .zip(r1[span.clone()].iter().zip(&r2[span]))
+            {
+                a1 = a1.wrapping_add(x & one);
+                a2 = a2.wrapping_add(y & one);
+                c1 = c1.wrapping_add(x.wrapping_mul(c));
+                c2 = c2.wrapping_add(y.wrapping_mul(c));
             }
+            vals[t] = reduce(a1, sac.w());
             vals[n + t] = b[t];
+            vals[2 * n + t] = reduce(c1, sac.w());
+            vals[3 * n + t] = reduce(a2, sac.w());
+            vals[4 * n + t] = reduce(c2, sac.w());
         }
         vals[5 * n] = random(own, 1, sac.w())[0];
         let macs = self.authenticate(ctx, roster, own, sac, &vals).await?;
