@@ -224,10 +224,10 @@ instance!(meteor_z32: meteor, Z32);
 instance!(meteor_z64: meteor, Z64);
 instance!(mal3_z32: mal3 uncosted + boolean, Z32);
 instance!(mal3_z64: mal3 uncosted + boolean, Z64);
-instance!(spdz2k3_z32: spdz2k3 uncosted, Z32);
-instance!(spdz2k3_z64: spdz2k3 uncosted, Z64);
-instance!(spdz2k4_z32: spdz2k4 uncosted, Z32);
-instance!(spdz2k4_z64: spdz2k4 uncosted, Z64);
+instance!(spdz2k3_z32: spdz2k3 uncosted + boolean, Z32);
+instance!(spdz2k3_z64: spdz2k3 uncosted + boolean, Z64);
+instance!(spdz2k4_z32: spdz2k4 uncosted + boolean, Z32);
+instance!(spdz2k4_z64: spdz2k4 uncosted + boolean, Z64);
 instance!(rss3_z32: rss3 + boolean with uncosted bits, Z32);
 instance!(rss3_z64: rss3 + boolean with uncosted bits, Z64);
 instance!(rss5_z32: rss5 + boolean with uncosted bits, Z32);
@@ -258,6 +258,13 @@ mod gates {
     #[test]
     fn mal3() {
         conformance::gates(&super::mal3(), None);
+    }
+
+    #[test]
+    fn spdz2k() {
+        for scheme in [super::spdz2k3(), super::spdz2k4()] {
+            conformance::gates(&scheme, None);
+        }
     }
 
     #[test]

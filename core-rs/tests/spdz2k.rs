@@ -399,3 +399,105 @@ fn faults_by_a_corrupt_party_end_in_aborts_z32() {
 fn faults_in_the_parties_generation_end_in_aborts() {
     faults::<Z32>(160, 3, true);
 }
+
+/// Comparisons among two parties, the paper's setting: the MSB, ReLU, exact `<`, equality and
+/// argmax against plaintext on edge and random values, with the dealer's material at both
+/// widths and with the parties' own at k = 32.
+async fn comparisons<R: Spdz2kRing>(
+    mut p: Party,
+    x: Vec<R>,
+    y: Vec<R>,
+) -> Result<Vec<Vec<R>>, Error> {
+    use ringfence_core::sharing::{Bitwise, Boolean, Gates};
+    let n = x.len();
+    let me = p.me();
+    let (px, _) = Arith::<R>::input_prep(&mut p, PartyId(0), n);
+    let (py, _) = Arith::<R>::input_prep(&mut p, PartyId(1), n);
+    let vx = p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+    let vy = p.input(PartyId(1), (me == PartyId(1)).then_some(&y[..]), py).await?;
+    let ltz = Boolean::<R>::ltz(&mut p, &vx).await?;
+    let lt = Boolean::<R>::lt(&mut p, &vx, &vy).await?;
+    let eq = Boolean::<R>::eq(&mut p, &vx, &vx.slice(0..n).add(&vy.sub(&vy)?)?).await?;
+    let bits = Boolean::<R>::bit_prep(&mut p, n).await?;
+    let relu = p.relu(&vx, bits).await?;
+    let mut store = Boolean::<R>::bit_prep(&mut p, n - n / 4).await?;
+    let arg = p.argmax(&vx, 4, &mut store).await?;
+    let all = ringfence_core::spdz2k::boolean::AuthBits::concat(&[&ltz, &lt, &eq]);
+    let opened_bits = p.open_bits(all).await?;
+    let as_ring = |b: &[bool]| b.iter().map(|&b| R::from_u64(u64::from(b))).collect::<Vec<R>>();
+    Ok(vec![
+        as_ring(&opened_bits[..n]),
+        as_ring(&opened_bits[n..2 * n]),
+        as_ring(&opened_bits[2 * n..]),
+        p.open(relu).await?,
+        p.open(arg).await?,
+    ])
+}
+
+fn check_comparisons<R: Spdz2kRing>(
+    outs: Vec<Result<Vec<Vec<R>>, Error>>,
+    x: &[R],
+    y: &[R],
+    what: &str,
+) {
+    let b = |v: bool| R::from_u64(u64::from(v));
+    let want_ltz: Vec<R> = x.iter().map(|v| b(v.msb())).collect();
+    let want_lt: Vec<R> = x.iter().zip(y).map(|(a, c)| b(signed(*a) < signed(*c))).collect();
+    let want_relu: Vec<R> = x.iter().map(|&v| if v.msb() { R::ZERO } else { v }).collect();
+    let want_arg: Vec<R> = x
+        .chunks(4)
+        .map(|row| {
+            let best =
+                (0..row.len())
+                    .fold(0, |bi, i| if signed(row[i]) > signed(row[bi]) { i } else { bi });
+            R::from_u64(best as u64)
+        })
+        .collect();
+    for (i, o) in outs.into_iter().enumerate() {
+        let o = o.unwrap_or_else(|e| panic!("{what}: P{i}: {e}"));
+        assert_eq!(o[0], want_ltz, "{what}: P{i} ltz");
+        assert_eq!(o[1], want_lt, "{what}: P{i} lt");
+        assert!(o[2].iter().all(|&v| v == R::ONE), "{what}: P{i} eq");
+        assert_eq!(o[3], want_relu, "{what}: P{i} relu");
+        assert_eq!(o[4], want_arg, "{what}: P{i} argmax");
+    }
+}
+
+fn signed<R: IntRing>(v: R) -> i128 {
+    if R::BITS == 64 {
+        i128::from(v.to_i64())
+    } else {
+        i128::from(v.to_i64() as i32)
+    }
+}
+
+fn comparison_values<R: IntRing>(seed: u64) -> (Vec<R>, Vec<R>) {
+    let mut x = values::<R>(seed, 16);
+    // Ties in the argmax rows, and equal operands.
+    x[8] = R::from_i64(5);
+    x[9] = R::from_i64(5);
+    let mut y = values::<R>(seed + 1, 16);
+    y[0] = x[0];
+    y[5] = x[5];
+    (x, y)
+}
+
+#[test]
+fn comparisons_among_two_parties_with_the_dealers_material() {
+    let (x, y) = comparison_values::<Z64>(30);
+    let outs = testing::run_spdz2k(2, 31, |p| comparisons::<Z64>(p, x.clone(), y.clone()));
+    check_comparisons(outs, &x, &y, "Z64, dealer");
+    let (x, y) = comparison_values::<Z32>(32);
+    let outs = testing::run_spdz2k(2, 33, |p| comparisons::<Z32>(p, x.clone(), y.clone()));
+    check_comparisons(outs, &x, &y, "Z32, dealer");
+}
+
+#[test]
+fn comparisons_among_two_parties_with_their_own_material() {
+    let (x, y) = comparison_values::<Z32>(34);
+    let net = Net::new(2);
+    let outs = testing::run_spdz2k_generating(&net, 2, 35, |p| {
+        comparisons::<Z32>(p, x.clone(), y.clone())
+    });
+    check_comparisons(outs, &x, &y, "Z32, own material");
+}

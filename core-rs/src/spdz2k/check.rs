@@ -128,6 +128,11 @@ pub(crate) fn send_bits<T: Transport>(
     values: &[u128],
 ) -> Result<(), Error> {
     match bits {
+        // Bits packed 64 to a word.
+        1 => {
+            let bits: Vec<bool> = values.iter().map(|&v| v & 1 == 1).collect();
+            ctx.send(peer, &crate::sharing::pack_bits(&bits))
+        }
         0..=32 => ctx.send(peer, &values.iter().map(|&v| Z32(v as u32)).collect::<Vec<_>>()),
         33..=64 => ctx.send(peer, &values.iter().map(|&v| Z64(v as u64)).collect::<Vec<_>>()),
         _ => ctx.send(peer, &values.iter().map(|&v| Z128(v)).collect::<Vec<_>>()),
@@ -142,6 +147,18 @@ pub(crate) async fn recv_bits<T: Transport>(
     n: usize,
 ) -> Result<Vec<u128>, Error> {
     let values: Vec<u128> = match bits {
+        1 => {
+            let words = ctx.recv::<crate::ring::Bits>(peer, n.div_ceil(64)).await?;
+            // Bits beyond n in the last word must be zero: anything else is not this message.
+            let unused = (n.div_ceil(64) * 64 - n) as u32;
+            if unused > 0 && words.last().is_some_and(|w| w.0 >> (64 - unused) != 0) {
+                return Err(Error::Abort {
+                    blame: Some(peer),
+                    reason: format!("{peer} sent bits beyond the opened ones"),
+                });
+            }
+            crate::sharing::unpack_bools(&words, n).into_iter().map(u128::from).collect()
+        }
         0..=32 => ctx.recv::<Z32>(peer, n).await?.into_iter().map(|w| u128::from(w.0)).collect(),
         33..=64 => ctx.recv::<Z64>(peer, n).await?.into_iter().map(|w| u128::from(w.0)).collect(),
         _ => ctx.recv::<Z128>(peer, n).await?.into_iter().map(|w| w.0).collect(),
@@ -391,22 +408,27 @@ impl<T: Transport> Spdz2k<T> {
         if !self.unchecked {
             return Ok(());
         }
-        let m32 = self.mask_for::<crate::ring::Z32>().await?;
-        let m64 = self.mask_for::<crate::ring::Z64>().await?;
+        let m32 = self.mask_for::<crate::ring::Z32>(false).await?;
+        let m64 = self.mask_for::<crate::ring::Z64>(false).await?;
+        let b32 = self.mask_for::<crate::ring::Z32>(true).await?;
+        let b64 = self.mask_for::<crate::ring::Z64>(true).await?;
         let op = self.ctx_mut().next_op();
         let mut own = crate::prg::Prg::new(&self.base.own, op, 2);
         let roster = self.roster();
         let public = core::mem::replace(&mut self.public, View::new("public", op));
         let Self { base, z32, z64, .. } = self;
-        let mut logs = [(&mut z32.log, m32), (&mut z64.log, m64)];
+        let mut logs =
+            [(&mut z32.log, m32), (&mut z64.log, m64), (&mut z32.bin, b32), (&mut z64.bin, b64)];
         mac_check(&mut base.ctx, roster, &mut own, public, &mut logs).await?;
         self.unchecked = false;
         Ok(())
     }
 
-    /// The check's mask for ring `R`'s log, where it has openings.
-    async fn mask_for<R: Spdz2kRing>(&mut self) -> Result<Option<(u128, u128)>, Error> {
-        if R::instance(self).log.is_empty() {
+    /// The check's mask for ring `R`'s log (or its binary instance's), where it has
+    /// openings: a random sharing of the ring, whose low `s` bits and MAC serve either.
+    async fn mask_for<R: Spdz2kRing>(&mut self, bin: bool) -> Result<Option<(u128, u128)>, Error> {
+        let inst = R::instance(self);
+        if if bin { inst.bin.is_empty() } else { inst.log.is_empty() } {
             return Ok(None);
         }
         let r = self.check_mask::<R>().await?;

@@ -53,6 +53,7 @@
 //! | fixed-point product | +1 | `k` bits per output more (probabilistic truncation) |
 //! | MAC check (before any output) | 6 | fixed: two words of coins, `s` bits per ring, digests |
 
+pub mod boolean;
 mod check;
 pub mod offline;
 pub mod prep;
@@ -155,6 +156,8 @@ mod slot {
         fn alpha<T>(p: &Spdz2k<T>) -> Self;
         /// The party's session, this ring's log and the public values' digest, apart.
         fn split<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View);
+        /// The same with the log of the binary instance under this ring's key.
+        fn split_bin<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View);
     }
 
     impl Slot for Z32 {
@@ -167,6 +170,9 @@ mod slot {
         fn split<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View) {
             (&mut p.base, &mut p.z32.log, &mut p.public)
         }
+        fn split_bin<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View) {
+            (&mut p.base, &mut p.z32.bin, &mut p.public)
+        }
     }
 
     impl Slot for Z64 {
@@ -178,6 +184,9 @@ mod slot {
         }
         fn split<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View) {
             (&mut p.base, &mut p.z64.log, &mut p.public)
+        }
+        fn split_bin<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View) {
+            (&mut p.base, &mut p.z64.bin, &mut p.public)
         }
     }
 }
@@ -323,11 +332,14 @@ pub struct Instance<R: Spdz2kRing> {
     /// `α_j ∈ Z_2^s` (s = k, so an element of `R`).
     alpha: R,
     log: check::Log,
+    /// The openings of the binary instance under the same key (k = 1).
+    bin: check::Log,
 }
 
 impl<R: Spdz2kRing> Instance<R> {
     fn new(alpha: R) -> Self {
-        Self { alpha, log: check::Log::new(R::BITS, R::S, u128::from(alpha.to_u64())) }
+        let a = u128::from(alpha.to_u64());
+        Self { alpha, log: check::Log::new(R::BITS, R::S, a), bin: check::Log::new(1, R::S, a) }
     }
 }
 

@@ -363,6 +363,21 @@ mod dealer {
             RandBits { b: self.share(me, &bits) }
         }
 
+        /// `n` bit triples as arithmetic sharings of bits (`c = a·b`).
+        pub(crate) fn bit_triples<R: Spdz2kRing>(&mut self, me: PartyId, n: usize) -> Triples<R> {
+            let bit = |w: R::Wide| <R::Wide as IntRing>::from_u64(w.to_u64() & 1);
+            let a: Vec<R::Wide> = self.random::<R>(n).into_iter().map(bit).collect();
+            let b: Vec<R::Wide> = self.random::<R>(n).into_iter().map(bit).collect();
+            let c: Vec<R::Wide> = a.iter().zip(&b).map(|(&a, &b)| a * b).collect();
+            // Binary shares mean their low bit only: arbitrary above it.
+            let junk = |v: &[R::Wide], d: &mut Self| -> Vec<R::Wide> {
+                let j = d.random::<R>(v.len());
+                v.iter().zip(j).map(|(&v, j)| v + j.shl(1)).collect()
+            };
+            let (a, b, c) = (junk(&a, self), junk(&b, self), junk(&c, self));
+            Triples { a: self.share(me, &a), b: self.share(me, &b), c: self.share(me, &c) }
+        }
+
         /// One random sharing.
         pub(crate) fn check_mask<R: Spdz2kRing>(&mut self, me: PartyId) -> Auth<R> {
             let r = self.random::<R>(1);
