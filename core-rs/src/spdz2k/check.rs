@@ -189,7 +189,10 @@ pub(crate) async fn mac_check<T: Transport>(
     public: View,
     logs: &mut [(&mut Log, Option<(u128, u128)>)],
 ) -> Result<(), Error> {
-    let outcome = check_inner(ctx, roster, own, public, logs).await;
+    // Only logs with openings take part (every party agrees which: the same operations ran).
+    let mut active: Vec<(&mut Log, Option<(u128, u128)>)> =
+        logs.iter_mut().filter(|(l, _)| !l.is_empty()).map(|(l, m)| (&mut **l, *m)).collect();
+    let outcome = check_inner(ctx, roster, own, public, &mut active).await;
     for (log, _) in logs.iter_mut() {
         log.clear();
     }
