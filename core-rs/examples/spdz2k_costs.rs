@@ -1,62 +1,123 @@
-//! What spdz2k costs with material the parties make themselves (k = s = 32): bytes per party
-//! and time for triples and random bits (the preprocessing), then the online products of those
-//! triples with their opening and MAC check. All parties run on one thread of the in-memory
-//! harness, so a time is the sum of every party's work (on `n` cores it would be about `1/n`).
-//! `cargo run --release -p ringfence-core --example spdz2k_costs -- [triples] [bits] [parties]`
-//! (defaults 100,000, 10,000 and 2).
+//! What spdz2k costs, printed per operation: time, rate and bytes per party.
+//!
+//! 1. With material the parties make themselves (k = s = 32): setup (base OTs), triples and
+//!    random bits, then products, comparisons and equalities **end to end** (their
+//!    preprocessing included, as it is drawn when they run).
+//! 2. The **online phase alone** at k = s = 32 and 64, with material from the test dealer
+//!    (feature `test-utils`; it knows every secret and stands in for preprocessing made
+//!    beforehand, so these rows are the online phase only, the paper's Table I setting).
+//!
+//! All parties run on one thread of the in-memory harness, so a time is the sum of every
+//! party's work. `cargo run --release -p ringfence-core --features test-utils --example
+//! spdz2k_costs -- [products] [comparisons] [parties] [own products] [own comparisons]`
+//! (defaults 100,000, 5,000, 2, 20,000 and 200: the own material's rows are smaller, as
+//! making it is most of their time).
 
 use std::time::Instant;
 
-use ringfence_core::net::Stats;
-use ringfence_core::ring::Z32;
-use ringfence_core::sharing::{Arith, Len};
-use ringfence_core::testing::{self, Net};
+use ringfence_core::net::{PartyId, Stats};
+use ringfence_core::ring::{Z32, Z64};
+use ringfence_core::sharing::{Arith, Boolean, Gates, Linear};
+use ringfence_core::spdz2k::{Spdz2k, Spdz2kRing};
+use ringfence_core::testing::{self, MemTransport, Net};
 use ringfence_core::Error;
 
 fn arg(i: usize, default: usize) -> usize {
     std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default)
 }
 
-fn main() {
-    let (n, bits, parties) = (arg(1, 100_000), arg(2, 10_000), arg(3, 2));
-    let net = Net::new(parties);
-    let outs = testing::run_spdz2k_generating(&net, parties, 1, |mut p| async move {
-        let mut marks: Vec<(Stats, Instant)> = vec![(p.ctx().stats(), Instant::now())];
-        // Setup (base OTs) on a first small batch, apart from the rates.
-        p.triples_for_test::<Z32>(1).await?;
-        marks.push((p.ctx().stats(), Instant::now()));
-        let (prep, t) = Arith::<Z32>::mul_prep(&mut p, &Len(n), &Len(n), 0).await?;
-        marks.push((p.ctx().stats(), Instant::now()));
-        let b = p.rand_bits_for_test::<Z32>(bits).await?;
-        marks.push((p.ctx().stats(), Instant::now()));
-        let x = p.constant(&vec![Z32(3); t.0]);
-        let z = p.mul(&x, &x, prep).await?;
-        let opened = p.open(z).await?;
-        marks.push((p.ctx().stats(), Instant::now()));
-        assert!(opened.iter().all(|&v| v == Z32(9)));
-        drop(b);
-        Ok::<_, Error>(marks)
+type Marks = Vec<(Stats, Instant)>;
+
+fn mark(p: &Spdz2k<MemTransport>, marks: &mut Marks) {
+    marks.push((p.ctx().stats(), Instant::now()));
+}
+
+/// Products of `n` pairs, then comparisons and equalities of `c` pairs, each with its opening
+/// (and so its MAC check); material drawn as each runs.
+async fn operations<R: Spdz2kRing>(
+    mut p: Spdz2k<MemTransport>,
+    n: usize,
+    c: usize,
+    marks: &mut Marks,
+) -> Result<(), Error> {
+    let me = p.me();
+    let x: Vec<R> =
+        (0..n as u64).map(|i| R::from_u64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))).collect();
+    let (px, t) = Arith::<R>::input_prep(&mut p, PartyId(0), n);
+    let vx = p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+    let vc = vx.slice(0..c);
+    let vd = vx.slice(c..2 * c);
+    p.check().await?;
+    mark(&p, marks);
+    let (prep, _) = Arith::<R>::mul_prep(&mut p, &t, &t, 0).await?;
+    let z = p.mul(&vx, &vx, prep).await?;
+    let opened = p.open(z).await?;
+    mark(&p, marks);
+    assert!(opened.iter().zip(&x).all(|(&z, &v)| z == v * v), "products");
+    let lt = Boolean::<R>::lt_bounded(&mut p, &vc, &vd).await?;
+    p.open_bits(lt).await?;
+    mark(&p, marks);
+    let eq = Boolean::<R>::eq(&mut p, &vc, &vd).await?;
+    p.open_bits(eq).await?;
+    mark(&p, marks);
+    Ok(())
+}
+
+fn row(what: &str, marks: &Marks, i: usize, count: usize, unit: &str) {
+    let ((s0, t0), (s1, t1)) = (marks[i], marks[i + 1]);
+    let d = s1 - s0;
+    let secs = (t1 - t0).as_secs_f64();
+    println!(
+        "  {what:<34} {count:>8} {unit:<7} {secs:>9.3} s {:>11.0} {unit}/s {:>11.1} B/{unit}/party {:>4} rounds",
+        count as f64 / secs,
+        d.payload_bytes_sent as f64 / count as f64,
+        d.rounds
+    );
+}
+
+fn first(outs: Vec<Result<Marks, Error>>) -> Marks {
+    outs.into_iter().next().and_then(Result::ok).expect("P0 ran")
+}
+
+fn dealer<R: Spdz2kRing>(n: usize, c: usize, parties: usize) {
+    let outs = testing::run_spdz2k(parties, 2, |p| async move {
+        let mut marks = Marks::new();
+        operations::<R>(p, n, c, &mut marks).await?;
+        Ok(marks)
     });
-    let marks = match &outs[0] {
-        Ok(m) => m,
-        Err(e) => panic!("P0: {e}"),
-    };
-    let row = |what: &str, i: usize, count: usize, unit: &str| {
-        let (s0, t0) = marks[i];
-        let (s1, t1) = marks[i + 1];
-        let d = s1 - s0;
-        let secs = (t1 - t0).as_secs_f64();
-        println!(
-            "{what:<28} {count:>8} {unit:<8} {:>10.3} s  {:>12.0} {unit}/s  {:>10.1} B/{unit} per party  {:>4} rounds",
-            secs,
-            count as f64 / secs,
-            d.payload_bytes_sent as f64 / count as f64,
-            d.rounds
-        );
-    };
-    println!("spdz2k, k = s = 32, {parties} parties on one thread (in-memory harness)");
-    row("setup (base OTs, 1 triple)", 0, 1, "setup");
-    row("triples (OT, auth, sacrifice)", 1, n, "triple");
-    row("random bits (square root)", 2, bits, "bit");
-    row("online products + MAC check", 3, n, "mult");
+    let m = first(outs);
+    println!("online phase alone, k = s = {}, dealer's material:", R::BITS);
+    row("products (Beaver) + opening", &m, 0, n, "mult");
+    row("comparisons (MSB) + opening", &m, 1, c, "cmp");
+    row("equalities (EQZ) + opening", &m, 2, c, "eq");
+}
+
+fn main() {
+    let (n, c, parties) = (arg(1, 100_000), arg(2, 5_000), arg(3, 2));
+    let (own_n, own_c) = (arg(4, 20_000), arg(5, 200));
+    println!("spdz2k, {parties} parties on one thread (in-memory harness)");
+    let net = Net::new(parties);
+    let (n2, c2) = (own_n, own_c);
+    let outs = testing::run_spdz2k_generating(&net, parties, 1, |mut p| async move {
+        let mut marks = Marks::new();
+        mark(&p, &mut marks);
+        p.triples_for_test::<Z32>(1).await?;
+        mark(&p, &mut marks);
+        p.triples_for_test::<Z32>(n2).await?;
+        mark(&p, &mut marks);
+        p.rand_bits_for_test::<Z32>(n2).await?;
+        mark(&p, &mut marks);
+        operations::<Z32>(p, n2, c2, &mut marks).await?;
+        Ok(marks)
+    });
+    let m = first(outs);
+    println!("the parties' own material, k = s = 32 (end to end):");
+    row("setup (base OTs, one triple)", &m, 0, 1, "setup");
+    row("triples (OT, auth, sacrifice)", &m, 1, n2, "triple");
+    row("random bits (square root)", &m, 2, n2, "bit");
+    row("products + opening, with prep", &m, 4, n2, "mult");
+    row("comparisons + opening, with prep", &m, 5, c2, "cmp");
+    row("equalities + opening, with prep", &m, 6, c2, "eq");
+    dealer::<Z32>(n, c, parties);
+    dealer::<Z64>(n, c, parties);
 }

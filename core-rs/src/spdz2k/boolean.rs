@@ -14,6 +14,8 @@
 //! * **MSB** (the paper's Fig. 6): `k + 1` random bits, `c = a + r` opened, the carry circuit
 //!   `u = [c mod 2^(k−1) < r mod 2^(k−1)]` (`2k − 4` ANDs, `⌈log₂(k−1)⌉` rounds), the lift, and
 //!   `e = a − a' + 2^(k−1)·b` opened: `6k − 8` bits per party, `⌈log₂(k−1)⌉ + 2` rounds.
+//! * **Equality** (Fig. 7): `c = a + r` opened, an AND tree over the bits where `c` and `r`
+//!   agree: `3k − 2` bits per party, `⌈log₂ k⌉ + 1` rounds.
 //! * **Bit decomposition** (Fig. 11): `c = a − r` opened and a log-depth prefix adder of `c` and
 //!   `r`'s bits. **B2A** (Fig. 4): `b ⊕ r` opened for a random bit `r`. **Bit products**: B2A,
 //!   then Beaver products with triples drawn when they are computed.
@@ -336,6 +338,29 @@ impl<T: Transport> Spdz2k<T> {
         Ok(out)
     }
 
+    /// Equality with zero (the paper's Fig. 7, without its final B2A: the result stays
+    /// binary): `c = a + r` opened for `k` random bits `r_i`, then the AND of the bits
+    /// `¬(c_i ⊕ r_i)` by a tree (`k − 1` ANDs, `⌈log₂ k⌉` rounds): `3k − 2` bits per party.
+    async fn eqz<R: Spdz2kRing>(&mut self, a: &Auth<R>) -> Result<AuthBits, Error> {
+        let (n, k) = (a.len(), R::BITS as usize);
+        let bits = self.rand_bits::<R>(k * n).await?.b;
+        let bit = |i: usize| bits.slice(i * n..(i + 1) * n);
+        let mut r = self.constant(&vec![R::ZERO; n]);
+        for i in 0..k {
+            r = r.add(&bit(i).scale(R::ONE.shl(i as u32)))?;
+        }
+        let c = self.open_unchecked(&a.add(&r)?).await?;
+        // a = 0 exactly when c = r: every bit agrees.
+        let agree: Vec<AuthBits> = (0..k)
+            .map(|i| {
+                let ci: Vec<bool> =
+                    c.iter().map(|c| c.shr_logical(i as u32).to_u64() & 1 == 1).collect();
+                self.bits_of(&bit(i)).xor_public(&ci).not()
+            })
+            .collect();
+        self.and_many(&agree.iter().collect::<Vec<_>>()).await
+    }
+
     /// B2A (Fig. 4): `c = b ⊕ r` opened for a random arithmetic bit `r`, then
     /// `[b] = c + [r] − 2c·[r]`.
     async fn b2a_with<R: Spdz2kRing>(
@@ -443,6 +468,11 @@ impl<T: Transport, R: Spdz2kRing> Boolean<R> for Spdz2k<T> {
 
     async fn a2b(&mut self, x: &Auth<R>) -> Result<Vec<AuthBits>, Error> {
         self.bit_decompose(x).await
+    }
+
+    /// The paper's EQZ of `x − y` (not the generic bit decomposition): `3k − 2` bits per party.
+    async fn eq(&mut self, x: &Auth<R>, y: &Auth<R>) -> Result<AuthBits, Error> {
+        self.eqz(&x.sub(y)?).await
     }
 
     async fn b2a(&mut self, b: &AuthBits, mut prep: RandBits<R>) -> Result<Auth<R>, Error> {

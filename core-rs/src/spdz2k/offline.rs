@@ -57,6 +57,12 @@ impl Widths {
     }
 }
 
+/// Values authenticated in one vector OLE batch (its message holds `s` elements per value).
+pub const AUTH_BATCH: usize = 16_384;
+
+/// Random bits made in one run of Π_RandBit.
+pub const BIT_BATCH: usize = 4096;
+
 /// Triples made in one run of the protocol: memory stays bounded (about 13 kB a triple at
 /// k = s = 32) and large requests run as several.
 pub const TRIPLE_BATCH: usize = 4096;
@@ -134,6 +140,14 @@ impl Generator {
     ) -> Result<Vec<u128>, Error> {
         if wd.s != self.s || wd.w() > 128 {
             return Err(Error::ApiMisuse(format!("authentication in an instance of {wd:?}")));
+        }
+        if values.len() > AUTH_BATCH {
+            // One vector OLE message holds s elements per value: bounded batches.
+            let mut macs = Vec::with_capacity(values.len());
+            for chunk in values.chunks(AUTH_BATCH) {
+                macs.extend(Box::pin(self.authenticate(ctx, roster, own, wd, chunk)).await?);
+            }
+            return Ok(macs);
         }
         let (me, w) = (ctx.me(), wd.w());
         let mut xs: Vec<u128> = values.iter().map(|&x| reduce(x, w)).collect();
@@ -456,8 +470,30 @@ impl Generator {
         mac_check(ctx, roster, own, public, &mut [(&mut log, Some(mask))]).await
     }
 
-    /// `n` random bits of the instance of `k` value bits (Π_RandBit in `k + 2` value bits).
+    /// `n` random bits of the instance of `k` value bits (Π_RandBit in `k + 2` value bits),
+    /// in batches of at most [`BIT_BATCH`].
     pub(crate) async fn rand_bits<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        k: u32,
+        n: usize,
+    ) -> Result<Wide, Error> {
+        let mut out = Wide::default();
+        let mut left = n;
+        while left > 0 {
+            let m = left.min(BIT_BATCH);
+            let b = self.bit_batch(ctx, roster, own, k, m).await?;
+            out.x.extend(b.x);
+            out.m.extend(b.m);
+            left -= m;
+        }
+        Ok(out)
+    }
+
+    /// One batch of [`Generator::rand_bits`].
+    async fn bit_batch<T: Transport>(
         &mut self,
         ctx: &mut Ctx<T>,
         roster: Roster,
