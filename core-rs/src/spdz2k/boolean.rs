@@ -134,6 +134,35 @@ impl Bitwise for AuthBits {
     }
 }
 
+/// Random bits of `n` values laid out plane by plane: bit `i` of every value at
+/// `[i·n, (i + 1)·n)`.
+pub(crate) struct Planes<R: Spdz2kRing> {
+    pub(crate) bits: Auth<R>,
+    pub(crate) n: usize,
+}
+
+impl<R: Spdz2kRing> Planes<R> {
+    /// Bit `i` of every value.
+    pub(crate) fn bit(&self, i: usize) -> Auth<R> {
+        self.bits.slice(i * self.n..(i + 1) * self.n)
+    }
+
+    /// `Σ_{i ∈ range} 2^(i − range.start)·r_i`, the value of those bits (local).
+    pub(crate) fn sum(&self, range: Range<usize>) -> Result<Auth<R>, Error> {
+        let zero = <R::Wide as crate::ring::Ring>::ZERO;
+        let mut r = Auth { x: vec![zero; self.n], m: vec![zero; self.n] };
+        for i in range.clone() {
+            r = r.add(&self.bit(i).scale(R::ONE.shl((i - range.start) as u32)))?;
+        }
+        Ok(r)
+    }
+}
+
+/// Bit `i` of every public value.
+fn public_bits<R: Spdz2kRing>(c: &[R], i: usize) -> Vec<bool> {
+    c.iter().map(|c| c.shr_logical(i as u32).to_u64() & 1 == 1).collect()
+}
+
 impl<R: Spdz2kRing> Auth<R> {
     /// The low bits (A2B of the least significant bit: local).
     fn low_bits(&self, first: bool, alpha: R) -> AuthBits {
@@ -262,30 +291,19 @@ impl<T: Transport> Spdz2k<T> {
     /// The MSB of every element of `a` (the paper's Fig. 6).
     async fn msb<R: Spdz2kRing>(&mut self, a: &Auth<R>) -> Result<AuthBits, Error> {
         let (n, k) = (a.len(), R::BITS as usize);
-        let bits = self.rand_bits::<R>((k + 1) * n).await?.b;
-        // Bit i of every value's mask at [i·n, (i+1)·n); the last n are the output masks b.
-        let bit = |i: usize| bits.slice(i * n..(i + 1) * n);
-        let mut r = self.constant(&vec![R::ZERO; n]);
-        let mut r_low = r.clone();
-        for i in 0..k {
-            let scaled = bit(i).scale(R::ONE.shl(i as u32));
-            r = r.add(&scaled)?;
-            if i < k - 1 {
-                r_low = r_low.add(&scaled)?;
-            }
-        }
+        let masks = Planes { bits: self.rand_bits::<R>((k + 1) * n).await?.b, n };
+        // The last plane is the output masks b.
+        let (r, r_low) = (masks.sum(0..k)?, masks.sum(0..k - 1)?);
         let c = self.open_unchecked(&a.add(&r)?).await?;
         let half = R::ONE.shl(R::BITS - 1);
         let c_low: Vec<R> =
-            c.iter().map(|&c| c - (c.shr_logical(R::BITS - 1)).shl(R::BITS - 1)).collect();
-        let c_bits: Vec<Vec<bool>> = (0..k - 1)
-            .map(|i| c_low.iter().map(|c| c.shr_logical(i as u32).to_u64() & 1 == 1).collect())
-            .collect();
-        let r_bits: Vec<AuthBits> = (0..k - 1).map(|i| self.bits_of(&bit(i))).collect();
+            c.iter().map(|&c| c - c.shr_logical(R::BITS - 1).shl(R::BITS - 1)).collect();
+        let c_bits: Vec<Vec<bool>> = (0..k - 1).map(|i| public_bits(&c_low, i)).collect();
+        let r_bits: Vec<AuthBits> = (0..k - 1).map(|i| self.bits_of(&masks.bit(i))).collect();
         let u = self.bit_lt_public(&c_bits, &r_bits).await?;
         // a' = c' − r' + 2^(k−1)·u ≡ a mod 2^(k−1); d = a − a' = 2^(k−1)·a_{k−1}.
         let a_low = self.constant(&c_low).sub(&r_low)?.add(&u.lift::<R>())?;
-        let b = bit(k);
+        let b = masks.bit(k);
         let masked = a.sub(&a_low)?.add(&b.scale(half))?;
         let e = self.open_unchecked(&masked).await?;
         let top: Vec<bool> = e.iter().map(|e| e.msb()).collect();
@@ -296,17 +314,10 @@ impl<T: Transport> Spdz2k<T> {
     /// Sklansky prefix adder of `c` and `r`'s bits (`⌈log₂ k⌉` rounds).
     async fn bit_decompose<R: Spdz2kRing>(&mut self, a: &Auth<R>) -> Result<Vec<AuthBits>, Error> {
         let (n, k) = (a.len(), R::BITS as usize);
-        let bits = self.rand_bits::<R>(k * n).await?.b;
-        let bit = |i: usize| bits.slice(i * n..(i + 1) * n);
-        let mut r = self.constant(&vec![R::ZERO; n]);
-        for i in 0..k {
-            r = r.add(&bit(i).scale(R::ONE.shl(i as u32)))?;
-        }
-        let c = self.open_unchecked(&a.sub(&r)?).await?;
-        let cb: Vec<Vec<bool>> = (0..k)
-            .map(|i| c.iter().map(|c| c.shr_logical(i as u32).to_u64() & 1 == 1).collect())
-            .collect();
-        let rb: Vec<AuthBits> = (0..k).map(|i| self.bits_of(&bit(i))).collect();
+        let masks = Planes { bits: self.rand_bits::<R>(k * n).await?.b, n };
+        let c = self.open_unchecked(&a.sub(&masks.sum(0..k)?)?).await?;
+        let cb: Vec<Vec<bool>> = (0..k).map(|i| public_bits(&c, i)).collect();
+        let rb: Vec<AuthBits> = (0..k).map(|i| self.bits_of(&masks.bit(i))).collect();
         // Generate and propagate of c + r: g_i = c_i·r_i, p_i = c_i ⊕ r_i.
         let mut g: Vec<AuthBits> = rb.iter().zip(&cb).map(|(r, c)| r.and_public(c)).collect();
         let mut p: Vec<AuthBits> = rb.iter().zip(&cb).map(|(r, c)| r.xor_public(c)).collect();
@@ -343,20 +354,11 @@ impl<T: Transport> Spdz2k<T> {
     /// `¬(c_i ⊕ r_i)` by a tree (`k − 1` ANDs, `⌈log₂ k⌉` rounds): `3k − 2` bits per party.
     async fn eqz<R: Spdz2kRing>(&mut self, a: &Auth<R>) -> Result<AuthBits, Error> {
         let (n, k) = (a.len(), R::BITS as usize);
-        let bits = self.rand_bits::<R>(k * n).await?.b;
-        let bit = |i: usize| bits.slice(i * n..(i + 1) * n);
-        let mut r = self.constant(&vec![R::ZERO; n]);
-        for i in 0..k {
-            r = r.add(&bit(i).scale(R::ONE.shl(i as u32)))?;
-        }
-        let c = self.open_unchecked(&a.add(&r)?).await?;
+        let masks = Planes { bits: self.rand_bits::<R>(k * n).await?.b, n };
+        let c = self.open_unchecked(&a.add(&masks.sum(0..k)?)?).await?;
         // a = 0 exactly when c = r: every bit agrees.
         let agree: Vec<AuthBits> = (0..k)
-            .map(|i| {
-                let ci: Vec<bool> =
-                    c.iter().map(|c| c.shr_logical(i as u32).to_u64() & 1 == 1).collect();
-                self.bits_of(&bit(i)).xor_public(&ci).not()
-            })
+            .map(|i| self.bits_of(&masks.bit(i)).xor_public(&public_bits(&c, i)).not())
             .collect();
         self.and_many(&agree.iter().collect::<Vec<_>>()).await
     }

@@ -2,6 +2,7 @@
 //! products and matrix products, probabilistic truncation, and the MAC check before every
 //! release.
 
+use super::boolean::Planes;
 use super::prep::{MatTriple, RandBits, Triples};
 use super::{Auth, Spdz2k, Spdz2kRing};
 use crate::net::{PartyId, Transport};
@@ -77,18 +78,8 @@ impl<T: Transport> Spdz2k<T> {
                 bits.len()
             )));
         }
-        // Bit i of every value's mask is at [i·n, (i + 1)·n).
-        let all = bits.take(n * k)?.b;
-        let mut r =
-            Auth { x: vec![<R::Wide as Ring>::ZERO; n], m: vec![<R::Wide as Ring>::ZERO; n] };
-        let mut r_hi = r.clone();
-        for i in 0..k {
-            let bit = all.slice(i * n..(i + 1) * n);
-            r = r.add(&bit.scale(R::ONE.shl(i as u32)))?;
-            if i >= d as usize {
-                r_hi = r_hi.add(&bit.scale(R::ONE.shl(i as u32 - d)))?;
-            }
-        }
+        let masks = Planes { bits: bits.take(n * k)?.b, n };
+        let (r, r_hi) = (masks.sum(0..k)?, masks.sum(d as usize..k)?);
         let c = self.open_unchecked(&a.add(&r)?).await?;
         let low: Vec<R> = c.iter().map(|&c| c.shr_logical(d) - R::ONE).collect();
         self.constant(&low).sub(&r_hi)
