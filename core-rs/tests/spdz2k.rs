@@ -11,6 +11,7 @@ use ringfence_core::net::{frame, PartyId, Roster, Stats};
 use ringfence_core::prg::{Prg, Seed};
 use ringfence_core::ring::{IntRing, Z32, Z64};
 use ringfence_core::sharing::{Arith, Len, Linear, Session};
+use ringfence_core::spdz2k::apps::{self, PrivateTree};
 use ringfence_core::spdz2k::{Auth, Mesh, Spdz2k, Spdz2kRing};
 use ringfence_core::testing::{self, Action, Envelope, MemTransport, Net};
 use ringfence_core::Error;
@@ -500,4 +501,146 @@ fn comparisons_among_two_parties_with_their_own_material() {
         comparisons::<Z32>(p, x.clone(), y.clone())
     });
     check_comparisons(outs, &x, &y, "Z32, own material");
+}
+
+/// A random tree of `depth` levels over `features` features, small signed values.
+fn random_tree<R: IntRing>(depth: usize, features: usize, seed: u64) -> PrivateTree<R> {
+    let m = (1usize << depth) - 1;
+    let w = testing::random_words(seed, 3 * m + 2);
+    PrivateTree {
+        depth,
+        features,
+        feature: (0..m).map(|j| (w[j] % features as u64) as usize).collect(),
+        threshold: (0..m).map(|j| R::from_i64((w[m + j] % 200) as i64 - 100)).collect(),
+        leaf: (0..=m).map(|j| R::from_i64(w[2 * m + j % (m + 1)] as i64 % 1000)).collect(),
+    }
+}
+
+fn small_features<R: IntRing>(n: usize, seed: u64) -> Vec<R> {
+    testing::random_words(seed, n)
+        .into_iter()
+        .map(|w| R::from_i64((w % 200) as i64 - 100))
+        .collect()
+}
+
+/// The paper's private decision trees, two parties (P0 owns the tree, P1 the features): the
+/// client's answer equals the plaintext tree's on random trees and inputs, with the dealer's
+/// material at both widths and with the parties' own at k = 32; P0 and nobody else learns
+/// nothing (it gets `None`).
+#[test]
+fn private_trees_answer_like_the_plaintext_tree() {
+    fn run<R: Spdz2kRing>(own: bool, depth: usize, features: usize, seed: u64) {
+        let tree = random_tree::<R>(depth, features, seed);
+        let x = small_features::<R>(features, seed + 1);
+        let want = tree.eval_plain(&x);
+        let program = |mut p: Party| {
+            let (tree, x) = (tree.clone(), x.clone());
+            async move {
+                let me = p.me();
+                let model = (me == PartyId(0)).then_some(&tree);
+                let xs = (me == PartyId(1)).then_some(&x[..]);
+                apps::tree(&mut p, (PartyId(0), PartyId(1)), (depth, features), model, xs).await
+            }
+        };
+        let outs = if own {
+            testing::run_spdz2k_generating(&Net::new(2), 2, seed, program)
+        } else {
+            testing::run_spdz2k(2, seed, program)
+        };
+        let what = format!("depth {depth}, {features} features, {} bits, own {own}", R::BITS);
+        assert_eq!(outs[0].as_ref().unwrap_or_else(|e| panic!("{what}: P0: {e}")), &None, "{what}");
+        assert_eq!(
+            outs[1].as_ref().unwrap_or_else(|e| panic!("{what}: P1: {e}")),
+            &Some(want),
+            "{what}"
+        );
+    }
+    for (depth, features, seed) in [(1, 3, 40), (2, 5, 41), (3, 8, 42), (5, 4, 43)] {
+        run::<Z64>(false, depth, features, seed);
+        run::<Z32>(false, depth, features, seed + 100);
+    }
+    run::<Z32>(true, 2, 5, 44);
+}
+
+/// An owner that changes any selector it inputs (here: one byte of its input message in the
+/// selectors' part) makes every party abort, blaming it, before any comparison.
+#[test]
+fn a_tree_owner_whose_selectors_are_not_one_hot_is_caught() {
+    let (depth, features) = (2, 4);
+    let (m, leaves) = (3usize, 4usize);
+    let tree = random_tree::<Z64>(depth, features, 50);
+    let x = small_features::<Z64>(features, 51);
+    for target in [0usize, 5, 11] {
+        let net = Net::new(2);
+        net.set_hook(move |e: &mut Envelope| {
+            // P0's input message: thresholds, leaves, then m·features selectors, 8 bytes each.
+            if e.from == PartyId(0) && e.index == 0 {
+                e.bytes[frame::HEADER_LEN + 8 * (m + leaves + target) + 2] ^= 0x10;
+            }
+            Action::Deliver
+        });
+        let roster = Roster::new(2, 1).unwrap();
+        let outs = testing::run_base(&net, roster, 2, 52, |me, base: Mesh<MemTransport>| {
+            let (tree, x) = (tree.clone(), x.clone());
+            async move {
+                let mut p = Spdz2k::start(base);
+                let model = (me == PartyId(0)).then_some(&tree);
+                let xs = (me == PartyId(1)).then_some(&x[..]);
+                apps::tree(&mut p, (PartyId(0), PartyId(1)), (depth, features), model, xs).await
+            }
+        });
+        for (i, o) in outs.iter().enumerate() {
+            assert!(
+                matches!(o, Err(Error::Abort { .. })),
+                "selector {target}: P{i} did not abort: {o:?}"
+            );
+        }
+        assert!(
+            matches!(&outs[1], Err(Error::Abort { blame: Some(PartyId(0)), .. })),
+            "{:?}",
+            outs[1]
+        );
+    }
+}
+
+/// The paper's SVM: the client's class equals the plaintext argmax of `F·x + b`.
+#[test]
+fn svms_answer_like_the_plaintext_argmax() {
+    fn run<R: Spdz2kRing>(own: bool, q: usize, n: usize, seed: u64) {
+        let f = small_features::<R>(q * n, seed);
+        let b = small_features::<R>(q, seed + 1);
+        let x = small_features::<R>(n, seed + 2);
+        let scores: Vec<i64> = (0..q)
+            .map(|j| {
+                b[j].to_i64() + (0..n).map(|i| f[j * n + i].to_i64() * x[i].to_i64()).sum::<i64>()
+            })
+            .collect();
+        let want = (0..q).fold(0, |bi, j| if scores[j] > scores[bi] { j } else { bi });
+        let program = |mut p: Party| {
+            let (f, b, x) = (f.clone(), b.clone(), x.clone());
+            async move {
+                let me = p.me();
+                let model = (me == PartyId(0)).then_some((&f[..], &b[..]));
+                let xs = (me == PartyId(1)).then_some(&x[..]);
+                apps::svm(&mut p, (PartyId(0), PartyId(1)), (q, n), model, xs).await
+            }
+        };
+        let outs = if own {
+            testing::run_spdz2k_generating(&Net::new(2), 2, seed, program)
+        } else {
+            testing::run_spdz2k(2, seed, program)
+        };
+        let what = format!("{q} classes, {n} features, {} bits, own {own}", R::BITS);
+        assert_eq!(outs[0].as_ref().unwrap_or_else(|e| panic!("{what}: P0: {e}")), &None);
+        assert_eq!(
+            outs[1].as_ref().unwrap_or_else(|e| panic!("{what}: P1: {e}")),
+            &Some(R::from_u64(want as u64)),
+            "{what}: scores {scores:?}"
+        );
+    }
+    for (q, n, seed) in [(2, 3, 60), (3, 5, 61), (10, 16, 62), (7, 4, 63)] {
+        run::<Z64>(false, q, n, seed);
+        run::<Z32>(false, q, n, seed + 100);
+    }
+    run::<Z32>(true, 4, 6, 64);
 }

@@ -53,6 +53,7 @@
 //! | fixed-point product | +1 | `k` bits per output more (probabilistic truncation) |
 //! | MAC check (before any output) | 6 | fixed: two words of coins, `s` bits per ring, digests |
 
+pub mod apps;
 pub mod boolean;
 mod check;
 pub mod offline;
