@@ -1,7 +1,7 @@
 //! What spdz2k costs, printed per operation: time, rate and bytes per party.
 //!
-//! 1. With material the parties make themselves (k = s = 32): setup (base OTs), triples and
-//!    random bits, then products, comparisons and equalities **end to end** (their
+//! 1. With material the parties make themselves (k = s = 32 and 64): setup (base OTs),
+//!    triples and random bits, then products, comparisons and equalities **end to end** (their
 //!    preprocessing included, as it is drawn when they run).
 //! 2. The **online phase alone** at k = s = 32 and 64, with material from the test dealer
 //!    (feature `test-utils`; it knows every secret and stands in for preprocessing made
@@ -92,32 +92,37 @@ fn dealer<R: Spdz2kRing>(n: usize, c: usize, parties: usize) {
     row("equalities (EQZ) + opening", &m, 2, c, "eq");
 }
 
+/// The rows with the parties' own material at ring `R`'s k = s.
+fn own<R: Spdz2kRing>(parties: usize, n: usize, c: usize) {
+    let net = Net::new(parties);
+    let outs = testing::run_spdz2k_generating(&net, parties, 1, |mut p| async move {
+        let mut marks = Marks::new();
+        mark(&p, &mut marks);
+        p.triples_for_test::<R>(1).await?;
+        mark(&p, &mut marks);
+        p.triples_for_test::<R>(n).await?;
+        mark(&p, &mut marks);
+        p.rand_bits_for_test::<R>(n).await?;
+        mark(&p, &mut marks);
+        operations::<R>(p, n, c, &mut marks).await?;
+        Ok(marks)
+    });
+    let m = first(outs);
+    println!("the parties' own material, k = s = {} (end to end):", R::BITS);
+    row("setup (base OTs, one triple)", &m, 0, 1, "setup");
+    row("triples (OT, auth, sacrifice)", &m, 1, n, "triple");
+    row("random bits (square root)", &m, 2, n, "bit");
+    row("products + opening, with prep", &m, 4, n, "mult");
+    row("comparisons + opening, with prep", &m, 5, c, "cmp");
+    row("equalities + opening, with prep", &m, 6, c, "eq");
+}
+
 fn main() {
     let (n, c, parties) = (arg(1, 100_000), arg(2, 5_000), arg(3, 2));
     let (own_n, own_c) = (arg(4, 20_000), arg(5, 200));
     println!("spdz2k, {parties} parties on one thread (in-memory harness)");
-    let net = Net::new(parties);
-    let (n2, c2) = (own_n, own_c);
-    let outs = testing::run_spdz2k_generating(&net, parties, 1, |mut p| async move {
-        let mut marks = Marks::new();
-        mark(&p, &mut marks);
-        p.triples_for_test::<Z32>(1).await?;
-        mark(&p, &mut marks);
-        p.triples_for_test::<Z32>(n2).await?;
-        mark(&p, &mut marks);
-        p.rand_bits_for_test::<Z32>(n2).await?;
-        mark(&p, &mut marks);
-        operations::<Z32>(p, n2, c2, &mut marks).await?;
-        Ok(marks)
-    });
-    let m = first(outs);
-    println!("the parties' own material, k = s = 32 (end to end):");
-    row("setup (base OTs, one triple)", &m, 0, 1, "setup");
-    row("triples (OT, auth, sacrifice)", &m, 1, n2, "triple");
-    row("random bits (square root)", &m, 2, n2, "bit");
-    row("products + opening, with prep", &m, 4, n2, "mult");
-    row("comparisons + opening, with prep", &m, 5, c2, "cmp");
-    row("equalities + opening, with prep", &m, 6, c2, "eq");
+    own::<Z32>(parties, own_n, own_c);
+    own::<Z64>(parties, own_n, own_c);
     dealer::<Z32>(n, c, parties);
     dealer::<Z64>(n, c, parties);
 }

@@ -159,18 +159,18 @@ fn costs_among_two_parties_are_the_documented_ones() {
     }
 }
 
-/// The parties' generation runs for k = s = 32; asked for Z_2^64 material it refuses, naming
-/// why, before sending anything.
+/// The parties' generation makes no matrix triples: a matrix product's preparation is refused,
+/// naming why, before anything is sent (rather than spent as m·l·n elementwise triples).
 #[test]
-fn the_parties_generation_refuses_k_64_before_sending() {
+fn the_parties_generation_refuses_matrix_triples_before_sending() {
     let net = Net::new(2);
     let outs = testing::run_spdz2k_generating(&net, 2, 3, |mut p| async move {
-        Arith::<Z64>::mul_prep(&mut p, &Len(1), &Len(1), 0).await?;
+        Arith::<Z64>::matmul_prep(&mut p, &Len(6), &Len(3), (2, 3, 1), 0).await?;
         Ok(())
     });
     for o in outs {
         match o {
-            Err(Error::PreprocessingExhausted(m)) => assert!(m.contains("k = s = 64"), "{m}"),
+            Err(Error::PreprocessingExhausted(m)) => assert!(m.contains("matrix"), "{m}"),
             other => panic!("expected a refusal, got {other:?}"),
         }
     }
@@ -178,41 +178,49 @@ fn the_parties_generation_refuses_k_64_before_sending() {
 }
 
 /// Material made by the parties themselves (OT, authentication, sacrifice), two and three
-/// parties: triples multiply mod 2^32, random bits are bits (both values occur), input masks
-/// carry the input; every opening passes the MAC check, so the MACs are valid.
+/// parties, k = s = 32 and 64: triples multiply mod 2^k, random bits are bits (both values
+/// occur), input masks carry the input; every opening passes the MAC check, so the MACs are
+/// valid.
 #[test]
 fn the_parties_own_material_is_correct_and_authenticated() {
-    for n in [2, 3] {
+    own_material::<Z32>(&[2, 3]);
+    own_material::<Z64>(&[2, 3]);
+}
+
+fn own_material<R: Spdz2kRing>(sizes: &[usize]) {
+    for &n in sizes {
         let net = Net::new(n);
         let outs = testing::run_spdz2k_generating(&net, n, 21, |mut p| async move {
             let me = p.me();
-            let (pm, t) = Arith::<Z32>::mul_prep(&mut p, &Len(40), &Len(40), 0).await?;
-            let (px, _) = Arith::<Z32>::input_prep(&mut p, PartyId(0), 40);
-            let x: Vec<Z32> = (0..40u32).map(|i| Z32(i.wrapping_mul(0x9e37_79b9))).collect();
+            let (pm, t) = Arith::<R>::mul_prep(&mut p, &Len(40), &Len(40), 0).await?;
+            let (px, _) = Arith::<R>::input_prep(&mut p, PartyId(0), 40);
+            let x: Vec<R> =
+                (0..40u64).map(|i| R::from_u64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))).collect();
             let vx = p.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
             let sq = p.mul(&vx, &vx, pm).await?;
             let opened = p.open(Auth::concat(&[&vx, &sq])).await?;
-            let triples = p.triples_for_test::<Z32>(t.0).await?;
-            let bits = p.rand_bits_for_test::<Z32>(64).await?;
+            let triples = p.triples_for_test::<R>(t.0).await?;
+            let bits = p.rand_bits_for_test::<R>(64).await?;
             let opened_bits = p.open(bits).await?;
             let [a, b, c] = triples;
             let abc = p.open(Auth::concat(&[&a, &b, &c])).await?;
             Ok((x, opened, abc, opened_bits))
         });
+        let what = format!("{n} parties, k = {}", R::BITS);
         for (i, o) in outs.iter().enumerate() {
-            let (x, opened, abc, bits) = o.as_ref().unwrap_or_else(|e| panic!("P{i} of {n}: {e}"));
-            assert_eq!(&opened[..40], &x[..], "P{i} of {n}: the input");
-            let sq: Vec<Z32> = x.iter().map(|&v| v * v).collect();
-            assert_eq!(&opened[40..], &sq[..], "P{i} of {n}: the squares");
+            let (x, opened, abc, bits) = o.as_ref().unwrap_or_else(|e| panic!("P{i}, {what}: {e}"));
+            assert_eq!(&opened[..40], &x[..], "P{i}, {what}: the input");
+            let sq: Vec<R> = x.iter().map(|&v| v * v).collect();
+            assert_eq!(&opened[40..], &sq[..], "P{i}, {what}: the squares");
             let (a, rest) = abc.split_at(40);
             let (b, c) = rest.split_at(40);
             for j in 0..40 {
-                assert_eq!(a[j] * b[j], c[j], "P{i} of {n}: triple {j}");
+                assert_eq!(a[j] * b[j], c[j], "P{i}, {what}: triple {j}");
             }
             assert!(a.windows(2).any(|w| w[0] != w[1]), "random factors");
-            assert!(bits.iter().all(|&b| b == Z32(0) || b == Z32(1)), "P{i} of {n}: {bits:?}");
-            let ones = bits.iter().filter(|&&b| b == Z32(1)).count();
-            assert!((8..=56).contains(&ones), "P{i} of {n}: {ones} ones in 64 random bits");
+            assert!(bits.iter().all(|&b| b == R::ZERO || b == R::ONE), "P{i}, {what}: {bits:?}");
+            let ones = bits.iter().filter(|&&b| b == R::ONE).count();
+            assert!((8..=56).contains(&ones), "P{i}, {what}: {ones} ones in 64 random bits");
         }
     }
 }
@@ -501,6 +509,12 @@ fn comparisons_among_two_parties_with_their_own_material() {
         comparisons::<Z32>(p, x.clone(), y.clone())
     });
     check_comparisons(outs, &x, &y, "Z32, own material");
+    let (x, y) = comparison_values::<Z64>(36);
+    let net = Net::new(2);
+    let outs = testing::run_spdz2k_generating(&net, 2, 37, |p| {
+        comparisons::<Z64>(p, x.clone(), y.clone())
+    });
+    check_comparisons(outs, &x, &y, "Z64, own material");
 }
 
 /// A random tree of `depth` levels over `features` features, small signed values.

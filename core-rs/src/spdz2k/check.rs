@@ -3,8 +3,10 @@
 //!
 //! Written once for every SPDZ2k instance, whatever its widths: the online ones (k = s = 32
 //! and 64), and those of the preprocessing (triples are sacrificed in an instance of `k + s`
-//! value bits). Shares are carried as `u128` and reduced to the instance's `v + s` bits.
+//! value bits). Shares are carried in machine words ([`Word`]: `u128`, or 256 bits for k = 64's
+//! preprocessing) and reduced to the instance's `v + s` bits.
 
+use super::word::Word;
 use super::{Auth, Spdz2k, Spdz2kRing};
 use crate::net::{digest_words, words_digest, Ctx, PartyId, Roster, Transport};
 use crate::prg::{Prg, Seed};
@@ -24,22 +26,28 @@ pub(crate) fn reduce(x: u128, bits: u32) -> u128 {
     }
 }
 
+/// A check's mask in an instance: a fresh random sharing's value share and MAC share.
+pub(crate) type Mask<W> = (W, W);
+
+/// A log in a check, with its mask (`None` for a log without openings).
+pub(crate) type Checked<'a, W> = (&'a mut Log<W>, Option<Mask<W>>);
+
 /// One instance's openings since its last check: `v` value bits, `s` MAC bits, shares in
-/// Z_2^(v+s), this party's key share `α_j < 2^s`.
-pub struct Log {
+/// Z_2^(v+s) carried in words `W`, this party's key share `α_j < 2^s`.
+pub struct Log<W = u128> {
     v: u32,
     s: u32,
-    alpha: u128,
+    alpha: W,
     /// Opened values `x̂` (the sums of the low parts, with their carries).
-    hat: Vec<u128>,
+    hat: Vec<W>,
     /// This party's upper parts `⌊x_j / 2^v⌋` of the opened values.
-    high: Vec<u128>,
+    high: Vec<W>,
     /// This party's MAC shares of the opened values.
-    mac: Vec<u128>,
+    mac: Vec<W>,
 }
 
-impl Log {
-    pub(crate) fn new(v: u32, s: u32, alpha: u128) -> Self {
+impl<W: Word> Log<W> {
+    pub(crate) fn new(v: u32, s: u32, alpha: W) -> Self {
         Self { v, s, alpha, hat: Vec::new(), high: Vec::new(), mac: Vec::new() }
     }
 
@@ -47,31 +55,35 @@ impl Log {
         self.hat.is_empty()
     }
 
-    fn wide(&self, x: u128) -> u128 {
-        reduce(x, self.v + self.s)
+    fn wide(&self, x: W) -> W {
+        x.reduce(self.v + self.s)
     }
 
     /// The public combination `y = Σ χ_i x̂_i` and this party's masked combination of its
     /// upper parts `p_j = Σ χ_i·⌊x_ij / 2^v⌋ + r_j (mod 2^s)`.
-    fn combine(&self, chi: &[u128], mask: u128) -> (u128, u128) {
-        let y =
-            chi.iter().zip(&self.hat).fold(0u128, |a, (&c, &h)| a.wrapping_add(c.wrapping_mul(h)));
+    fn combine(&self, chi: &[W], mask: W) -> (W, W) {
+        let y = chi
+            .iter()
+            .zip(&self.hat)
+            .fold(W::ZERO, |a, (&c, &h)| a.wrapping_add(c.wrapping_mul(h)));
         let p =
             chi.iter().zip(&self.high).fold(mask, |a, (&c, &h)| a.wrapping_add(c.wrapping_mul(h)));
-        (self.wide(y), reduce(p, self.s))
+        (self.wide(y), p.reduce(self.s))
     }
 
     /// `z_j = Σ χ_i m_ij − α_j·y − 2^v·α_j·p + 2^v·l_j (mod 2^(v+s))`, whose sum over the
     /// parties is zero exactly when the opened values carry valid MACs (up to the check's
     /// error).
-    fn z(&self, chi: &[u128], y: u128, p: u128, mask_mac: u128) -> u128 {
-        let macs =
-            chi.iter().zip(&self.mac).fold(0u128, |a, (&c, &m)| a.wrapping_add(c.wrapping_mul(m)));
+    fn z(&self, chi: &[W], y: W, p: W, mask_mac: W) -> W {
+        let macs = chi
+            .iter()
+            .zip(&self.mac)
+            .fold(W::ZERO, |a, (&c, &m)| a.wrapping_add(c.wrapping_mul(m)));
         let a = self.alpha;
         let z = macs
             .wrapping_sub(a.wrapping_mul(y))
-            .wrapping_sub(a.wrapping_mul(p) << self.v)
-            .wrapping_add(mask_mac << self.v);
+            .wrapping_sub(a.wrapping_mul(p).shl(self.v))
+            .wrapping_add(mask_mac.shl(self.v));
         self.wide(z)
     }
 
@@ -87,16 +99,16 @@ impl Log {
 /// shares to every other (one round) and sums them with their carries. The opening is logged
 /// for the next check and its sums go into `public`; nothing opened may be released before
 /// that check passes. Returns the values mod 2^v.
-pub(crate) async fn open_logged<T: Transport>(
+pub(crate) async fn open_logged<T: Transport, W: Word>(
     ctx: &mut Ctx<T>,
     roster: Roster,
-    log: &mut Log,
+    log: &mut Log<W>,
     public: &mut View,
-    x: &[u128],
-    m: &[u128],
-) -> Result<Vec<u128>, Error> {
+    x: &[W],
+    m: &[W],
+) -> Result<Vec<W>, Error> {
     let v = log.v;
-    let low: Vec<u128> = x.iter().map(|&w| reduce(w, v)).collect();
+    let low: Vec<W> = x.iter().map(|&w| w.reduce(v)).collect();
     let me = ctx.me();
     // On the wire in the narrowest ring that holds v bits: exactly k bits per value online.
     ctx.round();
@@ -105,48 +117,55 @@ pub(crate) async fn open_logged<T: Transport>(
     }
     let mut hat = low.clone();
     for peer in roster.others(me) {
-        let theirs = recv_bits(ctx, peer, v, low.len()).await?;
+        let theirs = recv_bits::<T, W>(ctx, peer, v, low.len()).await?;
         for (h, t) in hat.iter_mut().zip(theirs) {
             *h = log.wide(h.wrapping_add(t));
         }
     }
-    let hat_words: Vec<Z128> = hat.iter().map(|&h| Z128(h)).collect();
-    public.absorb(&hat_words);
+    let mut words = Vec::with_capacity(hat.len() * W::WORDS);
+    hat.iter().for_each(|h| h.push_words(&mut words));
+    public.absorb(&words);
     let width = v + log.s;
-    log.high.extend(x.iter().map(|&w| reduce(w, width) >> v));
+    log.high.extend(x.iter().map(|&w| w.reduce(width).shr(v)));
     log.mac.extend_from_slice(m);
-    let opened = hat.iter().map(|&h| reduce(h, v)).collect();
+    let opened = hat.iter().map(|&h| h.reduce(v)).collect();
     log.hat.append(&mut hat);
     Ok(opened)
 }
 
-/// Sends `values` (each below 2^bits) to `peer` in the narrowest ring that holds `bits` bits.
-pub(crate) fn send_bits<T: Transport>(
+/// Sends `values` (each below 2^bits) to `peer` in the narrowest form that holds `bits` bits:
+/// bits packed, then 32-, 64- and 128-bit elements, then whole words.
+pub(crate) fn send_bits<T: Transport, W: Word>(
     ctx: &mut Ctx<T>,
     peer: PartyId,
     bits: u32,
-    values: &[u128],
+    values: &[W],
 ) -> Result<(), Error> {
+    let low = |v: &W| v.low_u128();
     match bits {
-        // Bits packed 64 to a word.
         1 => {
-            let bits: Vec<bool> = values.iter().map(|&v| v & 1 == 1).collect();
+            let bits: Vec<bool> = values.iter().map(|v| low(v) & 1 == 1).collect();
             ctx.send(peer, &crate::sharing::pack_bits(&bits))
         }
-        0..=32 => ctx.send(peer, &values.iter().map(|&v| Z32(v as u32)).collect::<Vec<_>>()),
-        33..=64 => ctx.send(peer, &values.iter().map(|&v| Z64(v as u64)).collect::<Vec<_>>()),
-        _ => ctx.send(peer, &values.iter().map(|&v| Z128(v)).collect::<Vec<_>>()),
+        0..=32 => ctx.send(peer, &values.iter().map(|v| Z32(low(v) as u32)).collect::<Vec<_>>()),
+        33..=64 => ctx.send(peer, &values.iter().map(|v| Z64(low(v) as u64)).collect::<Vec<_>>()),
+        65..=128 => ctx.send(peer, &values.iter().map(|v| Z128(low(v))).collect::<Vec<_>>()),
+        _ => {
+            let mut words = Vec::with_capacity(values.len() * W::WORDS);
+            values.iter().for_each(|v| v.push_words(&mut words));
+            ctx.send(peer, &words)
+        }
     }
 }
 
 /// Receives `n` values sent by [`send_bits`]; one of `bits` bits or more is a deviation.
-pub(crate) async fn recv_bits<T: Transport>(
+pub(crate) async fn recv_bits<T: Transport, W: Word>(
     ctx: &mut Ctx<T>,
     peer: PartyId,
     bits: u32,
     n: usize,
-) -> Result<Vec<u128>, Error> {
-    let values: Vec<u128> = match bits {
+) -> Result<Vec<W>, Error> {
+    let values: Vec<W> = match bits {
         1 => {
             let words = ctx.recv::<crate::ring::Bits>(peer, n.div_ceil(64)).await?;
             // Bits beyond n in the last word must be zero: anything else is not this message.
@@ -157,13 +176,34 @@ pub(crate) async fn recv_bits<T: Transport>(
                     reason: format!("{peer} sent bits beyond the opened ones"),
                 });
             }
-            crate::sharing::unpack_bools(&words, n).into_iter().map(u128::from).collect()
+            crate::sharing::unpack_bools(&words, n)
+                .into_iter()
+                .map(|b| W::from_u128(u128::from(b)))
+                .collect()
         }
-        0..=32 => ctx.recv::<Z32>(peer, n).await?.into_iter().map(|w| u128::from(w.0)).collect(),
-        33..=64 => ctx.recv::<Z64>(peer, n).await?.into_iter().map(|w| u128::from(w.0)).collect(),
-        _ => ctx.recv::<Z128>(peer, n).await?.into_iter().map(|w| w.0).collect(),
+        0..=32 => ctx
+            .recv::<Z32>(peer, n)
+            .await?
+            .into_iter()
+            .map(|w| W::from_u128(u128::from(w.0)))
+            .collect(),
+        33..=64 => ctx
+            .recv::<Z64>(peer, n)
+            .await?
+            .into_iter()
+            .map(|w| W::from_u128(u128::from(w.0)))
+            .collect(),
+        65..=128 => {
+            ctx.recv::<Z128>(peer, n).await?.into_iter().map(|w| W::from_u128(w.0)).collect()
+        }
+        _ => ctx
+            .recv::<Z64>(peer, n * W::WORDS)
+            .await?
+            .chunks_exact(W::WORDS)
+            .map(W::from_words)
+            .collect(),
     };
-    if values.iter().any(|&v| reduce(v, bits) != v) {
+    if values.iter().any(|&v| v.reduce(bits) != v) {
         return Err(Error::Abort {
             blame: Some(peer),
             reason: format!("{peer} sent values wider than {bits} bits"),
@@ -182,15 +222,15 @@ pub(crate) async fn recv_bits<T: Transport>(
 /// digest, opens them, and checks the commitments, the digests and `Σ z_j = 0`. A party whose
 /// check fails sends every other an abort notice in place of its verdict. The logs are
 /// emptied either way.
-pub(crate) async fn mac_check<T: Transport>(
+pub(crate) async fn mac_check<T: Transport, W: Word>(
     ctx: &mut Ctx<T>,
     roster: Roster,
     own: &mut Prg,
     public: View,
-    logs: &mut [(&mut Log, Option<(u128, u128)>)],
+    logs: &mut [Checked<'_, W>],
 ) -> Result<(), Error> {
     // Only logs with openings take part (every party agrees which: the same operations ran).
-    let mut active: Vec<(&mut Log, Option<(u128, u128)>)> =
+    let mut active: Vec<Checked<'_, W>> =
         logs.iter_mut().filter(|(l, _)| !l.is_empty()).map(|(l, m)| (&mut **l, *m)).collect();
     let outcome = check_inner(ctx, roster, own, public, &mut active).await;
     for (log, _) in logs.iter_mut() {
@@ -252,12 +292,12 @@ pub(crate) async fn coin_toss<T: Transport>(
     Ok(Seed::combine(&parts))
 }
 
-async fn check_inner<T: Transport>(
+async fn check_inner<T: Transport, W: Word>(
     ctx: &mut Ctx<T>,
     roster: Roster,
     own: &mut Prg,
     public: View,
-    logs: &mut [(&mut Log, Option<(u128, u128)>)],
+    logs: &mut [Checked<'_, W>],
 ) -> Result<(), Error> {
     let me = ctx.me();
     let op = ctx.next_op();
@@ -265,61 +305,60 @@ async fn check_inner<T: Transport>(
 
     let mut combos = Vec::with_capacity(logs.len());
     for (i, (log, mask)) in logs.iter().enumerate() {
-        let (mask_x, _) = mask.unwrap_or_default();
-        if mask.is_none() && !log.is_empty() {
+        let Some((mask_x, _)) = mask else {
             return Err(Error::ApiMisuse("a MAC check of openings without a mask".into()));
+        };
+        if log.s > 64 {
+            return Err(Error::ApiMisuse(format!("a MAC check with s = {} > 64", log.s)));
         }
-        let mut chi = vec![0u128; log.hat.len()];
-        Prg::new(&seed, op, i as u32).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
-        for c in &mut chi {
-            *c = reduce(*c, log.s);
-        }
+        let chi = W::random(&mut Prg::new(&seed, op, i as u32), log.hat.len(), log.s);
         // Only the mask's low s bits enter: the MAC term they cancel is 2^v·α·Σ r_j mod 2^(v+s).
-        let (y, p) = log.combine(&chi, reduce(mask_x, log.s));
+        let (y, p) = log.combine(&chi, mask_x.reduce(log.s));
         combos.push((chi, y, p));
     }
     ctx.round();
-    let mine: Vec<Z64> = combos.iter().map(|&(_, _, p)| Z64(p as u64)).collect();
+    let mine: Vec<Z64> = combos.iter().map(|(_, _, p)| Z64(p.low_u128() as u64)).collect();
     for peer in roster.others(me) {
         ctx.send(peer, &mine)?;
     }
-    let mut sums: Vec<u128> = combos.iter().map(|&(_, _, p)| p).collect();
+    let mut sums: Vec<W> = combos.iter().map(|&(_, _, p)| p).collect();
     for peer in roster.others(me) {
         let theirs = ctx.recv::<Z64>(peer, logs.len()).await?;
         for ((sum, t), (log, _)) in sums.iter_mut().zip(theirs).zip(logs.iter()) {
-            let t = u128::from(t.0);
-            if reduce(t, log.s) != t {
+            let t = W::from_u128(u128::from(t.0));
+            if t.reduce(log.s) != t {
                 return Err(Error::Abort {
                     blame: Some(peer),
                     reason: format!("{peer} sent a check value wider than {} bits", log.s),
                 });
             }
-            *sum = reduce(sum.wrapping_add(t), log.s);
+            *sum = sum.wrapping_add(t).reduce(log.s);
         }
     }
-    let mut payload = Vec::with_capacity(2 * logs.len() + WORDS);
+    let mut payload = Vec::with_capacity(W::WORDS * logs.len() + WORDS);
     for (((chi, y, _), p), (log, mask)) in combos.iter().zip(&sums).zip(logs.iter()) {
-        let z = log.z(chi, *y, *p, mask.unwrap_or_default().1);
-        payload.extend([Z64(z as u64), Z64((z >> 64) as u64)]);
+        let mask_mac = mask.map_or(W::ZERO, |(_, m)| m);
+        log.z(chi, *y, *p, mask_mac).push_words(&mut payload);
     }
     let digest = public.words();
     payload.extend_from_slice(&digest);
     let opened = commit_and_open(ctx, roster, op, "mac check", own, payload).await?;
 
-    let mut total = vec![0u128; logs.len()];
+    let mut total = vec![W::ZERO; logs.len()];
+    let zs = W::WORDS * logs.len();
     for (j, w) in opened.iter().enumerate() {
-        if w[2 * logs.len()..] != digest[..] {
+        if w[zs..] != digest[..] {
             return Err(Error::Abort {
                 blame: Some(PartyId(j as u8)),
                 reason: format!("P{j} saw other public values than {me}"),
             });
         }
         for (i, t) in total.iter_mut().enumerate() {
-            *t = t.wrapping_add(u128::from(w[2 * i].0) | u128::from(w[2 * i + 1].0) << 64);
+            *t = t.wrapping_add(W::from_words(&w[W::WORDS * i..W::WORDS * (i + 1)]));
         }
     }
     for (t, (log, _)) in total.iter().zip(logs.iter()) {
-        if log.wide(*t) != 0 {
+        if log.wide(*t) != W::ZERO {
             return Err(Error::Abort {
                 blame: None,
                 reason: "the MAC check failed: an opened value or a share was changed".into(),

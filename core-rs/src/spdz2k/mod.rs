@@ -37,10 +37,10 @@
 //! Triples, input masks, random bits and the check's masks are made by the parties
 //! themselves ([`offline`]: base OTs, OT extension with its consistency check, vector OLE for
 //! the MACs with the authentication check, triples combined and sacrificed, random bits by the
-//! square-root trick), for k = s = 32. Not yet: k = s = 64 (its sacrifice needs 192-bit
-//! arithmetic) and matrix triples (a matrix product is refused rather than spent as `m·l·n`
-//! elementwise triples). A test dealer ([`prep::Source::Dealer`], feature `test-utils`) serves
-//! the tests of the online phase at both widths; it knows every secret and is no protocol.
+//! square-root trick), for k = s = 32 in 128-bit words and k = s = 64 in 256-bit ones
+//! ([`word`]). Not yet: matrix triples (a matrix product is refused rather than spent as
+//! `m·l·n` elementwise triples). A test dealer ([`prep::Source::Dealer`], feature
+//! `test-utils`) serves the tests of the online phase; it knows every secret and is no protocol.
 //!
 //! # Costs (online, per party)
 //! | operation | rounds | sent |
@@ -59,6 +59,7 @@ mod check;
 pub mod offline;
 pub mod prep;
 mod scheme;
+pub mod word;
 
 pub use prep::Source;
 
@@ -146,6 +147,9 @@ impl Spdz2kRing for Z64 {
 
 /// Where a party keeps each ring's state (private: the party's fields).
 mod slot {
+    use super::offline::Generator;
+    use super::prep::Generators;
+    use super::word::{Word, U256};
     use super::{check::Log, Instance, Mesh, Spdz2k, Spdz2kRing, View, Z32, Z64};
 
     pub trait Slot: Sized {
@@ -159,9 +163,17 @@ mod slot {
         fn split<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View);
         /// The same with the log of the binary instance under this ring's key.
         fn split_bin<T>(p: &mut Spdz2k<T>) -> (&mut Mesh<T>, &mut Log, &mut View);
+        /// The words this ring's preprocessing computes in.
+        type Word: Word;
+        /// This ring's slot among the parties' generators.
+        fn generator(g: &mut Generators) -> &mut Option<Generator<Self::Word>>;
     }
 
     impl Slot for Z32 {
+        type Word = u128;
+        fn generator(g: &mut Generators) -> &mut Option<Generator<u128>> {
+            &mut g.z32
+        }
         fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self> {
             &mut p.z32
         }
@@ -177,6 +189,10 @@ mod slot {
     }
 
     impl Slot for Z64 {
+        type Word = U256;
+        fn generator(g: &mut Generators) -> &mut Option<Generator<U256>> {
+            &mut g.z64
+        }
         fn instance<T>(p: &mut Spdz2k<T>) -> &mut Instance<Self> {
             &mut p.z64
         }

@@ -23,13 +23,15 @@
 //! * **Input masks**: the owner's random value authenticated with the others' zero shares;
 //!   **check masks**: everyone's random shares authenticated.
 //!
-//! All arithmetic is in `u128` reduced to the instance's width, so the instances of k = s = 32
-//! (triples sacrificed in 64 + 32 bits, random bits in 34 + 32) fit; k = s = 64 needs 192-bit
-//! arithmetic for the sacrifice and is refused.
+//! Arithmetic is in machine words reduced to the instance's width ([`Word`]): `u128` for
+//! k = s = 32 (triples sacrificed in 64 + 32 bits, random bits in 34 + 32), [`super::word::U256`]
+//! for k = s = 64 (sacrificed in 128 + 64 bits, random bits in 66 + 64, their triples in
+//! 130 + 64).
 
 use super::check::{
-    coin_toss, commit_and_open, mac_check, open_logged, recv_bits, reduce, send_bits, settle, Log,
+    coin_toss, commit_and_open, mac_check, open_logged, recv_bits, send_bits, settle, Log,
 };
+use super::word::Word;
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::ot::{base, BaseOts, Cot, Tccr, KAPPA};
 use crate::prg::{Prg, Seed};
@@ -37,11 +39,11 @@ use crate::ring::Z64;
 use crate::sharing::View;
 use crate::Error;
 
-/// Authenticated shares of an instance of any widths, as `u128` mod 2^(v+s).
+/// Authenticated shares of an instance of any widths, as words mod 2^(v+s).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Wide {
-    pub(crate) x: Vec<u128>,
-    pub(crate) m: Vec<u128>,
+pub(crate) struct Wide<W = u128> {
+    pub(crate) x: Vec<W>,
+    pub(crate) m: Vec<W>,
 }
 
 /// The widths of an instance: `v` value bits, `s` MAC bits.
@@ -67,23 +69,14 @@ pub const BIT_BATCH: usize = 4096;
 /// k = s = 32) and large requests run as several.
 pub const TRIPLE_BATCH: usize = 4096;
 
-fn random(own: &mut Prg, n: usize, bits: u32) -> Vec<u128> {
-    let mut v = vec![0u128; n];
-    own.fill_bytes(bytemuck::cast_slice_mut(&mut v));
-    v.iter_mut().for_each(|x| *x = reduce(*x, bits));
-    v
-}
-
-fn expand(seed: &Seed, batch: u64, n: usize) -> Vec<u128> {
-    let mut v = vec![0u128; n];
-    Prg::new(seed, batch, 0x2c).fill_bytes(bytemuck::cast_slice_mut(&mut v));
-    v
+fn expand<W: Word>(seed: &Seed, batch: u64, n: usize) -> Vec<W> {
+    W::random(&mut Prg::new(seed, batch, 0x2c), n, W::BITS)
 }
 
 /// One party's generator: its OT extension with every peer and the vector OLE of its key.
-pub struct Generator {
+pub struct Generator<W = u128> {
     s: u32,
-    alpha: u128,
+    alpha: W,
     cot: Cot,
     /// Per peer (by index): as the key holder, the base-OT keys of this party's key bits.
     held: Vec<Vec<Seed>>,
@@ -93,26 +86,26 @@ pub struct Generator {
     tccr: Tccr,
 }
 
-impl core::fmt::Debug for Generator {
+impl<W> core::fmt::Debug for Generator<W> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "Generator(s = {}, {} batches)", self.s, self.batches)
     }
 }
 
-impl Generator {
+impl<W: Word> Generator<W> {
     /// Base OTs with every peer (one round): `Δ` for the OT extension and the `s` bits of
     /// `alpha` for authentication, as this party's choices.
     pub(crate) async fn setup<T: Transport>(
         ctx: &mut Ctx<T>,
         roster: Roster,
         own: &mut Prg,
-        alpha: u128,
+        alpha: W,
         s: u32,
     ) -> Result<Self, Error> {
         let me = ctx.me();
-        let delta = random(own, 1, 128)[0];
+        let delta = u128::random(own, 1, 128)[0];
         let mut choices: Vec<bool> = (0..KAPPA).map(|l| delta >> l & 1 == 1).collect();
-        choices.extend((0..s).map(|l| alpha >> l & 1 == 1));
+        choices.extend((0..s).map(|l| alpha.bit(l)));
         let peers: Vec<PartyId> = roster.others(me).collect();
         let tag = ctx.next_op();
         let count = KAPPA + s as usize;
@@ -136,9 +129,9 @@ impl Generator {
         roster: Roster,
         own: &mut Prg,
         wd: Widths,
-        values: &[u128],
-    ) -> Result<Vec<u128>, Error> {
-        if wd.s != self.s || wd.w() > 128 {
+        values: &[W],
+    ) -> Result<Vec<W>, Error> {
+        if wd.s != self.s || wd.w() > W::BITS {
             return Err(Error::ApiMisuse(format!("authentication in an instance of {wd:?}")));
         }
         if values.len() > AUTH_BATCH {
@@ -150,37 +143,37 @@ impl Generator {
             return Ok(macs);
         }
         let (me, w) = (ctx.me(), wd.w());
-        let mut xs: Vec<u128> = values.iter().map(|&x| reduce(x, w)).collect();
+        let mut xs: Vec<W> = values.iter().map(|&x| x.reduce(w)).collect();
         // The check's mask: one more random value, authenticated alike, never used otherwise.
-        xs.extend(random(own, 1, w));
+        xs.extend(W::random(own, 1, w));
         let n = xs.len();
         self.batches += 1;
         let batch = self.batches;
-        let mut mac: Vec<u128> = xs.iter().map(|&x| self.alpha.wrapping_mul(x)).collect();
+        let mut mac: Vec<W> = xs.iter().map(|&x| self.alpha.wrapping_mul(x)).collect();
         ctx.round();
         for peer in roster.others(me) {
             let mut u = Vec::with_capacity(self.s as usize * n);
             for (l, [k0, k1]) in self.pairs[peer.index()].iter().enumerate() {
-                let (t0, t1) = (expand(k0, batch, n), expand(k1, batch, n));
+                let (t0, t1) = (expand::<W>(k0, batch, n), expand::<W>(k1, batch, n));
                 for i in 0..n {
-                    u.push(reduce(t0[i].wrapping_sub(t1[i]).wrapping_add(xs[i]), w));
-                    mac[i] = mac[i].wrapping_sub(t0[i] << l);
+                    u.push(t0[i].wrapping_sub(t1[i]).wrapping_add(xs[i]).reduce(w));
+                    mac[i] = mac[i].wrapping_sub(t0[i].shl(l as u32));
                 }
             }
             send_bits(ctx, peer, w, &u)?;
         }
         for peer in roster.others(me) {
-            let u = recv_bits(ctx, peer, w, self.s as usize * n).await?;
+            let u: Vec<W> = recv_bits(ctx, peer, w, self.s as usize * n).await?;
             for (l, k) in self.held[peer.index()].iter().enumerate() {
-                let t = expand(k, batch, n);
-                let bit = self.alpha >> l & 1 == 1;
+                let t = expand::<W>(k, batch, n);
+                let bit = self.alpha.bit(l as u32);
                 for i in 0..n {
-                    let q = if bit { t[i].wrapping_add(u[l * n + i]) } else { t[i] };
-                    mac[i] = mac[i].wrapping_add(q << l);
+                    let q = t[i].wrapping_add(u[l * n + i].and_mask(bit));
+                    mac[i] = mac[i].wrapping_add(q.shl(l as u32));
                 }
             }
         }
-        mac.iter_mut().for_each(|m| *m = reduce(*m, w));
+        mac.iter_mut().for_each(|m| *m = m.reduce(w));
         let outcome = self.auth_check(ctx, roster, own, wd, &xs, &mac).await;
         settle(ctx, roster, outcome).await?;
         mac.pop();
@@ -196,49 +189,50 @@ impl Generator {
         roster: Roster,
         own: &mut Prg,
         wd: Widths,
-        xs: &[u128],
-        mac: &[u128],
+        xs: &[W],
+        mac: &[W],
     ) -> Result<(), Error> {
         let (me, w) = (ctx.me(), wd.w());
         let op = ctx.next_op();
         let seed = coin_toss(ctx, roster, own, op).await?;
         let n = xs.len() - 1;
-        let mut chi = vec![0u128; n];
-        Prg::new(&seed, op, 0).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
-        chi.iter_mut().for_each(|c| *c = reduce(*c, wd.s));
-        let comb = |v: &[u128]| {
+        let chi = W::random(&mut Prg::new(&seed, op, 0), n, wd.s);
+        let comb = |v: &[W]| {
             let sum = chi.iter().zip(v).fold(v[n], |a, (&c, &x)| a.wrapping_add(c.wrapping_mul(x)));
-            reduce(sum, w)
+            sum.reduce(w)
         };
         let mine = comb(xs);
         ctx.round();
         for peer in roster.others(me) {
             send_bits(ctx, peer, w, &[mine])?;
         }
-        let mut ys = vec![0u128; roster.n()];
+        let mut ys = vec![W::ZERO; roster.n()];
         ys[me.index()] = mine;
         for peer in roster.others(me) {
-            ys[peer.index()] = recv_bits(ctx, peer, w, 1).await?[0];
+            ys[peer.index()] = recv_bits::<T, W>(ctx, peer, w, 1).await?[0];
         }
-        let y = reduce(ys.iter().fold(0u128, |a, &b| a.wrapping_add(b)), w);
-        let z = reduce(comb(mac).wrapping_sub(self.alpha.wrapping_mul(y)), w);
+        let y = ys.iter().fold(W::ZERO, |a, &b| a.wrapping_add(b)).reduce(w);
+        let z = comb(mac).wrapping_sub(self.alpha.wrapping_mul(y)).reduce(w);
         let mut seen = View::new("auth check", op);
-        seen.absorb(&ys.iter().map(|&v| crate::ring::Z128(v)).collect::<Vec<_>>());
+        let mut words: Vec<Z64> = Vec::new();
+        ys.iter().for_each(|v| v.push_words(&mut words));
+        seen.absorb(&words);
         let digest = seen.words();
-        let mut payload = vec![Z64(z as u64), Z64((z >> 64) as u64)];
+        let mut payload = Vec::new();
+        z.push_words(&mut payload);
         payload.extend_from_slice(&digest);
         let opened = commit_and_open(ctx, roster, op, "auth check", own, payload).await?;
-        let mut total = 0u128;
+        let mut total = W::ZERO;
         for (j, p) in opened.iter().enumerate() {
-            if p[2..] != digest[..] {
+            if p[W::WORDS..] != digest[..] {
                 return Err(Error::Abort {
                     blame: Some(PartyId(j as u8)),
                     reason: format!("P{j} saw other authentication checks than {me}"),
                 });
             }
-            total = total.wrapping_add(u128::from(p[0].0) | u128::from(p[1].0) << 64);
+            total = total.wrapping_add(W::from_words(&p[..W::WORDS]));
         }
-        if reduce(total, w) != 0 {
+        if total.reduce(w) != W::ZERO {
             return Err(Error::Abort {
                 blame: None,
                 reason: "the authentication check failed: a party's vector OLE inputs disagree"
@@ -256,8 +250,8 @@ impl Generator {
         own: &mut Prg,
         wd: Widths,
         n: usize,
-    ) -> Result<Wide, Error> {
-        let x = random(own, n, wd.w());
+    ) -> Result<Wide<W>, Error> {
+        let x = W::random(own, n, wd.w());
         let m = self.authenticate(ctx, roster, own, wd, &x).await?;
         Ok(Wide { x, m })
     }
@@ -272,11 +266,11 @@ impl Generator {
         wd: Widths,
         owner: PartyId,
         n: usize,
-    ) -> Result<(Wide, Option<Vec<u128>>), Error> {
+    ) -> Result<(Wide<W>, Option<Vec<W>>), Error> {
         let mine = ctx.me() == owner;
-        let x = if mine { random(own, n, wd.w()) } else { vec![0; n] };
+        let x = if mine { W::random(own, n, wd.w()) } else { vec![W::ZERO; n] };
         let m = self.authenticate(ctx, roster, own, wd, &x).await?;
-        let values = mine.then(|| x.iter().map(|&r| reduce(r, wd.v)).collect());
+        let values = mine.then(|| x.iter().map(|&r| r.reduce(wd.v)).collect());
         Ok((Wide { x, m }, values))
     }
 
@@ -290,8 +284,8 @@ impl Generator {
         own: &mut Prg,
         k: u32,
         n: usize,
-    ) -> Result<[Wide; 3], Error> {
-        let mut out: [Wide; 3] = Default::default();
+    ) -> Result<[Wide<W>; 3], Error> {
+        let mut out: [Wide<W>; 3] = Default::default();
         let mut left = n;
         while left > 0 || n == 0 {
             let m = left.min(TRIPLE_BATCH);
@@ -316,20 +310,21 @@ impl Generator {
         own: &mut Prg,
         k: u32,
         n: usize,
-    ) -> Result<[Wide; 3], Error> {
+    ) -> Result<[Wide<W>; 3], Error> {
         let s = self.s;
         let vt = k + s;
         let sac = Widths { v: vt, s };
-        if sac.w() > 128 {
+        if sac.w() > W::BITS {
             return Err(Error::ApiMisuse(format!(
-                "triples for k = {k}, s = {s} are sacrificed in {} bits: more than 128",
-                sac.w()
+                "triples for k = {k}, s = {s} are sacrificed in {} bits: more than {}",
+                sac.w(),
+                W::BITS
             )));
         }
         let me = ctx.me();
         let tau = (2 * k + 4 * s) as usize;
         let bits: Vec<bool> = (0..n * tau).map(|_| own.next_u32() & 1 == 1).collect();
-        let b = random(own, n, vt);
+        let b = W::random(own, n, vt);
         let ext = self.cot.extend(ctx, own, &bits).await?;
         self.batches += 1;
         let batch = u128::from(self.batches);
@@ -337,57 +332,56 @@ impl Generator {
             batch << 64 | u128::from(from.0) << 56 | u128::from(to.0) << 48 | o as u128
         };
         // c_o = a_o·b: the own products, then the cross products with every peer. Arithmetic
-        // mod 2^128 throughout (reduced where it leaves); bits as all-zero/all-one masks.
-        let ones: Vec<u128> = bits.iter().map(|&b| 0u128.wrapping_sub(u128::from(b))).collect();
-        let mut c: Vec<u128> = (0..n * tau).map(|o| b[o / tau] & ones[o]).collect();
+        // mod 2^BITS throughout (reduced where it leaves); selection by a bit branch-free.
+        let mut c: Vec<W> = (0..n * tau).map(|o| b[o / tau].and_mask(bits[o])).collect();
         let delta = self.cot.delta();
         ctx.round();
         for peer in roster.others(me) {
             let q = &ext.sent[peer.index()];
-            let m0 = self.tccr.hash_all(|o| tweak(me, peer, o), q);
+            let m0: Vec<W> = self.hash_words(vt, |o| tweak(me, peer, o), q);
             let flipped: Vec<u128> = q.iter().map(|&q| q ^ delta).collect();
-            let m1 = self.tccr.hash_all(|o| tweak(me, peer, o), &flipped);
+            let m1: Vec<W> = self.hash_words(vt, |o| tweak(me, peer, o), &flipped);
             let mut d = Vec::with_capacity(n * tau);
             for (o, ((&m0, &m1), c)) in m0.iter().zip(&m1).zip(c.iter_mut()).enumerate() {
-                d.push(reduce(m0.wrapping_sub(m1).wrapping_add(b[o / tau]), vt));
+                d.push(m0.wrapping_sub(m1).wrapping_add(b[o / tau]).reduce(vt));
                 *c = c.wrapping_sub(m0);
             }
             send_bits(ctx, peer, vt, &d)?;
         }
         for peer in roster.others(me) {
-            let d = recv_bits(ctx, peer, vt, n * tau).await?;
-            let m = self.tccr.hash_all(|o| tweak(peer, me, o), &ext.received[peer.index()]);
-            for (((c, &m), &d), &one) in c.iter_mut().zip(&m).zip(&d).zip(&ones) {
-                *c = c.wrapping_add(m).wrapping_add(d & one);
+            let d: Vec<W> = recv_bits(ctx, peer, vt, n * tau).await?;
+            let m: Vec<W> =
+                self.hash_words(vt, |o| tweak(peer, me, o), &ext.received[peer.index()]);
+            for (((c, &m), &d), &bit) in c.iter_mut().zip(&m).zip(&d).zip(&bits) {
+                *c = c.wrapping_add(m).wrapping_add(d.and_mask(bit));
             }
         }
         // Two combinations with public coins drawn after the products are fixed.
         let op = ctx.next_op();
         let g = coin_toss(ctx, roster, own, op).await?;
-        let mut r = vec![0u128; 2 * n * tau];
-        Prg::new(&g, op, 1).fill_bytes(bytemuck::cast_slice_mut(&mut r));
+        let r = W::random(&mut Prg::new(&g, op, 1), 2 * n * tau, W::BITS);
         let (r1, r2) = r.split_at(n * tau);
-        let mut vals = vec![0u128; 5 * n + 1];
+        let mut vals = vec![W::ZERO; 5 * n + 1];
         for t in 0..n {
             let span = t * tau..(t + 1) * tau;
-            let (mut a1, mut c1, mut a2, mut c2) = (0u128, 0u128, 0u128, 0u128);
-            for ((&one, &c), (&x, &y)) in ones[span.clone()]
+            let (mut a1, mut c1, mut a2, mut c2) = (W::ZERO, W::ZERO, W::ZERO, W::ZERO);
+            for ((&bit, &c), (&x, &y)) in bits[span.clone()]
                 .iter()
                 .zip(&c[span.clone()])
                 .zip(r1[span.clone()].iter().zip(&r2[span]))
             {
-                a1 = a1.wrapping_add(x & one);
-                a2 = a2.wrapping_add(y & one);
+                a1 = a1.wrapping_add(x.and_mask(bit));
+                a2 = a2.wrapping_add(y.and_mask(bit));
                 c1 = c1.wrapping_add(x.wrapping_mul(c));
                 c2 = c2.wrapping_add(y.wrapping_mul(c));
             }
-            vals[t] = reduce(a1, sac.w());
+            vals[t] = a1.reduce(sac.w());
             vals[n + t] = b[t];
-            vals[2 * n + t] = reduce(c1, sac.w());
-            vals[3 * n + t] = reduce(a2, sac.w());
-            vals[4 * n + t] = reduce(c2, sac.w());
+            vals[2 * n + t] = c1.reduce(sac.w());
+            vals[3 * n + t] = a2.reduce(sac.w());
+            vals[4 * n + t] = c2.reduce(sac.w());
         }
-        vals[5 * n] = random(own, 1, sac.w())[0];
+        vals[5 * n] = W::random(own, 1, sac.w())[0];
         let macs = self.authenticate(ctx, roster, own, sac, &vals).await?;
         let part = |i: usize| Wide {
             x: vals[i * n..(i + 1) * n].to_vec(),
@@ -404,9 +398,9 @@ impl Generator {
             (vals[5 * n], macs[5 * n]),
         )
         .await?;
-        let narrow = |p: Wide| Wide {
-            x: p.x.iter().map(|&x| reduce(x, k + s)).collect(),
-            m: p.m.iter().map(|&m| reduce(m, k + s)).collect(),
+        let narrow = |p: Wide<W>| Wide {
+            x: p.x.iter().map(|&x| x.reduce(k + s)).collect(),
+            m: p.m.iter().map(|&m| m.reduce(k + s)).collect(),
         };
         Ok([narrow(a), narrow(bb), narrow(cc)])
     }
@@ -420,19 +414,18 @@ impl Generator {
         roster: Roster,
         own: &mut Prg,
         wd: Widths,
-        [a, b, c]: [&Wide; 3],
-        [ah, ch]: [&Wide; 2],
-        mask: (u128, u128),
+        [a, b, c]: [&Wide<W>; 3],
+        [ah, ch]: [&Wide<W>; 2],
+        mask: (W, W),
     ) -> Result<(), Error> {
         let w = wd.w();
         let op = ctx.next_op();
         let seed = coin_toss(ctx, roster, own, op).await?;
-        let mut t = vec![0u128; a.x.len()];
-        Prg::new(&seed, op, 2).fill_bytes(bytemuck::cast_slice_mut(&mut t));
-        let lin = |p: &[u128], q: &[u128]| -> Vec<u128> {
+        let t = W::random(&mut Prg::new(&seed, op, 2), a.x.len(), W::BITS);
+        let lin = |p: &[W], q: &[W]| -> Vec<W> {
             t.iter()
                 .zip(p.iter().zip(q))
-                .map(|(&t, (&p, &q))| reduce(t.wrapping_mul(p).wrapping_sub(q), w))
+                .map(|(&t, (&p, &q))| t.wrapping_mul(p).wrapping_sub(q).reduce(w))
                 .collect()
         };
         let mut log = Log::new(wd.v, wd.s, self.alpha);
@@ -440,11 +433,11 @@ impl Generator {
         let rho =
             open_logged(ctx, roster, &mut log, &mut public, &lin(&a.x, &ah.x), &lin(&a.m, &ah.m))
                 .await?;
-        let sig = |cs: &[u128], chs: &[u128], bs: &[u128]| -> Vec<u128> {
+        let sig = |cs: &[W], chs: &[W], bs: &[W]| -> Vec<W> {
             lin(cs, chs)
                 .iter()
                 .zip(rho.iter().zip(bs))
-                .map(|(&v, (&r, &b))| reduce(v.wrapping_sub(r.wrapping_mul(b)), w))
+                .map(|(&v, (&r, &b))| v.wrapping_sub(r.wrapping_mul(b)).reduce(w))
                 .collect()
         };
         let sigma = open_logged(
@@ -456,7 +449,7 @@ impl Generator {
             &sig(&c.m, &ch.m, &b.m),
         )
         .await?;
-        if let Some(i) = sigma.iter().position(|&s| s != 0) {
+        if let Some(i) = sigma.iter().position(|&s| s != W::ZERO) {
             return settle(
                 ctx,
                 roster,
@@ -479,8 +472,8 @@ impl Generator {
         own: &mut Prg,
         k: u32,
         n: usize,
-    ) -> Result<Wide, Error> {
-        let mut out = Wide::default();
+    ) -> Result<Wide<W>, Error> {
+        let mut out = Wide::<W>::default();
         let mut left = n;
         while left > 0 {
             let m = left.min(BIT_BATCH);
@@ -500,7 +493,7 @@ impl Generator {
         own: &mut Prg,
         k: u32,
         n: usize,
-    ) -> Result<Wide, Error> {
+    ) -> Result<Wide<W>, Error> {
         let me = ctx.me();
         let s = self.s;
         let wd = Widths { v: k + 2, s };
@@ -510,19 +503,18 @@ impl Generator {
         let [x, y, z] = self.triples(ctx, roster, own, k + 2, n).await?;
         let u = self.random_values(ctx, roster, own, wd, n + 1).await?;
         // a = 2u + 1 (the constant at party 0's value share, α_j·1 at every MAC share).
+        let one = W::from_u128(1);
+        let first_one = one.and_mask(first);
         let a = Wide {
-            x: u.x[..n]
-                .iter()
-                .map(|&v| reduce((v << 1).wrapping_add(u128::from(first)), w))
-                .collect(),
-            m: u.m[..n].iter().map(|&m| reduce((m << 1).wrapping_add(alpha), w)).collect(),
+            x: u.x[..n].iter().map(|&v| v.shl(1).wrapping_add(first_one).reduce(w)).collect(),
+            m: u.m[..n].iter().map(|&m| m.shl(1).wrapping_add(alpha).reduce(w)).collect(),
         };
         let mask = (u.x[n], u.m[n]);
         let op = ctx.next_op();
         let mut log = Log::new(wd.v, s, alpha);
         let mut public = View::new("random bits", op);
-        let sub = |p: &[u128], q: &[u128]| -> Vec<u128> {
-            p.iter().zip(q).map(|(&p, &q)| reduce(p.wrapping_sub(q), w)).collect()
+        let sub = |p: &[W], q: &[W]| -> Vec<W> {
+            p.iter().zip(q).map(|(&p, &q)| p.wrapping_sub(q).reduce(w)).collect()
         };
         let mut ex = sub(&a.x, &x.x);
         ex.extend(sub(&a.x, &y.x));
@@ -531,72 +523,95 @@ impl Generator {
         let opened = open_logged(ctx, roster, &mut log, &mut public, &ex, &em).await?;
         let (eps, del) = opened.split_at(n);
         // a² = z + ε·y + δ·x + εδ.
-        let square =
-            |zs: &[u128], ys: &[u128], xs: &[u128], constant: &dyn Fn(u128) -> u128| -> Vec<u128> {
-                (0..n)
-                    .map(|i| {
-                        let v = zs[i]
-                            .wrapping_add(eps[i].wrapping_mul(ys[i]))
-                            .wrapping_add(del[i].wrapping_mul(xs[i]))
-                            .wrapping_add(constant(eps[i].wrapping_mul(del[i])));
-                        reduce(v, w)
-                    })
-                    .collect()
-            };
-        let sq_x = square(&z.x, &y.x, &x.x, &|c| if first { c } else { 0 });
+        let square = |zs: &[W], ys: &[W], xs: &[W], constant: &dyn Fn(W) -> W| -> Vec<W> {
+            (0..n)
+                .map(|i| {
+                    zs[i]
+                        .wrapping_add(eps[i].wrapping_mul(ys[i]))
+                        .wrapping_add(del[i].wrapping_mul(xs[i]))
+                        .wrapping_add(constant(eps[i].wrapping_mul(del[i])))
+                        .reduce(w)
+                })
+                .collect()
+        };
+        let sq_x = square(&z.x, &y.x, &x.x, &|c| c.and_mask(first));
         let sq_m = square(&z.m, &y.m, &x.m, &|c| c.wrapping_mul(alpha));
         let e = open_logged(ctx, roster, &mut log, &mut public, &sq_x, &sq_m).await?;
         mac_check(ctx, roster, own, public, &mut [(&mut log, Some(mask))]).await?;
         let mut out = Wide { x: Vec::with_capacity(n), m: Vec::with_capacity(n) };
         for (i, &e) in e.iter().enumerate() {
-            if e & 7 != 1 {
+            if e.reduce(3) != one {
                 return Err(Error::Abort {
                     blame: None,
-                    reason: format!("random bit {i}: the opened square {e} is not 1 mod 8"),
+                    reason: format!("random bit {i}: the opened square is not 1 mod 8"),
                 });
             }
             let c = sqrt_2k(e, wd.v);
             let ci = inverse_2k(c, w);
             // d = c^−1·a + 1, even share by share; halved, it shares the bit mod 2^(k+s).
-            let dx = reduce(ci.wrapping_mul(a.x[i]).wrapping_add(u128::from(first)), w);
-            let dm = reduce(ci.wrapping_mul(a.m[i]).wrapping_add(alpha), w);
-            if dx & 1 == 1 || dm & 1 == 1 {
+            let dx = ci.wrapping_mul(a.x[i]).wrapping_add(first_one).reduce(w);
+            let dm = ci.wrapping_mul(a.m[i]).wrapping_add(alpha).reduce(w);
+            if dx.bit(0) || dm.bit(0) {
                 return Err(Error::Abort {
                     blame: None,
                     reason: "random bits: an odd share".into(),
                 });
             }
-            out.x.push(reduce(dx >> 1, k + s));
-            out.m.push(reduce(dm >> 1, k + s));
+            out.x.push(dx.shr(1).reduce(k + s));
+            out.m.push(dm.shr(1).reduce(k + s));
         }
         Ok(out)
+    }
+
+    /// Hashes of correlated-OT rows as words of at least `bits` bits: one TCCR output (128
+    /// bits), or two under distinct tweaks where more are needed.
+    fn hash_words(&self, bits: u32, tweak: impl Fn(usize) -> u128, rows: &[u128]) -> Vec<W> {
+        let lo = self.tccr.hash_all(&tweak, rows);
+        if bits <= 128 {
+            return lo.into_iter().map(W::from_u128).collect();
+        }
+        // Tweaks never reach bit 127 otherwise (the batch counter is far below 2^63).
+        let hi = self.tccr.hash_all(|o| tweak(o) | 1 << 127, rows);
+        lo.into_iter()
+            .zip(hi)
+            .map(|(l, h)| W::from_u128(l).wrapping_add(W::from_u128(h).shl(128)))
+            .collect()
     }
 }
 
 /// The canonical (smallest) square root mod 2^bits of `e ≡ 1 (mod 8)`, `bits ≥ 3`.
-pub(crate) fn sqrt_2k(e: u128, bits: u32) -> u128 {
-    let mut x = 1u128;
+pub(crate) fn sqrt_2k<W: Word>(e: W, bits: u32) -> W {
+    let one = W::from_u128(1);
+    let mut x = one;
     for i in 3..bits {
-        if reduce(x.wrapping_mul(x), i + 1) != reduce(e, i + 1) {
-            x = x.wrapping_add(1 << (i - 1));
+        if x.wrapping_mul(x).reduce(i + 1) != e.reduce(i + 1) {
+            x = x.wrapping_add(one.shl(i - 1));
         }
     }
-    let x = reduce(x, bits);
-    let half = 1u128 << (bits - 1);
-    let neg = reduce(x.wrapping_neg(), bits);
-    [x, neg, reduce(x.wrapping_add(half), bits), reduce(neg.wrapping_add(half), bits)]
-        .into_iter()
-        .min()
-        .unwrap_or(x)
+    let x = x.reduce(bits);
+    let half = one.shl(bits - 1);
+    let neg = W::ZERO.wrapping_sub(x).reduce(bits);
+    let roots = [x, neg, x.wrapping_add(half).reduce(bits), neg.wrapping_add(half).reduce(bits)];
+    // The smallest as an integer: compare from the top word down.
+    roots.into_iter().fold(roots[0], |best, r| if less(r, best) { r } else { best })
+}
+
+/// `a < b` as unsigned integers.
+fn less<W: Word>(a: W, b: W) -> bool {
+    let (mut wa, mut wb) = (Vec::new(), Vec::new());
+    a.push_words(&mut wa);
+    b.push_words(&mut wb);
+    wa.iter().rev().map(|w| w.0).lt(wb.iter().rev().map(|w| w.0))
 }
 
 /// `c^−1 mod 2^bits` for odd `c` (Newton: each step doubles the correct low bits).
-pub(crate) fn inverse_2k(c: u128, bits: u32) -> u128 {
+pub(crate) fn inverse_2k<W: Word>(c: W, bits: u32) -> W {
+    let two = W::from_u128(2);
     let mut y = c;
-    for _ in 0..7 {
-        y = y.wrapping_mul(2u128.wrapping_sub(c.wrapping_mul(y)));
+    for _ in 0..8 {
+        y = y.wrapping_mul(two.wrapping_sub(c.wrapping_mul(y)));
     }
-    reduce(y, bits)
+    y.reduce(bits)
 }
 
 #[cfg(test)]
@@ -605,19 +620,23 @@ mod tests {
 
     #[test]
     fn square_roots_and_inverses_mod_powers_of_two() {
-        let mut prg = Prg::new(&Seed::from_bytes([1; 32]), 0, 0);
-        for bits in [5u32, 34, 66] {
-            for _ in 0..200 {
-                let a = reduce(u128::from(prg.next_u64()) << 3 | 1, bits) | 1;
-                let e = reduce(a.wrapping_mul(a), bits);
-                let c = sqrt_2k(e, bits);
-                assert_eq!(reduce(c.wrapping_mul(c), bits), e, "{bits} bits");
-                // a = ±c mod 2^(bits−1).
-                let (p, q) =
-                    (reduce(a.wrapping_sub(c), bits - 1), reduce(a.wrapping_add(c), bits - 1));
-                assert!(p == 0 || q == 0, "{bits} bits");
-                assert_eq!(reduce(c.wrapping_mul(inverse_2k(c, bits)), bits), 1);
+        fn check<W: Word>(bits: &[u32]) {
+            let mut prg = Prg::new(&Seed::from_bytes([1; 32]), 0, 0);
+            let one = W::from_u128(1);
+            for &b in bits {
+                for _ in 0..200 {
+                    let a = W::random(&mut prg, 1, b)[0].shl(1).wrapping_add(one).reduce(b);
+                    let e = a.wrapping_mul(a).reduce(b);
+                    let c = sqrt_2k(e, b);
+                    assert_eq!(c.wrapping_mul(c).reduce(b), e, "{b} bits");
+                    // a = ±c mod 2^(b−1).
+                    let (p, q) = (a.wrapping_sub(c).reduce(b - 1), a.wrapping_add(c).reduce(b - 1));
+                    assert!(p == W::ZERO || q == W::ZERO, "{b} bits");
+                    assert_eq!(c.wrapping_mul(inverse_2k(c, b)).reduce(b), one);
+                }
             }
         }
+        check::<u128>(&[5, 34, 66, 128]);
+        check::<super::super::word::U256>(&[66, 130, 194, 256]);
     }
 }

@@ -5,6 +5,7 @@
 //! bits), so it can be made ahead of any input.
 
 use super::offline::{Generator, Wide, Widths};
+use super::word::{Word, U256};
 use super::{Auth, Mesh, Spdz2k, Spdz2kRing};
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::prg::Prg;
@@ -79,22 +80,12 @@ impl<R: Spdz2kRing> Store for RandBits<R> {
     }
 }
 
-impl Wide {
-    /// The shares as ring `R`'s (already reduced to its `k + s` bits).
-    fn into_auth<R: Spdz2kRing>(self) -> Auth<R> {
-        Auth {
-            x: self.x.into_iter().map(R::wide_from_u128).collect(),
-            m: self.m.into_iter().map(R::wide_from_u128).collect(),
-        }
-    }
-}
-
 /// Where a party's preprocessing comes from.
 #[derive(Debug)]
 pub enum Source {
-    /// The parties' own generation by OT ([`super::offline`]), set up on first use: for
-    /// k = s = 32 (k = s = 64 needs 192-bit arithmetic in its sacrifice, not built yet).
-    Parties(Option<Box<Generator>>),
+    /// The parties' own generation by OT ([`super::offline`]), set up on first use, one
+    /// generator per key.
+    Parties(Box<Generators>),
     /// A trusted dealer that every party simulates from one seed (tests only: it knows every
     /// secret, so it is no protocol).
     #[cfg(any(test, feature = "test-utils"))]
@@ -114,7 +105,24 @@ impl Source {
 
     /// The parties' own generation (the default).
     pub fn parties() -> Self {
-        Self::Parties(None)
+        Self::Parties(Box::default())
+    }
+}
+
+/// The parties' generators: k = s = 32's in `u128` words, k = s = 64's in 256-bit words.
+#[derive(Debug, Default)]
+pub struct Generators {
+    pub(crate) z32: Option<Generator<u128>>,
+    pub(crate) z64: Option<Generator<U256>>,
+}
+
+impl<W: Word> Wide<W> {
+    /// The shares as ring `R`'s (already reduced to its `k + s` bits).
+    fn into_ring<R: Spdz2kRing>(self) -> Auth<R> {
+        Auth {
+            x: self.x.into_iter().map(|w| R::wide_from_u128(w.low_u128())).collect(),
+            m: self.m.into_iter().map(|w| R::wide_from_u128(w.low_u128())).collect(),
+        }
     }
 }
 
@@ -124,28 +132,22 @@ impl<T: Transport> Spdz2k<T> {
     async fn generator<R: Spdz2kRing>(
         &mut self,
         what: &str,
-    ) -> Result<(&mut Generator, &mut Ctx<T>, Roster, Prg), Error> {
-        if R::BITS != 32 {
-            return Err(Error::PreprocessingExhausted(format!(
-                "spdz2k {what} for k = s = {}: the parties' generation runs for k = s = 32 only \
-                 (k = s = 64 sacrifices in 192-bit arithmetic, not built yet)",
-                R::BITS
-            )));
-        }
-        let alpha = u128::from(R::alpha(self).to_u64());
+    ) -> Result<(&mut Generator<R::Word>, &mut Ctx<T>, Roster, Prg), Error> {
+        let alpha = R::Word::from_u128(u128::from(R::alpha(self).to_u64()));
         let Mesh { ctx, roster, own, source } = &mut self.base;
         let op = ctx.next_op();
         let mut prg = Prg::new(own, op, 3);
         // Irrefutable without the test dealer.
         #[allow(irrefutable_let_patterns)]
-        let Source::Parties(slot) = source
+        let Source::Parties(generators) = source
         else {
             return Err(Error::ApiMisuse(format!("spdz2k {what}: not the parties' generation")));
         };
+        let slot = R::generator(generators);
         if slot.is_none() {
-            *slot = Some(Box::new(Generator::setup(ctx, *roster, &mut prg, alpha, R::S).await?));
+            *slot = Some(Generator::setup(ctx, *roster, &mut prg, alpha, R::S).await?);
         }
-        let g = slot.as_deref_mut().ok_or_else(|| Error::ApiMisuse("no generator".into()))?;
+        let g = slot.as_mut().ok_or_else(|| Error::ApiMisuse("no generator".into()))?;
         Ok((g, ctx, *roster, prg))
     }
 
@@ -171,7 +173,7 @@ impl<T: Transport> Spdz2k<T> {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("triples").await?;
                 let [a, b, c] = g.triples(ctx, roster, &mut own, R::BITS, n).await?;
-                Ok(Triples { a: a.into_auth(), b: b.into_auth(), c: c.into_auth() })
+                Ok(Triples { a: a.into_ring(), b: b.into_ring(), c: c.into_ring() })
             }
             #[cfg(any(test, feature = "test-utils"))]
             Source::Dealer(d) => Ok(d.triples(self.base.ctx.me(), n)),
@@ -209,8 +211,9 @@ impl<T: Transport> Spdz2k<T> {
                 let (g, ctx, roster, mut own) = self.generator::<R>("input masks").await?;
                 let wd = Widths { v: R::BITS, s: R::S };
                 let (r, values) = g.input_masks(ctx, roster, &mut own, wd, owner, n).await?;
-                let values = values.map(|v| v.into_iter().map(R::from_low_u128).collect());
-                Ok(InputMasks { r: r.into_auth(), values })
+                let values =
+                    values.map(|v| v.into_iter().map(|w| R::from_low_u128(w.low_u128())).collect());
+                Ok(InputMasks { r: r.into_ring(), values })
             }
             #[cfg(any(test, feature = "test-utils"))]
             Source::Dealer(d) => Ok(d.input_masks(self.base.ctx.me(), owner, n)),
@@ -226,7 +229,7 @@ impl<T: Transport> Spdz2k<T> {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("random bits").await?;
                 Ok(RandBits {
-                    b: g.rand_bits(ctx, roster, &mut own, R::BITS, n).await?.into_auth(),
+                    b: g.rand_bits(ctx, roster, &mut own, R::BITS, n).await?.into_ring(),
                 })
             }
             #[cfg(any(test, feature = "test-utils"))]
@@ -240,7 +243,7 @@ impl<T: Transport> Spdz2k<T> {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("check masks").await?;
                 let wd = Widths { v: R::BITS, s: R::S };
-                Ok(g.random_values(ctx, roster, &mut own, wd, 1).await?.into_auth())
+                Ok(g.random_values(ctx, roster, &mut own, wd, 1).await?.into_ring())
             }
             #[cfg(any(test, feature = "test-utils"))]
             Source::Dealer(d) => Ok(d.check_mask(self.base.ctx.me())),
