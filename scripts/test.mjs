@@ -136,7 +136,12 @@ async function coreTestsInWasm() {
   // --single-threaded-gc: Node 20 sometimes crashes (SIGSEGV) while exiting after a big test
   // module (nn_rep3) with concurrent GC threads still running; tests pass either way.
   const env = {
-    RUSTFLAGS: WASM_RUSTFLAGS,
+    // Node's WASI keeps the module memory's backing store from when the instance started and
+    // does not refresh it after `memory.grow`, so a WASI call after a grow may touch freed
+    // memory (a SIGSEGV at the test binary's exit, after every test passed: nn_quant, once, in
+    // a clean-clone run). A 2 GiB initial memory (reserved, touched lazily) means the test
+    // binaries never grow it.
+    RUSTFLAGS: `${WASM_RUSTFLAGS} -C link-arg=--initial-memory=2147483648`,
     CARGO_TARGET_WASM32_WASIP1_RUNNER: `${process.execPath} --single-threaded-gc ${runner}`,
   };
   const skips = [...WASI_SKIP.keys()].flatMap((name) => ['--skip', name]);
