@@ -46,6 +46,14 @@ pub(crate) struct Wide<W = u128> {
     pub(crate) m: Vec<W>,
 }
 
+impl<W> Wide<W> {
+    /// `o`'s shares after these (batches of one request).
+    fn append(&mut self, o: Self) {
+        self.x.extend(o.x);
+        self.m.extend(o.m);
+    }
+}
+
 /// The widths of an instance: `v` value bits, `s` MAC bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Widths {
@@ -291,8 +299,7 @@ impl<W: Word> Generator<W> {
             let m = left.min(TRIPLE_BATCH);
             let batch = self.triple_batch(ctx, roster, own, k, m).await?;
             for (o, b) in out.iter_mut().zip(batch) {
-                o.x.extend(b.x);
-                o.m.extend(b.m);
+                o.append(b);
             }
             left -= m;
             if n == 0 {
@@ -477,9 +484,7 @@ impl<W: Word> Generator<W> {
         let mut left = n;
         while left > 0 {
             let m = left.min(BIT_BATCH);
-            let b = self.bit_batch(ctx, roster, own, k, m).await?;
-            out.x.extend(b.x);
-            out.m.extend(b.m);
+            out.append(self.bit_batch(ctx, roster, own, k, m).await?);
             left -= m;
         }
         Ok(out)

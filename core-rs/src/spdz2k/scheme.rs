@@ -202,12 +202,7 @@ impl<T: Transport, R: Spdz2kRing> Arith<R> for Spdz2k<T> {
                 prep.triples.len()
             )));
         }
-        let Triples { a, b, c } = prep.triples;
-        let open = self.open_unchecked(&Auth::concat(&[&x.sub(&a)?, &y.sub(&b)?])).await?;
-        let (eps, delta) = open.split_at(n);
-        let ed: Vec<R> = eps.iter().zip(delta).map(|(&e, &d)| e * d).collect();
-        let z = c.add(&b.mul_public(eps)?)?.add(&a.mul_public(delta)?)?;
-        let z = self.add_public(&z, &ed)?;
+        let z = self.beaver(x, y, prep.triples).await?;
         self.finish(z, prep.trunc).await
     }
 
