@@ -19,6 +19,8 @@ use ringfence_core::testing::conformance::TestBase;
 use ringfence_core::testing::{MemTransport, Net};
 
 type RssP = Rss<MemTransport>;
+type Spdz2kP = ringfence_core::spdz2k::Spdz2k<MemTransport>;
+type Spdz2kBase = ringfence_core::spdz2k::Mesh<MemTransport>;
 use ringfence_core::Error;
 
 mod common;
@@ -46,6 +48,11 @@ const MAL3: Scheme = Scheme { roster: Roster::THREE, output: Output::Argmax, cos
 /// rss among `n = 2t + 1` parties: it reveals the class alone.
 fn rss(n: usize, t: usize) -> Scheme {
     Scheme { roster: Roster::new(n, t).unwrap(), output: Output::Argmax, cost: None }
+}
+
+/// spdz2k among `n` parties (any `n − 1` corrupt): it reveals the class alone.
+fn spdz2k(n: usize) -> Scheme {
+    Scheme { roster: Roster::new(n, n - 1).unwrap(), output: Output::Argmax, cost: None }
 }
 
 fn plan_of(bytes: &[u8]) -> FixedPlan<Z64> {
@@ -273,48 +280,47 @@ macro_rules! scheme {
         mod $name {
             use super::*;
 
-            #[test]
-            fn nn_a() {
-                check_agreement::<$party, $base>(&$desc, "nn-a", (NN_A, NN_A_REF), &mnist(20), 20);
-            }
-            #[test]
-            fn lenet() {
-                check_agreement::<$party, $base>(&$desc, "lenet", (LENET, LENET_REF), &mnist(1), 1);
-            }
-            #[test]
-            fn minionn() {
-                let (m, r) = (MINIONN, MINIONN_REF);
-                check_agreement::<$party, $base>(&$desc, "minionn", (m, r), &mnist(2), 2);
-            }
-            #[test]
-            fn logreg() {
-                check_agreement::<$party, $base>(
-                    &$desc,
-                    "logreg",
-                    (LOGREG, LOGREG_REF),
-                    &digits8(),
-                    450,
-                );
-            }
-            #[test]
-            fn svm() {
-                check_agreement::<$party, $base>(&$desc, "svm", (SVM, SVM_REF), &digits8(), 450);
-            }
-            #[test]
-            fn tree() {
-                let x = digits8();
-                check_agreement::<$party, $base>(
-                    &$desc,
-                    "tree",
-                    (TREE, TREE_REF),
-                    &x[..64 * 100],
-                    100,
-                );
-            }
+            scheme!(@fewer $party, $base, $desc);
             #[test]
             fn client_input_and_output_with_nn_a() {
                 client_input_and_output::<$party, $base, $client>($desc.roster);
             }
+        }
+    };
+    // A scheme without external clients (its input owner takes part as a compute party).
+    ($name:ident: $party:ty, on $base:ty, fewer samples, $desc:expr) => {
+        mod $name {
+            use super::*;
+
+            scheme!(@fewer $party, $base, $desc);
+        }
+    };
+    (@fewer $party:ty, $base:ty, $desc:expr) => {
+        #[test]
+        fn nn_a() {
+            check_agreement::<$party, $base>(&$desc, "nn-a", (NN_A, NN_A_REF), &mnist(20), 20);
+        }
+        #[test]
+        fn lenet() {
+            check_agreement::<$party, $base>(&$desc, "lenet", (LENET, LENET_REF), &mnist(1), 1);
+        }
+        #[test]
+        fn minionn() {
+            let (m, r) = (MINIONN, MINIONN_REF);
+            check_agreement::<$party, $base>(&$desc, "minionn", (m, r), &mnist(2), 2);
+        }
+        #[test]
+        fn logreg() {
+            check_agreement::<$party, $base>(&$desc, "logreg", (LOGREG, LOGREG_REF), &digits8(), 450);
+        }
+        #[test]
+        fn svm() {
+            check_agreement::<$party, $base>(&$desc, "svm", (SVM, SVM_REF), &digits8(), 450);
+        }
+        #[test]
+        fn tree() {
+            let x = digits8();
+            check_agreement::<$party, $base>(&$desc, "tree", (TREE, TREE_REF), &x[..64 * 100], 100);
         }
     };
 }
@@ -328,6 +334,29 @@ scheme!(mal3: Mal3P, on Rep3P, Mal3Client<MemTransport>, fewer samples, MAL3);
 scheme!(rss3: RssP, on RssP, RssClient<MemTransport>, rss(3, 1));
 scheme!(rss5: RssP, on RssP, RssClient<MemTransport>, rss(5, 2));
 scheme!(rss7: RssP, on RssP, RssClient<MemTransport>, rss(7, 3));
+// spdz2k with the test dealer's material (its own generation is tested in tests/spdz2k.rs),
+// between two parties (the page and the server), and two of the models among three.
+scheme!(spdz2k2: Spdz2kP, on Spdz2kBase, fewer samples, spdz2k(2));
+mod spdz2k3 {
+    use super::*;
+
+    #[test]
+    fn nn_a() {
+        check_agreement::<Spdz2kP, Spdz2kBase>(
+            &spdz2k(3),
+            "nn-a",
+            (NN_A, NN_A_REF),
+            &mnist(20),
+            20,
+        );
+    }
+    #[test]
+    fn tree() {
+        let x = digits8();
+        let sc = spdz2k(3);
+        check_agreement::<Spdz2kP, Spdz2kBase>(&sc, "tree", (TREE, TREE_REF), &x[..64 * 100], 100);
+    }
+}
 
 /// The int8 models (integer plans: exact products, a clamp and a secret rescaling per layer)
 /// on every scheme that runs them (METEOR runs fixed-point plans only): the secure classes
@@ -368,6 +397,7 @@ quantized!(mal3_q: Mal3P, on Rep3P, MAL3);
 quantized!(rss3_q: RssP, on RssP, rss(3, 1));
 quantized!(rss5_q: RssP, on RssP, rss(5, 2));
 quantized!(rss7_q: RssP, on RssP, rss(7, 3));
+quantized!(spdz2k2_q: Spdz2kP, on Spdz2kBase, spdz2k(2));
 
 /// The SVM and the tree ensemble on rss at every roster, on the samples mal3 runs.
 mod rss_classical {

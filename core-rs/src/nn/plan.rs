@@ -175,15 +175,29 @@ impl PlanShape {
             .unwrap_or(self.frac_bits)
     }
 
+    /// The matrix products of one run of `batch` samples in the order the walk makes them,
+    /// as `(m, l, n)` for an (m×l)·(l×n) product: a dense layer's `(batch, inputs, outputs)`,
+    /// a convolution's im2col product `(batch · positions, patch, out_c)`. A tree ensemble's
+    /// leaf-weight product is not among them (its evaluation makes its own material).
+    pub fn matmuls(&self, batch: usize) -> Vec<(usize, usize, usize)> {
+        self.steps
+            .iter()
+            .filter_map(|s| match s {
+                StepShape::Dense { inputs, outputs } => Some((batch, *inputs, *outputs)),
+                StepShape::Conv(g) => Some((batch * g.positions(), g.full_patch_len(), g.out_c)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The preprocessing one run of `batch` samples needs.
     pub fn needs(&self, batch: usize, output: Output) -> PrepNeeds {
         let mut n = PrepNeeds { products: 0, exact: 0, bits: 0 };
-        let mut lin = 0;
+        let lin: usize = self.matmuls(batch).iter().map(|&(m, _, o)| m * o).sum();
         for s in &self.steps {
             match s {
-                StepShape::Dense { outputs, .. } => lin += batch * outputs,
+                StepShape::Dense { .. } | StepShape::Conv(_) => {}
                 StepShape::Relu { len } => n.bits += batch * len,
-                StepShape::Conv(g) => lin += batch * g.out_len(),
                 StepShape::MaxPool(g) => n.bits += batch * g.out_len() * (g.window_len() - 1),
                 StepShape::Scale { len, .. } => n.products += batch * len,
                 StepShape::SumPool(_) => {}

@@ -8,8 +8,12 @@
 //! material in one call of [`Boolean::bit_prep`], sized from the plan's shape
 //! ([`super::PlanShape::needs`]); online, every layer takes its part of both. A scheme opts in
 //! with [`Uniform`] and gets [`Inference`] from the implementation here (see `rep3/nn.rs`).
+//! A scheme whose matrix products need material made for their shape (spdz2k's matrix
+//! triples) makes one per layer in its own `preprocess` ([`PerProduct`]) and runs the same
+//! `infer` (see `spdz2k/nn.rs`).
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 
 use super::exec::{walk, Inference, Layers, SharedModel};
 use super::plan::PlanShape;
@@ -20,21 +24,65 @@ use crate::ring::IntRing;
 use crate::sharing::{Arith, Boolean, InputSlot, Len, Linear, Store};
 use crate::Error;
 
-/// The material of one run of a plan on a batch: the input's (`I`), the products' (`P`) and
-/// the bits' (`B`). Consumed by the run, never reusable.
+/// The material of one run of a plan on a batch: the input's (`I`), the elementwise
+/// products' (`P`), the matrix products' (`M`: [`Pooled`] where `P` serves them too) and the
+/// bits' (`B`). Consumed by the run, never reusable.
 #[derive(Debug)]
-pub struct UniformPrep<I, P, B> {
-    shape: PlanShape,
-    batch: usize,
-    output: Output,
-    input: Option<I>,
-    products: P,
-    /// An integer plan's exact products (empty otherwise).
-    exact: P,
-    bits: B,
+pub struct UniformPrep<I, P, B, M = Pooled<P>> {
+    pub(crate) shape: PlanShape,
+    pub(crate) batch: usize,
+    pub(crate) output: Output,
+    pub(crate) input: Option<I>,
+    pub(crate) products: P,
+    pub(crate) matmuls: M,
+    pub(crate) bits: B,
 }
 
-impl<I, P, B> UniformPrep<I, P, B> {
+/// Matrix products' material where the products' store serves them, `m·n` units for an
+/// (m×l)·(l×n) product: a fixed-point plan's come from the products' store, an integer
+/// plan's exact ones from their own.
+#[derive(Debug)]
+pub struct Pooled<P> {
+    exact: P,
+}
+
+/// Matrix products' material made for each product's shape (spdz2k's matrix triples), in
+/// the order the walk takes it ([`PlanShape::matmuls`]).
+#[derive(Debug)]
+pub struct PerProduct<M>(pub(crate) VecDeque<M>);
+
+/// Where a run's matrix products take their material (`M` is the scheme's matrix product
+/// material, `P` the run's store of elementwise products').
+pub(crate) trait MatMuls<P, M> {
+    /// The material of the next matrix product, of shape `dims`.
+    fn take(
+        &mut self,
+        products: &mut P,
+        dims: (usize, usize, usize),
+        exact: bool,
+    ) -> Result<M, Error>;
+}
+
+impl<P: Store> MatMuls<P, P> for Pooled<P> {
+    fn take(
+        &mut self,
+        products: &mut P,
+        (m, _, n): (usize, usize, usize),
+        exact: bool,
+    ) -> Result<P, Error> {
+        if exact { &mut self.exact } else { products }.take(m * n)
+    }
+}
+
+impl<P, M> MatMuls<P, M> for PerProduct<M> {
+    fn take(&mut self, _: &mut P, dims: (usize, usize, usize), _: bool) -> Result<M, Error> {
+        self.0.pop_front().ok_or_else(|| {
+            Error::PreprocessingExhausted(format!("no matrix product's material left for {dims:?}"))
+        })
+    }
+}
+
+impl<I, P, B, M> UniformPrep<I, P, B, M> {
     /// The batch size this material is for.
     pub fn batch(&self) -> usize {
         self.batch
@@ -129,29 +177,30 @@ where
     let all = Len(needs.exact);
     let (exact, _) = s.mul_prep(&all, &all, 0).await?;
     let bits = s.bit_prep(needs.bits).await?;
-    let input = Some(input);
-    Ok(UniformPrep { shape: shape.clone(), batch, output, input, products, exact, bits })
+    let (input, matmuls) = (Some(input), Pooled { exact });
+    Ok(UniformPrep { shape: shape.clone(), batch, output, input, products, matmuls, bits })
 }
 
 /// [`super::Inference::infer`]: the walk, each layer taking its material, then the argmax if
 /// the material was made for one.
-pub(crate) async fn infer<R, S, P>(
+pub(crate) async fn infer<R, S, P, M>(
     s: &mut S,
     model: &SharedModel<S::V>,
     x: S::V,
-    prep: UniformPrep<S::InputPrep, P, S::BitPrep>,
+    prep: UniformPrep<S::InputPrep, P, S::BitPrep, M>,
 ) -> Result<S::V, Error>
 where
     R: IntRing,
-    S: Boolean<R> + Arith<R, Tag = Len, MulPrep = P, MatMulPrep = P>,
+    S: Boolean<R> + Arith<R, Tag = Len, MulPrep = P>,
     P: Store,
+    M: MatMuls<P, S::MatMulPrep>,
 {
     if prep.shape != model.shape {
         return Err(Error::ApiMisuse("infer: preprocessing made for another plan".into()));
     }
     model.check_input(x.len(), prep.batch)?;
     let (batch, output) = (prep.batch, prep.output);
-    let mut run = Run { s, products: prep.products, exact: prep.exact, bits: prep.bits };
+    let mut run = Run { s, products: prep.products, matmuls: prep.matmuls, bits: prep.bits };
     let h = walk(&mut run, &model.steps, &model.shape, x, batch).await?;
     let Run { s, mut bits, .. } = run;
     match output {
@@ -162,19 +211,20 @@ where
 }
 
 /// One online run: each layer takes its part of the run's material.
-struct Run<'p, S, P, B> {
+struct Run<'p, S, P, M, B> {
     s: &'p mut S,
     products: P,
-    exact: P,
+    matmuls: M,
     bits: B,
 }
 
-impl<'m, R, S, P> Layers<'m, R> for Run<'_, S, P, S::BitPrep>
+impl<'m, R, S, P, M> Layers<'m, R> for Run<'_, S, P, M, S::BitPrep>
 where
     R: IntRing,
-    S: Boolean<R> + Arith<R, Tag = Len, MulPrep = P, MatMulPrep = P>,
+    S: Boolean<R> + Arith<R, Tag = Len, MulPrep = P>,
     S::V: 'm,
     P: Store,
+    M: MatMuls<P, S::MatMulPrep>,
 {
     type V = S::V;
     type W = S::V;
@@ -194,8 +244,7 @@ where
         dims: (usize, usize, usize),
         exact: bool,
     ) -> Result<S::V, Error> {
-        let store = if exact { &mut self.exact } else { &mut self.products };
-        let prep = store.take(dims.0 * dims.2)?;
+        let prep = self.matmuls.take(&mut self.products, dims, exact)?;
         self.s.matmul(&x, &w, dims, prep).await
     }
 

@@ -38,8 +38,9 @@
 //! themselves ([`offline`]: base OTs, OT extension with its consistency check, vector OLE for
 //! the MACs with the authentication check, triples combined and sacrificed, random bits by the
 //! square-root trick), for k = s = 32 in 128-bit words and k = s = 64 in 256-bit ones
-//! ([`word`]). Not yet: matrix triples (a matrix product is refused rather than spent as
-//! `m·l·n` elementwise triples). A test dealer ([`prep::Source::Dealer`], feature
+//! ([`word`]). A matrix triple for an (m×l)·(l×n) product is random `[A]`, `[B]` and their
+//! product from `m·l·n` elementwise triples, all input-independent, so the online matrix
+//! product opens only `m·l + l·n` values. A test dealer ([`prep::Source::Dealer`], feature
 //! `test-utils`) serves the tests of the online phase; it knows every secret and is no protocol.
 //!
 //! # Costs (online, per party)
@@ -56,6 +57,7 @@
 pub mod apps;
 pub mod boolean;
 mod check;
+pub mod nn;
 pub mod offline;
 pub mod prep;
 mod scheme;
@@ -67,7 +69,7 @@ use core::fmt;
 
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::prg::{Prg, Seed};
-use crate::ring::{IntRing, Z128, Z32, Z64};
+use crate::ring::{IntRing, Ring, Z128, Z32, Z64};
 use crate::sharing::{Linear, Session, View};
 use crate::Error;
 
@@ -256,6 +258,16 @@ impl<R: Spdz2kRing> Auth<R> {
             out.m[i] += w * a;
         }
         Ok(out)
+    }
+
+    /// The sums of consecutive runs of `l > 0` elements (`len / l` of them).
+    pub(crate) fn sum_runs(&self, l: usize) -> Self {
+        let sums = |v: &[R::Wide]| -> Vec<R::Wide> {
+            v.chunks_exact(l)
+                .map(|c| c.iter().fold(<R::Wide as Ring>::ZERO, |a, &b| a + b))
+                .collect()
+        };
+        Self { x: sums(&self.x), m: sums(&self.m) }
     }
 
     /// Multiplies element `i` by public `c[i]`.

@@ -142,6 +142,9 @@ impl<W: Word> Generator<W> {
         if wd.s != self.s || wd.w() > W::BITS {
             return Err(Error::ApiMisuse(format!("authentication in an instance of {wd:?}")));
         }
+        if values.is_empty() {
+            return Ok(Vec::new());
+        }
         if values.len() > AUTH_BATCH {
             // One vector OLE message holds s elements per value: bounded batches.
             let mut macs = Vec::with_capacity(values.len());
@@ -295,16 +298,13 @@ impl<W: Word> Generator<W> {
     ) -> Result<[Wide<W>; 3], Error> {
         let mut out: [Wide<W>; 3] = Default::default();
         let mut left = n;
-        while left > 0 || n == 0 {
+        while left > 0 {
             let m = left.min(TRIPLE_BATCH);
             let batch = self.triple_batch(ctx, roster, own, k, m).await?;
             for (o, b) in out.iter_mut().zip(batch) {
                 o.append(b);
             }
             left -= m;
-            if n == 0 {
-                break;
-            }
         }
         Ok(out)
     }

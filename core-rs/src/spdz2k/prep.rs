@@ -188,12 +188,26 @@ impl<T: Transport> Spdz2k<T> {
         let (m, l, n) = dims;
         match &mut self.base.source {
             Source::Parties(_) => {
-                // Matrix triples by OT are not built: the product of an m×l and an l×n
-                // matrix is refused rather than spent as m·l·n elementwise triples silently.
-                Err(Error::PreprocessingExhausted(format!(
-                    "spdz2k matrix triples for {m}x{l} by {l}x{n}: the parties' generation makes \
-                     elementwise triples only"
-                )))
+                // Random [A] and [B], and each of the m·l·n products A_it·B_tj by Beaver with
+                // its own triple, summed over t: the openings are input-independent, so the
+                // whole matrix triple is preprocessing and the online product opens only
+                // X − A and Y − B. Product (i, j, t) sits at ((i·n + j)·l + t).
+                let (a, b) = (self.random::<R>(m * l).await?, self.random::<R>(l * n).await?);
+                let (mut ia, mut ib) =
+                    (Vec::with_capacity(m * n * l), Vec::with_capacity(m * n * l));
+                for i in 0..m {
+                    for j in 0..n {
+                        for t in 0..l {
+                            ia.push(i * l + t);
+                            ib.push(t * n + j);
+                        }
+                    }
+                }
+                let t = self.triples::<R>(m * n * l).await?;
+                let p = self.beaver(&a.gather(&ia), &b.gather(&ib), t).await?;
+                // An empty inner dimension makes C the m×n zeros.
+                let c = if l == 0 { self.constant(&vec![R::ZERO; m * n]) } else { p.sum_runs(l) };
+                Ok(MatTriple { dims, a, b, c })
             }
             #[cfg(any(test, feature = "test-utils"))]
             Source::Dealer(d) => Ok(d.mat_triple(self.base.ctx.me(), dims)),
@@ -239,14 +253,22 @@ impl<T: Transport> Spdz2k<T> {
 
     /// One random sharing of ring `R` (the MAC check's mask).
     pub(crate) async fn check_mask<R: Spdz2kRing>(&mut self) -> Result<Auth<R>, Error> {
+        self.random::<R>(1).await
+    }
+
+    /// `n` random sharings of ring `R`, their values known to nobody.
+    async fn random<R: Spdz2kRing>(&mut self, n: usize) -> Result<Auth<R>, Error> {
         match &mut self.base.source {
             Source::Parties(_) => {
-                let (g, ctx, roster, mut own) = self.generator::<R>("check masks").await?;
+                let (g, ctx, roster, mut own) = self.generator::<R>("random values").await?;
                 let wd = Widths { v: R::BITS, s: R::S };
-                Ok(g.random_values(ctx, roster, &mut own, wd, 1).await?.into_ring())
+                Ok(g.random_values(ctx, roster, &mut own, wd, n).await?.into_ring())
             }
             #[cfg(any(test, feature = "test-utils"))]
-            Source::Dealer(d) => Ok(d.check_mask(self.base.ctx.me())),
+            Source::Dealer(d) => {
+                let r = d.random::<R>(n);
+                Ok(d.share(self.base.ctx.me(), &r))
+            }
         }
     }
 }
@@ -379,12 +401,6 @@ mod dealer {
             };
             let (a, b, c) = (junk(&a, self), junk(&b, self), junk(&c, self));
             Triples { a: self.share(me, &a), b: self.share(me, &b), c: self.share(me, &c) }
-        }
-
-        /// One random sharing.
-        pub(crate) fn check_mask<R: Spdz2kRing>(&mut self, me: PartyId) -> Auth<R> {
-            let r = self.random::<R>(1);
-            self.share(me, &r)
         }
 
         /// Party `me`'s authenticated shares of the wide values `v`.

@@ -18,6 +18,21 @@ pub struct MulPrep<R: Spdz2kRing> {
     trunc: Option<(u32, RandBits<R>)>,
 }
 
+/// Taken per layer from one run's material: `n` triples and their truncation bits.
+impl<R: Spdz2kRing> Store for MulPrep<R> {
+    fn len(&self) -> usize {
+        self.triples.len()
+    }
+    fn take(&mut self, n: usize) -> Result<Self, Error> {
+        let triples = self.triples.take(n)?;
+        let trunc = match &mut self.trunc {
+            Some((d, bits)) => Some((*d, bits.take(n * R::BITS as usize)?)),
+            None => None,
+        };
+        Ok(Self { triples, trunc })
+    }
+}
+
 /// The material of one matrix product: its matrix triple, and truncation bits as
 /// [`MulPrep`].
 #[derive(Debug)]
@@ -267,7 +282,7 @@ impl<T: Transport, R: Spdz2kRing> Arith<R> for Spdz2k<T> {
 impl<T: Transport> Spdz2k<T> {
     /// Clients that are not compute parties have no place in a dishonest-majority session:
     /// one joins as a party.
-    fn refuse_client(&self, who: PartyId) -> Result<(), Error> {
+    pub(crate) fn refuse_client(&self, who: PartyId) -> Result<(), Error> {
         if self.roster().is_party(who) {
             Ok(())
         } else {
