@@ -981,3 +981,125 @@ fn a_quantized_model_is_served_on_rep3_and_refused_on_meteor() {
     assert_eq!(out.unwrap().classes, want);
     assert!(parties.iter().all(|p| matches!(p, Ok((Outcome::Answered, ..)))), "{parties:?}");
 }
+
+/// spdz2k's deployment: one server (P0, the model owner) and the client, which computes as
+/// P1: every part of the preprocessing is made by the two, the client learns the result and
+/// the server nothing.
+fn run_spdz2k<'a>(
+    net: &testing::Net,
+    plan: &FixedPlan<Z64>,
+    client: impl ClientRun<'a>,
+) -> (PartyResult, Result<Classification, Error>) {
+    use ringfence_core::spdz2k::{Mesh, Source};
+    let roster = Roster::new(2, 1).unwrap();
+    let cat = catalog(0, plan);
+    let ctx = Ctx::new(PartyId(0), 2, SessionId([3; 16]), net.transport(PartyId(0)));
+    let server: Fut<'_, Out> = Box::pin(async move {
+        let (mut stages, mut stats) = (Vec::new(), Vec::new());
+        let r = async {
+            let p = Mesh::new(ctx, roster, Seed::from_bytes([4; 32]), Source::parties())?;
+            service::serve(p, PartyId(1), &cat, |s: &Stage, c: Stats| {
+                stages.push(s.clone());
+                stats.push(c);
+            })
+            .await
+        }
+        .await;
+        Out::Party(r.map(|(_, outcome)| (outcome, stages, stats)))
+    });
+    let ctx = Ctx::new(PartyId(1), 2, SessionId([3; 16]), net.transport(PartyId(1)));
+    let c = client(ctx);
+    let mut outs = net.run(vec![server, Box::pin(async move { Out::Client(c.await) })]);
+    let (Out::Client(c), Out::Party(p)) = (outs.pop().unwrap(), outs.pop().unwrap()) else {
+        panic!("a party and a client")
+    };
+    (p, c)
+}
+
+#[test]
+fn a_page_and_one_server_classify_on_spdz2k_like_the_plaintext_plan() {
+    let plan = logreg_plan();
+    let batch = 2;
+    let x = digits(batch);
+    let plain = plain_scores(&plan, &x, batch);
+    let want = argmax_rows(&plain, 10);
+    for output in [Output::Logits, Output::Argmax] {
+        let mut req = Request::new("logreg", Backend::Spdz2k, batch);
+        req.output = output;
+        let (party, out) = run_spdz2k(&testing::Net::new(2), &plan, classify(req, x.clone()));
+        let out = out.unwrap_or_else(|e| panic!("{output:?}: {e}"));
+        assert_eq!(out.classes, want, "{output:?}");
+        match output {
+            Output::Argmax => assert_eq!(out.scores, None),
+            _ => {
+                let scores = out.scores.unwrap();
+                let worst =
+                    scores.iter().zip(&plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                assert!(worst < 0.01, "scores off by {worst}");
+            }
+        }
+        let (outcome, stages, _) = party.unwrap();
+        assert_eq!(outcome, Outcome::Answered);
+        assert_eq!(&stages[1..], &[Stage::SetupDone { stocked: false }, Stage::OnlineDone]);
+    }
+}
+
+#[test]
+fn spdz2k_is_refused_by_a_three_server_deployment_with_the_reason() {
+    let plan = logreg_plan();
+    let (parties, out) =
+        run(&plan, classify(Request::new("logreg", Backend::Spdz2k, 1), digits(1)));
+    assert_all_refused(
+        &parties,
+        out,
+        "spdz2k runs between 1 server(s) and the client, which computes too; this deployment \
+         has 3 and serves rep3, meteor, mal3",
+    );
+}
+
+/// A server that alters one word of any of a sample of its frames to the client (setup or
+/// online) makes both stop with an abort, or changes nothing: the client never gets a wrong
+/// answer.
+#[test]
+fn a_spdz2k_server_that_deviates_makes_the_client_abort() {
+    let plan = logreg_plan();
+    let x = digits(1);
+    let req = Request::new("logreg", Backend::Spdz2k, 1);
+    let net = testing::Net::new(2);
+    let (party, out) = run_spdz2k(&net, &plan, classify(req.clone(), x.clone()));
+    assert!(out.is_ok() && party.is_ok(), "{out:?}");
+    let honest = out.ok();
+    let frames = net.log().iter().filter(|e| e.from == PartyId(0)).count() as u64;
+    let (mut altered, mut aborted) = (0, 0);
+    // After the request's answer (frame 2: the description, then the shape).
+    for at in (4..frames).step_by((frames / 12).max(1) as usize) {
+        let net = testing::Net::new(2);
+        let hit = std::rc::Rc::new(std::cell::Cell::new(0));
+        let seen = hit.clone();
+        net.set_hook(move |e| {
+            if e.from == PartyId(0) && e.index == at && e.bytes.len() >= HEADER_LEN + 8 {
+                let last = e.bytes.len() - 1;
+                e.bytes[last] ^= 1;
+                seen.set(e.bytes.len());
+            }
+            Action::Deliver
+        });
+        let (party, out) = run_spdz2k(&net, &plan, classify(req.clone(), x.clone()));
+        if hit.get() == 0 {
+            continue; // an empty frame: nothing to alter
+        }
+        altered += 1;
+        match out {
+            Err(Error::Abort { .. }) => {
+                aborted += 1;
+                assert!(party.is_err(), "frame {at}: the server went on: {party:?}");
+            }
+            // A flipped bit that meets a zero private choice bit in the generation (a column
+            // of the OT extension where the receiver's correlation bit is 0, a vector OLE
+            // element where a key bit is 0) changes nothing: the honest answer.
+            Ok(c) => assert_eq!(Some(&c), honest.as_ref(), "frame {at} of {frames}"),
+            Err(e) => panic!("frame {at} of {frames}: {e}"),
+        }
+    }
+    assert!(altered >= 6 && aborted * 2 >= altered, "{aborted} of {altered} altered runs aborted");
+}

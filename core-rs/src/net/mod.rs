@@ -284,6 +284,19 @@ impl<T: Transport> Ctx<T> {
         self.stats.rounds += 1;
     }
 
+    /// One round in which this party sends every one of `peers` a word and hears one from
+    /// each: after it, none of them is still waiting for this party (a closing barrier).
+    pub async fn barrier(&mut self, peers: &[PartyId]) -> Result<(), Error> {
+        self.round();
+        for &j in peers {
+            self.send(j, &[crate::ring::Z64(0)])?;
+        }
+        for &j in peers {
+            self.recv::<crate::ring::Z64>(j, 1).await?;
+        }
+        Ok(())
+    }
+
     /// Fails with the poisoning error, if any.
     pub fn check(&self) -> Result<(), Error> {
         match &self.poisoned {
@@ -339,6 +352,11 @@ impl<T: Transport> Ctx<T> {
     pub fn expect_from<R: Ring>(&mut self, from: PartyId, sizes: &[usize]) {
         let bytes: Vec<usize> = sizes.iter().map(|n| n.saturating_mul(R::BYTES)).collect();
         let limit = RecvLimit::for_messages(&bytes, self.max_payload);
+        self.transport.limit_recv(from, limit);
+    }
+
+    /// Tells the transport what `from` may send beyond what this party has read.
+    pub fn limit_from(&mut self, from: PartyId, limit: RecvLimit) {
         self.transport.limit_recv(from, limit);
     }
 

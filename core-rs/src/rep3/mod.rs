@@ -457,14 +457,6 @@ impl<T: Transport> Rep3<T> {
     /// no party leaves while a peer still needs its messages). Clients take no part.
     pub async fn barrier(&mut self) -> Result<(), Error> {
         let me = self.me();
-        let ctx = self.ctx_mut();
-        ctx.round();
-        for j in [next(me), prev(me)] {
-            ctx.send(j, &[crate::ring::Z64(0)])?;
-        }
-        for j in [next(me), prev(me)] {
-            ctx.recv::<crate::ring::Z64>(j, 1).await?;
-        }
-        Ok(())
+        self.ctx_mut().barrier(&[next(me), prev(me)]).await
     }
 }

@@ -428,16 +428,8 @@ impl<T: Transport> Rss<T> {
     /// One round in which every party sends one word to every other and waits for theirs
     /// (e.g. before closing links).
     pub async fn barrier(&mut self) -> Result<(), Error> {
-        let me = self.me();
-        let roster = self.roster();
-        self.ctx.round();
-        for j in roster.others(me) {
-            self.ctx.send(j, &[Z64(0)])?;
-        }
-        for j in roster.others(me) {
-            self.ctx.recv::<Z64>(j, 1).await?;
-        }
-        Ok(())
+        let others: Vec<PartyId> = self.roster().others(self.me()).collect();
+        self.ctx.barrier(&others).await
     }
 }
 

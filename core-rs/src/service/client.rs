@@ -5,13 +5,16 @@ use super::messages::{decode_text, INFO_WORDS, MAGIC, MAX_REASON_WORDS};
 use std::any::Any;
 
 use super::registry::{self, ForClient};
-use super::{ModelInfo, Request, VERSION};
+use super::{Backend, ModelInfo, Request, MODEL_OWNER, VERSION};
 use crate::net::{Ctx, FrameError, PartyId, Roster, Stats, Transport};
-use crate::nn::{argmax_rows, InputRange, Output};
+use crate::nn::{argmax_rows, Inference, InputRange, ModelShape, Output, PlanShape, SharedModel};
 use crate::prg::Seed;
 use crate::ring::fixed::FixedPoint;
 use crate::ring::Z64;
 use crate::sharing::InputClient;
+use crate::sharing::{Arith, Session};
+use crate::spdz2k::nn::NnPrep;
+use crate::spdz2k::{Auth, Mesh, Source, Spdz2k};
 use crate::Error;
 
 /// The result of a classification, as the client reconstructs it.
@@ -36,11 +39,30 @@ pub struct Ready {
 }
 
 /// The client side: [`request`](Client::request), then [`setup`](Client::setup), then
-/// [`run`](Client::run) (the split lets callers report progress). `Debug` is redacted.
+/// [`run`](Client::run) (the split lets callers report progress). On a family whose client
+/// computes (spdz2k), the client is the last compute party: `request` also receives the
+/// model's public shape, `setup` runs the whole preprocessing with the server and `run` the
+/// online phase. `Debug` is redacted.
 pub struct Client<T> {
     ctx: Option<Ctx<T>>,
     own: Seed,
+    /// A computing client's plan shape, from its request until its setup.
+    shape: Option<PlanShape>,
+    /// A computing client's session with its material, from its setup until its run.
+    party: Option<Box<PartyRun<T>>>,
 }
+
+/// A computing client's session between setup and run: the shared model and one run's
+/// material (bound to this session, used once).
+struct PartyRun<T> {
+    s: Spdz2k<T>,
+    model: SharedModel<Auth<Z64>>,
+    prep: NnPrep<Z64>,
+}
+
+/// The largest shape file a computing client accepts from a server (the shipped models' are
+/// below 1 kB; a large tree ensemble takes about 40 B per node).
+const MAX_CLIENT_SHAPE_BYTES: usize = 4 << 20;
 
 impl<T> core::fmt::Debug for Client<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -52,11 +74,12 @@ impl<T: Transport> Client<T> {
     /// A client on `ctx` with private randomness `own`: the session's compute parties are the
     /// participants before it (3 for rep3, METEOR and mal3; 5 or 7 for rss), and it is the last.
     pub fn new(ctx: Ctx<T>, own: Seed) -> Self {
-        Self { ctx: Some(ctx), own }
+        Self { ctx: Some(ctx), own, shape: None, party: None }
     }
 
-    /// The compute parties of this client's session: every participant before the client.
-    fn roster(ctx: &Ctx<T>) -> Result<Roster, Error> {
+    /// The compute parties of this client's session on `backend`: every participant before
+    /// the client, and the client too where it computes.
+    fn roster(ctx: &Ctx<T>, backend: Backend) -> Result<Roster, Error> {
         let n = ctx.me().index();
         if n + 1 != ctx.participants() {
             return Err(Error::ApiMisuse(format!(
@@ -65,7 +88,11 @@ impl<T: Transport> Client<T> {
                 ctx.participants()
             )));
         }
-        Roster::honest_majority(n)
+        if backend.client_computes() {
+            Roster::new(n + 1, n)
+        } else {
+            Roster::honest_majority(n)
+        }
     }
 
     fn ctx(&mut self) -> Result<&mut Ctx<T>, Error> {
@@ -84,7 +111,7 @@ impl<T: Transport> Client<T> {
 
     /// Gives the context back (e.g. to close its transport).
     pub fn into_ctx(self) -> Option<Ctx<T>> {
-        self.ctx
+        self.ctx.or_else(|| self.party.map(|p| p.s.finish().into_ctx()))
     }
 
     /// Sends `req` to the compute parties and returns the model's description once all of
@@ -92,14 +119,16 @@ impl<T: Transport> Client<T> {
     pub async fn request(&mut self, req: &Request) -> Result<ModelInfo, Error> {
         let words = req.encode()?;
         let ctx = self.ctx()?;
-        let roster = Self::roster(ctx)?;
+        let me = ctx.me();
+        let roster = Self::roster(ctx, req.backend)?;
+        let servers: Vec<PartyId> = roster.parties().filter(|&i| i != me).collect();
         ctx.round();
-        for i in roster.parties() {
+        for &i in &servers {
             ctx.send(i, &words)?;
         }
         ctx.round();
-        let mut infos = Vec::with_capacity(roster.n());
-        for i in roster.parties() {
+        let mut infos = Vec::with_capacity(servers.len());
+        for &i in &servers {
             let w = ctx.recv::<Z64>(i, INFO_WORDS).await?;
             let bad = |what: &'static str| Error::PeerMisbehaved {
                 peer: i,
@@ -146,17 +175,100 @@ impl<T: Transport> Client<T> {
                 reason: FrameError::Malformed("the parties describe the model differently"),
             });
         }
+        if req.backend.client_computes() {
+            self.shape = Some(self.receive_shape(&infos[0]).await?);
+        }
         Ok(infos[0])
+    }
+
+    /// A computing client's plan shape from the model owner, checked against its
+    /// description.
+    async fn receive_shape(&mut self, info: &ModelInfo) -> Result<PlanShape, Error> {
+        let ctx = self.ctx()?;
+        let bad = |what: &'static str| Error::PeerMisbehaved {
+            peer: MODEL_OWNER,
+            reason: FrameError::Malformed(what),
+        };
+        let len = ctx.recv::<Z64>(MODEL_OWNER, 1).await?[0].0;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= MAX_CLIENT_SHAPE_BYTES)
+            .ok_or_else(|| bad("the model's shape is too large"))?;
+        let words = ctx.recv::<Z64>(MODEL_OWNER, len.div_ceil(8)).await?;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.0.to_le_bytes()).take(len).collect();
+        let plan = ModelShape::decode(&bytes).map_err(|_| bad("not a shape file"))?.plan;
+        if plan.input_len != info.input_len
+            || plan.output_len() != info.output_len
+            || plan.frac_bits != info.frac_bits
+        {
+            return Err(bad("the model's shape does not match its description"));
+        }
+        Ok(plan)
     }
 
     /// Takes part in the setup (METEOR: receives the input's mask; rep3: nothing to do).
     pub async fn setup(&mut self, info: &ModelInfo) -> Result<Ready, Error> {
+        if info.backend.client_computes() {
+            return self.setup_party(info).await;
+        }
         let n = info.batch * info.input_len;
         let ctx = self.take_ctx()?;
         let (ctx, prep) =
             registry::dispatch_client(info.backend, ctx, self.own.clone(), ReceivePrep { n }).await;
         self.ctx = Some(ctx);
-        Ok(Ready { info: *info, prep: prep? })
+        Ok(Ready { info: *info, prep: prep.ok_or_else(|| no_client_side(info.backend))?? })
+    }
+
+    /// A computing client's setup: the session with the server, the model's weights shared
+    /// by their owner and one run's preprocessing, every part of it made by the two.
+    async fn setup_party(&mut self, info: &ModelInfo) -> Result<Ready, Error> {
+        let shape = self
+            .shape
+            .take()
+            .ok_or_else(|| Error::ApiMisuse("setup: request the model first".into()))?;
+        let ctx = self.take_ctx()?;
+        let (me, roster) = (ctx.me(), Self::roster(&ctx, info.backend)?);
+        let mut s = Spdz2k::start(Mesh::new(ctx, roster, self.own.clone(), Source::parties())?);
+        let made = async {
+            let model = s.share_model(MODEL_OWNER, None, &shape).await?;
+            let prep = s.preprocess(&model, info.batch, info.output, me).await?;
+            Ok::<_, Error>((model, prep))
+        }
+        .await;
+        match made {
+            Ok((model, prep)) => {
+                self.party = Some(Box::new(PartyRun { s, model, prep }));
+                Ok(Ready { info: *info, prep: Box::new(()) })
+            }
+            Err(e) => {
+                self.ctx = Some(s.finish().into_ctx());
+                Err(e)
+            }
+        }
+    }
+
+    /// A computing client's online phase: its input, the plan, the result to it alone, and
+    /// the closing barrier.
+    async fn run_party(&mut self, x: &[Z64]) -> Result<Vec<Z64>, Error> {
+        let PartyRun { mut s, model, mut prep } = *self
+            .party
+            .take()
+            .ok_or_else(|| Error::ApiMisuse("run: set the request up first".into()))?;
+        let me = s.me();
+        let result = async {
+            let input = <Spdz2k<T> as Inference<Z64>>::take_input(&mut prep)?;
+            let sx = s.input(me, Some(x), input).await?;
+            let y = s.infer(&model, sx, prep).await?;
+            s.open_to(me, y).await?.ok_or_else(|| Error::ApiMisuse("no output".into()))
+        }
+        .await;
+        let mut base = s.finish();
+        let result = match result {
+            Ok(out) => base.barrier().await.map(|()| out),
+            Err(e) => Err(e),
+        };
+        self.ctx = Some(base.into_ctx());
+        result
     }
 
     /// Encodes and shares `input` (`batch × input_len` reals), waits for the result and
@@ -174,12 +286,25 @@ impl<T: Transport> Client<T> {
         }
         let fp = FixedPoint::new(info.frac_bits);
         let x: Vec<Z64> = fp.encode_slice(input)?;
-        let exchange = Exchange { x, prep: ready.prep, n: info.result_len() };
-        let ctx = self.take_ctx()?;
-        let (ctx, out) =
-            registry::dispatch_client(info.backend, ctx, self.own.clone(), exchange).await;
-        self.ctx = Some(ctx);
-        let (out, sent) = out?;
+        let (out, sent) = if info.backend.client_computes() {
+            // What the server receives of the input is masked by the client's own random
+            // mask, inside the protocol: nothing to show here.
+            (self.run_party(&x).await?, Vec::new())
+        } else {
+            let exchange = Exchange { x, prep: ready.prep, n: info.result_len() };
+            let ctx = self.take_ctx()?;
+            let (ctx, out) =
+                registry::dispatch_client(info.backend, ctx, self.own.clone(), exchange).await;
+            self.ctx = Some(ctx);
+            out.ok_or_else(|| no_client_side(info.backend))??
+        };
+        if out.len() != info.result_len() {
+            return Err(Error::ApiMisuse(format!(
+                "the result has {} values, {} expected",
+                out.len(),
+                info.result_len()
+            )));
+        }
         let sent = sent.into_iter().map(|v| v.into_iter().map(|z| z.0).collect()).collect();
         Ok(match info.output {
             Output::Argmax => Classification {
@@ -225,6 +350,10 @@ impl<T: Transport> ForClient<T> for Exchange {
         let sent = c.share(&self.x, *prep)?;
         Ok((c.reconstruct(self.n).await?, sent))
     }
+}
+
+fn no_client_side(backend: Backend) -> Error {
+    Error::ApiMisuse(format!("{} has no input-provider client", backend.name()))
 }
 
 fn used_up() -> Error {

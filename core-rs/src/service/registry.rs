@@ -22,6 +22,7 @@ use crate::ring::Z64;
 use crate::rss::client::RssClient;
 use crate::rss::{Access, Rss, KEY_WORDS};
 use crate::sharing::{Arith, InputClient, Session};
+use crate::spdz2k::{Mesh, Spdz2k};
 use crate::Error;
 
 /// The protocol family a request runs on.
@@ -38,6 +39,10 @@ pub enum Backend {
     /// Threshold replicated sharing among 5 or 7 servers ([`crate::rss`]): any 2 (of 5) or 3
     /// (of 7) servers together learn nothing; can reveal only the class.
     Rss,
+    /// Authenticated additive sharing with a dishonest majority ([`crate::spdz2k`]): one
+    /// server and the client, which computes as the second party; each side is protected
+    /// against the other even if it deviates (the run aborts). Can reveal only the class.
+    Spdz2k,
 }
 
 /// A served family's public facts.
@@ -56,11 +61,14 @@ struct Family {
     /// The sizes (in ring elements) of the messages a client sends compute party `me` of
     /// `roster` for an input of `values` values.
     client_frames: fn(Roster, PartyId, usize) -> Vec<usize>,
+    /// Whether the client is one of the compute parties (the last), rather than an input
+    /// provider beside them: it then runs the whole protocol, preprocessing included.
+    client_computes: bool,
 }
 
 const THREE: &[usize] = &[3];
 
-const FAMILIES: [Family; 4] = [
+const FAMILIES: [Family; 5] = [
     Family {
         backend: Backend::Rep3,
         name: "rep3",
@@ -69,6 +77,7 @@ const FAMILIES: [Family; 4] = [
         integer_plans: true,
         servers: THREE,
         client_frames: |_, _, values| vec![2 * values],
+        client_computes: false,
     },
     Family {
         backend: Backend::Meteor,
@@ -78,6 +87,7 @@ const FAMILIES: [Family; 4] = [
         integer_plans: false,
         servers: THREE,
         client_frames: |_, _, values| vec![values],
+        client_computes: false,
     },
     Family {
         backend: Backend::Mal3,
@@ -87,6 +97,7 @@ const FAMILIES: [Family; 4] = [
         integer_plans: true,
         servers: THREE,
         client_frames: |_, _, values| vec![2 * values],
+        client_computes: false,
     },
     Family {
         backend: Backend::Rss,
@@ -96,6 +107,18 @@ const FAMILIES: [Family; 4] = [
         integer_plans: true,
         servers: &[5, 7],
         client_frames: rss_client_frames,
+        client_computes: false,
+    },
+    Family {
+        backend: Backend::Spdz2k,
+        name: "spdz2k",
+        code: 5,
+        reveals_class: true,
+        integer_plans: true,
+        servers: &[1],
+        // Its input is a compute party's: one masked vector to each other party.
+        client_frames: |_, _, values| vec![values],
+        client_computes: true,
     },
 ];
 
@@ -133,6 +156,10 @@ pub trait ServiceBase<T: Transport>: Dispatch<T> {
 pub trait Dispatch<T: Transport>: Sized {
     /// Whether `backend` runs on this session.
     fn runs(backend: Backend) -> bool;
+    /// Whether the client of a session of this kind is its last compute party.
+    fn client_computes() -> bool {
+        Backend::all().any(|b| Self::runs(b) && b.client_computes())
+    }
     /// Applies what the catalogue says of how the families run (rep3's comparisons).
     fn configure(&mut self, catalog: &Catalog);
     /// Runs `f` with the scheme of `backend` started on this session; gives the session back.
@@ -171,6 +198,7 @@ macro_rules! forward_service_base {
 
 forward_service_base!(Rep3);
 forward_service_base!(Rss);
+forward_service_base!(Mesh);
 
 impl<T: Transport> Dispatch<T> for Rep3<T> {
     fn runs(backend: Backend) -> bool {
@@ -188,7 +216,7 @@ impl<T: Transport> Dispatch<T> for Rep3<T> {
             Backend::Rep3 => run_on::<Self, T, _, F>(self, f).await,
             Backend::Meteor => run_on::<Meteor<T>, T, _, F>(self, f).await,
             Backend::Mal3 => run_on::<Mal3<T>, T, _, F>(self, f).await,
-            Backend::Rss => (self, None),
+            Backend::Rss | Backend::Spdz2k => (self, None),
         }
     }
 }
@@ -210,6 +238,23 @@ impl<T: Transport> Dispatch<T> for Rss<T> {
     }
 }
 
+impl<T: Transport> Dispatch<T> for Mesh<T> {
+    fn runs(backend: Backend) -> bool {
+        backend == Backend::Spdz2k
+    }
+    fn configure(&mut self, _: &Catalog) {}
+    async fn dispatch<F: ForScheme<T, Self>>(
+        self,
+        backend: Backend,
+        f: F,
+    ) -> (Self, Option<F::Out>) {
+        match backend {
+            Backend::Spdz2k => run_on::<Spdz2k<T>, T, _, F>(self, f).await,
+            _ => (self, None),
+        }
+    }
+}
+
 async fn run_on<S: ServedScheme<T, B>, T: Transport, B, F: ForScheme<T, B>>(
     base: B,
     f: F,
@@ -220,17 +265,19 @@ async fn run_on<S: ServedScheme<T, B>, T: Transport, B, F: ForScheme<T, B>>(
 }
 
 /// Runs `f` with the client side of `backend`'s scheme on `ctx`; gives the context back.
+/// `None` for a family whose client computes as a party (it has no input-provider side).
 pub(crate) async fn dispatch_client<T: Transport, F: ForClient<T>>(
     backend: Backend,
     ctx: Ctx<T>,
     own: Seed,
     f: F,
-) -> (Ctx<T>, F::Out) {
+) -> (Ctx<T>, Option<F::Out>) {
     match backend {
         Backend::Rep3 => client_on::<Rep3Client<T>, T, F>(ctx, own, f).await,
         Backend::Meteor => client_on::<MeteorClient<T>, T, F>(ctx, own, f).await,
         Backend::Mal3 => client_on::<Mal3Client<T>, T, F>(ctx, own, f).await,
         Backend::Rss => client_on::<RssClient<T>, T, F>(ctx, own, f).await,
+        Backend::Spdz2k => (ctx, None),
     }
 }
 
@@ -238,10 +285,10 @@ async fn client_on<C: InputClient<T, Z64>, T: Transport, F: ForClient<T>>(
     ctx: Ctx<T>,
     own: Seed,
     f: F,
-) -> (Ctx<T>, F::Out) {
+) -> (Ctx<T>, Option<F::Out>) {
     let mut c = C::new(ctx, own);
     let out = f.run(&mut c).await;
-    (c.into_ctx(), out)
+    (c.into_ctx(), Some(out))
 }
 
 impl Backend {
@@ -259,6 +306,12 @@ impl Backend {
             Self::Rss => {
                 return Err(Error::ApiMisuse(
                     "rss runs on its own session (among 5 or 7 parties), not on rep3's".into(),
+                ))
+            }
+            Self::Spdz2k => {
+                return Err(Error::ApiMisuse(
+                    "spdz2k runs on its own session (a server and the client), not on rep3's"
+                        .into(),
                 ))
             }
         })
@@ -285,6 +338,11 @@ impl Backend {
         }
         match self {
             Self::Rss => Ok(Box::new(Rss::setup(ctx, servers, seeds.own).await?)),
+            Self::Spdz2k => Err(Error::ApiMisuse(
+                "spdz2k's second party is the client itself (service::Client), not a joined \
+                 party"
+                    .into(),
+            )),
             _ => self.party(Rep3::setup(ctx, seeds).await?),
         }
     }
@@ -308,9 +366,16 @@ impl Backend {
         self.family().reveals_class
     }
 
-    /// The numbers of servers it is served among (rep3, METEOR, mal3: 3; rss: 5 or 7).
+    /// The numbers of servers it is served among (rep3, METEOR, mal3: 3; rss: 5 or 7;
+    /// spdz2k: 1, beside the client that computes).
     pub fn servers(self) -> &'static [usize] {
         self.family().servers
+    }
+
+    /// Whether the client is one of the compute parties (spdz2k: the last of them), running
+    /// the whole protocol with the servers, rather than an input provider beside them.
+    pub fn client_computes(self) -> bool {
+        self.family().client_computes
     }
 
     /// The sizes (in ring elements) of the messages a client sends compute party `me` of
@@ -430,7 +495,7 @@ mod tests {
         }
         assert_eq!(Backend::from_code(0), None);
         let err = "spdz".parse::<Backend>().unwrap_err();
-        for name in ["rep3", "meteor", "mal3", "rss"] {
+        for name in ["rep3", "meteor", "mal3", "rss", "spdz2k"] {
             assert!(err.contains(name), "{err}");
         }
     }

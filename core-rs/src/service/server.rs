@@ -7,8 +7,8 @@ use super::catalog::Served;
 use super::messages::{encode_text, MAGIC, REQUEST_WORDS};
 use super::registry::{ForScheme, ServedScheme, ServiceBase};
 use super::{stock, Backend, Catalog, Request, MODEL_OWNER, VERSION};
-use crate::net::{digest_words, words_digest, PartyId, Stats, Transport};
-use crate::nn::FixedPlan;
+use crate::net::{digest_words, frame, words_digest, PartyId, RecvLimit, Stats, Transport};
+use crate::nn::{FixedPlan, ModelShape, PlanShape};
 use crate::rep3::Comparisons;
 use crate::ring::Z64;
 use crate::Error;
@@ -56,7 +56,10 @@ pub async fn serve<T: Transport, B: ServiceBase<T>>(
 ) -> Result<(B, Outcome), Error> {
     let roster = p.roster();
     let me = p.ctx().me();
-    if !roster.is_party(me) || !roster.is_client(client) {
+    // A client is a participant after the compute parties, or, on a session whose family
+    // computes with its client (spdz2k), the last compute party.
+    let computing = B::client_computes() && roster.is_party(client) && client != me;
+    if !roster.is_party(me) || !(roster.is_client(client) || computing) {
         return Err(Error::ApiMisuse(format!(
             "serve: {me} is not a compute party or {client} not a client"
         )));
@@ -69,9 +72,9 @@ pub async fn serve<T: Transport, B: ServiceBase<T>>(
     // accept together. P0 adds the id of the stocked setup run it took for this session (0:
     // none), in the same message.
     ctx.round();
-    let others: Vec<PartyId> = roster.others(me).collect();
+    let others: Vec<PartyId> = roster.others(me).filter(|&j| j != client).collect();
     let mut verdict = Request::decode(&words)
-        .and_then(|r| runs_here::<T, B>(&r, roster.n()).map(|()| r))
+        .and_then(|r| runs_here::<T, B>(&r, roster.n() - usize::from(computing)).map(|()| r))
         .and_then(|r| catalog.admit(&r).map(|a| (r, a)));
     let shelf = catalog.shelf.as_deref();
     let mut stocked = match (&verdict, shelf) {
@@ -155,8 +158,18 @@ pub async fn serve<T: Transport, B: ServiceBase<T>>(
         }
     };
     // Raised before the client hears it was admitted, so that its input is never early.
-    ctx.expect_from::<Z64>(client, &info.input_frames(roster, me));
+    if computing {
+        // A computing client sends what a party does, preprocessing included: bounded by
+        // what may wait unread, not by message.
+        ctx.limit_from(client, COMPUTING_CLIENT_LIMIT);
+    } else {
+        ctx.expect_from::<Z64>(client, &info.input_frames(roster, me));
+    }
     ctx.send(client, &info.encode())?;
+    if computing && me == MODEL_OWNER {
+        // It runs the plan too: the model's public shape (what the servers' shape files hold).
+        send_shape(ctx, client, &served.shape)?;
+    }
     observe(&Stage::Accepted { request: request.clone() }, p.ctx().stats());
     let owner_plan = if me == MODEL_OWNER { served.plan.as_ref() } else { None };
     if me == MODEL_OWNER && owner_plan.is_none() {
@@ -226,6 +239,41 @@ impl<T: Transport, B: ServiceBase<T>, O: FnMut(&Stage, Stats)> ForScheme<T, B> f
     }
 }
 
+/// What a computing client may have sent a party beyond what it has read: its largest
+/// legitimate message is an OT extension batch (a few MB), so this bounds a hostile client's
+/// hold on a server's memory per session.
+const COMPUTING_CLIENT_LIMIT: RecvLimit =
+    RecvLimit { max_frame: frame::HEADER_LEN + frame::MAX_PAYLOAD, max_unread: 256 << 20 };
+
+/// Sends `shape` to a computing client as a shape file ([`ModelShape`]): its length in bytes,
+/// then its bytes in words.
+fn send_shape<T: Transport>(
+    ctx: &mut crate::net::Ctx<T>,
+    to: PartyId,
+    shape: &PlanShape,
+) -> Result<(), Error> {
+    let file = ModelShape {
+        input_name: String::new(),
+        input_shape: vec![shape.input_len],
+        class_labels: None,
+        plan: shape.clone(),
+    }
+    .encode();
+    ctx.send(to, &[Z64(file.len() as u64)])?;
+    ctx.send(to, &bytes_words(&file))
+}
+
+/// Bytes as little-endian words, the last one zero-padded.
+pub(super) fn bytes_words(b: &[u8]) -> Vec<Z64> {
+    b.chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            Z64(u64::from_le_bytes(w))
+        })
+        .collect()
+}
+
 /// Refuses a request for a family that does not run among this session's `servers` (before
 /// the catalogue is asked, so the reason is the deployment's size).
 fn runs_here<T: Transport, B: ServiceBase<T>>(r: &Request, servers: usize) -> Result<(), String> {
@@ -234,10 +282,14 @@ fn runs_here<T: Transport, B: ServiceBase<T>>(r: &Request, servers: usize) -> Re
     }
     let here: Vec<&str> = Backend::all().filter(|&b| B::runs(b)).map(Backend::name).collect();
     let among: Vec<String> = r.backend.servers().iter().map(usize::to_string).collect();
+    let runs = if r.backend.client_computes() {
+        format!("between {} server(s) and the client, which computes too", among.join(" or "))
+    } else {
+        format!("among {} servers", among.join(" or "))
+    };
     Err(format!(
-        "{} runs among {} servers; this deployment has {servers} and serves {}",
+        "{} runs {runs}; this deployment has {servers} and serves {}",
         r.backend.name(),
-        among.join(" or "),
         here.join(", ")
     ))
 }

@@ -354,6 +354,27 @@ impl<T: Transport> Mesh<T> {
     pub fn ctx(&self) -> &Ctx<T> {
         &self.ctx
     }
+
+    /// The links, mutably.
+    pub fn ctx_mut(&mut self) -> &mut Ctx<T> {
+        &mut self.ctx
+    }
+
+    /// Gives the links back (e.g. to close the transport).
+    pub fn into_ctx(self) -> Ctx<T> {
+        self.ctx
+    }
+
+    /// The compute parties.
+    pub fn roster(&self) -> Roster {
+        self.roster
+    }
+
+    /// One round in which every party hears from every other (before links close).
+    pub async fn barrier(&mut self) -> Result<(), Error> {
+        let others: Vec<PartyId> = self.roster.others(self.ctx.me()).collect();
+        self.ctx.barrier(&others).await
+    }
 }
 
 /// One ring's state in a party: its MAC key share and the openings not yet checked.
