@@ -47,6 +47,21 @@ fn demo_with_five_servers_classifies_on_rss() {
     }
 }
 
+/// One server and the client computing as the second party (spdz2k): the preprocessing is
+/// made by the two in the session, and the answer is onnxruntime's.
+#[test]
+fn demo_with_one_server_classifies_on_spdz2k() {
+    let out = Command::new(EXE)
+        .args(["demo", "--parties", "1", "--model", "logreg", "--sample", "4"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("OK: the private answer equals the plaintext model's"), "{text}");
+    assert!(text.contains("computes as the second party (spdz2k backend, model logreg)"), "{text}");
+    assert!(text.contains("P0: setup") && !text.contains("P1: setup"), "{text}");
+}
+
 /// `ringfence load` against five servers: every client's class is onnxruntime's, on the int8
 /// MiniONN (rss's default among five); a family that does not run among five is refused first.
 #[test]
@@ -75,7 +90,11 @@ fn load_with_five_servers_answers_every_client() {
 #[test]
 fn demo_refuses_a_server_count_or_family_it_cannot_run_before_starting() {
     for (args, want) in [
-        (&["--parties", "4"][..], "--parties 4: a deployment has 3 server parties"),
+        (&["--parties", "4"][..], "--parties 4: a deployment has 1 server party (spdz2k"),
+        (
+            &["--parties", "1", "--backend", "rep3"],
+            "--backend rep3: it runs among 3 server parties, not 1",
+        ),
         (
             &["--parties", "5", "--backend", "meteor"],
             "--backend meteor: it runs among 3 server parties, not 5",

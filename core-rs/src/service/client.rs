@@ -5,7 +5,7 @@ use super::messages::{decode_text, INFO_WORDS, MAGIC, MAX_REASON_WORDS};
 use std::any::Any;
 
 use super::registry::{self, ForClient};
-use super::{Backend, ModelInfo, Request, MODEL_OWNER, VERSION};
+use super::{Backend, Deployment, ModelInfo, Request, MODEL_OWNER, VERSION};
 use crate::net::{Ctx, FrameError, PartyId, Roster, Stats, Transport};
 use crate::nn::{argmax_rows, Inference, InputRange, ModelShape, Output, PlanShape, SharedModel};
 use crate::prg::Seed;
@@ -77,9 +77,9 @@ impl<T: Transport> Client<T> {
         Self { ctx: Some(ctx), own, shape: None, party: None }
     }
 
-    /// The compute parties of this client's session on `backend`: every participant before
-    /// the client, and the client too where it computes.
-    fn roster(ctx: &Ctx<T>, backend: Backend) -> Result<Roster, Error> {
+    /// The compute parties of this client's session: every participant before the client, and
+    /// the client too where the deployment computes with it ([`Deployment`]).
+    fn roster(ctx: &Ctx<T>) -> Result<Roster, Error> {
         let n = ctx.me().index();
         if n + 1 != ctx.participants() {
             return Err(Error::ApiMisuse(format!(
@@ -88,11 +88,7 @@ impl<T: Transport> Client<T> {
                 ctx.participants()
             )));
         }
-        if backend.client_computes() {
-            Roster::new(n + 1, n)
-        } else {
-            Roster::honest_majority(n)
-        }
+        Ok(Deployment::new(n)?.roster())
     }
 
     fn ctx(&mut self) -> Result<&mut Ctx<T>, Error> {
@@ -120,7 +116,7 @@ impl<T: Transport> Client<T> {
         let words = req.encode()?;
         let ctx = self.ctx()?;
         let me = ctx.me();
-        let roster = Self::roster(ctx, req.backend)?;
+        let roster = Self::roster(ctx)?;
         let servers: Vec<PartyId> = roster.parties().filter(|&i| i != me).collect();
         ctx.round();
         for &i in &servers {
@@ -227,7 +223,7 @@ impl<T: Transport> Client<T> {
             .take()
             .ok_or_else(|| Error::ApiMisuse("setup: request the model first".into()))?;
         let ctx = self.take_ctx()?;
-        let (me, roster) = (ctx.me(), Self::roster(&ctx, info.backend)?);
+        let (me, roster) = (ctx.me(), Self::roster(&ctx)?);
         let mut s = Spdz2k::start(Mesh::new(ctx, roster, self.own.clone(), Source::parties())?);
         let made = async {
             let model = s.share_model(MODEL_OWNER, None, &shape).await?;

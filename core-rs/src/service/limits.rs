@@ -12,9 +12,15 @@
 
 use super::messages::REQUEST_WORDS;
 use super::{Backend, Catalog, ModelInfo};
-use crate::net::frame::MAX_PAYLOAD;
+use crate::net::frame::{self, MAX_PAYLOAD};
 use crate::net::{PartyId, RecvLimit, Roster};
 use crate::ring::{Ring, Z64};
+
+/// What a computing client (spdz2k's) may have sent a party beyond what it has read, once its
+/// request is admitted: its largest legitimate message is an OT extension batch (a few MB),
+/// and this bounds a hostile client's hold on a server's memory per session.
+pub(super) const COMPUTING_CLIENT_LIMIT: RecvLimit =
+    RecvLimit { max_frame: frame::HEADER_LEN + MAX_PAYLOAD, max_unread: 256 << 20 };
 
 /// What a client may send a party before its request is admitted: the request alone.
 pub fn request_limit() -> RecvLimit {
@@ -38,6 +44,10 @@ impl Catalog {
     pub fn client_limit(&self, roster: Roster, me: PartyId) -> RecvLimit {
         let longest = self.models.iter().map(|m| m.shape.input_len).max().unwrap_or(0);
         let values = self.max_batch.saturating_mul(longest);
+        // A computing client is a party of the roster: its servers are the others.
+        let computing = Backend::all()
+            .filter(|b| b.client_computes() && b.servers().contains(&roster.n().saturating_sub(1)))
+            .map(|_| COMPUTING_CLIENT_LIMIT);
         Backend::all()
             .filter(|b| b.servers().contains(&roster.n()))
             .map(|b| {
@@ -48,6 +58,7 @@ impl Catalog {
                     .collect();
                 RecvLimit::for_messages(&bytes, MAX_PAYLOAD)
             })
+            .chain(computing)
             .fold(request_limit(), RecvLimit::max)
     }
 }

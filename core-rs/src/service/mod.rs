@@ -98,7 +98,7 @@ pub use catalog::{Catalog, ModelPolicy};
 pub use client::{Classification, Client, Ready};
 pub use limits::request_limit;
 pub use messages::{ModelInfo, Request, MAX_NAME, VERSION};
-pub use registry::{Backend, ServiceBase};
+pub use registry::{Backend, Deployment, ServiceBase};
 pub use server::{serve, Outcome, Stage};
 
 /// Who takes part in a classification session of three compute parties (rep3, METEOR, mal3),

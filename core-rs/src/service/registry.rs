@@ -122,6 +122,71 @@ const FAMILIES: [Family; 5] = [
     },
 ];
 
+/// Who takes part in a session of a deployment of `servers` servers: the servers are
+/// participants 0 to `servers − 1` and the client the next; the compute parties are the
+/// servers, and the client too where the deployment's family computes with it (one server:
+/// spdz2k).
+///
+/// ```
+/// use ringfence_core::{net::PartyId, service::Deployment};
+/// let three = Deployment::new(3).unwrap();
+/// assert_eq!((three.client(), three.roster().n()), (PartyId(3), 3));
+/// let one = Deployment::new(1).unwrap();
+/// assert_eq!((one.client(), one.roster().n(), one.roster().t()), (PartyId(1), 2, 1));
+/// assert!(Deployment::new(4).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deployment {
+    servers: usize,
+}
+
+impl Deployment {
+    /// A deployment of `servers` servers: an error unless some family is served among that
+    /// many.
+    pub fn new(servers: usize) -> Result<Self, Error> {
+        if Backend::all().any(|b| b.servers().contains(&servers)) {
+            return Ok(Self { servers });
+        }
+        let mut sizes: Vec<usize> = Backend::all().flat_map(|b| b.servers()).copied().collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
+        let (last, rest) = sizes.split_last().map_or(("", &[][..]), |(l, r)| (l.as_str(), r));
+        Err(Error::ApiMisuse(format!(
+            "a deployment has {} or {last} servers, not {servers}",
+            rest.join(", ")
+        )))
+    }
+
+    /// The number of servers.
+    pub fn servers(self) -> usize {
+        self.servers
+    }
+
+    /// Whether the client computes as the last compute party.
+    pub fn client_computes(self) -> bool {
+        Backend::all().any(|b| b.servers().contains(&self.servers) && b.client_computes())
+    }
+
+    /// The compute parties of a session.
+    pub fn roster(self) -> Roster {
+        let n = self.servers;
+        let r =
+            if self.client_computes() { Roster::new(n + 1, n) } else { Roster::honest_majority(n) };
+        r.expect("a served size")
+    }
+
+    /// The client's participant id.
+    pub fn client(self) -> PartyId {
+        PartyId(self.servers as u8)
+    }
+
+    /// Participants of a session: the servers and the client.
+    pub fn participants(self) -> usize {
+        self.servers + 1
+    }
+}
+
 /// rss's client sends each party the seeds of the shares it holds, then the designated share's
 /// values if it holds that ([`RssClient::share`]).
 fn rss_client_frames(roster: Roster, me: PartyId, values: usize) -> Vec<usize> {

@@ -7,7 +7,7 @@ use super::catalog::Served;
 use super::messages::{encode_text, MAGIC, REQUEST_WORDS};
 use super::registry::{ForScheme, ServedScheme, ServiceBase};
 use super::{stock, Backend, Catalog, Request, MODEL_OWNER, VERSION};
-use crate::net::{digest_words, frame, words_digest, PartyId, RecvLimit, Stats, Transport};
+use crate::net::{digest_words, words_digest, PartyId, Stats, Transport};
 use crate::nn::{FixedPlan, ModelShape, PlanShape};
 use crate::rep3::Comparisons;
 use crate::ring::Z64;
@@ -161,7 +161,7 @@ pub async fn serve<T: Transport, B: ServiceBase<T>>(
     if computing {
         // A computing client sends what a party does, preprocessing included: bounded by
         // what may wait unread, not by message.
-        ctx.limit_from(client, COMPUTING_CLIENT_LIMIT);
+        ctx.limit_from(client, super::limits::COMPUTING_CLIENT_LIMIT);
     } else {
         ctx.expect_from::<Z64>(client, &info.input_frames(roster, me));
     }
@@ -238,12 +238,6 @@ impl<T: Transport, B: ServiceBase<T>, O: FnMut(&Stage, Stats)> ForScheme<T, B> f
         Ok(())
     }
 }
-
-/// What a computing client may have sent a party beyond what it has read: its largest
-/// legitimate message is an OT extension batch (a few MB), so this bounds a hostile client's
-/// hold on a server's memory per session.
-const COMPUTING_CLIENT_LIMIT: RecvLimit =
-    RecvLimit { max_frame: frame::HEADER_LEN + frame::MAX_PAYLOAD, max_unread: 256 << 20 };
 
 /// Sends `shape` to a computing client as a shape file ([`ModelShape`]): its length in bytes,
 /// then its bytes in words.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use ringfence_core::net::{PartyId, Roster};
 use ringfence_core::nn::Output;
 use ringfence_core::rep3::Comparisons;
-use ringfence_core::service::{Backend, Request};
+use ringfence_core::service::{Backend, Deployment, Request};
 use ringfence_link::PublicKey;
 use serde::Deserialize;
 
@@ -96,8 +96,13 @@ impl PartyConfig {
     /// The deployment's servers: as many as `public_keys`, of which any `t` together learn
     /// nothing (1 of 3, 2 of 5, 3 of 7).
     pub fn roster(&self) -> Roster {
-        let n = self.public_keys.len();
-        Roster::honest_majority(n).expect("checked by parse")
+        self.deployment().roster()
+    }
+
+    /// Who takes part in this deployment's sessions ([`Deployment`]): one server makes a
+    /// spdz2k deployment, whose client computes as the second party.
+    pub fn deployment(&self) -> Deployment {
+        Deployment::new(self.public_keys.len()).expect("checked by parse")
     }
 
     /// Reads and checks the configuration text (TOML); the error says what is wrong, without
@@ -105,17 +110,12 @@ impl PartyConfig {
     pub fn parse(text: &str) -> Result<Self, String> {
         let c: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
         let n = c.public_keys.len();
-        let served = |n: usize| Backend::all().filter(move |b| b.servers().contains(&n));
-        if served(n).next().is_none() {
-            let mut sizes: Vec<usize> = Backend::all().flat_map(|b| b.servers()).copied().collect();
-            sizes.sort_unstable();
-            sizes.dedup();
-            let (last, rest) = sizes.split_last().expect("every family runs somewhere");
-            let rest: Vec<String> = rest.iter().map(usize::to_string).collect();
-            return Err(format!(
-                "public_keys has {n} keys: a deployment has {} or {last} servers (one key each)",
-                rest.join(", ")
-            ));
+        if let Err(e) = Deployment::new(n) {
+            let e = match e {
+                ringfence_core::Error::ApiMisuse(m) => m,
+                e => e.to_string(),
+            };
+            return Err(format!("public_keys has {n} keys: {e} (one key each)"));
         }
         if usize::from(c.party) >= n {
             return Err(format!(
@@ -395,19 +395,19 @@ mod tests {
         let runs = |c: &PartyConfig| -> Vec<(&str, usize)> {
             c.models[0].ready.iter().map(|(b, n)| (b.name(), *n)).collect()
         };
-        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 0), ("rss", 0)]);
+        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 0), ("rss", 0), ("spdz2k", 0)]);
         assert_eq!(c.models[0].reveals, Output::Argmax);
         let mesh = "[mesh]\npeers = [\"127.0.0.1:1\", \"127.0.0.1:2\", \"127.0.0.1:3\"]\n";
         let scores = "[[model]]\nname = \"m\"\npath = \"m.onnx\"\noutput = \"scores\"\n";
         let c = PartyConfig::parse(&config(mesh, scores)).unwrap();
-        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 2), ("mal3", 0), ("rss", 0)]);
+        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 2), ("mal3", 0), ("rss", 0), ("spdz2k", 0)]);
         assert!(c.mesh.as_ref().unwrap().direct_sessions);
         // A class-only model keeps no METEOR runs; a table overrides the defaults it names.
         let c = PartyConfig::parse(&config(mesh, MODEL)).unwrap();
-        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 0), ("mal3", 0), ("rss", 0)]);
+        assert_eq!(runs(&c), [("rep3", 2), ("meteor", 0), ("mal3", 0), ("rss", 0), ("spdz2k", 0)]);
         let asked = format!("{MODEL}ready = {{ mal3 = 1, rep3 = 0 }}\n");
         let c = PartyConfig::parse(&config(mesh, &asked)).unwrap();
-        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 1), ("rss", 0)]);
+        assert_eq!(runs(&c), [("rep3", 0), ("meteor", 0), ("mal3", 1), ("rss", 0), ("spdz2k", 0)]);
         assert_eq!(c.models[0].ready(Backend::Mal3), 1);
     }
 
@@ -455,9 +455,12 @@ mod tests {
             assert_eq!(c.party, PartyId(n as u8 - 1));
         }
         assert_eq!(PartyConfig::parse(&config_of(3, 2, "")).unwrap().roster().n(), 3);
+        // One server: spdz2k, the client computing as the second party.
+        let one = PartyConfig::parse(&config_of(1, 0, "")).unwrap();
+        assert_eq!((one.roster().n(), one.roster().t(), one.deployment().client().0), (2, 1, 1));
         for (n, party, extra, want) in [
-            (4, 0, "", "public_keys has 4 keys: a deployment has 3, 5 or 7 servers"),
-            (1, 0, "", "public_keys has 1 keys"),
+            (4, 0, "", "public_keys has 4 keys: a deployment has 1, 3, 5 or 7 servers, not 4"),
+            (2, 0, "", "public_keys has 2 keys"),
             (5, 5, "", "party = 5 (must be 0 to 4"),
             (5, 0, MESH, "[mesh]: runs made ahead of demand and direct links are for deployments of three servers; this one has 5"),
         ] {

@@ -107,7 +107,8 @@ impl Request {
             if q.invite.is_some() {
                 return Err("a lobby connection cannot invite".into());
             }
-            let (party, parties, mode) = q.party_in(party)?;
+            // A lobby counts the deployment's servers: one serves spdz2k with its client.
+            let (party, parties, mode) = q.party_in(party, 1)?;
             let deployment = deployment.to_string();
             return Ok(Self::Lobby(LobbyPath { deployment, party, parties, mode, token: q.token }));
         }
@@ -115,7 +116,7 @@ impl Request {
             return Err("path must be /v1/{session}/{party}".into());
         };
         let session = parse_session_hex(session)?;
-        let (party, parties, mode) = q.party_in(party)?;
+        let (party, parties, mode) = q.party_in(party, 2)?;
         Ok(Self::Session(RelayPath {
             session,
             party,
@@ -161,11 +162,15 @@ impl Query {
         Ok(q)
     }
 
-    /// The party index `party` (a path segment), the party count and the mode, checked.
-    fn party_in(&self, party: &str) -> Result<(PartyId, u8, String), String> {
+    /// The party index `party` (a path segment), the party count (at least `min`) and the
+    /// mode, checked.
+    fn party_in(&self, party: &str, min: u8) -> Result<(PartyId, u8, String), String> {
         let party: u8 =
             party.parse().map_err(|_| format!("party index {party:?} is not 0..255"))?;
-        let parties = self.parties.filter(|&n| n >= 2).ok_or("query needs parties=2..255")?;
+        let parties = self
+            .parties
+            .filter(|&n| n >= min)
+            .ok_or_else(|| format!("query needs parties={min}..255"))?;
         let mode = self.mode.clone().ok_or("query needs mode=[a-z0-9-]{1,32}")?;
         if party >= parties {
             return Err(format!("party {party} is not among {parties} parties"));
@@ -264,10 +269,19 @@ mod tests {
             "/v1/lobby/acme?parties=3&mode=plain".to_string(),
             "/v1/lobby/Acme/0?parties=3&mode=plain".to_string(),
             "/v1/lobby/acme/3?parties=3&mode=plain".to_string(),
+            "/v1/lobby/acme/0?parties=0&mode=plain".to_string(),
             format!("/v1/lobby/acme/0?parties=3&mode=plain&deployment=acme&client_key={s}{s}"),
         ] {
             assert!(Request::parse(&bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_lobby_of_one_server_parses_and_a_session_of_one_party_does_not() {
+        let lobby = "/v1/lobby/acme/0?parties=1&mode=plain";
+        assert!(matches!(Request::parse(lobby), Ok(Request::Lobby(LobbyPath { parties: 1, .. }))));
+        let e = Request::parse(&format!("/v1/{}/0?parties=1&mode=plain", "ab".repeat(16)));
+        assert_eq!(e, Err("query needs parties=2..255".into()));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ringfence_core::net::{Ctx, Roster, SessionId};
+use ringfence_core::net::{Ctx, SessionId};
 use ringfence_core::service::{self, Request};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, Security, StaticKeypair, TcpTransport};
@@ -26,11 +26,13 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value = "lenet")]
     model: PathBuf,
     /// Protocol family: meteor (the client receives the scores; the default with 3 parties),
-    /// rep3 or mal3 among 3 server parties; rss among 5 or 7 (the default there).
+    /// rep3 or mal3 among 3 server parties; rss among 5 or 7 (the default there); spdz2k with
+    /// 1 (the default there).
     #[arg(long, value_parser = bench::backend_arg())]
     backend: Option<Backend>,
-    /// The deployment's size: 3 server parties, or 5 or 7 (rss: any 2, or 3, of them together
-    /// learn nothing).
+    /// The deployment's size: 3 server parties, 5 or 7 (rss: any 2, or 3, of them together
+    /// learn nothing), or 1 (spdz2k: the client computes as the second party, and neither
+    /// trusts the other).
     #[arg(long, value_name = "N", default_value_t = 3)]
     parties: usize,
     /// Which held-out test sample to classify (0-based).
@@ -75,38 +77,45 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let sample = load_sample(&model, a.sample)?;
     let what = format!("held-out test sample #{} of {name}'s test set", a.sample);
-    let roster = crate::local::servers(a.parties)?;
-    let backend = crate::local::client_backend(roster, a.backend)?;
+    let layout = crate::local::servers(a.parties)?;
+    let backend = crate::local::client_backend(layout, a.backend)?;
     let rt = crate::runtime(2)?;
-    let n = roster.n();
+    let n = layout.servers();
     println!("ringfence demo: private classification on a local deployment");
     println!("  starting a relay and {n} server parties (ringfence party) on 127.0.0.1 ...");
     let started = Instant::now();
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
     let models = [(name.clone(), model.clone())];
-    let mut d = LocalDeployment::start(&rt, listen, None, roster, &models, 1, true)?;
+    let mut d = LocalDeployment::start(&rt, listen, None, layout, &models, 1, true)?;
     println!(
         "  relay    {} (embedded; admits signed tokens only; forwards Noise frames it cannot read)",
         d.relay
     );
-    let ids: Vec<String> = roster.parties().map(|p| p.to_string()).collect();
+    let ids: Vec<String> = (0..n).map(|p| format!("P{p}")).collect();
     println!(
         "  parties  {}: long-running server processes, waiting in deployment {DEPLOYMENT:?}'s lobby",
         ids.join(", ")
     );
-    if roster.t() > 1 {
+    let roster = layout.roster();
+    if layout.client_computes() {
+        println!(
+            "           the server and this client make every part of the preprocessing \
+             together; neither trusts the other"
+        );
+    } else if roster.t() > 1 {
         println!(
             "           any {} of them together learn nothing of the input or the answer",
             roster.t()
         );
     }
+    let role = if layout.client_computes() { ", computes as the second party" } else { "" };
     println!(
-        "  client   this process: holds the input, alone sees the answer ({} backend, model {name})",
+        "  client   this process: holds the input, alone sees the answer{role} ({} backend, model {name})",
         backend.name()
     );
     println!("  input    {what}");
     let wait = Duration::from_millis(a.timeout_ms);
-    if roster == Roster::THREE {
+    if n == 3 {
         // The parties' mesh makes setup material in the background as soon as they start; a
         // client arriving once it is ready runs only the online phase.
         match d.wait_prepared(&name, backend, wait)? {
@@ -123,9 +132,9 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     public_keys.push(me.public);
     let security = Security::Noise { keypair: me, public_keys };
     let sid = SessionId(crate::random_bytes::<16>()?);
-    let with_client = u8::try_from(roster.participants(1)).map_err(|_| "too many parties")?;
+    let with_client = u8::try_from(layout.participants()).map_err(|_| "too many parties")?;
     let mut cfg =
-        RelayLinkConfig::new(d.relay.clone(), roster.first_client(), with_client, security, sid)
+        RelayLinkConfig::new(d.relay.clone(), layout.client(), with_client, security, sid)
             .inviting(DEPLOYMENT)
             .map_err(|e| e.to_string())?;
     cfg.token = Some(d.client_token(sid, client_key));
@@ -231,24 +240,28 @@ async fn classify(
     ))
 }
 
-/// Prints the input and what every party received for it side by side.
+/// Prints the input and what every party received for it side by side (below it, where the
+/// client does not know what they received).
 fn draw(s: &Sample, sent: &Option<Vec<u64>>) {
     const SHADES: &[u8] = b" .:-=+*#%@";
     let side = s.side.max(1);
     let max = s.pixels.iter().cloned().fold(0.0, f64::max).max(1e-9);
     let shade = |v: f64| SHADES[((v / max) * 9.0).round().clamp(0.0, 9.0) as usize] as char;
-    println!("  {:<w$}  what each party received", "your input", w = side);
+    let title = if sent.is_some() { "  what each party received" } else { "" };
+    println!("  {:<w$}{title}", "your input", w = side);
     for row in (0..side).step_by(if side > 16 { 2 } else { 1 }) {
         let line: String = (0..side).map(|c| shade(s.pixels[row * side + c])).collect();
         let noise: String = match sent {
             Some(m) => {
                 (0..side).map(|c| SHADES[(m[row * side + c] >> 60) as usize % 10] as char).collect()
             }
-            None => "(secret shares: two random-looking components per value)"
-                .chars()
-                .take(side)
-                .collect(),
+            None => String::new(),
         };
         println!("  {line}  {noise}");
+    }
+    if sent.is_none() {
+        println!(
+            "  what the parties received: secret shares and masked values, random-looking to each"
+        );
     }
 }

@@ -121,19 +121,19 @@ fn clients(
     if n == 0 || n > 256 {
         return Err("--clients must be 1..=256".into());
     }
-    let roster = crate::local::servers(a.parties)?;
-    let backend = crate::local::client_backend(roster, a.backend)?;
+    let layout = crate::local::servers(a.parties)?;
+    let backend = crate::local::client_backend(layout, a.backend)?;
     let model = bench::resolve_model(&a.model)?;
     let name = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let set = TestSet::for_model(&model)?;
     eprintln!(
         "ringfence load: starting a local deployment of {} servers serving {name} ...",
-        roster.n()
+        layout.servers()
     );
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
     let models = [(name.clone(), model.clone())];
-    let d = LocalDeployment::start(rt, listen, None, roster, &models, n, !a.relay_only)?;
-    let with_client = u8::try_from(roster.participants(1)).map_err(|_| "too many parties")?;
+    let d = LocalDeployment::start(rt, listen, None, layout, &models, n, !a.relay_only)?;
+    let with_client = u8::try_from(layout.participants()).map_err(|_| "too many parties")?;
     let timeout = Duration::from_millis(a.timeout_ms);
     let mut jobs = Vec::new();
     for k in 0..n {
@@ -143,15 +143,10 @@ fn clients(
         keys.push(me.public);
         let sid = SessionId(crate::random_bytes::<16>()?);
         let security = Security::Noise { keypair: me, public_keys: keys };
-        let mut cfg = RelayLinkConfig::new(
-            d.relay.clone(),
-            roster.first_client(),
-            with_client,
-            security,
-            sid,
-        )
-        .inviting(DEPLOYMENT)
-        .map_err(|e| e.to_string())?;
+        let mut cfg =
+            RelayLinkConfig::new(d.relay.clone(), layout.client(), with_client, security, sid)
+                .inviting(DEPLOYMENT)
+                .map_err(|e| e.to_string())?;
         cfg.token = Some(d.client_token(sid, client_key));
         cfg.recv_timeout = timeout;
         cfg.connect_timeout = timeout;
@@ -179,9 +174,9 @@ fn clients(
     f["clients"] = n.into();
     f["model"] = name.into();
     f["backend"] = backend.name().into();
-    f["servers"] = roster.n().into();
+    f["servers"] = layout.servers().into();
     // Only three servers link directly (the mesh); five or seven exchange through the relay.
-    let direct = !a.relay_only && roster.n() == crate::ROSTER.n();
+    let direct = !a.relay_only && layout.servers() == crate::ROSTER.n();
     f["server_links"] = if direct { "direct" } else { "relay" }.into();
     f["correct"] = n.into();
     f["party_peak_rss_bytes"] = d.peak_rss().into_iter().collect::<Vec<_>>().into();

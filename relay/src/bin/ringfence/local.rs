@@ -25,9 +25,9 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ringfence_core::net::{PartyId, Roster, SessionId};
+use ringfence_core::net::{PartyId, SessionId};
 use ringfence_core::nn::ModelFile;
-use ringfence_core::service::Backend;
+use ringfence_core::service::{Backend, Deployment};
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
 use ringfence_relay::ws::{RelayLimits, RelayServer};
 use ringfence_relay::wt::{WtCertificate, WtServer};
@@ -55,8 +55,8 @@ pub(crate) struct LocalDeployment {
     pub(crate) webtransport: Option<(String, String)>,
     /// The server parties' public keys, in party order.
     pub(crate) public_keys: Vec<PublicKey>,
-    /// The server parties (3, 5 or 7), then the client.
-    pub(crate) roster: Roster,
+    /// Who takes part in its sessions: the server parties (1, 3, 5 or 7), then the client.
+    pub(crate) layout: Deployment,
     key: Arc<DeploymentKey>,
     dir: PathBuf,
     procs: Vec<Child>,
@@ -76,7 +76,7 @@ impl LocalDeployment {
         rt: &tokio::runtime::Runtime,
         listen: std::net::SocketAddr,
         webtransport: Option<std::net::SocketAddr>,
-        roster: Roster,
+        layout: Deployment,
         models: &[(String, PathBuf)],
         max_sessions: usize,
         direct_sessions: bool,
@@ -112,7 +112,7 @@ impl LocalDeployment {
             relay,
             webtransport,
             public_keys: Vec::new(),
-            roster,
+            layout,
             key,
             dir,
             procs: Vec::new(),
@@ -122,15 +122,15 @@ impl LocalDeployment {
         };
         write_secret(&me.dir.join("deployment.key"), &me.key.to_hex(), false)?;
         let keys =
-            roster.parties().map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
+            (0..layout.servers()).map(|_| StaticKeypair::generate()).collect::<Result<Vec<_>, _>>();
         let keys = keys.map_err(|e| e.to_string())?;
         me.public_keys = keys.iter().map(|k| k.public).collect();
         let exe = std::env::current_exe().map_err(|e| format!("locating this executable: {e}"))?;
         let (tx, events) = mpsc::channel();
         me.events = events;
         // The mesh is for three servers (see `ringfence party`).
-        let mesh = match roster == Roster::THREE {
-            true => Some(free_ports(roster.n())?),
+        let mesh = match layout.servers() == 3 {
+            true => Some(free_ports(3)?),
             false => None,
         };
         let shapes = me.write_shapes(models)?;
@@ -161,7 +161,7 @@ impl LocalDeployment {
             });
         }
         let deadline = Instant::now() + STARTUP;
-        let mut waiting = vec![false; roster.n()];
+        let mut waiting = vec![false; layout.servers()];
         while !waiting.iter().all(|&w| w) {
             let left = deadline.saturating_duration_since(Instant::now());
             let Some((i, e)) = me.recv_event(left)? else {
@@ -247,7 +247,7 @@ impl LocalDeployment {
     /// A token for the client (the participant after the servers) of `session` with the Noise
     /// public key `client_key`, valid for ten minutes.
     pub(crate) fn client_token(&self, session: SessionId, client_key: PublicKey) -> String {
-        client_token(&self.key, session, self.roster.first_client(), client_key)
+        client_token(&self.key, session, self.layout.client(), client_key)
     }
 
     /// What `--dev` hands out: the deployment's addresses and keys, and its signing key for a
@@ -309,7 +309,7 @@ impl LocalDeployment {
         wait: Duration,
     ) -> Result<Option<f64>, String> {
         let t0 = Instant::now();
-        let mut ready = vec![false; self.roster.n()];
+        let mut ready = vec![false; self.layout.servers()];
         while !ready.iter().all(|&r| r) {
             let left = (t0 + wait).saturating_duration_since(Instant::now());
             match self.next_event(left)? {
@@ -451,7 +451,8 @@ pub(crate) struct LocalArgs {
     #[arg(long)]
     dev: bool,
     /// The deployment's size: 3 server parties (rep3, METEOR, mal3; with a mesh making setup
-    /// ahead of demand), or 5 or 7 (rss: any 2, or 3, of them together learn nothing).
+    /// ahead of demand), 5 or 7 (rss: any 2, or 3, of them together learn nothing), or 1
+    /// (spdz2k: the client computes as the second party; neither trusts the other).
     #[arg(long, value_name = "N", default_value_t = 3)]
     parties: usize,
     /// Where --dev serves sessions (a loopback address: it hands tokens to anyone).
@@ -493,15 +494,15 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
             let _ = stop_tx.send(());
         });
     }
-    let roster = servers(a.parties)?;
+    let layout = servers(a.parties)?;
     eprintln!(
         "ringfence local-deployment: starting a relay and {} server parties serving {} ({})",
-        roster.n(),
+        layout.servers(),
         models.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "),
-        served_families(roster)
+        served_families(layout)
     );
     let wt = (!a.no_webtransport).then_some(a.webtransport);
-    let mut d = LocalDeployment::start(&rt, a.listen, wt, roster, &models, 16, true)?;
+    let mut d = LocalDeployment::start(&rt, a.listen, wt, layout, &models, 16, true)?;
     let (webtransport, cert_sha256) = d.webtransport.clone().unzip();
     let mut ready = serde_json::json!({
         "relay": d.relay,
@@ -541,42 +542,47 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
     }
 }
 
-/// A deployment of `n` server parties (`--parties N`): 3, 5 or 7, as some family is served among
-/// them, with the threshold t = (N − 1) / 2.
-pub(crate) fn servers(n: usize) -> Result<Roster, String> {
-    if !Backend::all().any(|b| b.servers().contains(&n)) {
-        return Err(format!(
-            "--parties {n}: a deployment has 3 server parties (rep3, meteor, mal3) or 5 or 7 (rss)"
-        ));
-    }
-    Roster::honest_majority(n).map_err(|e| format!("--parties {n}: {e}"))
+/// A deployment of `n` server parties (`--parties N`): 1 (spdz2k, the client computing too),
+/// 3, 5 or 7, as some family is served among them.
+pub(crate) fn servers(n: usize) -> Result<Deployment, String> {
+    Deployment::new(n).map_err(|_| {
+        format!(
+            "--parties {n}: a deployment has 1 server party (spdz2k, with the client as the \
+             second party), 3 (rep3, meteor, mal3) or 5 or 7 (rss)"
+        )
+    })
 }
 
-/// The family a client of `roster`'s servers asks for: `chosen`, which must run among that
-/// many servers, else METEOR among three and rss among five or seven.
-pub(crate) fn client_backend(roster: Roster, chosen: Option<Backend>) -> Result<Backend, String> {
+/// The family a client of `layout`'s servers asks for: `chosen`, which must run among that
+/// many servers, else METEOR among three, rss among five or seven and spdz2k with one.
+pub(crate) fn client_backend(
+    layout: Deployment,
+    chosen: Option<Backend>,
+) -> Result<Backend, String> {
+    let n = layout.servers();
+    let served: Vec<Backend> = Backend::all().filter(|b| b.servers().contains(&n)).collect();
     let backend = match chosen {
         Some(b) => b,
-        None if roster == Roster::THREE => Backend::Meteor,
-        None => Backend::Rss,
+        None if n == 3 => Backend::Meteor,
+        None => *served.first().ok_or("no family runs here")?,
     };
-    if !backend.servers().contains(&roster.n()) {
+    if !served.contains(&backend) {
         return Err(format!(
-            "--backend {}: it runs among {} server parties, not {} (--parties {} serves {})",
+            "--backend {}: it runs among {} server parties, not {n} (--parties {n} serves {})",
             backend.name(),
             backend.servers().iter().map(usize::to_string).collect::<Vec<_>>().join(" or "),
-            roster.n(),
-            roster.n(),
-            served_families(roster)
+            served_families(layout)
         ));
     }
     Ok(backend)
 }
 
-/// The families a deployment of `roster`'s servers serves, for messages: "rep3, meteor, mal3".
-pub(crate) fn served_families(roster: Roster) -> String {
-    let names: Vec<&str> =
-        Backend::all().filter(|b| b.servers().contains(&roster.n())).map(Backend::name).collect();
+/// The families a deployment of `layout`'s servers serves, for messages: "rep3, meteor, mal3".
+pub(crate) fn served_families(layout: Deployment) -> String {
+    let names: Vec<&str> = Backend::all()
+        .filter(|b| b.servers().contains(&layout.servers()))
+        .map(Backend::name)
+        .collect();
     names.join(", ")
 }
 

@@ -84,7 +84,10 @@ use ringfence_core::net::{Ctx, PartyId, Roster, Stats};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::rss::Rss;
 use ringfence_core::service::stock::{Shelf, Target};
-use ringfence_core::service::{self, Catalog, ModelPolicy, Outcome, ServiceBase, Stage};
+use ringfence_core::service::{
+    self, Catalog, Deployment, ModelPolicy, Outcome, ServiceBase, Stage,
+};
+use ringfence_core::spdz2k;
 use ringfence_relay::config::party::PartyConfig;
 use ringfence_relay::direct::{DirectLinks, Router};
 use ringfence_relay::rtc::PairReport;
@@ -117,8 +120,11 @@ pub(crate) enum LogFormat {
 /// A loaded, checked configuration.
 pub(crate) struct Server {
     pub(crate) me: PartyId,
-    /// The deployment's servers (as many as its public keys).
+    /// The deployment's compute parties (its servers, as many as its public keys, and with
+    /// one server the client too).
     pub(crate) roster: Roster,
+    /// Who takes part in its sessions.
+    pub(crate) layout: Deployment,
     pub(crate) deployment: String,
     relay: String,
     pub(crate) keypair: StaticKeypair,
@@ -215,6 +221,7 @@ fn load(a: &ServerArgs) -> Result<Server, String> {
     Ok(Server {
         me,
         roster: c.roster(),
+        layout: c.deployment(),
         deployment: c.deployment,
         relay: c.relay,
         keypair,
@@ -293,7 +300,7 @@ async fn lobby_loop(
     let path = LobbyPath {
         deployment: s.deployment.clone(),
         party: s.me,
-        parties: u8::try_from(s.roster.n()).map_err(|_| "too many servers")?,
+        parties: u8::try_from(s.layout.servers()).map_err(|_| "too many servers")?,
         mode: "noise-aesgcm".into(),
         token: s.token.clone(),
     };
@@ -467,8 +474,7 @@ struct Served {
 }
 
 async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
-    let client = s.roster.first_client();
-    let participants = s.roster.participants(1);
+    let (client, participants) = (s.layout.client(), s.layout.participants());
     if usize::from(inv.parties) != participants || inv.client != client {
         return Err(format!(
             "invitation for P{} of {} participants; this deployment's client is {client} of \
@@ -487,6 +493,15 @@ async fn session(s: &Server, inv: &Invitation) -> Result<Served, String> {
     cfg.recv_timeout = s.timeout;
     cfg.connect_timeout = s.timeout;
     let mut t = TcpTransport::connect_via_relay(cfg).await.map_err(|e| e.to_string())?;
+    if s.layout.client_computes() {
+        // spdz2k: this server and the client, every frame through the relay; the material is
+        // made by the two in the session.
+        let own = ringfence_relay::os_seed().map_err(|e| e.to_string())?;
+        let ctx = Ctx::new(s.me, participants, inv.session, t);
+        let p = spdz2k::Mesh::new(ctx, s.roster, own, spdz2k::Source::parties())
+            .map_err(|e| e.to_string())?;
+        return serve_on(s, p, Vec::new()).await;
+    }
     if s.roster != Roster::THREE {
         // rss among 5 or 7: no mesh, every frame through the relay.
         let own = ringfence_relay::os_seed().map_err(|e| e.to_string())?;
@@ -535,7 +550,7 @@ async fn serve_on<B: ServiceBase<TcpTransport>>(
         }
         marks.push((Instant::now(), st));
     };
-    let client = s.roster.first_client();
+    let client = s.layout.client();
     let (p, outcome) =
         service::serve(p, client, &s.catalog, observe).await.map_err(|e| e.to_string())?;
     let total = p.ctx().stats().bytes_sent;
