@@ -286,6 +286,19 @@ fn run_rss<'a>(
     run_base::<Rss<MemTransport>>(&net, roster, seed, catalogs, client)
 }
 
+/// The classes are the plaintext plan's; the scores, where asked for, within 0.01 of its.
+fn check_answer(out: &Classification, output: Output, plain: &[f64], what: &str) {
+    assert_eq!(out.classes, argmax_rows(plain, 10), "{what}");
+    match output {
+        Output::Argmax => assert_eq!(out.scores, None, "{what}"),
+        _ => {
+            let scores = out.scores.as_ref().expect("scores");
+            let worst = scores.iter().zip(plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            assert!(worst < 0.01, "{what}: scores off by {worst}");
+        }
+    }
+}
+
 #[test]
 fn five_and_seven_servers_classify_on_rss_like_the_plaintext_plan() {
     let plan = logreg_plan();
@@ -294,7 +307,6 @@ fn five_and_seven_servers_classify_on_rss_like_the_plaintext_plan() {
     let fp = FixedPoint::new(DEFAULT_FRAC_BITS);
     let enc: Vec<u64> = fp.encode_slice::<Z64>(&x).unwrap().iter().map(|z| z.0).collect();
     let plain = plain_scores(&plan, &x, batch);
-    let want = argmax_rows(&plain, 10);
     for (n, t) in [(5, 2), (7, 3)] {
         let roster = Roster::new(n, t).unwrap();
         for output in [Output::Logits, Output::Argmax] {
@@ -302,16 +314,7 @@ fn five_and_seven_servers_classify_on_rss_like_the_plaintext_plan() {
             req.output = output;
             let (parties, out) = run_rss(roster, 9, &plan, classify(req, x.clone()));
             let out = out.unwrap();
-            assert_eq!(out.classes, want, "{n} servers, {output:?}");
-            match output {
-                Output::Argmax => assert_eq!(out.scores, None),
-                _ => {
-                    let scores = out.scores.unwrap();
-                    let worst =
-                        scores.iter().zip(&plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-                    assert!(worst < 0.01, "{n} servers: scores off by {worst}");
-                }
-            }
+            check_answer(&out, output, &plain, &format!("{n} servers, {output:?}"));
             assert_eq!(parties.len(), n);
             for p in parties {
                 let (outcome, stages, _) = p.unwrap();
@@ -1022,22 +1025,12 @@ fn a_page_and_one_server_classify_on_spdz2k_like_the_plaintext_plan() {
     let batch = 2;
     let x = digits(batch);
     let plain = plain_scores(&plan, &x, batch);
-    let want = argmax_rows(&plain, 10);
     for output in [Output::Logits, Output::Argmax] {
         let mut req = Request::new("logreg", Backend::Spdz2k, batch);
         req.output = output;
         let (party, out) = run_spdz2k(&testing::Net::new(2), &plan, classify(req, x.clone()));
         let out = out.unwrap_or_else(|e| panic!("{output:?}: {e}"));
-        assert_eq!(out.classes, want, "{output:?}");
-        match output {
-            Output::Argmax => assert_eq!(out.scores, None),
-            _ => {
-                let scores = out.scores.unwrap();
-                let worst =
-                    scores.iter().zip(&plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-                assert!(worst < 0.01, "scores off by {worst}");
-            }
-        }
+        check_answer(&out, output, &plain, &format!("{output:?}"));
         let (outcome, stages, _) = party.unwrap();
         assert_eq!(outcome, Outcome::Answered);
         assert_eq!(&stages[1..], &[Stage::SetupDone { stocked: false }, Stage::OnlineDone]);

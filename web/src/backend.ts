@@ -8,14 +8,17 @@
 import { COMPUTE_PARTIES } from './roster.js';
 
 /** Every backend's name; the SDK's default first. */
-export const BACKENDS = ['meteor', 'rep3', 'mal3', 'rss'] as const;
+export const BACKENDS = ['meteor', 'rep3', 'mal3', 'rss', 'spdz2k'] as const;
 
 /**
  * A protocol family: among three servers `'meteor'` (fewer online rounds; reveals the scores),
  * `'rep3'` (replicated sharing; can reveal the class alone), or `'mal3'` (rep3 with every
  * product checked: a server that deviates makes the run fail instead of changing the answer;
  * slower); among five or seven, `'rss'` (replicated sharing where any two, or three, servers
- * together learn nothing; can reveal the class alone).
+ * together learn nothing; can reveal the class alone); with one server, `'spdz2k'` (the client
+ * computes as the second party: each side is protected against the other even if it cheats,
+ * and the run aborts on any deviation; the client makes the preprocessing with the server, so
+ * its first answer takes seconds; can reveal the class alone).
  */
 export type Backend = (typeof BACKENDS)[number];
 
@@ -24,5 +27,6 @@ export const DEFAULT_BACKEND: Backend = BACKENDS[0];
 
 /** The backend {@link Client.classify} uses when none is given, among `servers` servers. */
 export function defaultBackend(servers: number): Backend {
-  return servers === COMPUTE_PARTIES ? DEFAULT_BACKEND : 'rss';
+  if (servers === COMPUTE_PARTIES) return DEFAULT_BACKEND;
+  return servers === 1 ? 'spdz2k' : 'rss';
 }

@@ -58,7 +58,7 @@ export interface ClientOptions {
   /**
    * The compute parties' public keys (32 bytes each, or 64 hex digits), in order P0, P1, …:
    * the links authenticate the parties against them. Three for a deployment serving rep3,
-   * METEOR and mal3; five or seven for one serving rss.
+   * METEOR and mal3; five or seven for one serving rss; one for one serving spdz2k.
    */
   parties: readonly (Uint8Array | string)[];
   /**
@@ -127,7 +127,7 @@ export interface ClientOptions {
 export interface ClassifyOptions {
   /**
    * The protocol family (see {@link Backend}).
-   * @defaultValue 'meteor' among three servers, 'rss' among five or seven
+   * @defaultValue 'meteor' among three servers, 'rss' among five or seven, 'spdz2k' with one
    */
   backend?: Backend;
   /**

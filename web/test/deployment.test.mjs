@@ -114,3 +114,36 @@ test('a deployment of five servers serves rss (the default there) and refuses th
   assert.equal(e.code, 'REFUSED', String(e));
   assert.match(e.message, /rss runs among 5 or 7 servers; this deployment has 3/);
 });
+
+test('a deployment of one server serves spdz2k: the client computes as the second party', async () => {
+  const one = await startLocalDeployment({ parties: 1, webTransport: false });
+  try {
+    assert.equal(one.publicKeys.length, 1);
+    const run = async (model, k, options) => {
+      const { input, expected } = referenceSample(model, k);
+      const events = [];
+      const client = await Client.connect({ ...one.clientOptions(), onProgress: (e) => events.push(e), timeoutMs: 120_000 });
+      try {
+        const r = await client.classify(model, input, options);
+        return { got: r.classes[0], expected, r, events };
+      } finally {
+        client.close();
+      }
+    };
+    for (const [k, options] of [[6, {}], [8, { backend: 'spdz2k', output: 'class' }]]) {
+      const { got, expected, r, events } = await run('logreg', k, options);
+      assert.equal(got, expected, `logreg #${k}`);
+      assert.equal(r.scores === undefined, options.output === 'class');
+      assert.deepEqual(r.sent, [], 'the server receives the input only masked, inside the protocol');
+      assert.deepEqual(events.map((e) => e.stage), ['connecting', 'request', 'setup', 'online', 'done']);
+      // The client makes the preprocessing with the server: the setup is most of its traffic.
+      const setup = events[3].bytesSent - events[2].bytesSent;
+      assert.ok(setup > 1_000_000, `the client's setup sent ${setup} bytes`);
+    }
+    const e = await run('logreg', 0, { backend: 'rep3' }).catch((x) => x);
+    assert.equal(e.code, 'REFUSED', String(e));
+    assert.match(e.message, /rep3 runs among 3 servers; this deployment has 1 and serves spdz2k/);
+  } finally {
+    await one.stop();
+  }
+});

@@ -28,7 +28,8 @@ function operands() {
   return [BigInt64Array.from(xs), BigInt64Array.from(ys)];
 }
 
-for (const scheme of BACKENDS) {
+// spdz2k's parties are a server and the client (deployment.test.mjs): no Party API yet.
+for (const scheme of BACKENDS.filter((b) => b !== 'spdz2k')) {
   test(`[${scheme}] the same Party calls agree with the plaintext`, async () => {
     const { parties } = await session(scheme, `same-${scheme}`);
     parties.forEach((p) => assert.equal(p.scheme, scheme));

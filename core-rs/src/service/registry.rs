@@ -286,39 +286,30 @@ impl<T: Transport> Dispatch<T> for Rep3<T> {
     }
 }
 
-impl<T: Transport> Dispatch<T> for Rss<T> {
-    fn runs(backend: Backend) -> bool {
-        backend == Backend::Rss
-    }
-    fn configure(&mut self, _: &Catalog) {}
-    async fn dispatch<F: ForScheme<T, Self>>(
-        self,
-        backend: Backend,
-        f: F,
-    ) -> (Self, Option<F::Out>) {
-        match backend {
-            Backend::Rss => run_on::<Self, T, _, F>(self, f).await,
-            _ => (self, None),
+/// [`Dispatch`] for a session that runs one family, on scheme `$scheme`.
+macro_rules! dispatch_one_family {
+    ($session:ident, $backend:path, $scheme:ty) => {
+        impl<T: Transport> Dispatch<T> for $session<T> {
+            fn runs(backend: Backend) -> bool {
+                backend == $backend
+            }
+            fn configure(&mut self, _: &Catalog) {}
+            async fn dispatch<F: ForScheme<T, Self>>(
+                self,
+                backend: Backend,
+                f: F,
+            ) -> (Self, Option<F::Out>) {
+                match backend {
+                    $backend => run_on::<$scheme, T, _, F>(self, f).await,
+                    _ => (self, None),
+                }
+            }
         }
-    }
+    };
 }
 
-impl<T: Transport> Dispatch<T> for Mesh<T> {
-    fn runs(backend: Backend) -> bool {
-        backend == Backend::Spdz2k
-    }
-    fn configure(&mut self, _: &Catalog) {}
-    async fn dispatch<F: ForScheme<T, Self>>(
-        self,
-        backend: Backend,
-        f: F,
-    ) -> (Self, Option<F::Out>) {
-        match backend {
-            Backend::Spdz2k => run_on::<Spdz2k<T>, T, _, F>(self, f).await,
-            _ => (self, None),
-        }
-    }
-}
+dispatch_one_family!(Rss, Backend::Rss, Self);
+dispatch_one_family!(Mesh, Backend::Spdz2k, Spdz2k<T>);
 
 async fn run_on<S: ServedScheme<T, B>, T: Transport, B, F: ForScheme<T, B>>(
     base: B,
