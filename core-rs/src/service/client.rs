@@ -102,7 +102,8 @@ impl<T: Transport> Client<T> {
 
     /// The counters so far.
     pub fn stats(&self) -> Stats {
-        self.ctx.as_ref().map(Ctx::stats).unwrap_or_default()
+        let party = || self.party.as_ref().map(|p| p.s.base().ctx().stats());
+        self.ctx.as_ref().map(Ctx::stats).or_else(party).unwrap_or_default()
     }
 
     /// Gives the context back (e.g. to close its transport).

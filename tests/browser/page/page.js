@@ -232,10 +232,11 @@ window.rf = {
    * A private classification of `input` by a deployment's server parties (`o`: its client
    * options, keys, session and the optional client `keypair` in hex, `webTransport` as given to
    * `Client.connect`); returns the class, which of the relay's front ends the client used and
-   * why not WebTransport, the transport each progress event reports, the connect and
-   * classification times, the stage timings and the client's counters.
+   * why not WebTransport, the transport each progress event reports (and the bytes sent by
+   * then, `sentAt`), the connect and classification times, the stage timings and the client's
+   * counters.
    */
-  async classifyVia({ o, model, input }) {
+  async classifyVia({ o, model, input, backend = 'meteor', output = 'scores' }) {
     const events = [];
     const t0 = performance.now();
     const keypair = o.keypair && { privateKey: unhex(o.keypair.privateKey), publicKey: unhex(o.keypair.publicKey) };
@@ -244,7 +245,7 @@ window.rf = {
     });
     const connectMs = performance.now() - t0;
     try {
-      const r = await client.classify(model, Float32Array.from(input), { backend: 'meteor' });
+      const r = await client.classify(model, Float32Array.from(input), { backend, output });
       const why = client.webTransportError ? ` (not WebTransport: ${client.webTransportError})` : '';
       log(`${model} via ${client.transport}${why}: class ${r.classes[0]}`);
       return {
@@ -252,6 +253,7 @@ window.rf = {
         transport: client.transport,
         webTransportError: client.webTransportError,
         events: events.map((e) => [e.stage, e.transport]),
+        sentAt: events.map((e) => e.bytesSent),
         connectMs,
         classifyMs: performance.now() - t0 - connectMs,
         timings: r.timings,
