@@ -7,10 +7,11 @@
 //!   (the lift).
 //! * **AND**: Beaver with a bit triple; the openings send one bit per value to each party.
 //!   Bit triples come from preprocessing: the dealer's in tests, and in the parties' own
-//!   generation two random arithmetic bits and one Beaver product of them (checked by the next
-//!   MAC check), reduced to their low bits. That is a documented alternative to the paper's
-//!   TinyOT triples: the online phase is the paper's, the preprocessing costs about three
-//!   arithmetic triples per bit triple instead of a twelfth of one.
+//!   generation the triples of the instance k = 1 under the same key (SPDZ2k's triple
+//!   generation with k = 1: τ = 2 + 4s OT products, authenticated and sacrificed in 1 + s
+//!   bits). That is a documented alternative to the paper's TinyOT triples: the online phase
+//!   is the paper's; a bit triple's preprocessing costs about two thirds of an arithmetic
+//!   triple's OT products (on narrower words) instead of a twelfth of one.
 //! * **MSB** (the paper's Fig. 6): `k + 1` random bits, `c = a + r` opened, the carry circuit
 //!   `u = [c mod 2^(k−1) < r mod 2^(k−1)]` (`2k − 4` ANDs, `⌈log₂(k−1)⌉` rounds), the lift, and
 //!   `e = a − a' + 2^(k−1)·b` opened: `6k − 8` bits per party, `⌈log₂(k−1)⌉ + 2` rounds.
@@ -184,22 +185,8 @@ impl<T: Transport> Spdz2k<T> {
 
     /// `n` bit triples under ring `R`'s key.
     async fn bit_triples<R: Spdz2kRing>(&mut self, n: usize) -> Result<[AuthBits; 3], Error> {
-        let Triples { a, b, c } = self.bit_triples_arith::<R>(n).await?;
+        let Triples { a, b, c } = self.bit_triple_shares::<R>(n).await?;
         Ok([self.bits_of(&a), self.bits_of(&b), self.bits_of(&c)])
-    }
-
-    /// Bit triples as arithmetic sharings of bits: the dealer's, or two random bits and their
-    /// Beaver product (the opening joins the next MAC check).
-    async fn bit_triples_arith<R: Spdz2kRing>(&mut self, n: usize) -> Result<Triples<R>, Error> {
-        #[cfg(any(test, feature = "test-utils"))]
-        if let super::prep::Source::Dealer(d) = &mut self.base.source {
-            return Ok(d.bit_triples(self.base.ctx.me(), n));
-        }
-        let bits = self.rand_bits::<R>(2 * n).await?.b;
-        let (a, b) = (bits.slice(0..n), bits.slice(n..2 * n));
-        let prep = self.triples::<R>(n).await?;
-        let c = self.beaver(&a, &b, prep).await?;
-        Ok(Triples { a, b, c })
     }
 
     /// Beaver's product with `triples` (one round, logged openings).

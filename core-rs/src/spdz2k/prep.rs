@@ -180,6 +180,25 @@ impl<T: Transport> Spdz2k<T> {
         }
     }
 
+    /// `n` bit triples under ring `R`'s key, as sharings whose low bit is the bit (above it,
+    /// anything): the triples of the instance k = 1 under that key, made by OT, combined,
+    /// authenticated and sacrificed in 1 + s bits like every triple (τ = 2 + 4s OT products
+    /// each, against 2k + 4s for a triple of R plus two random bits and a product before).
+    pub(crate) async fn bit_triple_shares<R: Spdz2kRing>(
+        &mut self,
+        n: usize,
+    ) -> Result<Triples<R>, Error> {
+        match &mut self.base.source {
+            Source::Parties(_) => {
+                let (g, ctx, roster, mut own) = self.generator::<R>("bit triples").await?;
+                let [a, b, c] = g.triples(ctx, roster, &mut own, 1, n).await?;
+                Ok(Triples { a: a.into_ring(), b: b.into_ring(), c: c.into_ring() })
+            }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(d) => Ok(d.bit_triples(self.base.ctx.me(), n)),
+        }
+    }
+
     /// A matrix triple of ring `R` for an (m×l)·(l×n) product.
     pub(crate) async fn mat_triple<R: Spdz2kRing>(
         &mut self,
