@@ -128,9 +128,9 @@ const FAMILIES: [Family; 5] = [
 /// spdz2k).
 ///
 /// ```
-/// use ringfence_core::{net::PartyId, service::Deployment};
+/// use ringfence_core::{net::PartyId, service::{self, Deployment}};
 /// let three = Deployment::new(3).unwrap();
-/// assert_eq!((three.client(), three.roster().n()), (PartyId(3), 3));
+/// assert_eq!((three.client(), three.roster()), (service::CLIENT, service::ROSTER));
 /// let one = Deployment::new(1).unwrap();
 /// assert_eq!((one.client(), one.roster().n(), one.roster().t()), (PartyId(1), 2, 1));
 /// assert!(Deployment::new(4).is_err());
