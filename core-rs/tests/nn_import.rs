@@ -4,7 +4,7 @@
 use ringfence_core::nn::{import_onnx, InputRange, Layer, Model, NnError, INPUT_RANGE_KEY};
 use ringfence_core::testing::random_words;
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

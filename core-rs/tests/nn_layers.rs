@@ -11,7 +11,7 @@ use ringfence_core::nn::{
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing::random_words;
 
-mod common;
+use crate::common;
 use common::*;
 
 /// `n` pseudo-random reals in `[lo, hi)`.
@@ -244,7 +244,7 @@ fn alexnet_secure_runs_agree_with_the_plaintext_plan() {
 
 /// `models/alexnet.onnx` and `models/vgg16.onnx` (written by
 /// `scripts/models/make_cifar_nets.py`, not committed) import as the zoo's networks. Run with
-/// `cargo test -p ringfence-core --test nn_layers -- --ignored` after making them.
+/// `cargo test -p ringfence-core --test all nn_layers:: -- --ignored` after making them.
 #[test]
 #[ignore = "needs the generated models/alexnet.onnx and models/vgg16.onnx"]
 fn generated_onnx_files_import_as_the_zoo_networks() {

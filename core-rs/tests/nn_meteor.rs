@@ -10,7 +10,7 @@ use ringfence_core::nn::{
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing::random_words;
 
-mod common;
+use crate::common;
 use common::*;
 
 // The paper's architectures (extract §7.2), random weights: the cost model must give the

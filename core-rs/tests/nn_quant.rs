@@ -15,7 +15,7 @@ use ringfence_core::sharing::Session;
 use ringfence_core::testing::conformance::TestBase;
 use ringfence_core::testing::{random_words, MemTransport};
 
-mod common;
+use crate::common;
 use common::*;
 
 /// `n` pseudo-random integers in `[lo, hi]`.

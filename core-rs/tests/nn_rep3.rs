@@ -11,7 +11,7 @@ use ringfence_core::rep3::{self, Comparisons};
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::testing;
 
-mod common;
+use crate::common;
 use common::*;
 
 fn plan(bytes: &[u8]) -> (Model, FixedPlan<Z64>) {

@@ -1,7 +1,7 @@
 //! Shape files (`nn::shape`): every shipped model's shape survives the round trip, matches the
 //! owner's plan digest and holds no weight; damaged, forged and foreign bytes are clear errors.
 
-mod common;
+use crate::common;
 
 use ringfence_core::nn::shape::{is_shape_file, SHAPE_MAGIC};
 use ringfence_core::nn::{import_onnx, FixedPlan, Layer, ModelFile, ModelShape, NnError};

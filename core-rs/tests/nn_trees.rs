@@ -11,7 +11,7 @@ use ringfence_core::nn::{
 use ringfence_core::ring::Z64;
 use ringfence_core::testing::random_words;
 
-mod common;
+use crate::common;
 use common::*;
 
 const MODES: [NodeMode; 4] = [NodeMode::Lt, NodeMode::Leq, NodeMode::Gt, NodeMode::Gte];

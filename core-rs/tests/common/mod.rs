@@ -57,6 +57,21 @@ pub(crate) fn agreement(a: &[usize], b: &[usize]) -> f64 {
     a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
 }
 
+/// True in the core's tests compiled to wasm32-wasip1 (one thread, a debug build, 5–10× slower
+/// than native). Workloads there are smaller — a few samples per model, fewer fault trials —
+/// since the native run covers the rest with the same code and the wasm run is there to show
+/// that the compiled core answers as it does natively (`scripts/test.mjs` prints this).
+pub(crate) const UNDER_WASM: bool = cfg!(target_family = "wasm");
+
+/// How many of `n` samples a model test classifies here: all natively, 4 under wasm.
+pub(crate) fn samples_here(n: usize) -> usize {
+    if UNDER_WASM {
+        n.min(4)
+    } else {
+        n
+    }
+}
+
 /// Digits a secure run checks: `debug` in debug builds, all 1000 in release builds
 /// (`cargo test --release`).
 pub(crate) fn digits(debug: usize) -> usize {
