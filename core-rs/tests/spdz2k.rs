@@ -669,10 +669,14 @@ fn a_model_runs_on_the_parties_own_material() {
             let model =
                 p.share_model(PartyId(0), (me == PartyId(0)).then_some(&plan), &shape).await?;
             let mut prep = p.preprocess(&model, batch, Output::Argmax, PartyId(1)).await?;
+            let before = p.made_on_demand();
             let input = Party::take_input(&mut prep)?;
             let sx = p.input(PartyId(1), (me == PartyId(1)).then_some(&x[..]), input).await?;
             let y = p.infer(&model, sx, prep).await?;
-            p.open_to(PartyId(1), y).await
+            let out = p.open_to(PartyId(1), y).await;
+            // The comparisons' material was made in the setup: the online phase made none.
+            assert_eq!(p.made_on_demand(), before, "{me}: material made online");
+            out
         }
     });
     assert!(matches!(outs[0], Ok(None)), "P0 learns nothing: {:?}", outs[0]);

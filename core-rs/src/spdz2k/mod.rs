@@ -61,6 +61,7 @@ pub mod nn;
 pub mod offline;
 pub mod prep;
 mod scheme;
+mod stock;
 pub mod word;
 
 pub use prep::Source;

@@ -31,6 +31,7 @@
 use super::check::{
     coin_toss, commit_and_open, mac_check, open_logged, recv_bits, send_bits, settle, Log,
 };
+use super::stock::{Kind, Stock};
 use super::word::Word;
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::ot::{base, BaseOts, Cot, Tccr, KAPPA};
@@ -48,9 +49,16 @@ pub(crate) struct Wide<W = u128> {
 
 impl<W> Wide<W> {
     /// `o`'s shares after these (batches of one request).
-    fn append(&mut self, o: Self) {
+    pub(crate) fn append(&mut self, o: Self) {
         self.x.extend(o.x);
         self.m.extend(o.m);
+    }
+
+    /// The first `n` shares (all, if fewer), leaving the rest.
+    pub(crate) fn split_front(&mut self, n: usize) -> Self {
+        let n = n.min(self.x.len());
+        let (rx, rm) = (self.x.split_off(n), self.m.split_off(n));
+        Self { x: core::mem::replace(&mut self.x, rx), m: core::mem::replace(&mut self.m, rm) }
     }
 }
 
@@ -92,6 +100,10 @@ pub struct Generator<W = u128> {
     pairs: Vec<Vec<[Seed; 2]>>,
     batches: u64,
     tccr: Tccr,
+    /// Material made ahead ([`Generator::make_ahead`]), drawn first by [`Generator::take`].
+    stock: Stock<W>,
+    /// Draws that found the stock short and made the rest then.
+    made_on_demand: u64,
 }
 
 impl<W> core::fmt::Debug for Generator<W> {
@@ -125,7 +137,79 @@ impl<W: Word> Generator<W> {
             held[peer.index()] = o.received[KAPPA..].to_vec();
             pairs[peer.index()] = o.sent[KAPPA..].to_vec();
         }
-        Ok(Self { s, alpha, cot, held, pairs, batches: 0, tccr: Tccr::default() })
+        Ok(Self {
+            s,
+            alpha,
+            cot,
+            held,
+            pairs,
+            batches: 0,
+            tccr: Tccr::default(),
+            stock: Stock::default(),
+            made_on_demand: 0,
+        })
+    }
+
+    /// `n` items of `kind`, made now.
+    async fn make<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        kind: Kind,
+        n: usize,
+    ) -> Result<Vec<Wide<W>>, Error> {
+        Ok(match kind {
+            Kind::Triples(k) => self.triples(ctx, roster, own, k, n).await?.into(),
+            Kind::RandBits(k) => vec![self.rand_bits(ctx, roster, own, k, n).await?],
+            Kind::Random(wd) => vec![self.random_values(ctx, roster, own, wd, n).await?],
+        })
+    }
+
+    /// `n` items of `kind` into the stock, for draws to come.
+    pub(crate) async fn make_ahead<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        kind: Kind,
+        n: usize,
+    ) -> Result<(), Error> {
+        if n > 0 {
+            let parts = self.make(ctx, roster, own, kind, n).await?;
+            self.stock.put(kind, parts);
+        }
+        Ok(())
+    }
+
+    /// `n` items of `kind`: the stock's first, the rest made now (one component per element of
+    /// the result: three for triples).
+    pub(crate) async fn take<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        kind: Kind,
+        n: usize,
+    ) -> Result<Vec<Wide<W>>, Error> {
+        let have = self.stock.len(kind).min(n);
+        let mut got = self.stock.take(kind, have);
+        if have < n {
+            self.made_on_demand += 1;
+            let more = self.make(ctx, roster, own, kind, n - have).await?;
+            match &mut got {
+                Some(got) => got.iter_mut().zip(more).for_each(|(g, m)| g.append(m)),
+                None => got = Some(more),
+            }
+        }
+        Ok(got.unwrap_or_else(|| {
+            (0..kind.parts()).map(|_| Wide { x: Vec::new(), m: Vec::new() }).collect()
+        }))
+    }
+
+    /// Draws that found the stock short (and made the rest then).
+    pub(crate) fn made_on_demand(&self) -> u64 {
+        self.made_on_demand
     }
 
     /// MAC shares of `values` (this party's additive shares) in an instance of widths `wd`,

@@ -5,6 +5,7 @@
 //! bits), so it can be made ahead of any input.
 
 use super::offline::{Generator, Wide, Widths};
+use super::stock::Kind;
 use super::word::{Word, U256};
 use super::{Auth, Mesh, Spdz2k, Spdz2kRing};
 use crate::net::{Ctx, PartyId, Roster, Transport};
@@ -126,7 +127,77 @@ impl<W: Word> Wide<W> {
     }
 }
 
+impl<R: Spdz2kRing> Triples<R> {
+    fn from_parts<W: Word>(parts: Vec<Wide<W>>) -> Result<Self, Error> {
+        let [a, b, c]: [Wide<W>; 3] = parts
+            .try_into()
+            .map_err(|p: Vec<_>| Error::ApiMisuse(format!("triples in {} parts", p.len())))?;
+        Ok(Self { a: a.into_ring(), b: b.into_ring(), c: c.into_ring() })
+    }
+}
+
+fn one_part<W>(parts: Vec<Wide<W>>) -> Result<Wide<W>, Error> {
+    let n = parts.len();
+    let mut parts = parts.into_iter();
+    match (parts.next(), parts.next()) {
+        (Some(w), None) => Ok(w),
+        _ => Err(Error::ApiMisuse(format!("material in {n} parts, one expected"))),
+    }
+}
+
+/// Material for ring `R`'s online phase, made ahead by [`Spdz2k::make_ahead`]: the draws of
+/// the online phase take from it first, so that its rounds are the protocol's own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ahead {
+    /// Multiplication triples.
+    pub triples: usize,
+    /// Bit triples (the binary instance's, under `R`'s key).
+    pub bit_triples: usize,
+    /// Random bits.
+    pub rand_bits: usize,
+    /// Random values (one per MAC check's mask).
+    pub random: usize,
+}
+
 impl<T: Transport> Spdz2k<T> {
+    /// Makes `ahead` for ring `R` now, for the draws to come (the parties' generation; with
+    /// the test dealer, whose draws cost nothing, it does nothing). Every party must ask for the
+    /// same. Example, before a run of 100 MSBs at k = 32 whose every comparison finds its
+    /// material made:
+    ///
+    /// ```ignore
+    /// p.make_ahead::<Z32>(Ahead { rand_bits: 33 * 100, bit_triples: 60 * 100, ..Ahead::default() }).await?;
+    /// ```
+    pub async fn make_ahead<R: Spdz2kRing>(&mut self, ahead: Ahead) -> Result<(), Error> {
+        if !matches!(self.base.source, Source::Parties(_)) {
+            return Ok(());
+        }
+        let random = Kind::Random(Widths { v: R::BITS, s: R::S });
+        let (g, ctx, roster, mut own) = self.generator::<R>("material ahead").await?;
+        for (kind, n) in [
+            (Kind::RandBits(R::BITS), ahead.rand_bits),
+            (Kind::Triples(1), ahead.bit_triples),
+            (Kind::Triples(R::BITS), ahead.triples),
+            (random, ahead.random),
+        ] {
+            g.make_ahead(ctx, roster, &mut own, kind, n).await?;
+        }
+        Ok(())
+    }
+
+    /// Draws, of either ring, that found the material made ahead short and made the rest then
+    /// (each a generation run inside the online phase). Zero with the test dealer.
+    pub fn made_on_demand(&self) -> u64 {
+        match &self.base.source {
+            Source::Parties(g) => {
+                g.z32.as_ref().map_or(0, Generator::made_on_demand)
+                    + g.z64.as_ref().map_or(0, Generator::made_on_demand)
+            }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(_) => 0,
+        }
+    }
+
     /// The parties' generator for ring `R` (set up by base OTs with every peer on first use),
     /// with the links, the roster and a fresh stream of this party's randomness.
     async fn generator<R: Spdz2kRing>(
@@ -172,8 +243,8 @@ impl<T: Transport> Spdz2k<T> {
         match &mut self.base.source {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("triples").await?;
-                let [a, b, c] = g.triples(ctx, roster, &mut own, R::BITS, n).await?;
-                Ok(Triples { a: a.into_ring(), b: b.into_ring(), c: c.into_ring() })
+                let t = g.take(ctx, roster, &mut own, Kind::Triples(R::BITS), n).await?;
+                Triples::from_parts(t)
             }
             #[cfg(any(test, feature = "test-utils"))]
             Source::Dealer(d) => Ok(d.triples(self.base.ctx.me(), n)),
@@ -191,8 +262,7 @@ impl<T: Transport> Spdz2k<T> {
         match &mut self.base.source {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("bit triples").await?;
-                let [a, b, c] = g.triples(ctx, roster, &mut own, 1, n).await?;
-                Ok(Triples { a: a.into_ring(), b: b.into_ring(), c: c.into_ring() })
+                Triples::from_parts(g.take(ctx, roster, &mut own, Kind::Triples(1), n).await?)
             }
             #[cfg(any(test, feature = "test-utils"))]
             Source::Dealer(d) => Ok(d.bit_triples(self.base.ctx.me(), n)),
@@ -261,9 +331,8 @@ impl<T: Transport> Spdz2k<T> {
         match &mut self.base.source {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("random bits").await?;
-                Ok(RandBits {
-                    b: g.rand_bits(ctx, roster, &mut own, R::BITS, n).await?.into_ring(),
-                })
+                let b = g.take(ctx, roster, &mut own, Kind::RandBits(R::BITS), n).await?;
+                Ok(RandBits { b: one_part(b)?.into_ring() })
             }
             #[cfg(any(test, feature = "test-utils"))]
             Source::Dealer(d) => Ok(d.rand_bits(self.base.ctx.me(), n)),
@@ -280,8 +349,8 @@ impl<T: Transport> Spdz2k<T> {
         match &mut self.base.source {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("random values").await?;
-                let wd = Widths { v: R::BITS, s: R::S };
-                Ok(g.random_values(ctx, roster, &mut own, wd, n).await?.into_ring())
+                let kind = Kind::Random(Widths { v: R::BITS, s: R::S });
+                Ok(one_part(g.take(ctx, roster, &mut own, kind, n).await?)?.into_ring())
             }
             #[cfg(any(test, feature = "test-utils"))]
             Source::Dealer(d) => {

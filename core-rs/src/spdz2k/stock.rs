@@ -1,0 +1,61 @@
+//! Material made ahead of its use: what [`super::Spdz2k::make_ahead`] makes waits here, by
+//! kind, and every draw of that kind takes from it first (the generator makes only what is
+//! missing). Every party makes and draws the same kinds in the same order, so their queues stay
+//! aligned; the stock belongs to one session's party and each item is taken once.
+
+use super::offline::{Wide, Widths};
+
+/// What a generator makes: the key of a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Multiplication triples of this many value bits (1: the binary instance's, bit triples).
+    Triples(u32),
+    /// Random bits of the instance of this many value bits.
+    RandBits(u32),
+    /// Random values of these widths (the MAC checks' masks, matrix triples' factors).
+    Random(Widths),
+}
+
+impl Kind {
+    /// Components per item.
+    pub(crate) fn parts(self) -> usize {
+        match self {
+            Self::Triples(_) => 3,
+            Self::RandBits(_) | Self::Random(_) => 1,
+        }
+    }
+}
+
+/// Queues of material, oldest first: one [`Wide`] per component (three for triples).
+#[derive(Debug)]
+pub(crate) struct Stock<W> {
+    queues: Vec<(Kind, Vec<Wide<W>>)>,
+}
+
+impl<W> Default for Stock<W> {
+    fn default() -> Self {
+        Self { queues: Vec::new() }
+    }
+}
+
+impl<W> Stock<W> {
+    /// Items of `kind` waiting.
+    pub(crate) fn len(&self, kind: Kind) -> usize {
+        self.queues.iter().find(|(k, _)| *k == kind).map_or(0, |(_, q)| q[0].x.len())
+    }
+
+    /// `parts` (one batch of `kind`) after what waits.
+    pub(crate) fn put(&mut self, kind: Kind, parts: Vec<Wide<W>>) {
+        match self.queues.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, q)) => q.iter_mut().zip(parts).for_each(|(q, p)| q.append(p)),
+            None => self.queues.push((kind, parts)),
+        }
+    }
+
+    /// Up to `n` items of `kind`, the oldest first: fewer (maybe none, as empty components) when
+    /// fewer wait.
+    pub(crate) fn take(&mut self, kind: Kind, n: usize) -> Option<Vec<Wide<W>>> {
+        let (_, q) = self.queues.iter_mut().find(|(k, _)| *k == kind)?;
+        Some(q.iter_mut().map(|w| w.split_front(n)).collect())
+    }
+}
