@@ -192,19 +192,14 @@ impl<W: Word> Generator<W> {
         kind: Kind,
         n: usize,
     ) -> Result<Vec<Wide<W>>, Error> {
-        let have = self.stock.len(kind).min(n);
-        let mut got = self.stock.take(kind, have);
+        let mut got = self.stock.take(kind, n);
+        let have = got[0].x.len();
         if have < n {
             self.made_on_demand += 1;
             let more = self.make(ctx, roster, own, kind, n - have).await?;
-            match &mut got {
-                Some(got) => got.iter_mut().zip(more).for_each(|(g, m)| g.append(m)),
-                None => got = Some(more),
-            }
+            got.iter_mut().zip(more).for_each(|(g, m)| g.append(m));
         }
-        Ok(got.unwrap_or_else(|| {
-            (0..kind.parts()).map(|_| Wide { x: Vec::new(), m: Vec::new() }).collect()
-        }))
+        Ok(got)
     }
 
     /// Draws that found the stock short (and made the rest then).

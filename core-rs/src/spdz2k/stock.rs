@@ -39,11 +39,6 @@ impl<W> Default for Stock<W> {
 }
 
 impl<W> Stock<W> {
-    /// Items of `kind` waiting.
-    pub(crate) fn len(&self, kind: Kind) -> usize {
-        self.queues.iter().find(|(k, _)| *k == kind).map_or(0, |(_, q)| q[0].x.len())
-    }
-
     /// `parts` (one batch of `kind`) after what waits.
     pub(crate) fn put(&mut self, kind: Kind, parts: Vec<Wide<W>>) {
         match self.queues.iter_mut().find(|(k, _)| *k == kind) {
@@ -52,10 +47,12 @@ impl<W> Stock<W> {
         }
     }
 
-    /// Up to `n` items of `kind`, the oldest first: fewer (maybe none, as empty components) when
-    /// fewer wait.
-    pub(crate) fn take(&mut self, kind: Kind, n: usize) -> Option<Vec<Wide<W>>> {
-        let (_, q) = self.queues.iter_mut().find(|(k, _)| *k == kind)?;
-        Some(q.iter_mut().map(|w| w.split_front(n)).collect())
+    /// Up to `n` items of `kind`, the oldest first, in `kind.parts()` components: fewer (maybe
+    /// none) when fewer wait.
+    pub(crate) fn take(&mut self, kind: Kind, n: usize) -> Vec<Wide<W>> {
+        match self.queues.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, q)) => q.iter_mut().map(|w| w.split_front(n)).collect(),
+            None => (0..kind.parts()).map(|_| Wide { x: Vec::new(), m: Vec::new() }).collect(),
+        }
     }
 }
