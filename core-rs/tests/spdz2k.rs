@@ -19,7 +19,7 @@ use ringfence_core::Error;
 type Party = Spdz2k<MemTransport>;
 
 use crate::common;
-use common::{digits8, json_numbers, LOGREG, LOGREG_REF};
+use common::{digits8, json_numbers, LOGREG, LOGREG_REF, TREE, TREE_REF};
 
 fn values<R: IntRing>(seed: u64, n: usize) -> Vec<R> {
     let edges = [0i64, 1, -1, i64::MIN, i64::MAX].map(R::from_i64);
@@ -651,39 +651,42 @@ fn svms_answer_like_the_plaintext_argmax() {
     run::<Z32>(true, 4, 6, 64);
 }
 
-/// A shipped model end to end on the parties' own material, between two parties (the page and
-/// the server): P0 shares the logistic regression's weights, P1 its digits; the setup makes
-/// the matrix triple and the bits, and only P1 learns the classes, which are onnxruntime's.
+/// Shipped models end to end on the parties' own material, between two parties (the page and
+/// the server): P0 shares the weights (the logistic regression's, the tree ensemble's), P1 its
+/// digits; the setup makes all the material, the online phase none, and only P1 learns the
+/// classes, which are onnxruntime's.
 #[test]
 fn a_model_runs_on_the_parties_own_material() {
     use ringfence_core::nn::{import_onnx, FixedPlan, Inference, Output, DEFAULT_FRAC_BITS};
     let batch = 2;
-    let plan = FixedPlan::<Z64>::new(&import_onnx(LOGREG).unwrap(), DEFAULT_FRAC_BITS).unwrap();
-    let shape = plan.shape();
-    let x = plan.encode_input(&digits8()[..batch * shape.input_len]).unwrap();
-    let net = Net::new(2);
-    let outs = testing::run_spdz2k_generating(&net, 2, 8, |mut p| {
-        let (plan, shape, x) = (plan.clone(), shape.clone(), x.clone());
-        async move {
-            let me = p.me();
-            let model =
-                p.share_model(PartyId(0), (me == PartyId(0)).then_some(&plan), &shape).await?;
-            let mut prep = p.preprocess(&model, batch, Output::Argmax, PartyId(1)).await?;
-            let before = p.made_on_demand();
-            let input = Party::take_input(&mut prep)?;
-            let sx = p.input(PartyId(1), (me == PartyId(1)).then_some(&x[..]), input).await?;
-            let y = p.infer(&model, sx, prep).await?;
-            let out = p.open_to(PartyId(1), y).await;
-            // The comparisons' material was made in the setup: the online phase made none.
-            assert_eq!(p.made_on_demand(), before, "{me}: material made online");
-            out
+    for (name, onnx, reference) in [("logreg", LOGREG, LOGREG_REF), ("tree", TREE, TREE_REF)] {
+        let plan = FixedPlan::<Z64>::new(&import_onnx(onnx).unwrap(), DEFAULT_FRAC_BITS).unwrap();
+        let shape = plan.shape();
+        let x = plan.encode_input(&digits8()[..batch * shape.input_len]).unwrap();
+        let net = Net::new(2);
+        let outs = testing::run_spdz2k_generating(&net, 2, 8, |mut p| {
+            let (plan, shape, x) = (plan.clone(), shape.clone(), x.clone());
+            async move {
+                let me = p.me();
+                let model =
+                    p.share_model(PartyId(0), (me == PartyId(0)).then_some(&plan), &shape).await?;
+                let mut prep = p.preprocess(&model, batch, Output::Argmax, PartyId(1)).await?;
+                let before = p.made_on_demand();
+                let input = Party::take_input(&mut prep)?;
+                let sx = p.input(PartyId(1), (me == PartyId(1)).then_some(&x[..]), input).await?;
+                let y = p.infer(&model, sx, prep).await?;
+                let out = p.open_to(PartyId(1), y).await;
+                // Everything was made in the setup: the online phase made nothing.
+                assert_eq!(p.made_on_demand(), before, "{name}, {me}: material made online");
+                out
+            }
+        });
+        assert!(matches!(outs[0], Ok(None)), "{name}: P0 learns nothing: {:?}", outs[0]);
+        let classes = outs[1].as_ref().expect("P1's run").as_ref().expect("P1's classes");
+        let labels = import_onnx(onnx).unwrap().class_labels.unwrap();
+        let ort = json_numbers(reference, "argmax");
+        for (i, c) in classes.iter().enumerate() {
+            assert_eq!(labels[c.to_u64() as usize], ort[i] as i64, "{name}: sample {i}");
         }
-    });
-    assert!(matches!(outs[0], Ok(None)), "P0 learns nothing: {:?}", outs[0]);
-    let classes = outs[1].as_ref().expect("P1's run").as_ref().expect("P1's classes");
-    let labels = import_onnx(LOGREG).unwrap().class_labels.unwrap();
-    let ort = json_numbers(LOGREG_REF, "argmax");
-    for (i, c) in classes.iter().enumerate() {
-        assert_eq!(labels[c.to_u64() as usize], ort[i] as i64, "sample {i}");
     }
 }

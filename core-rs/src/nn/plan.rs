@@ -143,7 +143,9 @@ pub struct PrepNeeds {
     /// scale output per sample of a fixed-point plan, one per requantized value of an integer
     /// plan (rep3: a truncation pair each).
     pub products: usize,
-    /// Exact product outputs: an integer plan's dense and conv outputs (rep3: nothing).
+    /// Exact product outputs: an integer plan's dense and conv outputs, a tree ensemble's
+    /// reach products (one per node below the roots per sample) and leaf products (rep3:
+    /// nothing).
     pub exact: usize,
     /// Bit products and injections: one per ReLU value, per comparison of max pooling and of
     /// the argmax (`classes − 1` per sample), per tree node per sample, and two per requantized
@@ -176,15 +178,20 @@ impl PlanShape {
     }
 
     /// The matrix products of one run of `batch` samples in the order the walk makes them,
-    /// as `(m, l, n)` for an (m×l)·(l×n) product: a dense layer's `(batch, inputs, outputs)`,
-    /// a convolution's im2col product `(batch · positions, patch, out_c)`. A tree ensemble's
-    /// leaf-weight product is not among them (its evaluation makes its own material).
-    pub fn matmuls(&self, batch: usize) -> Vec<(usize, usize, usize)> {
+    /// as `(m, l, n)` for an (m×l)·(l×n) product, each with whether it is exact (no
+    /// truncation): a dense layer's `(batch, inputs, outputs)`, a convolution's im2col product
+    /// `(batch · positions, patch, out_c)` (both exact in an integer plan), a tree ensemble's
+    /// leaf product `(batch, leaves, classes)` (always exact: its left operand is 0/1).
+    pub fn matmuls(&self, batch: usize) -> Vec<((usize, usize, usize), bool)> {
+        let exact = self.is_integer();
         self.steps
             .iter()
             .filter_map(|s| match s {
-                StepShape::Dense { inputs, outputs } => Some((batch, *inputs, *outputs)),
-                StepShape::Conv(g) => Some((batch * g.positions(), g.full_patch_len(), g.out_c)),
+                StepShape::Dense { inputs, outputs } => Some(((batch, *inputs, *outputs), exact)),
+                StepShape::Conv(g) => {
+                    Some(((batch * g.positions(), g.full_patch_len(), g.out_c), exact))
+                }
+                StepShape::Trees(t) => Some(((batch, t.leaves.len(), t.classes), true)),
                 _ => None,
             })
             .collect()
@@ -193,7 +200,9 @@ impl PlanShape {
     /// The preprocessing one run of `batch` samples needs.
     pub fn needs(&self, batch: usize, output: Output) -> PrepNeeds {
         let mut n = PrepNeeds { products: 0, exact: 0, bits: 0 };
-        let lin: usize = self.matmuls(batch).iter().map(|&(m, _, o)| m * o).sum();
+        for ((m, _, o), exact) in self.matmuls(batch) {
+            *if exact { &mut n.exact } else { &mut n.products } += m * o;
+        }
         for s in &self.steps {
             match s {
                 StepShape::Dense { .. } | StepShape::Conv(_) => {}
@@ -201,17 +210,15 @@ impl PlanShape {
                 StepShape::MaxPool(g) => n.bits += batch * g.out_len() * (g.window_len() - 1),
                 StepShape::Scale { len, .. } => n.products += batch * len,
                 StepShape::SumPool(_) => {}
-                StepShape::Trees(t) => n.bits += batch * t.nodes.len(),
+                StepShape::Trees(t) => {
+                    n.bits += batch * t.nodes.len();
+                    n.exact += batch * t.reach_products();
+                }
                 StepShape::Requant { channels, inner, .. } => {
                     n.products += batch * channels * inner;
                     n.bits += 2 * batch * channels * inner;
                 }
             }
-        }
-        if self.is_integer() {
-            n.exact += lin;
-        } else {
-            n.products += lin;
         }
         if output == Output::Argmax {
             n.bits += batch * self.output_len().saturating_sub(1);

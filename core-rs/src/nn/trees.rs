@@ -61,7 +61,7 @@ use core::ops::Range;
 use super::model::check_input;
 use super::NnError;
 use crate::ring::IntRing;
-use crate::sharing::{Boolean, Linear};
+use crate::sharing::{Boolean, Linear, Store};
 use crate::Error;
 
 /// The comparison a node makes; `true` sends the sample to the node's true child.
@@ -153,6 +153,12 @@ impl core::fmt::Debug for TreeEnsemble {
 }
 
 impl TreeShape {
+    /// Reach products per sample: one per internal node below the roots (a root's reach is
+    /// the public 1, so its product is its bit).
+    pub fn reach_products(&self) -> usize {
+        self.nodes.iter().filter(|nd| nd.depth > 0).count()
+    }
+
     /// Checks the structure (indices in range, parents first, depths consistent).
     pub(crate) fn check(&self) -> Result<(), NnError> {
         for (i, n) in self.nodes.iter().enumerate() {
@@ -383,10 +389,18 @@ pub(crate) fn check_fit(s: &TreeShape, lens: [usize; 4], batch: usize) -> Result
     Ok(())
 }
 
+/// The products' material of one evaluation, made in setup with the run's other material:
+/// the reach products' (exact, [`TreeShape::reach_products`] per sample, taken level by
+/// level) and the leaf product's (`batch × leaves` by `leaves × classes`, exact).
+pub(crate) struct TreePrep<P, M> {
+    pub(crate) reach: P,
+    pub(crate) leaves: M,
+}
+
 /// A tree ensemble's secure evaluation (steps 1–3 above) for a scheme with [`Boolean`]: `x` is
 /// `batch × features`, `t`, `w` and `base` the shared thresholds, leaf weights and base
-/// values; `bits` is material for `batch · nodes` bit injections. Returns `batch × classes`
-/// shared scores.
+/// values; `bits` is material for `batch · nodes` bit injections, `prep` for the products.
+/// Returns `batch × classes` shared scores.
 pub(crate) async fn evaluate<R: IntRing, S: Boolean<R>>(
     p: &mut S,
     s: &TreeShape,
@@ -394,7 +408,11 @@ pub(crate) async fn evaluate<R: IntRing, S: Boolean<R>>(
     x: &S::V,
     batch: usize,
     bits: S::BitPrep,
-) -> Result<S::V, Error> {
+    prep: TreePrep<S::MulPrep, S::MatMulPrep>,
+) -> Result<S::V, Error>
+where
+    S::MulPrep: Store,
+{
     check_fit(s, [x.len(), t.len(), w.len(), base.len()], batch)?;
     let (l, c) = (s.leaves.len(), s.classes);
     let levels = by_level(s);
@@ -417,6 +435,7 @@ pub(crate) async fn evaluate<R: IntRing, S: Boolean<R>>(
             .collect();
         S::V::concat(&[&c01, &flipped]).gather(&idx)
     };
+    let TreePrep { reach: mut reach_prep, leaves } = prep;
     let mut reach = Reach::new(s, batch, p.constant(&vec![R::ONE; batch]));
     for (d, (level, range)) in levels.iter().zip(level_ranges(&levels, batch)).enumerate() {
         let r = reach.reach(level)?;
@@ -425,14 +444,12 @@ pub(crate) async fn evaluate<R: IntRing, S: Boolean<R>>(
         let prod = if d == 0 {
             b
         } else {
-            let (prep, _) = p.mul_prep(&S::tag(&r), &S::tag(&b), 0).await?;
+            let prep = reach_prep.take(r.len())?;
             p.mul(&r, &b, prep).await?
         };
         reach.taken(level, &prod)?;
     }
     let ind = reach.indicators()?;
-    let dims = (batch, l, c);
-    let (prep, _) = p.matmul_prep(&S::tag(&ind), &S::tag(w), dims, 0).await?;
-    let scores = p.matmul(&ind, w, dims, prep).await?;
+    let scores = p.matmul(&ind, w, (batch, l, c), leaves).await?;
     scores.add(&base.gather(&super::plan::tile(batch * c, c)))
 }

@@ -39,28 +39,37 @@ pub struct UniformPrep<I, P, B, M = Pooled<P>> {
 }
 
 /// Matrix products' material where the products' store serves them, `m·n` units for an
-/// (m×l)·(l×n) product: a fixed-point plan's come from the products' store, an integer
-/// plan's exact ones from their own.
+/// (m×l)·(l×n) product: a fixed-point plan's come from the products' store, exact ones (an
+/// integer plan's, a tree ensemble's) from their own, which serves exact elementwise products
+/// too.
 #[derive(Debug)]
 pub struct Pooled<P> {
     exact: P,
 }
 
 /// Matrix products' material made for each product's shape (spdz2k's matrix triples), in
-/// the order the walk takes it ([`PlanShape::matmuls`]).
+/// the order the walk takes it ([`PlanShape::matmuls`]), and the exact elementwise products'
+/// (`P`: a tree ensemble's reach products).
 #[derive(Debug)]
-pub struct PerProduct<M>(pub(crate) VecDeque<M>);
+pub struct PerProduct<M, P> {
+    pub(crate) matmuls: VecDeque<M>,
+    pub(crate) exact: P,
+}
 
-/// Where a run's matrix products take their material (`M` is the scheme's matrix product
-/// material, `P` the run's store of elementwise products').
+/// Where a run's matrix products and exact elementwise products take their material (`M` is
+/// the scheme's matrix product material, `P` its elementwise products').
 pub(crate) trait MatMuls<P, M> {
-    /// The material of the next matrix product, of shape `dims`.
+    /// The material of the next matrix product, of shape `dims` (`products` is the run's
+    /// store of truncated products).
     fn take(
         &mut self,
         products: &mut P,
         dims: (usize, usize, usize),
         exact: bool,
     ) -> Result<M, Error>;
+
+    /// The material of `n` exact elementwise products.
+    fn take_exact(&mut self, n: usize) -> Result<P, Error>;
 }
 
 impl<P: Store> MatMuls<P, P> for Pooled<P> {
@@ -72,13 +81,21 @@ impl<P: Store> MatMuls<P, P> for Pooled<P> {
     ) -> Result<P, Error> {
         if exact { &mut self.exact } else { products }.take(m * n)
     }
+
+    fn take_exact(&mut self, n: usize) -> Result<P, Error> {
+        self.exact.take(n)
+    }
 }
 
-impl<P, M> MatMuls<P, M> for PerProduct<M> {
+impl<P: Store, M> MatMuls<P, M> for PerProduct<M, P> {
     fn take(&mut self, _: &mut P, dims: (usize, usize, usize), _: bool) -> Result<M, Error> {
-        self.0.pop_front().ok_or_else(|| {
+        self.matmuls.pop_front().ok_or_else(|| {
             Error::PreprocessingExhausted(format!("no matrix product's material left for {dims:?}"))
         })
+    }
+
+    fn take_exact(&mut self, n: usize) -> Result<P, Error> {
+        self.exact.take(n)
     }
 }
 
@@ -278,6 +295,10 @@ where
         batch: usize,
     ) -> Result<S::V, Error> {
         let bits = self.bits.take(batch * shape.nodes.len())?;
-        trees::evaluate(self.s, shape, weights, &x, batch, bits).await
+        let reach = self.matmuls.take_exact(batch * shape.reach_products())?;
+        let dims = (batch, shape.leaves.len(), shape.classes);
+        let leaves = self.matmuls.take(&mut self.products, dims, true)?;
+        let prep = trees::TreePrep { reach, leaves };
+        trees::evaluate(self.s, shape, weights, &x, batch, bits, prep).await
     }
 }

@@ -163,6 +163,7 @@ impl<W: Word> Generator<W> {
             Kind::Triples(k) => self.triples(ctx, roster, own, k, n).await?.into(),
             Kind::RandBits(k) => vec![self.rand_bits(ctx, roster, own, k, n).await?],
             Kind::Random(wd) => vec![self.random_values(ctx, roster, own, wd, n).await?],
+            Kind::Masks(wd, owner) => vec![self.input_masks(ctx, roster, own, wd, owner, n).await?],
         })
     }
 
@@ -346,9 +347,9 @@ impl<W: Word> Generator<W> {
         Ok(Wide { x, m })
     }
 
-    /// Input masks of an instance for `owner`: its random values (which it returns, mod 2^v),
-    /// the others' zero shares, authenticated.
-    pub(crate) async fn input_masks<T: Transport>(
+    /// Input masks of an instance for `owner`: its random values (their low `v` bits are the
+    /// masks' values), the others' zero shares, authenticated.
+    async fn input_masks<T: Transport>(
         &mut self,
         ctx: &mut Ctx<T>,
         roster: Roster,
@@ -356,12 +357,10 @@ impl<W: Word> Generator<W> {
         wd: Widths,
         owner: PartyId,
         n: usize,
-    ) -> Result<(Wide<W>, Option<Vec<W>>), Error> {
-        let mine = ctx.me() == owner;
-        let x = if mine { W::random(own, n, wd.w()) } else { vec![W::ZERO; n] };
+    ) -> Result<Wide<W>, Error> {
+        let x = if ctx.me() == owner { W::random(own, n, wd.w()) } else { vec![W::ZERO; n] };
         let m = self.authenticate(ctx, roster, own, wd, &x).await?;
-        let values = mine.then(|| x.iter().map(|&r| r.reduce(wd.v)).collect());
-        Ok((Wide { x, m }, values))
+        Ok(Wide { x, m })
     }
 
     /// `n` multiplication triples of the instance of `k` value bits (and this generator's

@@ -157,6 +157,8 @@ pub struct Ahead {
     pub rand_bits: usize,
     /// Random values (one per MAC check's mask).
     pub random: usize,
+    /// Masks for one party's inputs and for the outputs opened to it: `(party, count)`.
+    pub masks: Option<(PartyId, usize)>,
 }
 
 impl<T: Transport> Spdz2k<T> {
@@ -172,13 +174,15 @@ impl<T: Transport> Spdz2k<T> {
         if !matches!(self.base.source, Source::Parties(_)) {
             return Ok(());
         }
-        let random = Kind::Random(Widths { v: R::BITS, s: R::S });
+        let wd = Widths { v: R::BITS, s: R::S };
+        let (owner, masks) = ahead.masks.unwrap_or((PartyId(0), 0));
         let (g, ctx, roster, mut own) = self.generator::<R>("material ahead").await?;
         for (kind, n) in [
             (Kind::RandBits(R::BITS), ahead.rand_bits),
             (Kind::Triples(1), ahead.bit_triples),
             (Kind::Triples(R::BITS), ahead.triples),
-            (random, ahead.random),
+            (Kind::Random(wd), ahead.random),
+            (Kind::Masks(wd, owner), masks),
         ] {
             g.make_ahead(ctx, roster, &mut own, kind, n).await?;
         }
@@ -312,10 +316,11 @@ impl<T: Transport> Spdz2k<T> {
         match &mut self.base.source {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("input masks").await?;
-                let wd = Widths { v: R::BITS, s: R::S };
-                let (r, values) = g.input_masks(ctx, roster, &mut own, wd, owner, n).await?;
-                let values =
-                    values.map(|v| v.into_iter().map(|w| R::from_low_u128(w.low_u128())).collect());
+                let kind = Kind::Masks(Widths { v: R::BITS, s: R::S }, owner);
+                let r = one_part(g.take(ctx, roster, &mut own, kind, n).await?)?;
+                // The owner's share is the mask (the others' are zero).
+                let values = (ctx.me() == owner)
+                    .then(|| r.x.iter().map(|w| R::from_low_u128(w.low_u128())).collect());
                 Ok(InputMasks { r: r.into_ring(), values })
             }
             #[cfg(any(test, feature = "test-utils"))]

@@ -4,6 +4,7 @@
 //! aligned; the stock belongs to one session's party and each item is taken once.
 
 use super::offline::{Wide, Widths};
+use crate::net::PartyId;
 
 /// What a generator makes: the key of a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,6 +15,9 @@ pub(crate) enum Kind {
     RandBits(u32),
     /// Random values of these widths (the MAC checks' masks, matrix triples' factors).
     Random(Widths),
+    /// Input masks of these widths for this owner: its share is the value (which it alone
+    /// knows), the others' are zero. They mask the owner's inputs and the outputs opened to it.
+    Masks(Widths, PartyId),
 }
 
 impl Kind {
@@ -21,7 +25,7 @@ impl Kind {
     pub(crate) fn parts(self) -> usize {
         match self {
             Self::Triples(_) => 3,
-            Self::RandBits(_) | Self::Random(_) => 1,
+            Self::RandBits(_) | Self::Random(_) | Self::Masks(..) => 1,
         }
     }
 }
