@@ -27,12 +27,14 @@ import type { WasmClient, WasmModelInfo } from './wasm-api.js';
  * - `connecting`: {@link Client.connect} started (before anything is sent);
  * - `request`: a classification starts: the request goes to the parties;
  * - `setup`: the parties accepted it and run the setup (weights, masks, preprocessing);
+ * - `prepared`: the setup of a run started by {@link Client.prepare} finished; the parties wait
+ *   for its input;
  * - `online`: the input goes out and the result comes back;
  * - `done`: the classification finished.
  *
  * Each stage of a classification is reported when it starts, so a UI can show it while it runs.
  */
-export type ClientStage = 'connecting' | 'request' | 'setup' | 'online' | 'done';
+export type ClientStage = 'connecting' | 'request' | 'setup' | 'prepared' | 'online' | 'done';
 
 /** A progress report of a {@link Client}: the stage that starts and the counters so far. */
 export interface ClientProgressEvent extends ProgressCounters {
@@ -153,6 +155,22 @@ export interface ClassifyOptions {
   inputRange?: readonly [min: number, max: number];
 }
 
+/**
+ * Options of {@link Client.prepare}: those of the classification it prepares. The
+ * {@link Client.classify} that uses it passes the same model, backend, output and batch.
+ */
+export type PrepareOptions = Omit<ClassifyOptions, 'inputRange'>;
+
+/** A classification whose request and setup ran ahead of its input ({@link Client.prepare}). */
+export interface Prepared {
+  /** What the parties told the client about the model. */
+  readonly model: ModelDescription;
+  /** The request's and the setup's communication. */
+  readonly stats: ProgressCounters;
+  /** Wall time of the request and of the setup, in milliseconds. */
+  readonly timings: { readonly request: number; readonly setup: number };
+}
+
 /** What the parties told the client about the model. */
 export interface ModelDescription {
   /** Values per input sample. */
@@ -192,6 +210,11 @@ export interface Classification {
     readonly setup: number;
     /** Input sent until the result was reconstructed. */
     readonly online: number;
+    /**
+     * How long the classification waited for a preparation ({@link Client.prepare}) still
+     * running when it was called; 0 when the preparation had finished, or there was none.
+     */
+    readonly waited: number;
   };
 }
 
@@ -247,6 +270,8 @@ export class Client {
   /** How many server parties the deployment has. */
   readonly #servers: number;
   #running = false;
+  /** The run {@link Client.prepare} started, until a classification takes it. */
+  #prepared: PendingRun | undefined;
   #closed = false;
   /** The error that ended the session, returned by every later call. */
   #failed: RingfenceError | undefined;
@@ -318,46 +343,158 @@ export class Client {
    * ```
    */
   async classify(model: string, input: ClassifyInput, options: ClassifyOptions = {}): Promise<Classification> {
-    this.#checkUsable();
+    this.#checkUsable('classify');
     if (typeof options !== 'object' || options === null) throw invalid('classify options must be an object');
-    const { backend = defaultBackend(this.#servers), output = 'scores', batch = 1, inputRange } = options;
-    const range = checkRange(inputRange);
+    const key = this.#runKey('classify', model, options);
+    const range = checkRange(options.inputRange);
     const values = checkInput(input, range);
+    const prepared = this.#prepared;
+    if (prepared && prepared.key !== key) {
+      throw new RingfenceError(
+        'API_MISUSE',
+        `classify: a run of ${prepared.key} is prepared on this client and its parties wait for its input: classify with the same model and options, or close the client`,
+      );
+    }
     this.#running = true;
-    const before = this.stats();
+    this.#prepared = undefined;
+    const start = this.stats();
+    const before = prepared?.before ?? start;
+    // Whether the parties wait for this input (a prepared run's setup is done).
+    let awaited = false;
     try {
-      const t0 = this.#report('request');
-      const info = await this.#step(() => this.#raw.request(model, backend, output, batch));
-      checkFits(values, info, range);
-      const t1 = this.#report('setup');
-      await this.#step(() => this.#raw.setup());
-      const t2 = this.#report('online');
+      const waitStart = performance.now();
+      const waiting = prepared !== undefined && !prepared.settled;
+      const run = prepared
+        ? await prepared.setUp
+        : await this.#setUp(model, options, (info) => checkFits(values, info, range));
+      const waited = waiting ? performance.now() - waitStart : 0;
+      if (prepared) {
+        awaited = true;
+        try {
+          checkFits(values, run.info, range);
+        } catch (e) {
+          // Nothing of this input went out: the prepared run stays for a fitting input.
+          this.#prepared = prepared;
+          awaited = false;
+          throw e;
+        }
+      }
+      const tOnline = this.#report('online');
       const out = await this.#step(() => this.#raw.run(values));
-      const t3 = this.#report('done');
+      const tDone = this.#report('done');
       const after = this.stats();
       return {
         classes: Array.from(out.classes),
         ...(out.scores ? { scores: out.scores } : {}),
         sent: out.sent,
-        model: describe(info, range),
+        model: describe(run.info, range),
         stats: {
           bytesSent: after.bytesSent - before.bytesSent,
           bytesReceived: after.bytesReceived - before.bytesReceived,
           rounds: after.rounds - before.rounds,
         },
-        timings: { request: t1 - t0, setup: t2 - t1, online: t3 - t2 },
+        timings: { request: run.timings.request, setup: run.timings.setup, online: tDone - tOnline, waited },
       };
     } catch (e) {
       const err = this.#link.abortError() ?? this.#closedError() ?? toRingfenceError(e);
-      if (this.stats().bytesSent !== before.bytesSent) {
-        // The parties are mid-protocol with this client: the session cannot go on.
-        this.#failed ??= err;
-        this.#link.close();
-      }
+      // The parties are mid-protocol with this client: the session cannot go on.
+      if (awaited || this.stats().bytesSent !== start.bytesSent) this.#fail(err);
       throw err;
     } finally {
       this.#running = false;
     }
+  }
+
+  /**
+   * Starts the request and the setup of a classification now, before its input is known, so
+   * that the {@link Client.classify} that follows (with the same model and options) pays only
+   * the online phase. With spdz2k the setup is the client's share of the preprocessing, made
+   * with the server (seconds in a browser): start it when the page loads and classify when the
+   * user submits. Resolves when the setup is done (progress: `request`, `setup`, then
+   * `prepared`); a `classify` called earlier waits for it. One run is prepared at a time and the
+   * parties wait for its input, at most their timeout (`timeout_ms` of `ringfence party`, 30 s
+   * by default: raise it for a form that takes longer to fill); the prepared run is this
+   * session's and used once. An input that does not fit the model leaves it prepared.
+   *
+   * ```ts
+   * const ready = client.prepare('logreg', { output: 'class' });  // while the user types
+   * // …
+   * await ready;  // optional: classify waits for it too
+   * const r = await client.classify('logreg', features, { output: 'class' });
+   * console.log(r.classes[0], r.timings.online, r.timings.waited);
+   * ```
+   *
+   * A preparation that fails after its request went out ends the session like a failed
+   * classification (the parties are left mid-protocol): the promise rejects, and so do the
+   * `classify` waiting for it and every later call.
+   */
+  async prepare(model: string, options: PrepareOptions = {}): Promise<Prepared> {
+    this.#checkUsable('prepare');
+    if (typeof options !== 'object' || options === null) throw invalid('prepare options must be an object');
+    if (this.#prepared) {
+      throw new RingfenceError('API_MISUSE', `prepare: a run of ${this.#prepared.key} is already prepared on this client: classify it first`);
+    }
+    const key = this.#runKey('prepare', model, options);
+    const before = this.stats();
+    const pending: PendingRun = {
+      key,
+      before,
+      settled: false,
+      setUp: this.#setUp(model, options).then(
+        (run) => {
+          pending.settled = true;
+          this.#report('prepared');
+          return run;
+        },
+        (e: unknown) => {
+          const err = this.#link.abortError() ?? this.#closedError() ?? toRingfenceError(e);
+          if (this.#prepared === pending) this.#prepared = undefined;
+          if (this.stats().bytesSent !== before.bytesSent) this.#fail(err);
+          throw err;
+        },
+      ),
+    };
+    this.#prepared = pending;
+    const run = await pending.setUp;
+    return { model: describe(run.info, undefined), stats: run.stats, timings: run.timings };
+  }
+
+  /** The options' key of a run (model and options checked), in the words errors use. */
+  #runKey(what: string, model: string, options: PrepareOptions): string {
+    if (typeof model !== 'string' || model.length === 0) throw invalid(`${what}: model must be a model's name`);
+    const { backend = defaultBackend(this.#servers), output = 'scores', batch = 1 } = options;
+    return `'${model}' (backend ${backend}, output ${output}, batch ${batch})`;
+  }
+
+  /**
+   * The request and the setup of a run, with their progress reports; `fits` judges the
+   * parties' description of the model before the setup starts.
+   */
+  async #setUp(model: string, options: PrepareOptions, fits?: (info: WasmModelInfo) => void): Promise<SetUpRun> {
+    const { backend = defaultBackend(this.#servers), output = 'scores', batch = 1 } = options;
+    const before = this.stats();
+    const t0 = this.#report('request');
+    const info = await this.#step(() => this.#raw.request(model, backend, output, batch));
+    fits?.(info);
+    const t1 = this.#report('setup');
+    await this.#step(() => this.#raw.setup());
+    const t2 = performance.now();
+    const after = this.stats();
+    return {
+      info,
+      timings: { request: t1 - t0, setup: t2 - t1 },
+      stats: {
+        bytesSent: after.bytesSent - before.bytesSent,
+        bytesReceived: after.bytesReceived - before.bytesReceived,
+        rounds: after.rounds - before.rounds,
+      },
+    };
+  }
+
+  /** Ends the session with `err` (the parties are mid-protocol with this client). */
+  #fail(err: RingfenceError): void {
+    this.#failed ??= err;
+    this.#link.close();
   }
 
   /** Communication so far over this client's connection. */
@@ -375,11 +512,11 @@ export class Client {
     this.#link.close();
   }
 
-  /** Throws unless a classification may start now. */
-  #checkUsable(): void {
+  /** Throws unless a classification (or a preparation) may start now. */
+  #checkUsable(what: string): void {
     const e = this.#link.abortError() ?? this.#closedError() ?? this.#failed;
     if (e) throw e;
-    if (this.#running) throw new RingfenceError('API_MISUSE', 'classify: another classification is running on this client; await it first');
+    if (this.#running) throw new RingfenceError('API_MISUSE', `${what}: another classification is running on this client; await it first`);
   }
 
   #closedError(): RingfenceError | undefined {
@@ -398,6 +535,22 @@ export class Client {
     this.#onProgress?.({ stage, ...this.stats(), transport: this.transport });
     return performance.now();
   }
+}
+
+/** A run's request and setup, done. */
+interface SetUpRun {
+  readonly info: WasmModelInfo;
+  readonly timings: { readonly request: number; readonly setup: number };
+  readonly stats: ProgressCounters;
+}
+
+/** A run started by {@link Client.prepare}: its options' key, the counters before it, its setup. */
+interface PendingRun {
+  readonly key: string;
+  readonly before: ProgressCounters;
+  readonly setUp: Promise<SetUpRun>;
+  /** Whether the setup is done (a classification then does not wait). */
+  settled: boolean;
 }
 
 function invalid(message: string): RingfenceError {

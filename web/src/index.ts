@@ -61,7 +61,8 @@ export { modelShape } from './serve.js';
 export type { ServeAnswered, ServeOptions, ServeRefused, ServeResult, ServeStageFigures, ServeStages, ServedModel, ServedRequest } from './serve.js';
 export { Client } from './client.js';
 export type {
-  Classification, ClassifyInput, ClassifyOptions, ClientOptions, ClientProgressEvent, ClientStage, ModelDescription,
+  Classification, ClassifyInput, ClassifyOptions, ClientOptions, ClientProgressEvent, ClientStage, ModelDescription, Prepared,
+  PrepareOptions,
 } from './client.js';
 export { insecureTestSeeds, randomSessionId } from './seeds.js';
 export { DEFAULT_FRAC_BITS, decodeFixed, encodeFixed } from './fixed.js';

@@ -143,6 +143,49 @@ test('a deployment of one server serves spdz2k: the client computes as the secon
     const e = await run('logreg', 0, { backend: 'rep3' }).catch((x) => x);
     assert.equal(e.code, 'REFUSED', String(e));
     assert.match(e.message, /rep3 runs among 3 servers; this deployment has 1 and serves spdz2k/);
+    // prepare: the request and the setup before the input is known; classify pays only the
+    // online phase.
+    const { input, expected } = referenceSample('logreg', 3);
+    const events = [];
+    const client = await Client.connect({ ...one.clientOptions(), onProgress: (e) => events.push(e), timeoutMs: 120_000 });
+    try {
+      const ready = client.prepare('logreg', { output: 'class' });
+      // While a run is prepared, a classification with other options is refused (nothing sent).
+      const other = await client.classify('logreg', input).catch((x) => x);
+      assert.equal(other.code, 'API_MISUSE', String(other));
+      assert.match(other.message, /a run of 'logreg' \(backend spdz2k, output class, batch 1\) is prepared/);
+      const again = await client.prepare('logreg').catch((x) => x);
+      assert.equal(again.code, 'API_MISUSE', String(again));
+      const p = await ready;
+      assert.equal(p.model.inputLen, input.length);
+      assert.ok(p.stats.bytesSent > 1_000_000, `the preparation sent ${p.stats.bytesSent} bytes`);
+      assert.ok(p.timings.setup > 0);
+      // An input that does not fit the model leaves the run prepared.
+      const short = await client.classify('logreg', input.slice(1), { output: 'class' }).catch((x) => x);
+      assert.equal(short.code, 'LENGTH_MISMATCH', String(short));
+      const r = await client.classify('logreg', input, { output: 'class' });
+      assert.equal(r.classes[0], expected, 'logreg #3, prepared');
+      assert.equal(r.timings.waited, 0, 'the preparation had finished');
+      assert.deepEqual(events.map((e) => e.stage), ['connecting', 'request', 'setup', 'prepared', 'online', 'done']);
+      const online = events[5].bytesSent - events[4].bytesSent;
+      assert.ok(online * 20 < p.stats.bytesSent, `online ${online} B against ${p.stats.bytesSent} B prepared`);
+      assert.equal(r.stats.bytesSent, events[5].bytesSent - events[1].bytesSent, 'the run\'s stats include its preparation');
+    } finally {
+      client.close();
+    }
+    // A classification called while its preparation runs waits for it (a deployment's servers
+    // serve one request per session: a new client).
+    const second = await Client.connect({ ...one.clientOptions(), timeoutMs: 120_000 });
+    try {
+      const pending = second.prepare('logreg', { output: 'class' });
+      const sample = referenceSample('logreg', 4);
+      const r = await second.classify('logreg', sample.input, { output: 'class' });
+      assert.equal(r.classes[0], sample.expected, 'logreg #4, prepared');
+      assert.ok(r.timings.waited > 0, `waited ${r.timings.waited} ms`);
+      await pending;
+    } finally {
+      second.close();
+    }
   } finally {
     await one.stop();
   }
