@@ -993,30 +993,52 @@ fn run_spdz2k<'a>(
     plan: &FixedPlan<Z64>,
     client: impl ClientRun<'a>,
 ) -> (PartyResult, Result<Classification, Error>) {
+    let (mut parties, c) = run_spdz2k_among(1, net, plan, client);
+    (parties.remove(0), c)
+}
+
+/// spdz2k's deployment of `servers` servers (P0 the model owner, the others holding the
+/// shape) and the client, which computes as the last party.
+fn run_spdz2k_among<'a>(
+    servers: u8,
+    net: &testing::Net,
+    plan: &FixedPlan<Z64>,
+    client: impl ClientRun<'a>,
+) -> (Vec<PartyResult>, Result<Classification, Error>) {
     use ringfence_core::spdz2k::{Mesh, Source};
-    let roster = Roster::new(2, 1).unwrap();
-    let cat = catalog(0, plan);
-    let ctx = Ctx::new(PartyId(0), 2, SessionId([3; 16]), net.transport(PartyId(0)));
-    let server: Fut<'_, Out> = Box::pin(async move {
-        let (mut stages, mut stats) = (Vec::new(), Vec::new());
-        let r = async {
-            let p = Mesh::new(ctx, roster, Seed::from_bytes([4; 32]), Source::parties())?;
-            service::serve(p, PartyId(1), &cat, |s: &Stage, c: Stats| {
-                stages.push(s.clone());
-                stats.push(c);
-            })
-            .await
-        }
-        .await;
-        Out::Party(r.map(|(_, outcome)| (outcome, stages, stats)))
-    });
-    let ctx = Ctx::new(PartyId(1), 2, SessionId([3; 16]), net.transport(PartyId(1)));
+    let n = usize::from(servers) + 1;
+    let roster = Roster::new(n, n - 1).unwrap();
+    let mut runs: Vec<Fut<'_, Out>> = Vec::new();
+    for i in 0..servers {
+        let cat = catalog(i, plan);
+        let ctx = Ctx::new(PartyId(i), n, SessionId([3; 16]), net.transport(PartyId(i)));
+        runs.push(Box::pin(async move {
+            let (mut stages, mut stats) = (Vec::new(), Vec::new());
+            let r = async {
+                let p = Mesh::new(ctx, roster, Seed::from_bytes([4 + i; 32]), Source::parties())?;
+                service::serve(p, PartyId(servers), &cat, |s: &Stage, c: Stats| {
+                    stages.push(s.clone());
+                    stats.push(c);
+                })
+                .await
+            }
+            .await;
+            Out::Party(r.map(|(_, outcome)| (outcome, stages, stats)))
+        }));
+    }
+    let ctx = Ctx::new(PartyId(servers), n, SessionId([3; 16]), net.transport(PartyId(servers)));
     let c = client(ctx);
-    let mut outs = net.run(vec![server, Box::pin(async move { Out::Client(c.await) })]);
-    let (Out::Client(c), Out::Party(p)) = (outs.pop().unwrap(), outs.pop().unwrap()) else {
-        panic!("a party and a client")
-    };
-    (p, c)
+    runs.push(Box::pin(async move { Out::Client(c.await) }));
+    let mut outs = net.run(runs);
+    let Some(Out::Client(c)) = outs.pop() else { panic!("the client last") };
+    let parties = outs
+        .into_iter()
+        .map(|o| match o {
+            Out::Party(p) => p,
+            Out::Client(_) => panic!("a party"),
+        })
+        .collect();
+    (parties, c)
 }
 
 #[test]
@@ -1037,6 +1059,25 @@ fn a_page_and_one_server_classify_on_spdz2k_like_the_plaintext_plan() {
     }
 }
 
+/// Three compute parties: two servers and the client, none trusting the others (any two may
+/// collude against the third).
+#[test]
+fn two_servers_and_the_client_classify_on_spdz2k_like_the_plaintext_plan() {
+    let plan = logreg_plan();
+    let batch = 2;
+    let x = digits(batch);
+    let plain = plain_scores(&plan, &x, batch);
+    let mut req = Request::new("logreg", Backend::Spdz2k, batch);
+    req.output = Output::Argmax;
+    let (parties, out) = run_spdz2k_among(2, &testing::Net::new(3), &plan, classify(req, x));
+    check_answer(&out.unwrap(), Output::Argmax, &plain, "three parties");
+    for p in parties {
+        let (outcome, stages, _) = p.unwrap();
+        assert_eq!(outcome, Outcome::Answered);
+        assert_eq!(&stages[1..], &[Stage::SetupDone { stocked: false }, Stage::OnlineDone]);
+    }
+}
+
 #[test]
 fn spdz2k_is_refused_by_a_three_server_deployment_with_the_reason() {
     let plan = logreg_plan();
@@ -1045,7 +1086,7 @@ fn spdz2k_is_refused_by_a_three_server_deployment_with_the_reason() {
     assert_all_refused(
         &parties,
         out,
-        "spdz2k runs between 1 server(s) and the client, which computes too; this deployment \
+        "spdz2k runs between 1 or 2 server(s) and the client, which computes too; this deployment \
          has 3 and serves rep3, meteor, mal3",
     );
 }

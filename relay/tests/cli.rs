@@ -58,7 +58,7 @@ fn demo_with_one_server_classifies_on_spdz2k() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("OK: the private answer equals the plaintext model's"), "{text}");
-    assert!(text.contains("computes as the second party (spdz2k backend, model logreg)"), "{text}");
+    assert!(text.contains("computes as party P1 (spdz2k backend, model logreg)"), "{text}");
     assert!(text.contains("P0: setup") && !text.contains("P1: setup"), "{text}");
 }
 

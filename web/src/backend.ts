@@ -15,10 +15,11 @@ export const BACKENDS = ['meteor', 'rep3', 'mal3', 'rss', 'spdz2k'] as const;
  * `'rep3'` (replicated sharing; can reveal the class alone), or `'mal3'` (rep3 with every
  * product checked: a server that deviates makes the run fail instead of changing the answer;
  * slower); among five or seven, `'rss'` (replicated sharing where any two, or three, servers
- * together learn nothing; can reveal the class alone); with one server, `'spdz2k'` (the client
- * computes as the second party: each side is protected against the other even if it cheats,
- * and the run aborts on any deviation; the client makes the preprocessing with the server, so
- * its first answer takes seconds; can reveal the class alone).
+ * together learn nothing; can reveal the class alone); with one or two servers, `'spdz2k'` (the
+ * client computes as the last party: each party is protected against all the others even if
+ * they cheat together, and the run aborts on any deviation; the client makes the
+ * preprocessing with the servers, so its first answer takes seconds — see `Client.prepare`;
+ * can reveal the class alone).
  */
 export type Backend = (typeof BACKENDS)[number];
 
@@ -28,5 +29,5 @@ export const DEFAULT_BACKEND: Backend = BACKENDS[0];
 /** The backend {@link Client.classify} uses when none is given, among `servers` servers. */
 export function defaultBackend(servers: number): Backend {
   if (servers === COMPUTE_PARTIES) return DEFAULT_BACKEND;
-  return servers === 1 ? 'spdz2k' : 'rss';
+  return servers <= 2 ? 'spdz2k' : 'rss';
 }

@@ -60,7 +60,7 @@ export interface ClientOptions {
   /**
    * The compute parties' public keys (32 bytes each, or 64 hex digits), in order P0, P1, …:
    * the links authenticate the parties against them. Three for a deployment serving rep3,
-   * METEOR and mal3; five or seven for one serving rss; one for one serving spdz2k.
+   * METEOR and mal3; five or seven for one serving rss; one or two for one serving spdz2k.
    */
   parties: readonly (Uint8Array | string)[];
   /**
@@ -129,7 +129,7 @@ export interface ClientOptions {
 export interface ClassifyOptions {
   /**
    * The protocol family (see {@link Backend}).
-   * @defaultValue 'meteor' among three servers, 'rss' among five or seven, 'spdz2k' with one
+   * @defaultValue 'meteor' among three servers, 'rss' among five or seven, 'spdz2k' with one or two
    */
   backend?: Backend;
   /**
@@ -168,7 +168,12 @@ export interface Prepared {
   /** The request's and the setup's communication. */
   readonly stats: ProgressCounters;
   /** Wall time of the request and of the setup, in milliseconds. */
-  readonly timings: { readonly request: number; readonly setup: number };
+  readonly timings: {
+    /** Request sent until the parties accepted it. */
+    readonly request: number;
+    /** The setup (weights, masks, preprocessing). */
+    readonly setup: number;
+  };
 }
 
 /** What the parties told the client about the model. */

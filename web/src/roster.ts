@@ -13,11 +13,11 @@ export const COMPUTE_PARTIES = 3;
 export const FIRST_CLIENT = COMPUTE_PARTIES;
 
 /**
- * The numbers of server parties a deployment may have: 1 (spdz2k, where the client computes as
- * the second party), 3 (rep3, METEOR, mal3) or 5 or 7 (rss). A classification client is the
+ * The numbers of server parties a deployment may have: 1 or 2 (spdz2k, where the client computes
+ * as the last party), 3 (rep3, METEOR, mal3) or 5 or 7 (rss). A classification client is the
  * participant right after them.
  */
-export const DEPLOYMENT_SIZES: readonly number[] = [1, 3, 5, 7];
+export const DEPLOYMENT_SIZES: readonly number[] = [1, 2, 3, 5, 7];
 
 /** The compute parties' ids, in order. */
 export function computeParties(): number[] {

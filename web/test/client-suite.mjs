@@ -211,7 +211,7 @@ export function defineClientSuite(name) {
     };
     const generated = { ...options, keypair: undefined };
     const bad = [
-      [{ ...options, parties: options.parties.slice(1) }, /parties must list the deployment's 1, 3, 5 or 7 server parties' public keys/],
+      [{ ...options, parties: [...options.parties, options.parties[0]] }, /parties must list the deployment's 1, 2, 3, 5 or 7 server parties' public keys/],
       [{ ...options, relay: 'http://x' }, /relay must start with ws:\/\//],
       [{ ...options, session: new Uint8Array(8) }, /session must be 16 bytes/],
       [{ ...options, session: 'zz'.repeat(16) }, /session must be 16 bytes \(a Uint8Array, or 32 hex digits\)/],

@@ -115,6 +115,25 @@ test('a deployment of five servers serves rss (the default there) and refuses th
   assert.match(e.message, /rss runs among 5 or 7 servers; this deployment has 3/);
 });
 
+test('a deployment of two servers serves spdz2k: the client computes as the third party', async () => {
+  const two = await startLocalDeployment({ parties: 2, webTransport: false });
+  try {
+    assert.equal(two.publicKeys.length, 2);
+    const { input, expected } = referenceSample('logreg', 7);
+    const client = await Client.connect({ ...two.clientOptions(), timeoutMs: 120_000 });
+    try {
+      // spdz2k is the default with two servers.
+      const r = await client.classify('logreg', input, { output: 'class' });
+      assert.equal(r.classes[0], expected, 'logreg #7 among three parties');
+      assert.deepEqual(r.sent, [], 'the servers receive the input only masked, inside the protocol');
+    } finally {
+      client.close();
+    }
+  } finally {
+    await two.stop();
+  }
+});
+
 test('a deployment of one server serves spdz2k: the client computes as the second party', async () => {
   const one = await startLocalDeployment({ parties: 1, webTransport: false });
   try {

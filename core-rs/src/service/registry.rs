@@ -39,9 +39,10 @@ pub enum Backend {
     /// Threshold replicated sharing among 5 or 7 servers ([`crate::rss`]): any 2 (of 5) or 3
     /// (of 7) servers together learn nothing; can reveal only the class.
     Rss,
-    /// Authenticated additive sharing with a dishonest majority ([`crate::spdz2k`]): one
-    /// server and the client, which computes as the second party; each side is protected
-    /// against the other even if it deviates (the run aborts). Can reveal only the class.
+    /// Authenticated additive sharing with a dishonest majority ([`crate::spdz2k`]): one or two
+    /// servers and the client, which computes as the last party; each party is protected
+    /// against all the others even if they deviate together (the run aborts). Can reveal only
+    /// the class.
     Spdz2k,
 }
 
@@ -115,7 +116,7 @@ const FAMILIES: [Family; 5] = [
         code: 5,
         reveals_class: true,
         integer_plans: true,
-        servers: &[1],
+        servers: &[1, 2],
         // Its input is a compute party's: one masked vector to each other party.
         client_frames: |_, _, values| vec![values],
         client_computes: true,

@@ -99,8 +99,8 @@ impl PartyConfig {
         self.deployment().roster()
     }
 
-    /// Who takes part in this deployment's sessions ([`Deployment`]): one server makes a
-    /// spdz2k deployment, whose client computes as the second party.
+    /// Who takes part in this deployment's sessions ([`Deployment`]): one or two servers make a
+    /// spdz2k deployment, whose client computes as the last party.
     pub fn deployment(&self) -> Deployment {
         Deployment::new(self.public_keys.len()).expect("checked by parse")
     }
@@ -458,9 +458,12 @@ mod tests {
         // One server: spdz2k, the client computing as the second party.
         let one = PartyConfig::parse(&config_of(1, 0, "")).unwrap();
         assert_eq!((one.roster().n(), one.roster().t(), one.deployment().client().0), (2, 1, 1));
+        // Two servers: spdz2k among three, the client computing as the third party.
+        let two = PartyConfig::parse(&config_of(2, 1, "")).unwrap();
+        assert_eq!((two.roster().n(), two.roster().t(), two.deployment().client().0), (3, 2, 2));
         for (n, party, extra, want) in [
-            (4, 0, "", "public_keys has 4 keys: a deployment has 1, 3, 5 or 7 servers, not 4"),
-            (2, 0, "", "public_keys has 2 keys"),
+            (4, 0, "", "public_keys has 4 keys: a deployment has 1, 2, 3, 5 or 7 servers, not 4"),
+            (6, 0, "", "public_keys has 6 keys"),
             (5, 5, "", "party = 5 (must be 0 to 4"),
             (5, 0, MESH, "[mesh]: runs made ahead of demand and direct links are for deployments of three servers; this one has 5"),
         ] {

@@ -63,7 +63,7 @@ impl Counted for Session {
 #[wasm_bindgen]
 impl Client {
     /// A client of session `session` (16 bytes) with private randomness `own` (32 bytes, from a
-    /// CSPRNG) over `transport`, whose links reach the `servers` compute parties (1, 3, 5 or 7;
+    /// CSPRNG) over `transport`, whose links reach the `servers` compute parties (1, 2, 3, 5 or 7;
     /// default 3). Sends nothing.
     #[wasm_bindgen(constructor)]
     pub fn new(
@@ -81,11 +81,8 @@ impl Client {
             true => service::ROSTER.n(),
             false => index(&servers, "servers", 255)?,
         };
-        if !Backend::all().any(|b| b.servers().contains(&servers)) {
-            return Err(js_error(
-                Code::InvalidArgument,
-                format!("servers must be 1, 3, 5 or 7 (a deployment's size), got {servers}"),
-            ));
+        if let Err(e) = service::Deployment::new(servers) {
+            return Err(js_error(Code::InvalidArgument, format!("servers: {e}")));
         }
         let me = ringfence_core::net::PartyId(servers as u8);
         let ctx = Ctx::new(me, servers + 1, session, JsTransport::new(transport));

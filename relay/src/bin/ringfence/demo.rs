@@ -31,8 +31,8 @@ pub(crate) struct DemoArgs {
     #[arg(long, value_parser = bench::backend_arg())]
     backend: Option<Backend>,
     /// The deployment's size: 3 server parties, 5 or 7 (rss: any 2, or 3, of them together
-    /// learn nothing), or 1 (spdz2k: the client computes as the second party, and neither
-    /// trusts the other).
+    /// learn nothing), or 1 or 2 (spdz2k: the client computes as the last party, and none
+    /// trusts the others).
     #[arg(long, value_name = "N", default_value_t = 3)]
     parties: usize,
     /// Which held-out test sample to classify (0-based).
@@ -99,8 +99,8 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     let roster = layout.roster();
     if layout.client_computes() {
         println!(
-            "           the server and this client make every part of the preprocessing \
-             together; neither trusts the other"
+            "           the server(s) and this client make every part of the preprocessing \
+             together; none trusts the others"
         );
     } else if roster.t() > 1 {
         println!(
@@ -108,7 +108,11 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
             roster.t()
         );
     }
-    let role = if layout.client_computes() { ", computes as the second party" } else { "" };
+    let role = if layout.client_computes() {
+        format!(", computes as party P{}", layout.client().0)
+    } else {
+        String::new()
+    };
     println!(
         "  client   this process: holds the input, alone sees the answer{role} ({} backend, model {name})",
         backend.name()

@@ -55,7 +55,7 @@ pub(crate) struct LocalDeployment {
     pub(crate) webtransport: Option<(String, String)>,
     /// The server parties' public keys, in party order.
     pub(crate) public_keys: Vec<PublicKey>,
-    /// Who takes part in its sessions: the server parties (1, 3, 5 or 7), then the client.
+    /// Who takes part in its sessions: the server parties (1, 2, 3, 5 or 7), then the client.
     pub(crate) layout: Deployment,
     key: Arc<DeploymentKey>,
     dir: PathBuf,
@@ -451,8 +451,8 @@ pub(crate) struct LocalArgs {
     #[arg(long)]
     dev: bool,
     /// The deployment's size: 3 server parties (rep3, METEOR, mal3; with a mesh making setup
-    /// ahead of demand), 5 or 7 (rss: any 2, or 3, of them together learn nothing), or 1
-    /// (spdz2k: the client computes as the second party; neither trusts the other).
+    /// ahead of demand), 5 or 7 (rss: any 2, or 3, of them together learn nothing), or 1 or 2
+    /// (spdz2k: the client computes as the last party; none trusts the others).
     #[arg(long, value_name = "N", default_value_t = 3)]
     parties: usize,
     /// Where --dev serves sessions (a loopback address: it hands tokens to anyone).
@@ -542,13 +542,13 @@ pub(crate) fn run(a: &LocalArgs) -> Result<(), String> {
     }
 }
 
-/// A deployment of `n` server parties (`--parties N`): 1 (spdz2k, the client computing too),
-/// 3, 5 or 7, as some family is served among them.
+/// A deployment of `n` server parties (`--parties N`): 1 or 2 (spdz2k, the client computing
+/// too), 3, 5 or 7, as some family is served among them.
 pub(crate) fn servers(n: usize) -> Result<Deployment, String> {
     Deployment::new(n).map_err(|_| {
         format!(
-            "--parties {n}: a deployment has 1 server party (spdz2k, with the client as the \
-             second party), 3 (rep3, meteor, mal3) or 5 or 7 (rss)"
+            "--parties {n}: a deployment has 1 or 2 server parties (spdz2k, with the client \
+             computing as the last party), 3 (rep3, meteor, mal3) or 5 or 7 (rss)"
         )
     })
 }
