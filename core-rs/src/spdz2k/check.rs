@@ -10,7 +10,7 @@ use super::word::Word;
 use super::{Auth, Spdz2k, Spdz2kRing};
 use crate::net::{digest_words, words_digest, Ctx, PartyId, Roster, Transport};
 use crate::prg::{Prg, Seed};
-use crate::ring::{Z128, Z32, Z64};
+use crate::ring::{Bits, Z128, Z32, Z64};
 use crate::sharing::View;
 use crate::Error;
 
@@ -110,7 +110,7 @@ pub(crate) async fn open_logged<T: Transport, W: Word>(
     let v = log.v;
     let low: Vec<W> = x.iter().map(|&w| w.reduce(v)).collect();
     let me = ctx.me();
-    // On the wire in the narrowest ring that holds v bits: exactly k bits per value online.
+    // On the wire in v bits per value (send_bits): exactly k bits per value online.
     ctx.round();
     for peer in roster.others(me) {
         send_bits(ctx, peer, v, &low)?;
@@ -133,8 +133,9 @@ pub(crate) async fn open_logged<T: Transport, W: Word>(
     Ok(opened)
 }
 
-/// Sends `values` (each below 2^bits) to `peer` in the narrowest form that holds `bits` bits:
-/// bits packed, then 32-, 64- and 128-bit elements, then whole words.
+/// Sends `values` (each below 2^bits) to `peer` in `bits` bits each: as 32-, 64- or 128-bit
+/// elements for those widths, otherwise packed tightly (value `i` at bits `i·bits ..` of a
+/// stream of 64-bit words, low bits first; one bit per value for the binary instance).
 pub(crate) fn send_bits<T: Transport, W: Word>(
     ctx: &mut Ctx<T>,
     peer: PartyId,
@@ -143,73 +144,106 @@ pub(crate) fn send_bits<T: Transport, W: Word>(
 ) -> Result<(), Error> {
     let low = |v: &W| v.low_u128();
     match bits {
-        1 => {
-            let bits: Vec<bool> = values.iter().map(|v| low(v) & 1 == 1).collect();
-            ctx.send(peer, &crate::sharing::pack_bits(&bits))
-        }
-        0..=32 => ctx.send(peer, &values.iter().map(|v| Z32(low(v) as u32)).collect::<Vec<_>>()),
-        33..=64 => ctx.send(peer, &values.iter().map(|v| Z64(low(v) as u64)).collect::<Vec<_>>()),
-        65..=128 => ctx.send(peer, &values.iter().map(|v| Z128(low(v))).collect::<Vec<_>>()),
-        _ => {
-            let mut words = Vec::with_capacity(values.len() * W::WORDS);
-            values.iter().for_each(|v| v.push_words(&mut words));
-            ctx.send(peer, &words)
-        }
+        32 => ctx.send(peer, &values.iter().map(|v| Z32(low(v) as u32)).collect::<Vec<_>>()),
+        64 => ctx.send(peer, &values.iter().map(|v| Z64(low(v) as u64)).collect::<Vec<_>>()),
+        128 => ctx.send(peer, &values.iter().map(|v| Z128(low(v))).collect::<Vec<_>>()),
+        _ => ctx.send(peer, &pack(values, bits)),
     }
 }
 
-/// Receives `n` values sent by [`send_bits`]; one of `bits` bits or more is a deviation.
+/// Receives `n` values sent by [`send_bits`]; one of `bits` bits or more (set bits past the
+/// last value of a packed stream) is a deviation.
 pub(crate) async fn recv_bits<T: Transport, W: Word>(
     ctx: &mut Ctx<T>,
     peer: PartyId,
     bits: u32,
     n: usize,
 ) -> Result<Vec<W>, Error> {
+    let wider = || Error::Abort {
+        blame: Some(peer),
+        reason: format!("{peer} sent values wider than {bits} bits"),
+    };
     let values: Vec<W> = match bits {
-        1 => {
-            let words = ctx.recv::<crate::ring::Bits>(peer, n.div_ceil(64)).await?;
-            // Bits beyond n in the last word must be zero: anything else is not this message.
-            let unused = (n.div_ceil(64) * 64 - n) as u32;
-            if unused > 0 && words.last().is_some_and(|w| w.0 >> (64 - unused) != 0) {
-                return Err(Error::Abort {
-                    blame: Some(peer),
-                    reason: format!("{peer} sent bits beyond the opened ones"),
-                });
-            }
-            crate::sharing::unpack_bools(&words, n)
-                .into_iter()
-                .map(|b| W::from_u128(u128::from(b)))
-                .collect()
-        }
-        0..=32 => ctx
+        32 => ctx
             .recv::<Z32>(peer, n)
             .await?
             .into_iter()
             .map(|w| W::from_u128(u128::from(w.0)))
             .collect(),
-        33..=64 => ctx
+        64 => ctx
             .recv::<Z64>(peer, n)
             .await?
             .into_iter()
             .map(|w| W::from_u128(u128::from(w.0)))
             .collect(),
-        65..=128 => {
-            ctx.recv::<Z128>(peer, n).await?.into_iter().map(|w| W::from_u128(w.0)).collect()
+        128 => ctx.recv::<Z128>(peer, n).await?.into_iter().map(|w| W::from_u128(w.0)).collect(),
+        _ => {
+            let total = n * bits as usize;
+            let words = ctx.recv::<Bits>(peer, total.div_ceil(64)).await?;
+            let unused = (words.len() * 64 - total) as u32;
+            if unused > 0 && words.last().is_some_and(|w| w.0 >> (64 - unused) != 0) {
+                return Err(wider());
+            }
+            unpack(&words, bits, n)
         }
-        _ => ctx
-            .recv::<Z64>(peer, n * W::WORDS)
-            .await?
-            .chunks_exact(W::WORDS)
-            .map(W::from_words)
-            .collect(),
     };
     if values.iter().any(|&v| v.reduce(bits) != v) {
-        return Err(Error::Abort {
-            blame: Some(peer),
-            reason: format!("{peer} sent values wider than {bits} bits"),
-        });
+        return Err(wider());
     }
     Ok(values)
+}
+
+/// `values` (each below 2^bits) as a stream of `bits`-bit fields in 64-bit words.
+fn pack<W: Word>(values: &[W], bits: u32) -> Vec<Bits> {
+    let mut out = vec![Bits(0); (values.len() * bits as usize).div_ceil(64)];
+    let mut limbs = Vec::with_capacity(W::WORDS);
+    let mut at = 0usize;
+    for v in values {
+        limbs.clear();
+        v.push_words(&mut limbs);
+        let mut left = bits;
+        for limb in &limbs {
+            if left == 0 {
+                break;
+            }
+            let b = left.min(64);
+            let x = if b == 64 { limb.0 } else { limb.0 & ((1 << b) - 1) };
+            let (word, off) = (at / 64, (at % 64) as u32);
+            out[word].0 |= x << off;
+            if off + b > 64 {
+                out[word + 1].0 |= x >> (64 - off);
+            }
+            at += b as usize;
+            left -= b;
+        }
+    }
+    out
+}
+
+/// The first `n` fields of `bits` bits of a stream written by [`pack`].
+fn unpack<W: Word>(words: &[Bits], bits: u32, n: usize) -> Vec<W> {
+    let mut limbs = vec![Z64(0); W::WORDS];
+    let mut at = 0usize;
+    (0..n)
+        .map(|_| {
+            let mut left = bits;
+            for limb in limbs.iter_mut() {
+                let b = left.min(64);
+                limb.0 = 0;
+                if b > 0 {
+                    let (word, off) = (at / 64, (at % 64) as u32);
+                    let mut x = words[word].0 >> off;
+                    if off + b > 64 {
+                        x |= words[word + 1].0 << (64 - off);
+                    }
+                    limb.0 = if b == 64 { x } else { x & ((1 << b) - 1) };
+                    at += b as usize;
+                    left -= b;
+                }
+            }
+            W::from_words(&limbs)
+        })
+        .collect()
 }
 
 /// The batched MAC check of `logs`, each with its mask (value share and MAC share of a fresh
@@ -475,5 +509,31 @@ impl<T: Transport> Spdz2k<T> {
         }
         let r = self.check_mask::<R>().await?;
         Ok(Some((R::wide_u128(r.x[0]), R::wide_u128(r.m[0]))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::word::U256;
+    use super::*;
+
+    /// Packing keeps every field, of any width up to the word's, at any offset in the stream.
+    #[test]
+    fn packed_fields_round_trip() {
+        fn check<W: Word>(bits: u32) {
+            let mut prg = Prg::new(&Seed::from_bytes([bits as u8; 32]), 0, 0);
+            for n in [0, 1, 2, 3, 63, 64, 65, 200] {
+                let v = W::random(&mut prg, n, bits);
+                let words = pack(&v, bits);
+                assert_eq!(words.len(), (n * bits as usize).div_ceil(64));
+                assert_eq!(unpack::<W>(&words, bits, n), v, "{bits} bits, {n} values");
+            }
+        }
+        for bits in [1, 2, 31, 63, 65, 66, 100, 127, 129, 130, 192, 194, 255, 256] {
+            check::<U256>(bits);
+            if bits <= 128 {
+                check::<u128>(bits);
+            }
+        }
     }
 }
