@@ -193,12 +193,51 @@ pub(crate) async fn recv_bits<T: Transport, W: Word>(
     Ok(values)
 }
 
+/// Sends rows of values to `peer` in one message, row `l` in `widths[l]` bits per value
+/// (each value below 2^width), packed tightly.
+pub(crate) fn send_rows<T: Transport, W: Word>(
+    ctx: &mut Ctx<T>,
+    peer: PartyId,
+    widths: &[u32],
+    rows: &[W],
+) -> Result<(), Error> {
+    let per_row = rows.len().checked_div(widths.len()).unwrap_or(0);
+    ctx.send(peer, &pack_fields(rows.iter().enumerate().map(|(i, &v)| (v, widths[i / per_row]))))
+}
+
+/// Receives rows sent by [`send_rows`], `n` values per row; set bits past a value's width or
+/// past the last value are a deviation.
+pub(crate) async fn recv_rows<T: Transport, W: Word>(
+    ctx: &mut Ctx<T>,
+    peer: PartyId,
+    widths: &[u32],
+    n: usize,
+) -> Result<Vec<W>, Error> {
+    let total: usize = widths.iter().map(|&b| b as usize * n).sum();
+    let words = ctx.recv::<Bits>(peer, total.div_ceil(64)).await?;
+    let unused = (words.len() * 64 - total) as u32;
+    if unused > 0 && words.last().is_some_and(|w| w.0 >> (64 - unused) != 0) {
+        return Err(Error::Abort {
+            blame: Some(peer),
+            reason: format!("{peer} sent bits past its rows"),
+        });
+    }
+    Ok(unpack_fields(&words, widths.iter().flat_map(|&b| core::iter::repeat_n(b, n))))
+}
+
 /// `values` (each below 2^bits) as a stream of `bits`-bit fields in 64-bit words.
 fn pack<W: Word>(values: &[W], bits: u32) -> Vec<Bits> {
-    let mut out = vec![Bits(0); (values.len() * bits as usize).div_ceil(64)];
+    pack_fields(values.iter().map(|&v| (v, bits)))
+}
+
+/// Fields of their own widths (`(value, bits)`, each value below 2^bits), one after the other
+/// in 64-bit words, low bits first.
+fn pack_fields<W: Word>(fields: impl ExactSizeIterator<Item = (W, u32)> + Clone) -> Vec<Bits> {
+    let total: usize = fields.clone().map(|(_, b)| b as usize).sum();
+    let mut out = vec![Bits(0); total.div_ceil(64)];
     let mut limbs = Vec::with_capacity(W::WORDS);
     let mut at = 0usize;
-    for v in values {
+    for (v, bits) in fields {
         limbs.clear();
         v.push_words(&mut limbs);
         let mut left = bits;
@@ -222,10 +261,15 @@ fn pack<W: Word>(values: &[W], bits: u32) -> Vec<Bits> {
 
 /// The first `n` fields of `bits` bits of a stream written by [`pack`].
 fn unpack<W: Word>(words: &[Bits], bits: u32, n: usize) -> Vec<W> {
+    unpack_fields(words, (0..n).map(|_| bits))
+}
+
+/// Fields of the widths `widths` from a stream written by [`pack_fields`].
+fn unpack_fields<W: Word>(words: &[Bits], widths: impl Iterator<Item = u32>) -> Vec<W> {
     let mut limbs = vec![Z64(0); W::WORDS];
     let mut at = 0usize;
-    (0..n)
-        .map(|_| {
+    widths
+        .map(|bits| {
             let mut left = bits;
             for limb in limbs.iter_mut() {
                 let b = left.min(64);
@@ -535,5 +579,21 @@ mod tests {
                 check::<u128>(bits);
             }
         }
+    }
+
+    /// Rows of decreasing widths (the vector OLE's) round trip in one stream.
+    #[test]
+    fn packed_rows_of_their_own_widths_round_trip() {
+        let mut prg = Prg::new(&Seed::from_bytes([7; 32]), 0, 0);
+        let (w, s, n) = (194u32, 64u32, 5usize);
+        let widths: Vec<u32> = (0..s).map(|l| w - l).collect();
+        let rows: Vec<U256> =
+            widths.iter().flat_map(|&b| U256::random(&mut prg, n, b)).collect::<Vec<_>>();
+        let words = pack_fields(rows.iter().enumerate().map(|(i, &v)| (v, widths[i / n])));
+        let total: usize = widths.iter().map(|&b| b as usize * n).sum();
+        assert_eq!(words.len(), total.div_ceil(64));
+        let back: Vec<U256> =
+            unpack_fields(&words, widths.iter().flat_map(|&b| core::iter::repeat_n(b, n)));
+        assert_eq!(back, rows);
     }
 }

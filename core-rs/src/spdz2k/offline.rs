@@ -29,7 +29,8 @@
 //! 130 + 64).
 
 use super::check::{
-    coin_toss, commit_and_open, mac_check, open_logged, recv_bits, send_bits, settle, Log,
+    coin_toss, commit_and_open, mac_check, open_logged, recv_bits, recv_rows, send_bits, send_rows,
+    settle, Log,
 };
 use super::stock::{Kind, Stock};
 use super::word::Word;
@@ -209,8 +210,8 @@ impl<W: Word> Generator<W> {
     }
 
     /// MAC shares of `values` (this party's additive shares) in an instance of widths `wd`,
-    /// with ΠAuth's check. Each party sends every other `s` elements of `v + s` bits per
-    /// value (and per check mask); seven rounds with the check.
+    /// with ΠAuth's check. Each party sends every other `s` elements per value (and per check
+    /// mask), the `l`-th in `v + s − l` bits (it counts times 2^l); seven rounds with the check.
     pub(crate) async fn authenticate<T: Transport>(
         &mut self,
         ctx: &mut Ctx<T>,
@@ -241,20 +242,22 @@ impl<W: Word> Generator<W> {
         self.batches += 1;
         let batch = self.batches;
         let mut mac: Vec<W> = xs.iter().map(|&x| self.alpha.wrapping_mul(x)).collect();
+        // Element l is used times 2^l mod 2^w: its low w − l bits are all that count.
+        let widths: Vec<u32> = (0..self.s).map(|l| w - l).collect();
         ctx.round();
         for peer in roster.others(me) {
             let mut u = Vec::with_capacity(self.s as usize * n);
             for (l, [k0, k1]) in self.pairs[peer.index()].iter().enumerate() {
                 let (t0, t1) = (expand::<W>(k0, batch, n), expand::<W>(k1, batch, n));
                 for i in 0..n {
-                    u.push(t0[i].wrapping_sub(t1[i]).wrapping_add(xs[i]).reduce(w));
+                    u.push(t0[i].wrapping_sub(t1[i]).wrapping_add(xs[i]).reduce(widths[l]));
                     mac[i] = mac[i].wrapping_sub(t0[i].shl(l as u32));
                 }
             }
-            send_bits(ctx, peer, w, &u)?;
+            send_rows(ctx, peer, &widths, &u)?;
         }
         for peer in roster.others(me) {
-            let u: Vec<W> = recv_bits(ctx, peer, w, self.s as usize * n).await?;
+            let u: Vec<W> = recv_rows(ctx, peer, &widths, n).await?;
             for (l, k) in self.held[peer.index()].iter().enumerate() {
                 let t = expand::<W>(k, batch, n);
                 let bit = self.alpha.bit(l as u32);
