@@ -44,12 +44,19 @@ impl Catalog {
     pub fn client_limit(&self, roster: Roster, me: PartyId) -> RecvLimit {
         let longest = self.models.iter().map(|m| m.shape.input_len).max().unwrap_or(0);
         let values = self.max_batch.saturating_mul(longest);
-        // A computing client is a party of the roster: its servers are the others.
+        // A computing client is a party of a dishonest-majority roster (all but one may be
+        // corrupt): its servers are the others. Otherwise the roster is the servers (rep3's
+        // three and spdz2k's two servers with their client are both rosters of three).
+        let computing_roster = roster.t() + 1 == roster.n();
         let computing = Backend::all()
-            .filter(|b| b.client_computes() && b.servers().contains(&roster.n().saturating_sub(1)))
+            .filter(|b| {
+                computing_roster
+                    && b.client_computes()
+                    && b.servers().contains(&roster.n().saturating_sub(1))
+            })
             .map(|_| COMPUTING_CLIENT_LIMIT);
         Backend::all()
-            .filter(|b| b.servers().contains(&roster.n()))
+            .filter(|b| !computing_roster && b.servers().contains(&roster.n()))
             .map(|b| {
                 let bytes: Vec<usize> = b
                     .client_frames(roster, me, values)
@@ -105,6 +112,17 @@ mod tests {
         assert_eq!(l, RecvLimit { max_frame: HEADER_LEN + bytes, max_unread: HEADER_LEN + bytes });
         // An empty catalogue admits nothing: the request is all a client may send.
         assert_eq!(catalog(4, &[]).client_limit(Roster::THREE, PartyId(0)), request_limit());
+    }
+
+    /// A client that computes (spdz2k, with one or two servers) sends OT extension batches:
+    /// its bound is the computing client's, whatever the catalogue's inputs.
+    #[test]
+    fn a_computing_client_may_send_an_ot_extension_batch() {
+        for n in [2, 3] {
+            let roster = Roster::new(n, n - 1).unwrap();
+            let l = catalog(4, &[10, 300, 7]).client_limit(roster, PartyId(0));
+            assert_eq!(l, COMPUTING_CLIENT_LIMIT, "{n} parties");
+        }
     }
 
     #[test]
