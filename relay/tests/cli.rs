@@ -90,7 +90,7 @@ fn load_with_five_servers_answers_every_client() {
 #[test]
 fn demo_refuses_a_server_count_or_family_it_cannot_run_before_starting() {
     for (args, want) in [
-        (&["--parties", "4"][..], "--parties 4: a deployment has 1 server party (spdz2k"),
+        (&["--parties", "4"][..], "--parties 4: a deployment has 1 or 2 server parties (spdz2k"),
         (
             &["--parties", "1", "--backend", "rep3"],
             "--backend rep3: it runs among 3 server parties, not 1",
