@@ -147,7 +147,7 @@ pub(crate) fn send_bits<T: Transport, W: Word>(
         32 => ctx.send(peer, &values.iter().map(|v| Z32(low(v) as u32)).collect::<Vec<_>>()),
         64 => ctx.send(peer, &values.iter().map(|v| Z64(low(v) as u64)).collect::<Vec<_>>()),
         128 => ctx.send(peer, &values.iter().map(|v| Z128(low(v))).collect::<Vec<_>>()),
-        _ => ctx.send(peer, &pack(values, bits)),
+        _ => send_rows(ctx, peer, &[bits], values),
     }
 }
 
@@ -177,15 +177,7 @@ pub(crate) async fn recv_bits<T: Transport, W: Word>(
             .map(|w| W::from_u128(u128::from(w.0)))
             .collect(),
         128 => ctx.recv::<Z128>(peer, n).await?.into_iter().map(|w| W::from_u128(w.0)).collect(),
-        _ => {
-            let total = n * bits as usize;
-            let words = ctx.recv::<Bits>(peer, total.div_ceil(64)).await?;
-            let unused = (words.len() * 64 - total) as u32;
-            if unused > 0 && words.last().is_some_and(|w| w.0 >> (64 - unused) != 0) {
-                return Err(wider());
-            }
-            unpack(&words, bits, n)
-        }
+        _ => recv_rows(ctx, peer, &[bits], n).await?,
     };
     if values.iter().any(|&v| v.reduce(bits) != v) {
         return Err(wider());
@@ -225,11 +217,6 @@ pub(crate) async fn recv_rows<T: Transport, W: Word>(
     Ok(unpack_fields(&words, widths.iter().flat_map(|&b| core::iter::repeat_n(b, n))))
 }
 
-/// `values` (each below 2^bits) as a stream of `bits`-bit fields in 64-bit words.
-fn pack<W: Word>(values: &[W], bits: u32) -> Vec<Bits> {
-    pack_fields(values.iter().map(|&v| (v, bits)))
-}
-
 /// Fields of their own widths (`(value, bits)`, each value below 2^bits), one after the other
 /// in 64-bit words, low bits first.
 fn pack_fields<W: Word>(fields: impl ExactSizeIterator<Item = (W, u32)> + Clone) -> Vec<Bits> {
@@ -257,11 +244,6 @@ fn pack_fields<W: Word>(fields: impl ExactSizeIterator<Item = (W, u32)> + Clone)
         }
     }
     out
-}
-
-/// The first `n` fields of `bits` bits of a stream written by [`pack`].
-fn unpack<W: Word>(words: &[Bits], bits: u32, n: usize) -> Vec<W> {
-    unpack_fields(words, (0..n).map(|_| bits))
 }
 
 /// Fields of the widths `widths` from a stream written by [`pack_fields`].
@@ -568,9 +550,10 @@ mod tests {
             let mut prg = Prg::new(&Seed::from_bytes([bits as u8; 32]), 0, 0);
             for n in [0, 1, 2, 3, 63, 64, 65, 200] {
                 let v = W::random(&mut prg, n, bits);
-                let words = pack(&v, bits);
+                let words = pack_fields(v.iter().map(|&x| (x, bits)));
                 assert_eq!(words.len(), (n * bits as usize).div_ceil(64));
-                assert_eq!(unpack::<W>(&words, bits, n), v, "{bits} bits, {n} values");
+                let back: Vec<W> = unpack_fields(&words, (0..n).map(|_| bits));
+                assert_eq!(back, v, "{bits} bits, {n} values");
             }
         }
         for bits in [1, 2, 31, 63, 65, 66, 100, 127, 129, 130, 192, 194, 255, 256] {
