@@ -350,7 +350,7 @@ export class Client {
   async classify(model: string, input: ClassifyInput, options: ClassifyOptions = {}): Promise<Classification> {
     this.#checkUsable('classify');
     if (typeof options !== 'object' || options === null) throw invalid('classify options must be an object');
-    const key = this.#runKey('classify', model, options);
+    const { key, run: runOptions } = this.#runOptions('classify', model, options);
     const range = checkRange(options.inputRange);
     const values = checkInput(input, range);
     const prepared = this.#prepared;
@@ -371,7 +371,7 @@ export class Client {
       const waiting = prepared !== undefined && !prepared.settled;
       const run = prepared
         ? await prepared.setUp
-        : await this.#setUp(model, options, (info) => checkFits(values, info, range));
+        : await this.#setUp(model, runOptions, (info) => checkFits(values, info, range));
       const waited = waiting ? performance.now() - waitStart : 0;
       if (prepared) {
         awaited = true;
@@ -393,11 +393,7 @@ export class Client {
         ...(out.scores ? { scores: out.scores } : {}),
         sent: out.sent,
         model: describe(run.info, range),
-        stats: {
-          bytesSent: after.bytesSent - before.bytesSent,
-          bytesReceived: after.bytesReceived - before.bytesReceived,
-          rounds: after.rounds - before.rounds,
-        },
+        stats: since(before, after),
         timings: { request: run.timings.request, setup: run.timings.setup, online: tDone - tOnline, waited },
       };
     } catch (e) {
@@ -439,13 +435,13 @@ export class Client {
     if (this.#prepared) {
       throw new RingfenceError('API_MISUSE', `prepare: a run of ${this.#prepared.key} is already prepared on this client: classify it first`);
     }
-    const key = this.#runKey('prepare', model, options);
+    const { key, run: runOptions } = this.#runOptions('prepare', model, options);
     const before = this.stats();
     const pending: PendingRun = {
       key,
       before,
       settled: false,
-      setUp: this.#setUp(model, options).then(
+      setUp: this.#setUp(model, runOptions).then(
         (run) => {
           pending.settled = true;
           this.#report('prepared');
@@ -464,19 +460,21 @@ export class Client {
     return { model: describe(run.info, undefined), stats: run.stats, timings: run.timings };
   }
 
-  /** The options' key of a run (model and options checked), in the words errors use. */
-  #runKey(what: string, model: string, options: PrepareOptions): string {
+  /**
+   * A run's options with their defaults, and its key in the words errors use (a prepared run
+   * serves the classification of the same key).
+   */
+  #runOptions(what: string, model: string, options: PrepareOptions): { key: string; run: Required<PrepareOptions> } {
     if (typeof model !== 'string' || model.length === 0) throw invalid(`${what}: model must be a model's name`);
     const { backend = defaultBackend(this.#servers), output = 'scores', batch = 1 } = options;
-    return `'${model}' (backend ${backend}, output ${output}, batch ${batch})`;
+    return { key: `'${model}' (backend ${backend}, output ${output}, batch ${batch})`, run: { backend, output, batch } };
   }
 
   /**
    * The request and the setup of a run, with their progress reports; `fits` judges the
    * parties' description of the model before the setup starts.
    */
-  async #setUp(model: string, options: PrepareOptions, fits?: (info: WasmModelInfo) => void): Promise<SetUpRun> {
-    const { backend = defaultBackend(this.#servers), output = 'scores', batch = 1 } = options;
+  async #setUp(model: string, { backend, output, batch }: Required<PrepareOptions>, fits?: (info: WasmModelInfo) => void): Promise<SetUpRun> {
     const before = this.stats();
     const t0 = this.#report('request');
     const info = await this.#step(() => this.#raw.request(model, backend, output, batch));
@@ -484,16 +482,7 @@ export class Client {
     const t1 = this.#report('setup');
     await this.#step(() => this.#raw.setup());
     const t2 = performance.now();
-    const after = this.stats();
-    return {
-      info,
-      timings: { request: t1 - t0, setup: t2 - t1 },
-      stats: {
-        bytesSent: after.bytesSent - before.bytesSent,
-        bytesReceived: after.bytesReceived - before.bytesReceived,
-        rounds: after.rounds - before.rounds,
-      },
-    };
+    return { info, timings: { request: t1 - t0, setup: t2 - t1 }, stats: since(before, this.stats()) };
   }
 
   /** Ends the session with `err` (the parties are mid-protocol with this client). */
@@ -556,6 +545,15 @@ interface PendingRun {
   readonly setUp: Promise<SetUpRun>;
   /** Whether the setup is done (a classification then does not wait). */
   settled: boolean;
+}
+
+/** The communication between two readings of the counters. */
+function since(before: ProgressCounters, after: ProgressCounters): ProgressCounters {
+  return {
+    bytesSent: after.bytesSent - before.bytesSent,
+    bytesReceived: after.bytesReceived - before.bytesReceived,
+    rounds: after.rounds - before.rounds,
+  };
 }
 
 function invalid(message: string): RingfenceError {
