@@ -291,6 +291,9 @@ fn bench_refuses_party_counts_and_ops_that_the_backend_does_not_run() {
         (&["--ops", "eda-bit"], "--ops eda-bit: an rss protocol; run it with --backend rss, not rep3"),
         (&["--backend", "meteor"], "--backend meteor benchmarks models (--model NAME)"),
         (&["--backend", "rss", "--relay", "ws://127.0.0.1:9", "--webrtc"], "--webrtc links three parties"),
+        (&["--backend", "spdz2k", "--parties", "1"], "--parties 1: spdz2k runs among 2 or more parties"),
+        (&["--backend", "spdz2k", "--parties", "2", "--ops", "and"], "--ops and: boolean circuits run on the --gates schemes (rep3, mal3, bin3) among 3 parties, not with --backend spdz2k"),
+        (&["--backend", "spdz2k", "--parties", "2", "--ops", "rand-bit"], "--ops rand-bit: an rss protocol; run it with --backend rss, not spdz2k"),
     ] {
         let out = Command::new(EXE).arg("bench").args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -298,6 +301,55 @@ fn bench_refuses_party_counts_and_ops_that_the_backend_does_not_run() {
         assert!(err.contains(why), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?} started: {}", String::from_utf8_lossy(&out.stdout));
     }
+}
+
+/// `--backend spdz2k`: two processes making their own material (no dealer) as the operations
+/// draw it, so a product's bytes include its triple's generation (about 18.8 kB per party at
+/// k = 64, against 16 B online); three processes too; and a model classified as onnxruntime
+/// does.
+#[test]
+fn bench_runs_spdz2k_end_to_end_among_two_and_three_processes() {
+    let spdz2k = |parties: &str, n: &str, op: &str| {
+        let l = bench_line(&[
+            "--backend",
+            "spdz2k",
+            "--parties",
+            parties,
+            "--n",
+            n,
+            "--repeat",
+            "1",
+            "--ops",
+            op,
+        ]);
+        assert_eq!((l["op"].as_str(), l["backend"].as_str()), (Some(op), Some("spdz2k")), "{l}");
+        assert_eq!(l["parties"].as_u64().map(|p| p.to_string()).as_deref(), Some(parties), "{l}");
+        let per = l["payload_bytes_per_party"].as_f64().unwrap() / n.parse::<f64>().unwrap();
+        (l, per)
+    };
+    // A triple's generation (τ = 384 OT products of 128 bits, five values authenticated) is
+    // ~18.8 kB per party at k = 64; the product online is 16 B of it.
+    let (l, per) = spdz2k("2", "300", "mul");
+    assert!((15_000.0..25_000.0).contains(&per), "{l}");
+    // A comparison draws 65 random bits and 124 bit triples: megabytes, not the 47 B online.
+    let (l, per) = spdz2k("2", "8", "lt-bounded");
+    assert!(per > 1e6, "{l}");
+    spdz2k("3", "8", "eq");
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/logreg.onnx");
+    let run = bench_line(&[
+        "--backend",
+        "spdz2k",
+        "--parties",
+        "2",
+        "--model",
+        model,
+        "--batch",
+        "2",
+        "--repeat",
+        "1",
+    ]);
+    assert_eq!(run["accuracy_agreement"], 1.0, "{run}");
+    assert!(run["setup_bytes_per_party"].as_f64().unwrap() > 1e6, "{run}");
 }
 
 /// The one JSON line of `ringfence bench --json ARGS` (a single operation or model).

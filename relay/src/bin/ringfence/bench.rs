@@ -1,5 +1,6 @@
-//! `ringfence bench`: per-operation throughput, bytes and rounds of rep3, or of rss among 3, 5 or
-//! 7 parties (`--backend rss --parties N`), over the real transport.
+//! `ringfence bench`: per-operation throughput, bytes and rounds of rep3, of rss among 3, 5 or
+//! 7 parties (`--backend rss --parties N`), or of spdz2k among 2 or more (`--backend spdz2k`,
+//! its material made by the parties within the timed runs), over the real transport.
 //!
 //! Each party runs every requested operation `repeat + 1` times on random shared inputs; the
 //! first run is a warm-up. Before each run the parties make its preprocessing (timed and counted
@@ -19,6 +20,7 @@ use ringfence_core::nn::{argmax_rows, Inference, Output};
 use ringfence_core::rep3::Comparisons;
 use ringfence_core::ring::IntRing;
 pub(crate) use ringfence_core::service::Backend;
+use ringfence_core::service::ServiceBase as _;
 use ringfence_core::sharing;
 use serde::Serialize;
 
@@ -39,6 +41,8 @@ pub(crate) enum Op {
     Lt,
     /// Signed comparison x < y for |x − y| < 2^(k−1), e.g. fixed-point data (1 MSB).
     LtBounded,
+    /// Equality x = y on the whole ring.
+    Eq,
     /// max(x, 0), one daBit per element from setup.
     Relu,
     /// Fixed-point product truncated by 16 bits, one truncation pair per element from setup.
@@ -76,6 +80,7 @@ impl Op {
             Self::Mul => "mul",
             Self::Lt => "lt",
             Self::LtBounded => "lt-bounded",
+            Self::Eq => "eq",
             Self::Relu => "relu",
             Self::Fxmul => "fxmul",
             Self::Matmul => "matmul",
@@ -259,14 +264,16 @@ pub(crate) fn load_model(path: &std::path::Path) -> Result<ModelBench, String> {
     Ok(ModelBench { name, model, tests })
 }
 
-/// Runs every op of `ops` on the session `p` and reports each to the parent.
+/// Runs every op of `ops` on scheme `S` started on the session `b` and reports each to the
+/// parent; gives the session back.
 pub(crate) async fn run_ops<R: BenchRing, S: Scheme<R>>(
-    mut p: S,
+    b: S::On,
     ops: &[Op],
     sizes: Sizes,
     model: Option<&ModelBench>,
     circuit: Option<&ringfence_core::circuit::Circuit>,
-) -> Result<S, String> {
+) -> Result<S::On, String> {
+    let mut p = S::start(b);
     Scheme::<R>::configure(&mut p, &sizes);
     for &op in ops {
         if op.on_gates() {
@@ -287,9 +294,10 @@ pub(crate) async fn run_ops<R: BenchRing, S: Scheme<R>>(
             bench_op::<R, S>(&mut p, op, sizes).await.map_err(|e| format!("{}: {e}", op.name()))?;
         report(&FromChild::Op(r));
     }
+    let mut b = p.finish();
     // No party closes its links while another still measures.
-    barrier(&mut p).await?;
-    Ok(p)
+    barrier(&mut b).await?;
+    Ok(b)
 }
 
 /// One arithmetic op on random shared inputs: a warm-up run, then `repeat` timed ones, each
@@ -302,53 +310,57 @@ async fn bench_op<R: BenchRing, S: Scheme<R>>(
     let Sizes { repeat, matmul_dim: d, .. } = sizes;
     let n = if op == Op::Matmul { d * d } else { sizes.n };
     let e = |e: ringfence_core::Error| e.to_string();
-    let x = p.random(n);
-    let y = p.random(n);
+    let x = p.random(n).await.map_err(e)?;
+    let y = p.random(n).await.map_err(e)?;
     let mut m = Meter::new(op, n);
     for run in 0..=repeat {
         let warm = run == 0;
         match op {
             Op::Mul => {
-                m.start(p).await?;
+                m.start(p.base_mut()).await?;
                 p.product(&x, &y).await.map_err(e)?;
             }
             Op::MulPub => {
-                m.start(p).await?;
+                m.start(p.base_mut()).await?;
                 p.product_opened(&x, &y).await?;
             }
             Op::RandBit => {
-                m.start(p).await?;
+                m.start(p.base_mut()).await?;
                 p.random_bits(n).await?;
             }
             Op::EdaBit => {
-                m.start(p).await?;
+                m.start(p.base_mut()).await?;
                 p.eda_bits(n).await?;
             }
             Op::Lt => {
-                m.start(p).await?;
+                m.start(p.base_mut()).await?;
                 p.lt(&x, &y).await.map_err(e)?;
             }
+            Op::Eq => {
+                m.start(p.base_mut()).await?;
+                p.eq(&x, &y).await.map_err(e)?;
+            }
             Op::LtBounded => {
-                m.start(p).await?;
+                m.start(p.base_mut()).await?;
                 p.lt_bounded(&x, &y).await.map_err(e)?;
             }
             Op::Relu => {
-                m.setup_start(p);
+                m.setup_start(p.base());
                 let r = p.bit_prep(n).await.map_err(e)?;
-                m.setup_end(p, warm);
-                m.start(p).await?;
+                m.setup_end(p.base(), warm);
+                m.start(p.base_mut()).await?;
                 p.relu(&x, r).await.map_err(e)?;
             }
             Op::Fxmul => {
-                m.setup_start(p);
+                m.setup_start(p.base());
                 let pairs = p.trunc_material(n, FRAC_BITS).await.map_err(e)?;
-                m.setup_end(p, warm);
-                m.start(p).await?;
+                m.setup_end(p.base(), warm);
+                m.start(p.base_mut()).await?;
                 p.fixed_product(&x, &y, pairs).await.map_err(e)?;
             }
             Op::Matmul => {
                 m.shape = Some(format!("{d}x{d}x{d}"));
-                m.start(p).await?;
+                m.start(p.base_mut()).await?;
                 p.matrix_product(&x, &y, (d, d, d)).await.map_err(e)?;
             }
             Op::Infer | Op::And | Op::Aes | Op::Circuit => {
@@ -356,16 +368,16 @@ async fn bench_op<R: BenchRing, S: Scheme<R>>(
             }
             Op::Xchg => {
                 let data = vec![R::ONE; n];
-                m.start(p).await?;
-                let roster = p.roster();
-                let ctx = p.ctx_mut();
+                m.start(p.base_mut()).await?;
+                let roster = p.base().roster();
+                let ctx = p.base_mut().ctx_mut();
                 let me = ctx.me();
                 ctx.round();
                 ctx.send(roster.next(me), &data).map_err(e)?;
                 ctx.recv::<R>(roster.prev(me), n).await.map_err(e)?;
             }
         }
-        m.stop(p, warm).await?;
+        m.stop(p.base_mut(), warm).await?;
     }
     Ok(m.finish(repeat))
 }

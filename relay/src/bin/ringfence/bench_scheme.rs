@@ -1,17 +1,20 @@
-//! What `ringfence bench` runs its operations on: a [`Scheme`] is a session kind of the party
-//! processes ([`Base`]) with the calls of the operation benchmark. rep3 ([`Session`]) and rss
-//! among 3, 5 or 7 parties ([`Rss`]) are the two; each maps the calls to its own protocols, so
+//! What `ringfence bench` runs its operations on: a [`Scheme`] is a scheme started on a session
+//! kind of the party processes ([`Base`]) with the calls of the operation benchmark. rep3
+//! ([`Session`]), rss among 3, 5 or 7 parties ([`Rss`]), each its own session, and spdz2k among
+//! 2 or more ([`Spdz2k`], on a [`Mesh`]); each maps the calls to its own protocols, so
 //! `bench::bench_op` is written once.
 
 use ringfence_core::circuit::Circuit;
 use ringfence_core::mal3::scheme::Mal3Ring;
 use ringfence_core::mal3::Mal3;
 use ringfence_core::meteor::{Meteor, MeteorRing};
+use ringfence_core::net::PartyId;
 use ringfence_core::nn::Output;
 use ringfence_core::rep3::Rep3Vec;
 use ringfence_core::ring::IntRing;
 use ringfence_core::rss::{Rss, RssVec, Widen};
-use ringfence_core::sharing::Boolean;
+use ringfence_core::sharing::{self, Arith, Boolean};
+use ringfence_core::spdz2k::{Mesh, Spdz2k, Spdz2kRing};
 use ringfence_core::{rep3, rss, Error};
 use ringfence_relay::TcpTransport;
 
@@ -21,21 +24,25 @@ use crate::party::{Base, Session};
 
 /// The rings the bench runs on (Z_2^32 and Z_2^64): every scheme's, and rss's random bits need
 /// the next wider ring.
-pub(crate) trait BenchRing: IntRing + MeteorRing + Mal3Ring + Widen {}
-impl<R: IntRing + MeteorRing + Mal3Ring + Widen> BenchRing for R {}
+pub(crate) trait BenchRing: IntRing + MeteorRing + Mal3Ring + Widen + Spdz2kRing {}
+impl<R: IntRing + MeteorRing + Mal3Ring + Widen + Spdz2kRing> BenchRing for R {}
 
-/// A session kind the operation benchmark runs on. The names differ from the schemes' own
-/// (`mul`, `matmul`, …) so that they never shadow [`ringfence_core::sharing::Arith`]'s.
+/// A scheme the operation benchmark runs on, started on its session kind [`Scheme::On`]. The
+/// names differ from the schemes' own (`mul`, `matmul`, …) so that they never shadow
+/// [`ringfence_core::sharing::Arith`]'s.
 #[allow(async_fn_in_trait)]
-pub(crate) trait Scheme<R: BenchRing>: Base + Boolean<R> {
+pub(crate) trait Scheme<R: BenchRing>: Boolean<R> + sharing::Session<Self::On> {
+    /// The session kind of the party processes it starts on.
+    type On: Base;
     /// Truncation material of fixed-point products.
     type Trunc;
 
     /// Readies the session for the workload (rep3's way of comparing).
     fn configure(&mut self, _sizes: &Sizes) {}
 
-    /// `n` random shared elements (no communication).
-    fn random(&mut self, n: usize) -> Self::V;
+    /// `n` random shared elements (setup: no communication where the scheme can share random
+    /// values locally, P0's input where it cannot).
+    async fn random(&mut self, n: usize) -> Result<Self::V, Error>;
 
     /// Elementwise exact product.
     async fn product(&mut self, x: &Self::V, y: &Self::V) -> Result<Self::V, Error>;
@@ -85,7 +92,13 @@ fn rss_only(op: Op, on: &str) -> String {
     format!("{} runs on rss only (--backend rss), not on {on}", op.name())
 }
 
+/// The refusal of a boolean-circuit op off the `--gates` schemes (the parent refuses first).
+fn not_on_gates(op: Op, on: &str) -> String {
+    format!("{} runs on the --gates schemes among three parties, not on {on}", op.name())
+}
+
 impl<R: BenchRing> Scheme<R> for Session {
+    type On = Self;
     type Trunc = rep3::TruncPairs<R>;
 
     fn configure(&mut self, sizes: &Sizes) {
@@ -94,8 +107,8 @@ impl<R: BenchRing> Scheme<R> for Session {
         }
     }
 
-    fn random(&mut self, n: usize) -> Rep3Vec<R> {
-        Self::random::<R>(self, n)
+    async fn random(&mut self, n: usize) -> Result<Rep3Vec<R>, Error> {
+        Ok(Self::random::<R>(self, n))
     }
 
     async fn product(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<Rep3Vec<R>, Error> {
@@ -162,14 +175,15 @@ impl<R: BenchRing> Scheme<R> for Session {
 }
 
 impl<R: BenchRing> Scheme<R> for Rss<TcpTransport> {
+    type On = Self;
     type Trunc = rss::TruncPairs<R>;
 
     fn configure(&mut self, sizes: &Sizes) {
         self.set_bit_source(sizes.bit_source);
     }
 
-    fn random(&mut self, n: usize) -> RssVec<R> {
-        Self::random::<R>(self, n)
+    async fn random(&mut self, n: usize) -> Result<RssVec<R>, Error> {
+        Ok(Self::random::<R>(self, n))
     }
 
     async fn product(&mut self, x: &RssVec<R>, y: &RssVec<R>) -> Result<RssVec<R>, Error> {
@@ -221,6 +235,92 @@ impl<R: BenchRing> Scheme<R> for Rss<TcpTransport> {
         _: Sizes,
         _: Option<&Circuit>,
     ) -> Result<(Self, OpReport), String> {
-        Err(format!("{} runs on the --gates schemes among three parties, not on rss", op.name()))
+        Err(not_on_gates(op, "rss"))
     }
+}
+
+/// spdz2k among `n ≥ 2` parties, each making its material with the others (OT-based, no
+/// dealer) as the operations draw it: every op but `fxmul` and `relu` (whose material is their
+/// setup, as in the other schemes) is timed **end to end**, its preprocessing included, which
+/// is how the reference implementation's figures for this protocol are measured.
+impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
+    type On = Mesh<TcpTransport>;
+    type Trunc = <Self as Arith<R>>::MulPrep;
+
+    /// P0's random values, input with the others' masks: random authenticated shares cannot
+    /// be made without communication in this scheme.
+    async fn random(&mut self, n: usize) -> Result<Self::V, Error> {
+        const OWNER: PartyId = PartyId(0);
+        let mine = (self.me() == OWNER).then(|| {
+            let mut prg = ringfence_core::prg::Prg::new(&own_seed()?, 0, 0);
+            Ok::<_, Error>((0..n).map(|_| R::from_u64(prg.next_u64())).collect::<Vec<R>>())
+        });
+        let mine = mine.transpose()?;
+        let (prep, _) = Arith::<R>::input_prep(self, OWNER, n);
+        Arith::<R>::input(self, OWNER, mine.as_deref(), prep).await
+    }
+
+    async fn product(&mut self, x: &Self::V, y: &Self::V) -> Result<Self::V, Error> {
+        let (prep, _) = self.mul_prep(&Self::tag(x), &Self::tag(y), 0).await?;
+        Arith::<R>::mul(self, x, y, prep).await
+    }
+
+    async fn matrix_product(
+        &mut self,
+        a: &Self::V,
+        b: &Self::V,
+        dims: (usize, usize, usize),
+    ) -> Result<Self::V, Error> {
+        let (prep, _) = self.matmul_prep(&Self::tag(a), &Self::tag(b), dims, 0).await?;
+        Arith::<R>::matmul(self, a, b, dims, prep).await
+    }
+
+    async fn trunc_material(&mut self, n: usize, frac_bits: u32) -> Result<Self::Trunc, Error> {
+        let tag = Self::tag(&Arith::<R>::constant(self, &vec![R::ZERO; n]));
+        Ok(self.mul_prep(&tag, &tag, frac_bits).await?.0)
+    }
+
+    async fn fixed_product(
+        &mut self,
+        x: &Self::V,
+        y: &Self::V,
+        prep: Self::Trunc,
+    ) -> Result<Self::V, Error> {
+        Arith::<R>::mul(self, x, y, prep).await
+    }
+
+    async fn product_opened(&mut self, _: &Self::V, _: &Self::V) -> Result<Vec<R>, String> {
+        Err(rss_only(Op::MulPub, "spdz2k"))
+    }
+
+    async fn random_bits(&mut self, _: usize) -> Result<Self::V, String> {
+        Err(rss_only(Op::RandBit, "spdz2k"))
+    }
+
+    async fn eda_bits(&mut self, _: usize) -> Result<(), String> {
+        Err(rss_only(Op::EdaBit, "spdz2k"))
+    }
+
+    /// Inference on a fresh start of the scheme on the same session (the material generators
+    /// live in the session, so the base OTs are not repeated): the class to the input owner.
+    async fn infer(self, mb: &ModelBench, sizes: Sizes) -> Result<(Self, OpReport), String> {
+        let mesh = sharing::Session::finish(self);
+        let (mesh, r) =
+            bench_infer::<R, Mesh<TcpTransport>, Self>(mesh, mb, sizes, Output::Argmax).await?;
+        Ok((sharing::Session::start(mesh), r))
+    }
+
+    async fn circuit(
+        self,
+        op: Op,
+        _: Sizes,
+        _: Option<&Circuit>,
+    ) -> Result<(Self, OpReport), String> {
+        Err(not_on_gates(op, "spdz2k"))
+    }
+}
+
+/// A seed from the OS for a party's private values.
+fn own_seed() -> Result<ringfence_core::prg::Seed, Error> {
+    crate::random_bytes::<32>().map(ringfence_core::prg::Seed::from_bytes).map_err(Error::ApiMisuse)
 }

@@ -41,6 +41,7 @@ use ringfence_core::net::Roster;
 use ringfence_core::ring::{Z32, Z64};
 use ringfence_core::rss::Rss;
 use ringfence_core::service;
+use ringfence_core::spdz2k::Spdz2k;
 use ringfence_relay::netem::{LinkShape, ShapedProxy};
 use ringfence_relay::{StaticKeypair, TcpTransport};
 
@@ -73,8 +74,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Benchmark rep3 operations between three local party processes, or rss's among 3, 5 or 7
-    /// (--backend rss --parties N).
+    /// Benchmark rep3 operations between three local party processes, rss's among 3, 5 or 7
+    /// (--backend rss --parties N), or spdz2k's among 2 or more, their material made by the
+    /// parties as the operations run (--backend spdz2k --parties N).
     Bench(BenchArgs),
     /// Classify a held-out sample privately on a local deployment (relay, 3 server parties or
     /// --parties 5|7, client) and check the answer against the plaintext model's.
@@ -190,13 +192,16 @@ struct Workload {
     #[arg(long, value_name = "SAMPLES", requires = "model")]
     sub_batch: Option<usize>,
     /// Protocol family: for --model, rep3 (the argmax is computed securely), meteor (the
-    /// scores go to P1, as in the METEOR paper), mal3 or rss; for the operations, rep3 or rss
-    /// (threshold replicated sharing among --parties parties, which adds the mul-pub and
-    /// rand-bit ops).
+    /// scores go to P1, as in the METEOR paper), mal3, rss or spdz2k; for the operations, rep3,
+    /// rss (threshold replicated sharing among --parties parties, which adds the mul-pub and
+    /// rand-bit ops) or spdz2k (a dishonest majority among --parties parties; mul, lt,
+    /// lt-bounded, eq and matmul are timed end to end, the OT-based generation of their
+    /// material included).
     #[arg(long, value_parser = bench::backend_arg(), default_value = "rep3")]
     backend: service::Backend,
     /// Compute parties, one process each: rss runs among 3, 5 or 7 (threshold t = (N − 1) / 2,
-    /// any t of them learn nothing); every other family among 3.
+    /// any t of them learn nothing); spdz2k among 2 or more (any N − 1 may be corrupt); every
+    /// other family among 3.
     #[arg(long, value_name = "N", default_value_t = ROSTER.n())]
     parties: usize,
     /// Scheme of the boolean-circuit ops (and, aes): rep3, mal3 (every AND verified), or bin3
@@ -374,8 +379,9 @@ fn main() -> ExitCode {
             };
             let job = BenchJob { ops: w.ops(), sizes, model, circuit };
             match w.backend {
-                service::Backend::Rss => bench_party::<Rss<TcpTransport>>(&a, job),
-                _ => bench_party::<party::Session>(&a, job),
+                service::Backend::Rss => bench_party::<_, Rss<TcpTransport>>(&a, job),
+                service::Backend::Spdz2k => bench_party::<_, Spdz2k<TcpTransport>>(&a, job),
+                _ => bench_party::<_, party::Session>(&a, job),
             }
         }
         Cmd::Relay(a) => exit(relay::run(&a)),
@@ -417,15 +423,18 @@ struct BenchJob {
 }
 
 /// Runs the bench party `a` on a session of kind `S`, in the ring of its workload.
-fn bench_party<S: Scheme<Z32> + Scheme<Z64>>(a: &PartyArgs, job: BenchJob) -> ExitCode {
+fn bench_party<B: party::Base, S: Scheme<Z32, On = B> + Scheme<Z64, On = B>>(
+    a: &PartyArgs,
+    job: BenchJob,
+) -> ExitCode {
     let BenchJob { ops, sizes, model, circuit } = job;
     let (id, parties) = (a.id, a.work.parties);
     let (plain, timeout_ms) = (a.common.plain, a.common.timeout_ms);
     match a.work.ring {
-        RingBits::R32 => party::run_as::<S, _, _>(id, parties, plain, timeout_ms, async move |p| {
+        RingBits::R32 => party::run_as::<B, _, _>(id, parties, plain, timeout_ms, async move |p| {
             bench::run_ops::<Z32, S>(p, &ops, sizes, model.as_ref(), circuit.as_ref()).await
         }),
-        RingBits::R64 => party::run_as::<S, _, _>(id, parties, plain, timeout_ms, async move |p| {
+        RingBits::R64 => party::run_as::<B, _, _>(id, parties, plain, timeout_ms, async move |p| {
             bench::run_ops::<Z64, S>(p, &ops, sizes, model.as_ref(), circuit.as_ref()).await
         }),
     }
@@ -489,15 +498,18 @@ fn patience(c: &CommonArgs) -> Duration {
     Duration::from_millis(c.timeout_ms.saturating_mul(4)).max(Duration::from_secs(600))
 }
 
-/// The parties of a bench run: rss's roster of `--parties`, the binary's for every other family.
-/// Combinations no party could run are refused here, with the reason, rather than in N children.
+/// The parties of a bench run: rss's roster of `--parties`, spdz2k's (2 or more), the
+/// binary's for every other family. Combinations no party could run are refused here, with the
+/// reason, rather than in N children.
 fn bench_roster(a: &BenchArgs) -> Result<Roster, String> {
     let w = &a.work;
     let roster = match w.backend {
         service::Backend::Rss => party::rss_roster(w.parties)?,
+        service::Backend::Spdz2k => party::spdz2k_roster(w.parties)?,
         b if w.parties != ROSTER.n() => {
             return Err(format!(
-                "--parties {}: {} runs among {} parties; other counts need --backend rss",
+                "--parties {}: {} runs among {} parties; other counts need --backend rss or \
+                 spdz2k",
                 w.parties,
                 b.name(),
                 ROSTER.n()
@@ -514,19 +526,22 @@ fn bench_roster(a: &BenchArgs) -> Result<Roster, String> {
             w.backend.name()
         ));
     }
-    if rss {
+    let own_session = matches!(w.backend, service::Backend::Rss | service::Backend::Spdz2k);
+    if own_session {
         if let Some(op) = ops.iter().find(|o| o.on_gates()) {
             return Err(format!(
                 "--ops {}: boolean circuits run on the --gates schemes (rep3, mal3, bin3) among \
-                 {} parties, not with --backend rss",
+                 {} parties, not with --backend {}",
                 op.name(),
-                ROSTER.n()
+                ROSTER.n(),
+                w.backend.name()
             ));
         }
         if a.common.webrtc.webrtc.is_some() {
-            return Err("--webrtc links three parties; --backend rss runs over direct links or \
-                        --relay"
-                .into());
+            return Err(format!(
+                "--webrtc links three parties; --backend {} runs over direct links or --relay",
+                w.backend.name()
+            ));
         }
     }
     Ok(roster)
@@ -548,10 +563,13 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 resolved.display()
             );
         }
-    } else if !matches!(w.backend, service::Backend::Rep3 | service::Backend::Rss) {
+    } else if !matches!(
+        w.backend,
+        service::Backend::Rep3 | service::Backend::Rss | service::Backend::Spdz2k
+    ) {
         return Err(format!(
-            "--backend {} benchmarks models (--model NAME); the operation benchmark runs rep3 \
-             or rss",
+            "--backend {} benchmarks models (--model NAME); the operation benchmark runs rep3, \
+             rss or spdz2k",
             w.backend.name()
         ));
     }

@@ -12,6 +12,7 @@ use ringfence_core::prg::Seed;
 use ringfence_core::rep3::Rep3;
 use ringfence_core::rss::{Access, Rss, SUPPORTED};
 use ringfence_core::service::ServiceBase;
+use ringfence_core::spdz2k::{Mesh, Source};
 use ringfence_relay::ws::{parse_session_hex, RelayLinkConfig};
 use ringfence_relay::{
     PrivateKey, PublicKey, Security, StaticKeypair, TcpTransport, TransportConfig,
@@ -80,6 +81,24 @@ impl Base for Rss<TcpTransport> {
         let roster = rss_roster(parties)?;
         let own = Seed::from_bytes(crate::random_bytes::<32>()?);
         Self::setup(ctx, roster, own).await.map_err(|e| e.to_string())
+    }
+}
+
+/// The roster of spdz2k among `n ≥ 2` parties: any `n − 1` of them may be corrupt.
+pub(crate) fn spdz2k_roster(n: usize) -> Result<Roster, String> {
+    if n < 2 {
+        return Err(format!("--parties {n}: spdz2k runs among 2 or more parties"));
+    }
+    Roster::new(n, n - 1).map_err(|e| format!("--parties {n}: {e}"))
+}
+
+/// spdz2k's session among `n ≥ 2` parties: the links and this party's OS randomness; the
+/// parties make their material together (base OTs when the first is needed), no dealer.
+impl Base for Mesh<TcpTransport> {
+    async fn start(ctx: Ctx<TcpTransport>, parties: usize) -> Result<Self, String> {
+        let roster = spdz2k_roster(parties)?;
+        let own = Seed::from_bytes(crate::random_bytes::<32>()?);
+        Self::new(ctx, roster, own, Source::parties()).map_err(|e| e.to_string())
     }
 }
 
