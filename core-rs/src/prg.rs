@@ -137,13 +137,17 @@ impl Prg {
             self.tail_pos += n;
             out = rest;
         }
-        let mut groups: [NativeBlock; 4 * NATIVE_GROUP] = Default::default();
-        while out.len() >= GROUP {
-            let k = (out.len() / GROUP).min(4);
-            self.native.write_keystream_blocks(&mut groups[..k * NATIVE_GROUP]);
-            let (head, rest) = out.split_at_mut(k * GROUP);
-            copy_blocks(&groups[..k * NATIVE_GROUP], 0, head);
-            out = rest;
+        if out.len() >= GROUP {
+            // Only here: zeroing this array on every call (a few bytes drawn at a time) cost
+            // more than the keystream itself.
+            let mut groups: [NativeBlock; 4 * NATIVE_GROUP] = Default::default();
+            while out.len() >= GROUP {
+                let k = (out.len() / GROUP).min(4);
+                self.native.write_keystream_blocks(&mut groups[..k * NATIVE_GROUP]);
+                let (head, rest) = out.split_at_mut(k * GROUP);
+                copy_blocks(&groups[..k * NATIVE_GROUP], 0, head);
+                out = rest;
+            }
         }
         if !out.is_empty() {
             self.native.write_keystream_blocks(&mut self.tail);
@@ -192,6 +196,13 @@ impl Prg {
         chacha_blocks::<DOUBLE_ROUNDS>(&self.key, self.counter, &self.nonce, out);
         // 2^32 blocks (256 GiB) per stream is far beyond any single operation's draw.
         self.counter = self.counter.wrapping_add(LANES as u32);
+    }
+
+    /// The next `n` keystream bits (bit `i` of byte `i / 8`), e.g. random OT choices.
+    pub fn bits(&mut self, n: usize) -> Vec<bool> {
+        let mut bytes = vec![0u8; n.div_ceil(8)];
+        self.fill_bytes(&mut bytes);
+        (0..n).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1).collect()
     }
 
     /// The next 8 keystream bytes as a little-endian u64.

@@ -199,7 +199,7 @@ impl Cot {
         let total = choices.len() + CHECK_EXTRA;
         let w = total.div_ceil(64);
         let mut mine = choices.to_vec();
-        mine.extend((0..w * 64 - choices.len()).map(|_| own.next_u32() & 1 == 1));
+        mine.extend(own.bits(w * 64 - choices.len()));
         let r = words_of(&mine, w);
 
         // Round 1: u^l = t^l ⊕ g^l ⊕ r to every peer (as the receiver).

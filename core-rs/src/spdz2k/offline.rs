@@ -84,7 +84,7 @@ pub const BIT_BATCH: usize = 4096;
 
 /// Triples made in one run of the protocol: memory stays bounded (about 13 kB a triple at
 /// k = s = 32) and large requests run as several.
-pub const TRIPLE_BATCH: usize = 4096;
+pub const TRIPLE_BATCH: usize = 2048;
 
 fn expand<W: Word>(seed: &Seed, batch: u64, n: usize) -> Vec<W> {
     W::random(&mut Prg::new(seed, batch, 0x2c), n, W::BITS)
@@ -411,7 +411,7 @@ impl<W: Word> Generator<W> {
         }
         let me = ctx.me();
         let tau = (2 * k + 4 * s) as usize;
-        let bits: Vec<bool> = (0..n * tau).map(|_| own.next_u32() & 1 == 1).collect();
+        let bits = own.bits(n * tau);
         let b = W::random(own, n, vt);
         let ext = self.cot.extend(ctx, own, &bits).await?;
         self.batches += 1;
