@@ -66,35 +66,40 @@ pub(crate) trait Scheme<R: BenchRing>: Boolean<R> + sharing::Session<Self::On> {
         pairs: Self::Trunc,
     ) -> Result<Self::V, Error>;
 
-    /// `x·y` opened to every party in one round (`mul-pub`).
-    async fn product_opened(&mut self, x: &Self::V, y: &Self::V) -> Result<Vec<R>, String>;
+    /// `x·y` opened to every party in one round (`mul-pub`; rss only, the parent refuses it
+    /// elsewhere first).
+    async fn product_opened(&mut self, _: &Self::V, _: &Self::V) -> Result<Vec<R>, String> {
+        Err(rss_only(Op::MulPub))
+    }
 
-    /// `n` random shared bits made in one round (`rand-bit`).
-    async fn random_bits(&mut self, n: usize) -> Result<Self::V, String>;
+    /// `n` random shared bits made in one round (`rand-bit`; rss only).
+    async fn random_bits(&mut self, _: usize) -> Result<Self::V, String> {
+        Err(rss_only(Op::RandBit))
+    }
 
-    /// `n` edaBits of the ring's width (`eda-bit`).
-    async fn eda_bits(&mut self, n: usize) -> Result<(), String>;
+    /// `n` edaBits of the ring's width (`eda-bit`; rss only).
+    async fn eda_bits(&mut self, _: usize) -> Result<(), String> {
+        Err(rss_only(Op::EdaBit))
+    }
 
     /// The `infer` op on the model: gives the session back with the report.
     async fn infer(self, mb: &ModelBench, sizes: Sizes) -> Result<(Self, OpReport), String>;
 
-    /// A boolean-circuit op (`and`, `aes`, `circuit`) on the `--gates` scheme.
+    /// A boolean-circuit op (`and`, `aes`, `circuit`) on the `--gates` scheme (rep3's session
+    /// only; the parent refuses it elsewhere first).
     async fn circuit(
         self,
         op: Op,
-        sizes: Sizes,
-        circuit: Option<&Circuit>,
-    ) -> Result<(Self, OpReport), String>;
+        _: Sizes,
+        _: Option<&Circuit>,
+    ) -> Result<(Self, OpReport), String> {
+        Err(format!("{} runs on the --gates schemes among three parties", op.name()))
+    }
 }
 
-/// The refusal of an rss-only op on another scheme (the parent refuses first).
-fn rss_only(op: Op, on: &str) -> String {
-    format!("{} runs on rss only (--backend rss), not on {on}", op.name())
-}
-
-/// The refusal of a boolean-circuit op off the `--gates` schemes (the parent refuses first).
-fn not_on_gates(op: Op, on: &str) -> String {
-    format!("{} runs on the --gates schemes among three parties, not on {on}", op.name())
+/// The refusal of an rss-only op on another scheme.
+fn rss_only(op: Op) -> String {
+    format!("{} runs on rss only (--backend rss)", op.name())
 }
 
 impl<R: BenchRing> Scheme<R> for Session {
@@ -135,18 +140,6 @@ impl<R: BenchRing> Scheme<R> for Session {
         pairs: Self::Trunc,
     ) -> Result<Rep3Vec<R>, Error> {
         Self::mul_fixed(self, x, y, pairs).await
-    }
-
-    async fn product_opened(&mut self, _: &Rep3Vec<R>, _: &Rep3Vec<R>) -> Result<Vec<R>, String> {
-        Err(rss_only(Op::MulPub, "rep3"))
-    }
-
-    async fn random_bits(&mut self, _: usize) -> Result<Rep3Vec<R>, String> {
-        Err(rss_only(Op::RandBit, "rep3"))
-    }
-
-    async fn eda_bits(&mut self, _: usize) -> Result<(), String> {
-        Err(rss_only(Op::EdaBit, "rep3"))
     }
 
     /// On the rep3 session: rep3 itself, or METEOR or mal3 started on it.
@@ -228,15 +221,6 @@ impl<R: BenchRing> Scheme<R> for Rss<TcpTransport> {
     async fn infer(self, mb: &ModelBench, sizes: Sizes) -> Result<(Self, OpReport), String> {
         bench_infer::<R, Self, Self>(self, mb, sizes, Output::Argmax).await
     }
-
-    async fn circuit(
-        self,
-        op: Op,
-        _: Sizes,
-        _: Option<&Circuit>,
-    ) -> Result<(Self, OpReport), String> {
-        Err(not_on_gates(op, "rss"))
-    }
 }
 
 /// spdz2k among `n ≥ 2` parties, each making its material with the others (OT-based, no
@@ -289,18 +273,6 @@ impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
         Arith::<R>::mul(self, x, y, prep).await
     }
 
-    async fn product_opened(&mut self, _: &Self::V, _: &Self::V) -> Result<Vec<R>, String> {
-        Err(rss_only(Op::MulPub, "spdz2k"))
-    }
-
-    async fn random_bits(&mut self, _: usize) -> Result<Self::V, String> {
-        Err(rss_only(Op::RandBit, "spdz2k"))
-    }
-
-    async fn eda_bits(&mut self, _: usize) -> Result<(), String> {
-        Err(rss_only(Op::EdaBit, "spdz2k"))
-    }
-
     /// Inference on a fresh start of the scheme on the same session (the material generators
     /// live in the session, so the base OTs are not repeated): the class to the input owner.
     async fn infer(self, mb: &ModelBench, sizes: Sizes) -> Result<(Self, OpReport), String> {
@@ -308,15 +280,6 @@ impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
         let (mesh, r) =
             bench_infer::<R, Mesh<TcpTransport>, Self>(mesh, mb, sizes, Output::Argmax).await?;
         Ok((sharing::Session::start(mesh), r))
-    }
-
-    async fn circuit(
-        self,
-        op: Op,
-        _: Sizes,
-        _: Option<&Circuit>,
-    ) -> Result<(Self, OpReport), String> {
-        Err(not_on_gates(op, "spdz2k"))
     }
 }
 
