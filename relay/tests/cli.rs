@@ -309,7 +309,7 @@ fn bench_refuses_party_counts_and_ops_that_the_backend_does_not_run() {
 /// does.
 #[test]
 fn bench_runs_spdz2k_end_to_end_among_two_and_three_processes() {
-    let spdz2k = |parties: &str, n: &str, op: &str| {
+    let spdz2k = |parties: &str, n: &str, op: &str, ring: &str| {
         let l = bench_line(&[
             "--backend",
             "spdz2k",
@@ -321,6 +321,8 @@ fn bench_runs_spdz2k_end_to_end_among_two_and_three_processes() {
             "1",
             "--ops",
             op,
+            "--ring",
+            ring,
         ]);
         assert_eq!((l["op"].as_str(), l["backend"].as_str()), (Some(op), Some("spdz2k")), "{l}");
         assert_eq!(l["parties"].as_u64().map(|p| p.to_string()).as_deref(), Some(parties), "{l}");
@@ -329,12 +331,13 @@ fn bench_runs_spdz2k_end_to_end_among_two_and_three_processes() {
     };
     // A triple's generation (τ = 384 OT products of 128 bits, five values authenticated) is
     // ~18.8 kB per party at k = 64; the product online is 16 B of it.
-    let (l, per) = spdz2k("2", "300", "mul");
+    let (l, per) = spdz2k("2", "300", "mul", "64");
     assert!((15_000.0..25_000.0).contains(&per), "{l}");
-    // A comparison draws 65 random bits and 124 bit triples: megabytes, not the 47 B online.
-    let (l, per) = spdz2k("2", "8", "lt-bounded");
-    assert!(per > 1e6, "{l}");
-    spdz2k("3", "8", "eq");
+    // A comparison at k = 32 draws 33 random bits and 60 bit triples: hundreds of kilobytes,
+    // not the 23 B online.
+    let (l, per) = spdz2k("2", "8", "lt-bounded", "32");
+    assert!(per > 1e5, "{l}");
+    spdz2k("3", "8", "eq", "32");
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/logreg.onnx");
     let run = bench_line(&[
         "--backend",
@@ -344,7 +347,7 @@ fn bench_runs_spdz2k_end_to_end_among_two_and_three_processes() {
         "--model",
         model,
         "--batch",
-        "2",
+        "1",
         "--repeat",
         "1",
     ]);
