@@ -105,7 +105,9 @@ export interface PartyOptions {
   parties?: number;
   /**
    * The compute parties of the session: 3, or with `scheme: 'rss'` 5 or 7 (any 2, or 3, of
-   * them together learn nothing).
+   * them together learn nothing), or with `scheme: 'spdz2k'` 2 or more (all but one of them
+   * may be corrupt and deviate; the parties make their material together by oblivious
+   * transfer as the operations need it).
    * @defaultValue 3
    */
   servers?: number;

@@ -17,8 +17,12 @@ const wrap = (x) => BigInt.asIntN(64, x);
 /** Schemes with comparisons and material made ahead. */
 const UNIFORM = ['rep3', 'mal3'];
 
-/** rss runs among five parties here (it is served among 5 or 7), the others among three. */
-const session = (scheme, label) => shared(label, { scheme, servers: scheme === 'rss' ? 5 : 3 });
+/**
+ * rss runs among five parties here (it is served among 5 or 7), spdz2k among two (neither
+ * trusting the other), the others among three.
+ */
+const SERVERS = { rss: 5, spdz2k: 2 };
+const session = (scheme, label) => shared(label, { scheme, servers: SERVERS[scheme] ?? 3 });
 
 function operands() {
   const xs = [];
@@ -28,8 +32,7 @@ function operands() {
   return [BigInt64Array.from(xs), BigInt64Array.from(ys)];
 }
 
-// spdz2k's parties are a server and the client (deployment.test.mjs): no Party API yet.
-for (const scheme of BACKENDS.filter((b) => b !== 'spdz2k')) {
+for (const scheme of BACKENDS) {
   test(`[${scheme}] the same Party calls agree with the plaintext`, async () => {
     const { parties } = await session(scheme, `same-${scheme}`);
     parties.forEach((p) => assert.equal(p.scheme, scheme));
@@ -113,6 +116,31 @@ test('[meteor] what it lacks is refused with API_MISUSE, nothing is sent, and th
   assert.equal(net.stats.frames, frames, 'no frame was sent by a refused call');
   const sq = await revealAll(parties, await all(parties, (p, i) => p.mul(x[i], x[i])));
   assert.deepEqual([...sq], [9n, 16n]);
+});
+
+test('[spdz2k] two parties compare and ReLU with material they make as it runs; random sharings and stores of products are refused', async () => {
+  const { net, parties } = await session('spdz2k', 'cmp-spdz2k');
+  // Few elements: each comparison makes 65 random bits and 124 bit triples by OT here.
+  const xs = BigInt64Array.from([0n, -1n, MIN, MAX]);
+  const ys = BigInt64Array.from([0n, 1n, MAX, -7n]);
+  const sh = await inputs(parties, xs, ys);
+  const bits = await all(parties, async (p, i) => p.revealBits(await p.lt(sh[i][0], sh[i][1])));
+  assert.deepEqual(bits[0], bits[1]);
+  for (let i = 0; i < xs.length; i++) assert.equal(bits[0][i], xs[i] < ys[i] ? 1 : 0, `spdz2k lt ${xs[i]} < ${ys[i]}`);
+  const r = await revealAll(parties, await all(parties, (p, i) => p.relu(sh[i][0])));
+  assert.deepEqual([...r], [...xs].map((x) => (x > 0n ? x : 0n)));
+  const frames = net.stats.frames;
+  for (const call of [() => parties[0].random(2), () => parties[0].truncPairs(2, 13)]) {
+    const e = await rejectsWith(call, 'API_MISUSE');
+    assert.match(e.message, /not available on spdz2k/);
+  }
+  assert.equal(net.stats.frames, frames, 'no frame was sent by a refused call');
+  // One party is not a session: spdz2k needs a second to distrust.
+  const one = await rejectsWith(
+    Party.join({ id: 0, sessionId: randomSessionId(), seeds: await insecureTestSeeds('one', 0, 2), transport: new InMemoryNetwork(2).transport(0), scheme: 'spdz2k', servers: 1 }),
+    'INVALID_ARGUMENT',
+  );
+  assert.match(one.message, /spdz2k runs among 2 or more parties, not 1/);
 });
 
 test('an unknown or malformed scheme is INVALID_ARGUMENT before anything is sent', async () => {

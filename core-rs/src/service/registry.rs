@@ -374,32 +374,49 @@ impl Backend {
         })
     }
 
-    /// This family's party among `servers`, set up on `ctx` (one round: the parties agree
-    /// their keys) with `seeds` (rep3's pairwise keys and this party's own randomness; rss uses
-    /// only the latter), with its type erased: the SDK's `Party.join`. A roster the family does
-    /// not run among is `ApiMisuse`.
+    /// The compute parties of a session of `n` parties joined as this family's (the SDK's
+    /// `Party`): an honest majority among the sizes the family is served with, or for spdz2k
+    /// (whose client computes) any `n ≥ 2`, all but one of them possibly corrupt. Other counts
+    /// are `ApiMisuse`.
+    pub fn party_roster(self, n: usize) -> Result<Roster, Error> {
+        if self.client_computes() {
+            if n < 2 {
+                return Err(Error::ApiMisuse(format!(
+                    "{} runs among 2 or more parties, not {n}",
+                    self.name()
+                )));
+            }
+            return Roster::new(n, n - 1);
+        }
+        if !self.servers().contains(&n) {
+            let among: Vec<String> = self.servers().iter().map(usize::to_string).collect();
+            return Err(Error::ApiMisuse(format!(
+                "{} runs among {} parties, not {n}",
+                self.name(),
+                among.join(" or ")
+            )));
+        }
+        Roster::honest_majority(n)
+    }
+
+    /// This family's party among `parties` compute parties ([`Backend::party_roster`]), set
+    /// up on `ctx` with `seeds` (rep3's pairwise keys and this party's own randomness; rss and
+    /// spdz2k use only the latter), with its type erased: the SDK's `Party.join`. rep3's
+    /// families and rss agree their keys in one round; spdz2k makes its base OTs when its
+    /// first material is needed.
     pub async fn join<T: Transport + 'static>(
         self,
         ctx: Ctx<T>,
-        servers: Roster,
+        parties: usize,
         seeds: Rep3Seeds,
     ) -> Result<Box<dyn AnyParty<T>>, Error> {
-        if !self.servers().contains(&servers.n()) {
-            let among: Vec<String> = self.servers().iter().map(usize::to_string).collect();
-            return Err(Error::ApiMisuse(format!(
-                "{} runs among {} parties, not {}",
-                self.name(),
-                among.join(" or "),
-                servers.n()
-            )));
-        }
+        let roster = self.party_roster(parties)?;
         match self {
-            Self::Rss => Ok(Box::new(Rss::setup(ctx, servers, seeds.own).await?)),
-            Self::Spdz2k => Err(Error::ApiMisuse(
-                "spdz2k's second party is the client itself (service::Client), not a joined \
-                 party"
-                    .into(),
-            )),
+            Self::Rss => Ok(Box::new(Rss::setup(ctx, roster, seeds.own).await?)),
+            Self::Spdz2k => {
+                let mesh = Mesh::new(ctx, roster, seeds.own, crate::spdz2k::Source::parties())?;
+                Ok(Box::new(Spdz2k::start(mesh)))
+            }
             _ => self.party(Rep3::setup(ctx, seeds).await?),
         }
     }
@@ -493,6 +510,17 @@ impl<T: Transport> SchemeSession<T> for Mal3<T> {
 }
 impl<T: Transport> SchemeSession<T> for Rss<T> {
     type Base = Self;
+}
+impl<T: Transport> SchemeSession<T> for Spdz2k<T> {
+    type Base = Mesh<T>;
+}
+
+/// spdz2k offers its comparisons; its material depends on nothing but counts, yet is made as
+/// the operations run (the party's generator makes it with the others when drawn).
+impl<T: Transport> Extras<T> for Spdz2k<T> {
+    fn boolean(&mut self) -> Option<&mut dyn AnyBoolean> {
+        Some(self)
+    }
 }
 
 impl core::str::FromStr for Backend {

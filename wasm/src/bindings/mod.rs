@@ -59,7 +59,7 @@ impl Counted for Session {
 }
 
 /// A compute party over Z_2^64, of any scheme the core registers (`backends()`): P0, P1 or P2,
-/// or among 5 or 7 for rss.
+/// or among 5 or 7 for rss, or 2 or more for spdz2k.
 #[wasm_bindgen]
 pub struct Party {
     me: PartyId,
@@ -77,7 +77,8 @@ impl Party {
     /// (`{prev, next, own}`, 32-byte `Uint8Array`s: the keys shared with P_{me−1} and P_{me+1}
     /// and a private one; rss uses only `own`) over `transport`, running `scheme` (a name from
     /// `backends()`; `undefined` means `'rep3'`) among `servers` compute parties (3, or 5 or 7
-    /// for rss; `undefined` means 3). Resolves once the parties agreed their keys (1 round).
+    /// for rss, 2 or more for spdz2k; `undefined` means 3). Resolves once the parties agreed
+    /// their keys (1 round; spdz2k makes its base OTs with its first material).
     /// `participants` is `servers`, or more when clients (ids `servers`, `servers + 1`, ...)
     /// take part in the session, as in [`Party::serve`]; `undefined` means `servers`.
     pub fn join(
@@ -93,8 +94,18 @@ impl Party {
             true => ROSTER.n(),
             false => index(&servers, "servers", 255)?,
         };
-        let roster = Roster::honest_majority(servers)
-            .map_err(|e| js_error(Code::InvalidArgument, format!("servers: {e}")))?;
+        let backend = match (scheme.is_undefined(), scheme.as_string()) {
+            (true, _) => Backend::Rep3,
+            (false, Some(name)) => name
+                .parse::<Backend>()
+                .map_err(|e| js_error(Code::InvalidArgument, format!("scheme: {e}")))?,
+            (false, None) => {
+                return Err(js_error(Code::InvalidArgument, "scheme must be a string"));
+            }
+        };
+        let roster = backend.party_roster(servers).map_err(|e| {
+            js_error(Code::InvalidArgument, format!("scheme {}: servers: {e}", backend.name()))
+        })?;
         let me = PartyId(index(&me, "party id", servers.saturating_sub(1) as u64)? as u8);
         let participants = match participants.is_undefined() {
             true => roster.participants(0),
@@ -109,15 +120,6 @@ impl Party {
                 ),
             ));
         }
-        let backend = match (scheme.is_undefined(), scheme.as_string()) {
-            (true, _) => Backend::Rep3,
-            (false, Some(name)) => name
-                .parse::<Backend>()
-                .map_err(|e| js_error(Code::InvalidArgument, format!("scheme: {e}")))?,
-            (false, None) => {
-                return Err(js_error(Code::InvalidArgument, "scheme must be a string"));
-            }
-        };
         let session = SessionId(bytes::<16>(&session, "session id")?);
         let seed = |k: &str| -> Result<Seed, JsValue> {
             Ok(Seed::from_bytes(bytes::<32>(&field(&seeds, k, "seeds")?, &format!("seeds.{k}"))?))
@@ -127,20 +129,8 @@ impl Party {
             return Err(js_error(Code::InvalidArgument, "transport must be an object"));
         }
         let ctx = Ctx::new(me, participants, session, JsTransport::new(transport));
-        if !backend.servers().contains(&roster.n()) {
-            let among: Vec<String> = backend.servers().iter().map(usize::to_string).collect();
-            return Err(js_error(
-                Code::InvalidArgument,
-                format!(
-                    "scheme {} runs among {} parties (servers), not {}",
-                    backend.name(),
-                    among.join(" or "),
-                    roster.n()
-                ),
-            ));
-        }
         Ok(future_to_promise(async move {
-            let party = backend.join(ctx, roster, seeds).await.map_err(from_core)?;
+            let party = backend.join(ctx, roster.n(), seeds).await.map_err(from_core)?;
             let session = Slot::new(party, "the party");
             Ok(Self { me, roster, participants, backend, session }.into())
         }))
