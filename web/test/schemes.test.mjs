@@ -118,7 +118,7 @@ test('[meteor] what it lacks is refused with API_MISUSE, nothing is sent, and th
   assert.deepEqual([...sq], [9n, 16n]);
 });
 
-test('[spdz2k] two parties compare and ReLU with material they make as it runs; random sharings and stores of products are refused', async () => {
+test('[spdz2k] two parties compare and ReLU with material they make as it runs; random sharings, stores of products and serving are refused', async () => {
   const { net, parties } = await session('spdz2k', 'cmp-spdz2k');
   // Few elements: each comparison makes 65 random bits and 124 bit triples by OT here.
   const xs = BigInt64Array.from([0n, -1n, MIN, MAX]);
@@ -134,6 +134,9 @@ test('[spdz2k] two parties compare and ReLU with material they make as it runs; 
     const e = await rejectsWith(call, 'API_MISUSE');
     assert.match(e.message, /not available on spdz2k/);
   }
+  // Its client computes as a party: a joined session has no client seat to serve.
+  const served = await rejectsWith(parties[0].serve({ models: {} }), 'API_MISUSE');
+  assert.match(served.message, /no seat for a client/);
   assert.equal(net.stats.frames, frames, 'no frame was sent by a refused call');
   // One party is not a session: spdz2k needs a second to distrust.
   const one = await rejectsWith(

@@ -51,6 +51,17 @@ impl Party {
         comparisons: JsValue,
         on_stage: JsValue,
     ) -> Result<Promise, JsValue> {
+        if self.backend.client_computes() {
+            return Err(js_error(
+                Code::ApiMisuse,
+                format!(
+                    "serve: a joined {} session has no seat for a client (its client computes as \
+                     the last party); serve {} with `ringfence party`",
+                    self.backend.name(),
+                    self.backend.name()
+                ),
+            ));
+        }
         let client = index(&client, "client", 254)?;
         let roster = self.roster;
         if !roster.is_client(PartyId(client as u8)) || client >= self.participants {
