@@ -86,10 +86,10 @@ impl Base for Rss<TcpTransport> {
 
 /// The roster of spdz2k among `n ≥ 2` parties: any `n − 1` of them may be corrupt.
 pub(crate) fn spdz2k_roster(n: usize) -> Result<Roster, String> {
-    if n < 2 {
-        return Err(format!("--parties {n}: spdz2k runs among 2 or more parties"));
-    }
-    Roster::new(n, n - 1).map_err(|e| format!("--parties {n}: {e}"))
+    ringfence_core::service::Backend::Spdz2k.party_roster(n).map_err(|e| match e {
+        ringfence_core::Error::ApiMisuse(why) => format!("--parties {n}: {why}"),
+        e => format!("--parties {n}: {e}"),
+    })
 }
 
 /// spdz2k's session among `n ≥ 2` parties: the links and this party's OS randomness; the
