@@ -216,6 +216,39 @@ fn own_material<R: Spdz2kRing>(sizes: &[usize]) {
     }
 }
 
+/// Bit triples from TinyOT, converted: `z = x·y` for every one, random factors, among two and
+/// three parties under both keys, draws of fewer than a batch served from the stock.
+#[test]
+fn the_parties_bit_triples_multiply() {
+    fn run<R: Spdz2kRing>(n: usize) {
+        let net = Net::new(n);
+        let outs = testing::run_spdz2k_generating(&net, n, 23, |mut p| async move {
+            let first = p.bit_triples_for_test::<R>(300).await?;
+            let second = p.bit_triples_for_test::<R>(5000).await?;
+            Ok((first, second))
+        });
+        let what = format!("{n} parties, k = {}", R::BITS);
+        let o0 = outs[0].as_ref().unwrap_or_else(|e| panic!("P0, {what}: {e}"));
+        for (i, o) in outs.iter().enumerate() {
+            let o = o.as_ref().unwrap_or_else(|e| panic!("P{i}, {what}: {e}"));
+            assert_eq!(o, o0, "P{i}, {what}: the parties opened different bits");
+        }
+        for [x, y, z] in [&o0.0, &o0.1] {
+            for j in 0..x.len() {
+                assert_eq!(z[j], x[j] & y[j], "{what}: triple {j}");
+            }
+            for v in [x, y, z] {
+                let ones = v.iter().filter(|&&b| b).count();
+                let expect = if core::ptr::eq(v, z) { x.len() / 4 } else { x.len() / 2 };
+                assert!(ones.abs_diff(expect) < x.len() / 10 + 10, "{what}: {ones} ones");
+            }
+        }
+    }
+    run::<Z32>(2);
+    run::<Z64>(2);
+    run::<Z32>(3);
+}
+
 /// A corrupt party's fault on one of its frames.
 #[derive(Debug, Clone, Copy)]
 enum Fault {

@@ -189,6 +189,18 @@ impl<T: Transport> Spdz2k<T> {
         Ok([self.bits_of(&a), self.bits_of(&b), self.bits_of(&c)])
     }
 
+    /// `n` bit triples under ring `R`'s key, opened (MAC-checked), for tests of the material.
+    #[cfg(any(test, feature = "test-utils"))]
+    pub async fn bit_triples_for_test<R: Spdz2kRing>(
+        &mut self,
+        n: usize,
+    ) -> Result<[Vec<bool>; 3], Error> {
+        let [a, b, c] = self.bit_triples::<R>(n).await?;
+        let all = self.open_bits_unchecked(&AuthBits::concat(&[&a, &b, &c])).await?;
+        self.check().await?;
+        Ok([all[..n].to_vec(), all[n..2 * n].to_vec(), all[2 * n..].to_vec()])
+    }
+
     /// Beaver's product with `triples` (one round, logged openings).
     pub(crate) async fn beaver<R: Spdz2kRing>(
         &mut self,

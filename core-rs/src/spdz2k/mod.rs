@@ -62,6 +62,7 @@ pub mod offline;
 pub mod prep;
 mod scheme;
 mod stock;
+mod tinyot;
 pub mod word;
 
 pub use prep::Source;

@@ -33,6 +33,7 @@ use super::check::{
     settle, Log,
 };
 use super::stock::{Kind, Stock};
+use super::tinyot;
 use super::word::Word;
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::ot::{base, BaseOts, Cot, Tccr, KAPPA};
@@ -81,6 +82,14 @@ pub const AUTH_BATCH: usize = 16_384;
 
 /// Random bits made in one run of Π_RandBit.
 pub const BIT_BATCH: usize = 4096;
+
+/// Bit triples made in one run of TinyOT at least (smaller batches need larger buckets; a
+/// draw of fewer leaves the rest in the stock) and at most (memory stays bounded).
+pub const BIT_TRIPLE_BATCH: std::ops::RangeInclusive<usize> = 4096..=16_384;
+
+/// Random combinations in the check of the conversion from TinyOT (the paper's σ): a wrong
+/// input passes with probability 2^−σ.
+const CONVERSION_CHECKS: usize = 64;
 
 /// Triples made in one run of the protocol: memory stays bounded (about 13 kB a triple at
 /// k = s = 32) and large requests run as several.
@@ -161,6 +170,7 @@ impl<W: Word> Generator<W> {
         n: usize,
     ) -> Result<Vec<Wide<W>>, Error> {
         Ok(match kind {
+            Kind::Triples(1) => self.bit_triples(ctx, roster, own, n).await?.into(),
             Kind::Triples(k) => self.triples(ctx, roster, own, k, n).await?.into(),
             Kind::RandBits(k) => vec![self.rand_bits(ctx, roster, own, k, n).await?],
             Kind::Random(wd) => vec![self.random_values(ctx, roster, own, wd, n).await?],
@@ -198,8 +208,12 @@ impl<W: Word> Generator<W> {
         let have = got[0].x.len();
         if have < n {
             self.made_on_demand += 1;
-            let more = self.make(ctx, roster, own, kind, n - have).await?;
-            got.iter_mut().zip(more).for_each(|(g, m)| g.append(m));
+            let mut more = self.make(ctx, roster, own, kind, n - have).await?;
+            got.iter_mut().zip(&mut more).for_each(|(g, m)| g.append(m.split_front(n - have)));
+            // Bit triples come in whole batches: the rest waits for the next draws.
+            if !more[0].x.is_empty() {
+                self.stock.put(kind, more);
+            }
         }
         Ok(got)
     }
@@ -549,6 +563,103 @@ impl<W: Word> Generator<W> {
             .await;
         }
         mac_check(ctx, roster, own, public, &mut [(&mut log, Some(mask))]).await
+    }
+
+    /// At least `n` triples of the binary instance (k = 1): TinyOT triples ([`super::tinyot`])
+    /// converted by the S&P 2019 paper's Fig. 2, in runs of [`BIT_TRIPLE_BATCH`]. Each party's
+    /// shares of the three bits (and of `σ` random bits more) are authenticated as its additive
+    /// shares in `1 + s` bits (their sum is the XOR mod 2); after the coins, `σ` combinations
+    /// `r_j ⊕ ⊕ χ_lj·b_l` are opened both as TinyOT bits (MAC-checked under `Δ`) and in the
+    /// instance (MAC-checked under `α`), and must agree: a party that authenticated other
+    /// bits than its TinyOT shares passes with probability 2^−σ.
+    pub(crate) async fn bit_triples<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        n: usize,
+    ) -> Result<[Wide<W>; 3], Error> {
+        let mut out: [Wide<W>; 3] = Default::default();
+        let mut made = 0;
+        while made < n {
+            let m = (n - made).clamp(*BIT_TRIPLE_BATCH.start(), *BIT_TRIPLE_BATCH.end());
+            let batch = self.bit_triple_batch(ctx, roster, own, m).await?;
+            for (o, b) in out.iter_mut().zip(batch) {
+                o.append(b);
+            }
+            made += m;
+        }
+        Ok(out)
+    }
+
+    /// One run of [`Generator::bit_triples`].
+    async fn bit_triple_batch<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        m: usize,
+    ) -> Result<[Wide<W>; 3], Error> {
+        self.batches += 1;
+        let triples =
+            tinyot::triples(&mut self.cot, &self.tccr, self.batches, ctx, roster, own, m).await?;
+        let spare = tinyot::random(&mut self.cot, ctx, own, CONVERSION_CHECKS).await?;
+        let wd = Widths { v: 1, s: self.s };
+        let one = W::from_u128(1);
+        let mut vals: Vec<W> = triples
+            .iter()
+            .chain([&spare])
+            .flat_map(|b| b.bits.iter().map(|&v| one.and_mask(v)))
+            .collect();
+        // The check's mask in the instance: a random value, never a bit.
+        vals.push(W::random(own, 1, wd.w())[0]);
+        let macs = self.authenticate(ctx, roster, own, wd, &vals).await?;
+        let inputs = 3 * m;
+
+        let op = ctx.next_op();
+        let seed = coin_toss(ctx, roster, own, op).await?;
+        let mut chi = vec![0u64; inputs];
+        Prg::new(&seed, op, 0).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
+        let mut tiny = spare;
+        let (mut cx, mut cm) = (
+            vals[inputs..inputs + CONVERSION_CHECKS].to_vec(),
+            macs[inputs..inputs + CONVERSION_CHECKS].to_vec(),
+        );
+        for (l, &c) in chi.iter().enumerate() {
+            let (part, i) = (&triples[l / m], l % m);
+            let mut bits = c;
+            while bits != 0 {
+                let j = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                tiny.xor_at(j, part, i, true);
+                cx[j] = cx[j].wrapping_add(vals[l]);
+                cm[j] = cm[j].wrapping_add(macs[l]);
+            }
+        }
+        let as_tiny = tinyot::open(ctx, roster, self.cot.delta(), &tiny).await?;
+        let mut log = Log::new(1, self.s, self.alpha);
+        let mut public = View::new("bit triples", op);
+        let reduce = |v: Vec<W>| -> Vec<W> { v.into_iter().map(|x| x.reduce(wd.w())).collect() };
+        let (cx, cm) = (reduce(cx), reduce(cm));
+        let as_auth = open_logged(ctx, roster, &mut log, &mut public, &cx, &cm).await?;
+        let mask = (vals[inputs + CONVERSION_CHECKS], macs[inputs + CONVERSION_CHECKS]);
+        mac_check(ctx, roster, own, public, &mut [(&mut log, Some(mask))]).await?;
+        let agree = as_tiny.iter().zip(&as_auth).all(|(&t, a)| a.bit(0) == t);
+        let outcome = if agree {
+            Ok(())
+        } else {
+            Err(Error::Abort {
+                blame: None,
+                reason: "bit triples: a party authenticated other bits than its TinyOT shares"
+                    .into(),
+            })
+        };
+        settle(ctx, roster, outcome).await?;
+        let part = |i: usize| Wide {
+            x: vals[i * m..(i + 1) * m].to_vec(),
+            m: macs[i * m..(i + 1) * m].to_vec(),
+        };
+        Ok([part(0), part(1), part(2)])
     }
 
     /// `n` random bits of the instance of `k` value bits (Π_RandBit in `k + 2` value bits),
