@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::future::Future;
 use std::rc::Rc;
 
 use ringfence_core::net::{frame, PartyId, Roster, Stats};
@@ -249,6 +250,35 @@ fn the_parties_bit_triples_multiply() {
     run::<Z32>(3);
 }
 
+/// A party that sends other half-AND bits or blocks than its shares make (as a flip on the
+/// wire does) is caught by the leaky AND check before any triple is used.
+#[test]
+fn wrong_half_and_messages_fail_the_leaky_and_check() {
+    // 4,096 outputs from 16,384 leaky ANDs: the message holds 256 words of bits, then blocks.
+    let m = 16_384;
+    let len = (m / 64 + 2 * m) * 8;
+    for at in [0usize, m / 8 + 8] {
+        let net = Net::new(2);
+        net.set_hook(move |e: &mut Envelope| {
+            if e.from == PartyId(1) && e.bytes.len() - frame::HEADER_LEN == len {
+                // Eight bytes: every one of 64 bits flipped (or a block's half), so the
+                // receiver's x is 1 under some of them.
+                for b in &mut e.bytes[frame::HEADER_LEN + at..frame::HEADER_LEN + at + 8] {
+                    *b ^= 0xff;
+                }
+            }
+            Action::Deliver
+        });
+        let outs = testing::run_spdz2k_generating(&net, 2, 41, |mut p| async move {
+            p.bit_triples_for_test::<Z32>(10).await
+        });
+        match &outs[0] {
+            Err(Error::Abort { reason, .. }) => assert!(reason.contains("leaky AND"), "{reason}"),
+            o => panic!("P0 went on after a wrong half-AND message at byte {at}: {o:?}"),
+        }
+    }
+}
+
 /// A corrupt party's fault on one of its frames.
 #[derive(Debug, Clone, Copy)]
 enum Fault {
@@ -276,13 +306,13 @@ struct Hit {
 /// Runs `program` among `n` parties with `fault` on the `target`-th frame P1 sends (counted
 /// over all its links in the order they are sent; `u64::MAX`: none). Returns the outcomes, the
 /// number of frames P1 sent, and what the hook met.
-fn faulty_run<R: Spdz2kRing>(
+fn faulty_run<O, Fut: Future<Output = Result<O, Error>>>(
     n: usize,
-    (x, y): (&[R], &[R]),
+    program: &impl Fn(Party) -> Fut,
     target: u64,
     fault: Fault,
     generating: bool,
-) -> (Vec<Result<Outcome<R>, Error>>, u64, Hit) {
+) -> (Vec<Result<O, Error>>, u64, Hit) {
     let net = Net::new(n);
     let count = Rc::new(RefCell::new((0u64, Hit::default())));
     // Payloads P1 sent, by receiver and length, for replays.
@@ -330,12 +360,11 @@ fn faulty_run<R: Spdz2kRing>(
         action
     });
     let roster = Roster::new(n, n - 1).unwrap();
-    let (x, y) = (x.to_vec(), y.to_vec());
     let outs = if generating {
-        testing::run_spdz2k_generating(&net, n, 11, |p| program::<R>(p, x.clone(), y.clone()))
+        testing::run_spdz2k_generating(&net, n, 11, program)
     } else {
         testing::run_base(&net, roster, n, 11, |_, base: Mesh<MemTransport>| {
-            program::<R>(Spdz2k::start(base), x.clone(), y.clone())
+            program(Spdz2k::start(base))
         })
     };
     let (sent, hit) = *count.borrow();
@@ -344,22 +373,29 @@ fn faulty_run<R: Spdz2kRing>(
 
 type Sent = HashMap<(u8, usize), Vec<Vec<u8>>>;
 
-type Outcome<R> = (Vec<R>, Vec<R>, Vec<R>, Option<Vec<R>>);
-
 /// `trials` seeded faults by P1 among 2 and 3 parties: each honest party aborts or holds
 /// exactly the honest run's outputs; at least one honest party stops; and every one does
 /// unless the fault hit a verdict, the last message of a check (a cheater can always make one
 /// honest party stop and leave another with its correct output: there is no broadcast), or,
 /// in the generation, a flipped bit met a zero private choice bit and changed nothing.
 fn faults<R: Spdz2kRing>(trials: u64, seed: u64, generating: bool) {
-    let mut prg = Prg::new(&Seed::from_bytes([0x7e; 32]), seed, 0);
     let (x, y) = (values::<R>(3, 8), values::<R>(4, 8));
     let small = |v: &[R]| -> Vec<R> { v.iter().map(|w| R::from_i64(w.to_i64() % 1000)).collect() };
     let (x, y) = (small(&x), small(&y));
+    faults_in(trials, seed, generating, &|p| program::<R>(p, x.clone(), y.clone()));
+}
+
+/// [`faults`] of any program.
+fn faults_in<O, Fut>(trials: u64, seed: u64, generating: bool, program: &impl Fn(Party) -> Fut)
+where
+    O: PartialEq + core::fmt::Debug,
+    Fut: Future<Output = Result<O, Error>>,
+{
+    let mut prg = Prg::new(&Seed::from_bytes([0x7e; 32]), seed, 0);
     let (mut harmless, mut trials_run) = (0, 0);
     for n in [2, 3] {
-        let (honest, frames, _) = faulty_run::<R>(n, (&x, &y), u64::MAX, Fault::Drop, generating);
-        let honest: Vec<Outcome<R>> =
+        let (honest, frames, _) = faulty_run(n, program, u64::MAX, Fault::Drop, generating);
+        let honest: Vec<O> =
             honest.into_iter().map(|o| o.expect("the honest run completes")).collect();
         for t in 0..trials / 2 {
             let target = prg.next_u64() % frames;
@@ -371,7 +407,7 @@ fn faults<R: Spdz2kRing>(trials: u64, seed: u64, generating: bool) {
                     mask: (prg.next_u32() % 255 + 1) as u8,
                 },
             };
-            let (outs, _, hit) = faulty_run::<R>(n, (&x, &y), target, fault, generating);
+            let (outs, _, hit) = faulty_run(n, program, target, fault, generating);
             trials_run += 1;
             if !hit.met {
                 // An empty frame (nothing to change): the run must be the honest one.
@@ -429,6 +465,14 @@ fn faults_by_a_corrupt_party_end_in_aborts_z32() {
 #[test]
 fn faults_in_the_parties_generation_end_in_aborts() {
     faults::<Z32>(if common::UNDER_WASM { 24 } else { 160 }, 3, true);
+}
+
+/// The same in the generation of bit triples: base OTs, the extensions, the half-ANDs, the
+/// leaky AND check, the bucketing's openings and the conversion with its checks.
+#[test]
+fn faults_in_the_bit_triples_generation_end_in_aborts() {
+    let program = |mut p: Party| async move { p.bit_triples_for_test::<Z32>(20).await };
+    faults_in(if common::UNDER_WASM { 24 } else { 160 }, 4, true, &program);
 }
 
 /// Comparisons among two parties, the paper's setting: the MSB, ReLU, exact `<`, equality and

@@ -7,11 +7,8 @@
 //!   (the lift).
 //! * **AND**: Beaver with a bit triple; the openings send one bit per value to each party.
 //!   Bit triples come from preprocessing: the dealer's in tests, and in the parties' own
-//!   generation the triples of the instance k = 1 under the same key (SPDZ2k's triple
-//!   generation with k = 1: τ = 2 + 4s OT products, authenticated and sacrificed in 1 + s
-//!   bits). That is a documented alternative to the paper's TinyOT triples: the online phase
-//!   is the paper's; a bit triple's preprocessing costs about two thirds of an arithmetic
-//!   triple's OT products (on narrower words) instead of a twelfth of one.
+//!   generation TinyOT's, converted into this instance by the paper's Fig. 2
+//!   (`Generator::bit_triples` in [`super::offline`]).
 //! * **MSB** (the paper's Fig. 6): `k + 1` random bits, `c = a + r` opened, the carry circuit
 //!   `u = [c mod 2^(k−1) < r mod 2^(k−1)]` (`2k − 4` ANDs, `⌈log₂(k−1)⌉` rounds), the lift, and
 //!   `e = a − a' + 2^(k−1)·b` opened: `6k − 8` bits per party, `⌈log₂(k−1)⌉ + 2` rounds.

@@ -17,6 +17,8 @@
 //!   failure), authenticated in an instance of `k + s` value bits, where one sacrifices the
 //!   other: `ρ = t·a − â` is opened, `σ = t·c − ĉ − ρ·b` must open to 0, and the MAC check
 //!   runs over both openings. The survivor, reduced mod 2^(k+s), is a triple of the instance.
+//! * **Bit triples** (the binary instance's): TinyOT's (`spdz2k/tinyot.rs`), converted by the
+//!   S&P 2019 paper's Fig. 2 (`Generator::bit_triples`).
 //! * **Random bits** (the paper's Π_RandBit): in an instance of `k + 2` value bits, `a = 2u + 1`
 //!   for a random `u`, `a²` by a triple, `e = a²` opened and MAC-checked, `c` the canonical
 //!   square root of `e`, and `(c^−1·a + 1) / 2` halved share by share.
@@ -601,8 +603,8 @@ impl<W: Word> Generator<W> {
         m: usize,
     ) -> Result<[Wide<W>; 3], Error> {
         self.batches += 1;
-        let triples =
-            tinyot::triples(&mut self.cot, &self.tccr, self.batches, ctx, roster, own, m).await?;
+        let mut run = tinyot::Run { cot: &mut self.cot, tccr: &self.tccr, batch: self.batches };
+        let triples = run.triples(ctx, roster, own, m).await?;
         let spare = tinyot::random(&mut self.cot, ctx, own, CONVERSION_CHECKS).await?;
         let wd = Widths { v: 1, s: self.s };
         let one = W::from_u128(1);

@@ -256,9 +256,8 @@ impl<T: Transport> Spdz2k<T> {
     }
 
     /// `n` bit triples under ring `R`'s key, as sharings whose low bit is the bit (above it,
-    /// anything): the triples of the instance k = 1 under that key, made by OT, combined,
-    /// authenticated and sacrificed in 1 + s bits like every triple (τ = 2 + 4s OT products
-    /// each, against 2k + 4s for a triple of R plus two random bits and a product before).
+    /// anything): TinyOT's, converted into the instance k = 1 under that key
+    /// ([`Generator::bit_triples`]).
     pub(crate) async fn bit_triple_shares<R: Spdz2kRing>(
         &mut self,
         n: usize,

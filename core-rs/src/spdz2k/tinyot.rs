@@ -206,92 +206,140 @@ fn tweak(batch: u64, from: PartyId, to: PartyId, purpose: u8) -> impl Fn(usize) 
     }
 }
 
-/// `m` leaky AND triples (see the module's notes), checked; returns them with the check's
-/// coins (for the bucketing's permutation, drawn after the triples are fixed).
-async fn leaky_ands<T: Transport>(
-    cot: &mut Cot,
-    tccr: &Tccr,
-    batch: u64,
-    ctx: &mut Ctx<T>,
-    roster: Roster,
-    own: &mut Prg,
-    m: usize,
-) -> Result<([ABits; 3], Seed, u64), Error> {
-    let me = ctx.me();
-    let delta = cot.delta();
-    let all = random(cot, ctx, own, 3 * m).await?;
-    let (x, y, r) = (all.slice(0..m), all.slice(m..2 * m), all.slice(2 * m..3 * m));
-    let phi = y.times_delta(delta);
-    let mut z: Vec<bool> = x.bits.iter().zip(&y.bits).map(|(&a, &b)| a & b).collect();
-    let mut xphi: Vec<u128> = x.bits.iter().zip(&phi).map(|(&a, &p)| spread(a) & p).collect();
+/// One run of the triple generation: this party's correlated OTs, the hash, and the run's
+/// fresh counter (it keys the hashes).
+pub(crate) struct Run<'a> {
+    pub(crate) cot: &'a mut Cot,
+    pub(crate) tccr: &'a Tccr,
+    pub(crate) batch: u64,
+}
 
-    // Half-ANDs over each peer's x, as the sender: the bit y^i and the block Φ_i.
-    ctx.round();
-    for peer in roster.others(me) {
-        let k0 = &x.keys[peer.index()];
-        let k1: Vec<u128> = k0.iter().map(|&k| k ^ delta).collect();
-        let (tb, tk) = (tweak(batch, me, peer, 0), tweak(batch, me, peer, 1));
-        let (h0, h1) = (tccr.hash_all(&tb, k0), tccr.hash_all(&tb, &k1));
-        let (g0, g1) = (tccr.hash_all(&tk, k0), tccr.hash_all(&tk, &k1));
-        let mut msg = pack((0..m).map(|t| ((h0[t] ^ h1[t]) & 1 == 1) ^ y.bits[t]));
-        let v: Vec<u128> = (0..m).map(|t| g0[t] ^ g1[t] ^ phi[t]).collect();
-        blocks_out(&v, &mut msg);
-        ctx.send(peer, &msg)?;
-        for t in 0..m {
-            z[t] ^= h0[t] & 1 == 1;
-            xphi[t] ^= g0[t];
+impl Run<'_> {
+    /// `m` leaky AND triples (see the module's notes), checked; returns them with the check's
+    /// coins (for the bucketing's permutation, drawn after the triples are fixed).
+    async fn leaky_ands<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        m: usize,
+    ) -> Result<([ABits; 3], Seed, u64), Error> {
+        let (cot, tccr, batch) = (&mut *self.cot, self.tccr, self.batch);
+        let me = ctx.me();
+        let delta = cot.delta();
+        let all = random(cot, ctx, own, 3 * m).await?;
+        let (x, y, r) = (all.slice(0..m), all.slice(m..2 * m), all.slice(2 * m..3 * m));
+        let phi = y.times_delta(delta);
+        let mut z: Vec<bool> = x.bits.iter().zip(&y.bits).map(|(&a, &b)| a & b).collect();
+        let mut xphi: Vec<u128> = x.bits.iter().zip(&phi).map(|(&a, &p)| spread(a) & p).collect();
+
+        // Half-ANDs over each peer's x, as the sender: the bit y^i and the block Φ_i.
+        ctx.round();
+        for peer in roster.others(me) {
+            let k0 = &x.keys[peer.index()];
+            let k1: Vec<u128> = k0.iter().map(|&k| k ^ delta).collect();
+            let (tb, tk) = (tweak(batch, me, peer, 0), tweak(batch, me, peer, 1));
+            let (h0, h1) = (tccr.hash_all(&tb, k0), tccr.hash_all(&tb, &k1));
+            let (g0, g1) = (tccr.hash_all(&tk, k0), tccr.hash_all(&tk, &k1));
+            let mut msg = pack((0..m).map(|t| ((h0[t] ^ h1[t]) & 1 == 1) ^ y.bits[t]));
+            let v: Vec<u128> = (0..m).map(|t| g0[t] ^ g1[t] ^ phi[t]).collect();
+            blocks_out(&v, &mut msg);
+            ctx.send(peer, &msg)?;
+            for t in 0..m {
+                z[t] ^= h0[t] & 1 == 1;
+                xphi[t] ^= g0[t];
+            }
         }
-    }
-    // As the receiver over this party's x: H(M) ⊕ x^i·(message) is the sender's share plus
-    // x^i times its input.
-    let w = m.div_ceil(64);
-    for peer in roster.others(me) {
-        let msg = ctx.recv::<Z64>(peer, w + 2 * m).await?;
-        let (u, v) = (unpack(&msg[..w], m), blocks_in(&msg[w..]));
-        let mac = &x.macs[peer.index()];
-        let h = tccr.hash_all(tweak(batch, peer, me, 0), mac);
-        let g = tccr.hash_all(tweak(batch, peer, me, 1), mac);
-        for t in 0..m {
-            let xi = x.bits[t];
-            z[t] ^= (h[t] & 1 == 1) ^ (xi & u[t]);
-            xphi[t] ^= g[t] ^ (spread(xi) & v[t]);
+        // As the receiver over this party's x: H(M) ⊕ x^i·(message) is the sender's share plus
+        // x^i times its input.
+        let w = m.div_ceil(64);
+        for peer in roster.others(me) {
+            let msg = ctx.recv::<Z64>(peer, w + 2 * m).await?;
+            let (u, v) = (unpack(&msg[..w], m), blocks_in(&msg[w..]));
+            let mac = &x.macs[peer.index()];
+            let h = tccr.hash_all(tweak(batch, peer, me, 0), mac);
+            let g = tccr.hash_all(tweak(batch, peer, me, 1), mac);
+            for t in 0..m {
+                let xi = x.bits[t];
+                z[t] ^= (h[t] & 1 == 1) ^ (xi & u[t]);
+                xphi[t] ^= g[t] ^ (spread(xi) & v[t]);
+            }
         }
+
+        // z authenticated as r ⊕ d: d^i = z^i ⊕ r^i to every party.
+        ctx.round();
+        let d = pack(z.iter().zip(&r.bits).map(|(&a, &b)| a ^ b));
+        for peer in roster.others(me) {
+            ctx.send(peer, &d)?;
+        }
+        let mut zs = ABits { bits: z, macs: r.macs, keys: r.keys };
+        for peer in roster.others(me) {
+            let dp = unpack(&ctx.recv::<Z64>(peer, w).await?, m);
+            for (k, d) in zs.keys[peer.index()].iter_mut().zip(dp) {
+                *k ^= spread(d) & delta;
+            }
+        }
+
+        // The check: Σ_t χ_t·(x·y·Δ ⊕ z·Δ)_t, shared, must be zero.
+        let op = ctx.next_op();
+        let seed = coin_toss(ctx, roster, own, op).await?;
+        let mut chi = vec![0u128; m];
+        Prg::new(&seed, op, 0).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
+        let h: Vec<u128> = zs.times_delta(delta).iter().zip(&xphi).map(|(a, b)| a ^ b).collect();
+        let mut mine = Vec::with_capacity(2);
+        blocks_out(&[gf128::dot(&chi, &h)], &mut mine);
+        let opened = commit_and_open(ctx, roster, op, "leaky and", own, mine).await?;
+        let sum = opened.iter().fold(0u128, |a, w| a ^ blocks_in(w)[0]);
+        let outcome = if sum == 0 {
+            Ok(())
+        } else {
+            Err(Error::Abort {
+                blame: None,
+                reason: "the leaky AND check failed: a party's half-AND messages were wrong".into(),
+            })
+        };
+        settle(ctx, roster, outcome).await?;
+        Ok(([x, y, zs], seed, op))
     }
 
-    // z authenticated as r ⊕ d: d^i = z^i ⊕ r^i to every party.
-    ctx.round();
-    let d = pack(z.iter().zip(&r.bits).map(|(&a, &b)| a ^ b));
-    for peer in roster.others(me) {
-        ctx.send(peer, &d)?;
-    }
-    let mut zs = ABits { bits: z, macs: r.macs, keys: r.keys };
-    for peer in roster.others(me) {
-        let dp = unpack(&ctx.recv::<Z64>(peer, w).await?, m);
-        for (k, d) in zs.keys[peer.index()].iter_mut().zip(dp) {
-            *k ^= spread(d) & delta;
+    /// `n` bit triples `(⟨x⟩, ⟨y⟩, ⟨z⟩)`, `z = x·y`, from `n·B` checked leaky ANDs in buckets of
+    /// [`bucket_size`].
+    pub(crate) async fn triples<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        n: usize,
+    ) -> Result<[ABits; 3], Error> {
+        let b = bucket_size(n, BUCKET_STAT);
+        let ([x, y, z], seed, op) = self.leaky_ands(ctx, roster, own, n * b).await?;
+        let perm = permutation(&seed, op, n * b);
+        let parties = roster.n();
+        let mut d = ABits::empty(parties);
+        for q in 0..n {
+            let first = perm[q * b];
+            for &m in &perm[q * b + 1..(q + 1) * b] {
+                d.push_from(&y, first, true);
+                let last = d.len() - 1;
+                d.xor_at(last, &y, m, true);
+            }
         }
+        let opened = open(ctx, roster, self.cot.delta(), &d).await?;
+        let empty = || ABits::empty(parties);
+        let (mut ox, mut oy, mut oz) = (empty(), empty(), empty());
+        for q in 0..n {
+            let first = perm[q * b];
+            ox.push_from(&x, first, true);
+            oy.push_from(&y, first, true);
+            oz.push_from(&z, first, true);
+            for (e, &m) in perm[q * b + 1..(q + 1) * b].iter().enumerate() {
+                ox.xor_at(q, &x, m, true);
+                oz.xor_at(q, &z, m, true);
+                oz.xor_at(q, &x, m, opened[q * (b - 1) + e]);
+            }
+        }
+        Ok([ox, oy, oz])
     }
-
-    // The check: Σ_t χ_t·(x·y·Δ ⊕ z·Δ)_t, shared, must be zero.
-    let op = ctx.next_op();
-    let seed = coin_toss(ctx, roster, own, op).await?;
-    let mut chi = vec![0u128; m];
-    Prg::new(&seed, op, 0).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
-    let h: Vec<u128> = zs.times_delta(delta).iter().zip(&xphi).map(|(a, b)| a ^ b).collect();
-    let mut mine = Vec::with_capacity(2);
-    blocks_out(&[gf128::dot(&chi, &h)], &mut mine);
-    let opened = commit_and_open(ctx, roster, op, "leaky and", own, mine).await?;
-    let sum = opened.iter().fold(0u128, |a, w| a ^ blocks_in(w)[0]);
-    let outcome = if sum == 0 {
-        Ok(())
-    } else {
-        Err(Error::Abort {
-            blame: None,
-            reason: "the leaky AND check failed: a party's half-AND messages were wrong".into(),
-        })
-    };
-    settle(ctx, roster, outcome).await?;
-    Ok(([x, y, zs], seed, op))
 }
 
 /// `ln C(a, b)`.
@@ -327,48 +375,6 @@ fn permutation(seed: &Seed, op: u64, n: usize) -> Vec<usize> {
         p.swap(i, j);
     }
     p
-}
-
-/// `n` bit triples `(⟨x⟩, ⟨y⟩, ⟨z⟩)`, `z = x·y`, from `n·B` checked leaky ANDs in buckets of
-/// [`bucket_size`]. `batch` is the caller's fresh counter (it keys the hashes).
-pub(crate) async fn triples<T: Transport>(
-    cot: &mut Cot,
-    tccr: &Tccr,
-    batch: u64,
-    ctx: &mut Ctx<T>,
-    roster: Roster,
-    own: &mut Prg,
-    n: usize,
-) -> Result<[ABits; 3], Error> {
-    let b = bucket_size(n, BUCKET_STAT);
-    let ([x, y, z], seed, op) = leaky_ands(cot, tccr, batch, ctx, roster, own, n * b).await?;
-    let perm = permutation(&seed, op, n * b);
-    let parties = roster.n();
-    let mut d = ABits::empty(parties);
-    for q in 0..n {
-        let first = perm[q * b];
-        for &m in &perm[q * b + 1..(q + 1) * b] {
-            d.push_from(&y, first, true);
-            let last = d.len() - 1;
-            d.xor_at(last, &y, m, true);
-        }
-    }
-    let opened = open(ctx, roster, cot.delta(), &d).await?;
-    let (mut ox, mut oy, mut oz) =
-        (ABits::empty(parties), ABits::empty(parties), ABits::empty(parties));
-    for q in 0..n {
-        let first = perm[q * b];
-        ox.push_from(&x, first, true);
-        oy.push_from(&y, first, true);
-        oz.push_from(&z, first, true);
-        for (e, &m) in perm[q * b + 1..(q + 1) * b].iter().enumerate() {
-            let dq = opened[q * (b - 1) + e];
-            ox.xor_at(q, &x, m, true);
-            oz.xor_at(q, &z, m, true);
-            oz.xor_at(q, &x, m, dq);
-        }
-    }
-    Ok([ox, oy, oz])
 }
 
 #[cfg(test)]
