@@ -463,16 +463,18 @@ impl<W: Word> Generator<W> {
         // Two combinations with public coins drawn after the products are fixed.
         let op = ctx.next_op();
         let g = coin_toss(ctx, roster, own, op).await?;
-        let r = W::random(&mut Prg::new(&g, op, 1), 2 * n * tau, W::BITS);
-        let (r1, r2) = r.split_at(n * tau);
+        // Drawn per triple into one buffer: the whole batch's coins (50 MB at k = 64) would be
+        // mapped and faulted in afresh every batch.
+        let mut coins = Prg::new(&g, op, 1);
+        let mut r = vec![W::ZERO; 2 * tau];
         let mut vals = vec![W::ZERO; 5 * n + 1];
         for t in 0..n {
             let span = t * tau..(t + 1) * tau;
+            coins.fill_bytes(bytemuck::cast_slice_mut(&mut r));
+            let (r1, r2) = r.split_at(tau);
             let (mut a1, mut c1, mut a2, mut c2) = (W::ZERO, W::ZERO, W::ZERO, W::ZERO);
-            for ((&bit, &c), (&x, &y)) in bits[span.clone()]
-                .iter()
-                .zip(&c[span.clone()])
-                .zip(r1[span.clone()].iter().zip(&r2[span]))
+            for ((&bit, &c), (&x, &y)) in
+                bits[span.clone()].iter().zip(&c[span]).zip(r1.iter().zip(r2))
             {
                 a1 = a1.wrapping_add(x.and_mask(bit));
                 a2 = a2.wrapping_add(y.and_mask(bit));
