@@ -355,6 +355,49 @@ fn bench_runs_spdz2k_end_to_end_among_two_and_three_processes() {
     assert!(run["setup_bytes_per_party"].as_f64().unwrap() > 1e6, "{run}");
 }
 
+/// `--ahead`: each timed run's material is made in its setup, so the op's figures are its
+/// online phase alone: a product's 2k bits per party, a comparison's `6k − 8` bits and
+/// `⌈log₂(k − 1)⌉ + 2` rounds (the paper's Table V: 46 B for two parties at k = 32), while the
+/// setup carries the OT-based generation.
+#[test]
+fn bench_ahead_times_spdz2k_online_alone() {
+    let run = |n: &str, op: &str, ring: &str| {
+        let l = bench_line(&[
+            "--backend",
+            "spdz2k",
+            "--parties",
+            "2",
+            "--ahead",
+            "--n",
+            n,
+            "--repeat",
+            "1",
+            "--ops",
+            op,
+            "--ring",
+            ring,
+        ]);
+        let n: f64 = n.parse().unwrap();
+        let per = l["payload_bytes_per_party"].as_f64().unwrap() / n;
+        let setup = l["setup_bytes_per_party"].as_f64().unwrap() / n;
+        (l, per, setup)
+    };
+    let (l, per, setup) = run("300", "mul", "64");
+    assert_eq!(per, 16.0, "{l}");
+    assert_eq!(l["rounds"], 1.0, "{l}");
+    assert!(setup > 15_000.0, "{l}");
+    let (l, per, setup) = run("64", "lt-bounded", "32");
+    assert!((23.0..24.5).contains(&per), "{l}");
+    assert_eq!(l["rounds"], 7.0, "{l}");
+    assert!(setup > 1e5, "{l}");
+    let refused = Command::new(EXE)
+        .args(["bench", "--backend", "rep3", "--ahead", "--ops", "mul", "--n", "10"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--ahead applies to spdz2k"));
+}
+
 /// The one JSON line of `ringfence bench --json ARGS` (a single operation or model).
 fn bench_line(args: &[&str]) -> serde_json::Value {
     let out = Command::new(EXE).args(["bench", "--json"]).args(args).output().unwrap();

@@ -206,6 +206,7 @@ impl<W: Word> Generator<W> {
         kind: Kind,
         n: usize,
     ) -> Result<Vec<Wide<W>>, Error> {
+        self.stock.count(kind, n);
         let mut got = self.stock.take(kind, n);
         let have = got[0].x.len();
         if have < n {
@@ -223,6 +224,11 @@ impl<W: Word> Generator<W> {
     /// Draws that found the stock short (and made the rest then).
     pub(crate) fn made_on_demand(&self) -> u64 {
         self.made_on_demand
+    }
+
+    /// Items of every kind drawn so far.
+    pub(crate) fn drawn(&self) -> &[(Kind, usize)] {
+        self.stock.drawn()
     }
 
     /// MAC shares of `values` (this party's additive shares) in an instance of widths `wd`,

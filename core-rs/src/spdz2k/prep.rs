@@ -161,6 +161,25 @@ pub struct Ahead {
     pub masks: Option<(PartyId, usize)>,
 }
 
+impl Ahead {
+    /// What was drawn after `earlier` (counts of [`Spdz2k::drawn`]); masks are kept only
+    /// when both name the same owner.
+    pub fn since(&self, earlier: &Self) -> Self {
+        let masks = match (self.masks, earlier.masks) {
+            (Some((o, n)), Some((e, m))) if o == e => Some((o, n.saturating_sub(m))),
+            (m, None) => m,
+            _ => None,
+        };
+        Self {
+            triples: self.triples.saturating_sub(earlier.triples),
+            bit_triples: self.bit_triples.saturating_sub(earlier.bit_triples),
+            rand_bits: self.rand_bits.saturating_sub(earlier.rand_bits),
+            random: self.random.saturating_sub(earlier.random),
+            masks,
+        }
+    }
+}
+
 impl<T: Transport> Spdz2k<T> {
     /// Makes `ahead` for ring `R` now, for the draws to come (the parties' generation; with
     /// the test dealer, whose draws cost nothing, it does nothing). Every party must ask for the
@@ -187,6 +206,46 @@ impl<T: Transport> Spdz2k<T> {
             g.make_ahead(ctx, roster, &mut own, kind, n).await?;
         }
         Ok(())
+    }
+
+    /// Ring `R`'s material drawn so far by this party's operations (from what was made ahead
+    /// or made on demand), in the form [`Spdz2k::make_ahead`] takes: what a run drew, made ahead
+    /// before the next run of the same operations, makes that run's online phase alone. Input
+    /// masks are counted for the owner that drew the most. Zero with the test dealer.
+    ///
+    /// ```ignore
+    /// let before = p.drawn::<Z64>();
+    /// run(&mut p).await?;                             // draws as it goes
+    /// p.make_ahead::<Z64>(p.drawn::<Z64>().since(&before)).await?;
+    /// run(&mut p).await?;                             // online only
+    /// ```
+    pub fn drawn<R: Spdz2kRing>(&self) -> Ahead {
+        let mut a = Ahead::default();
+        // Irrefutable without the test dealer.
+        #[allow(irrefutable_let_patterns)]
+        let Source::Parties(g) = &self.base.source
+        else {
+            return a;
+        };
+        let drawn = if R::BITS == 32 {
+            g.z32.as_ref().map_or(&[][..], Generator::drawn)
+        } else {
+            g.z64.as_ref().map_or(&[][..], Generator::drawn)
+        };
+        let wd = Widths { v: R::BITS, s: R::S };
+        for &(kind, n) in drawn {
+            match kind {
+                Kind::Triples(1) => a.bit_triples += n,
+                Kind::Triples(k) if k == R::BITS => a.triples += n,
+                Kind::RandBits(k) if k == R::BITS => a.rand_bits += n,
+                Kind::Random(w) if w == wd => a.random += n,
+                Kind::Masks(w, owner) if w == wd && a.masks.is_none_or(|(_, m)| m < n) => {
+                    a.masks = Some((owner, n));
+                }
+                _ => {}
+            }
+        }
+        a
     }
 
     /// Draws, of either ring, that found the material made ahead short and made the rest then

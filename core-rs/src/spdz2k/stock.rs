@@ -34,11 +34,13 @@ impl Kind {
 #[derive(Debug)]
 pub(crate) struct Stock<W> {
     queues: Vec<(Kind, Vec<Wide<W>>)>,
+    /// Items drawn so far, by kind (from the queues or made on demand).
+    drawn: Vec<(Kind, usize)>,
 }
 
 impl<W> Default for Stock<W> {
     fn default() -> Self {
-        Self { queues: Vec::new() }
+        Self { queues: Vec::new(), drawn: Vec::new() }
     }
 }
 
@@ -49,6 +51,19 @@ impl<W> Stock<W> {
             Some((_, q)) => q.iter_mut().zip(parts).for_each(|(q, p)| q.append(p)),
             None => self.queues.push((kind, parts)),
         }
+    }
+
+    /// Records a draw of `n` items of `kind`.
+    pub(crate) fn count(&mut self, kind: Kind, n: usize) {
+        match self.drawn.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, d)) => *d += n,
+            None => self.drawn.push((kind, n)),
+        }
+    }
+
+    /// Items of every kind drawn so far.
+    pub(crate) fn drawn(&self) -> &[(Kind, usize)] {
+        &self.drawn
     }
 
     /// Up to `n` items of `kind`, the oldest first, in `kind.parts()` components: fewer (maybe

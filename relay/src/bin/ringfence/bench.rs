@@ -204,6 +204,8 @@ pub(crate) struct Sizes {
     pub(crate) comparisons: Comparisons,
     /// Where rss's comparisons get their random bits.
     pub(crate) bit_source: ringfence_core::rss::BitSource,
+    /// spdz2k: each timed run's material made in its setup, so that its time is online only.
+    pub(crate) ahead: bool,
 }
 
 impl Sizes {
@@ -313,8 +315,17 @@ async fn bench_op<R: BenchRing, S: Scheme<R>>(
     let x = p.random(n).await.map_err(e)?;
     let y = p.random(n).await.map_err(e)?;
     let mut m = Meter::new(op, n);
+    // With --ahead: what the warm-up run drew, made in every timed run's setup.
+    let mut per_run = None;
     for run in 0..=repeat {
         let warm = run == 0;
+        let before = p.drawn();
+        if let (true, Some(material)) = (sizes.ahead, per_run) {
+            m.setup_start(p.base());
+            p.make_ahead(material).await.map_err(e)?;
+            m.setup_end(p.base(), warm);
+        }
+        let on_demand = p.made_on_demand();
         match op {
             Op::Mul => {
                 m.start(p.base_mut()).await?;
@@ -378,6 +389,11 @@ async fn bench_op<R: BenchRing, S: Scheme<R>>(
             }
         }
         m.stop(p.base_mut(), warm).await?;
+        if warm {
+            per_run = p.drawn().zip(before).map(|(after, before)| after.since(&before));
+        } else if sizes.ahead && p.made_on_demand() != on_demand {
+            return Err("the timed run drew material that its setup had not made".into());
+        }
     }
     Ok(m.finish(repeat))
 }
@@ -843,6 +859,7 @@ mod tests {
             sbox: crate::bench_gates::SboxArg::Bp,
             comparisons: Comparisons::TwoInput,
             bit_source: ringfence_core::rss::BitSource::default(),
+            ahead: false,
         }
     }
 

@@ -14,6 +14,7 @@ use ringfence_core::rep3::Rep3Vec;
 use ringfence_core::ring::IntRing;
 use ringfence_core::rss::{Rss, RssVec, Widen};
 use ringfence_core::sharing::{self, Arith, Boolean};
+use ringfence_core::spdz2k::prep::Ahead;
 use ringfence_core::spdz2k::{Mesh, Spdz2k, Spdz2kRing};
 use ringfence_core::{rep3, rss, Error};
 use ringfence_relay::TcpTransport;
@@ -80,6 +81,21 @@ pub(crate) trait Scheme<R: BenchRing>: Boolean<R> + sharing::Session<Self::On> {
     /// `n` edaBits of the ring's width (`eda-bit`; rss only).
     async fn eda_bits(&mut self, _: usize) -> Result<(), String> {
         Err(rss_only(Op::EdaBit))
+    }
+
+    /// Material drawn so far by the ops, where it can be made ahead (spdz2k; `--ahead`).
+    fn drawn(&self) -> Option<Ahead> {
+        None
+    }
+
+    /// Makes `material` now, for the ops' draws to come (spdz2k).
+    async fn make_ahead(&mut self, _material: Ahead) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Draws that found the material made ahead short (spdz2k).
+    fn made_on_demand(&self) -> u64 {
+        0
     }
 
     /// The `infer` op on the model: gives the session back with the report.
@@ -271,6 +287,18 @@ impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
         prep: Self::Trunc,
     ) -> Result<Self::V, Error> {
         Arith::<R>::mul(self, x, y, prep).await
+    }
+
+    fn drawn(&self) -> Option<Ahead> {
+        Some(Spdz2k::drawn::<R>(self))
+    }
+
+    async fn make_ahead(&mut self, material: Ahead) -> Result<(), Error> {
+        Spdz2k::make_ahead::<R>(self, material).await
+    }
+
+    fn made_on_demand(&self) -> u64 {
+        Spdz2k::made_on_demand(self)
     }
 
     /// Inference on a fresh start of the scheme on the same session (the material generators
