@@ -290,15 +290,15 @@ impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
     }
 
     fn drawn(&self) -> Option<Ahead> {
-        Some(Spdz2k::drawn::<R>(self))
+        Some(Self::drawn::<R>(self))
     }
 
     async fn make_ahead(&mut self, material: Ahead) -> Result<(), Error> {
-        Spdz2k::make_ahead::<R>(self, material).await
+        Self::make_ahead::<R>(self, material).await
     }
 
     fn made_on_demand(&self) -> u64 {
-        Spdz2k::made_on_demand(self)
+        Self::made_on_demand(self)
     }
 
     /// Inference on a fresh start of the scheme on the same session (the material generators
