@@ -1122,3 +1122,102 @@ fn a_qdq_matmul_with_an_add_bias_takes_it_in_the_sum_s_units() {
     let e = import_onnx(&bytes).unwrap_err().to_string();
     assert!(e.contains("BatchNormalization in a quantized model"), "{e}");
 }
+
+fn scalar_int64(name: &str, v: i64) -> Vec<u8> {
+    [fv(2, 7), fb(8, name.as_bytes()), fb(9, &v.to_le_bytes())].concat()
+}
+
+fn tensor_attr(name: &str, t: &[u8]) -> Vec<u8> {
+    [fb(1, name.as_bytes()), fb(5, t), fv(20, 4)].concat()
+}
+
+/// PyTorch's `x.view(x.size(0), -1)`: `Shape → Gather → Unsqueeze → Concat → Reshape` with
+/// `Constant` nodes, folded so the `Reshape` keeps the batch axis; the same with the older
+/// exporters' `Unsqueeze` attribute and a `Slice` of the shape.
+#[test]
+fn pytorch_flatten_chains_fold_into_a_reshape_that_keeps_the_batch() {
+    let flatten = |unsqueeze: Vec<u8>| {
+        vec![
+            node("Constant", &[], &["zero"], &[tensor_attr("value", &scalar_int64("", 0))]),
+            node("Constant", &[], &["minus1"], &[tensor_attr("value", &int64_tensor("", &[-1]))]),
+            node("Shape", &["x"], &["s"], &[]),
+            node("Gather", &["s", "zero"], &["n"], &[int_attr("axis", 0)]),
+            unsqueeze,
+            node("Concat", &["n1", "minus1"], &["target"], &[int_attr("axis", 0)]),
+            node("Reshape", &["x", "target"], &["r"], &[]),
+            node("Gemm", &["r", "W", "B"], &["y"], &[]),
+        ]
+    };
+    let by_input = flatten(node("Unsqueeze", &["n", "axes"], &["n1"], &[]));
+    let by_attr = flatten(node("Unsqueeze", &["n"], &["n1"], &[ints_attr("axes", &[0])]));
+    for nodes in [by_input, by_attr] {
+        let m = model_with(&nodes, "y", &[int64_tensor("axes", &[0])]);
+        let model = import_onnx(&m).unwrap();
+        assert_eq!(model.summary(), ["Dense 4->3"]);
+        let plain =
+            import_onnx(&model_with(&[node("Gemm", &["x", "W", "B"], &["y"], &[])], "y", &[]))
+                .unwrap();
+        let x = [0.5, -1.0, 2.0, 0.25, 1.0, 0.0, -0.5, 3.0];
+        assert_eq!(model.eval_f64(&x, 2).unwrap(), plain.eval_f64(&x, 2).unwrap());
+    }
+    // Shape(x)[0:1] ++ [-1] by Slice.
+    let m = model_with(
+        &[
+            node("Shape", &["x"], &["s"], &[]),
+            node("Slice", &["s", "start", "end"], &["n1"], &[]),
+            node("Concat", &["n1", "rest"], &["target"], &[int_attr("axis", 0)]),
+            node("Reshape", &["x", "target"], &["r"], &[]),
+            node("Gemm", &["r", "W", "B"], &["y"], &[]),
+        ],
+        "y",
+        &[int64_tensor("start", &[0]), int64_tensor("end", &[1]), int64_tensor("rest", &[4])],
+    );
+    assert_eq!(import_onnx(&m).unwrap().summary(), ["Dense 4->3"]);
+    // Arithmetic on the batch size, or the batch anywhere but first, is named.
+    let cases = [
+        (
+            vec![
+                node("Shape", &["x"], &["s"], &[]),
+                node("Mul", &["s", "two"], &["target"], &[]),
+                node("Reshape", &["x", "target"], &["y"], &[]),
+            ],
+            "batch size",
+        ),
+        (
+            vec![
+                node("Shape", &["x"], &["s"], &[]),
+                node("Concat", &["rest", "s"], &["t"], &[int_attr("axis", 0)]),
+                node("Reshape", &["x", "t"], &["y"], &[]),
+            ],
+            "position",
+        ),
+    ];
+    for (nodes, want) in cases {
+        let m = model_with(&nodes, "y", &[int64_tensor("two", &[2]), int64_tensor("rest", &[4])]);
+        let e = import_onnx(&m).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}
+
+/// Exporters that trace static shapes (PyTorch's dynamo exporter) write a reshape to a literal
+/// batch of 1 for a graph whose input has a batch axis of 1: accepted there, and refused where
+/// the batch is free.
+#[test]
+fn a_literal_batch_of_one_is_the_batch_when_the_input_has_one() {
+    let with_batch = |batch: Option<u64>| {
+        let mut g = Vec::new();
+        g.extend(fb(1, &node("Reshape", &["x", "S"], &["r"], &[])));
+        g.extend(fb(1, &node("Gemm", &["r", "W", "B"], &["y"], &[])));
+        let w: Vec<f32> = (0..12).map(|i| i as f32 / 10.0).collect();
+        g.extend(fb(5, &tensor("W", &[4, 3], &w)));
+        g.extend(fb(5, &tensor("B", &[3], &[0.0, 0.0, 0.0])));
+        g.extend(fb(5, &int64_tensor("S", &[1, 4])));
+        g.extend(fb(11, &value_info("x", &[batch, Some(2), Some(2)])));
+        g.extend(fb(12, &value_info("y", &[batch, Some(3)])));
+        let opset = [fb(1, b""), fv(2, 18)].concat();
+        [fv(1, 8), fb(8, &opset), fb(7, &g)].concat()
+    };
+    assert_eq!(import_onnx(&with_batch(Some(1))).unwrap().summary(), ["Dense 4->3"]);
+    let e = import_onnx(&with_batch(None)).unwrap_err().to_string();
+    assert!(e.contains("batch axis"), "{e}");
+}

@@ -11,6 +11,13 @@
 //! `LinearRegressor`, `SVMClassifier` (linear kernel, one coefficient row per class),
 //! `TreeEnsembleClassifier`, and `Normalizer` after a probability transform. The graph must be a chain: every op reads the running activation. Anything else
 //! is an [`NnError::Unsupported`] naming the op, attribute or shape.
+//!
+//! What exporters compute from constants and static shapes is folded as it is read
+//! (`fold.rs`): `Constant`, `Shape` of the running activation (the batch size kept symbolic),
+//! `Gather`, `Unsqueeze`, `Squeeze`, `Concat`, `Slice`, integer `Cast`, `ConstantOfShape` and
+//! integer arithmetic — PyTorch's `x.view(x.size(0), -1)` becomes a `Reshape` to
+//! `[batch, -1]`. A `Reshape` to a literal batch of 1 keeps the batch axis when the graph's
+//! input has a batch axis of 1 (exporters that trace static shapes write it).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,6 +25,7 @@ use super::model::{Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
 use super::proto::{self, Attribute, Dim, NodeProto, TensorProto};
 use super::NnError;
 
+mod fold;
 mod ml;
 mod norm;
 mod quant;
@@ -110,6 +118,9 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
         positive: false,
         fresh_linear: false,
         quant: quant::Quant::default(),
+        folded: fold::Values::new(),
+        tensors: BTreeMap::new(),
+        batch_one: matches!(dims.first(), Some(Dim::Value(1))),
     };
     for n in &g.nodes {
         st.node(n)?;
@@ -153,6 +164,13 @@ struct Chain<'g> {
     fresh_linear: bool,
     /// A quantized model's state (`quant.rs`).
     quant: quant::Quant,
+    /// Values folded from constants and static shapes (`fold.rs`), and those of them that are
+    /// plain tensors, for the layers that read constants.
+    folded: fold::Values,
+    tensors: BTreeMap<String, TensorProto>,
+    /// The graph's input has a batch axis of 1 (exporters that trace static shapes write
+    /// reshapes to a literal batch of 1).
+    batch_one: bool,
 }
 
 fn what(n: &NodeProto) -> String {
@@ -189,6 +207,9 @@ fn only_attrs(n: &NodeProto, allowed: &[&str]) -> Result<(), NnError> {
 
 impl Chain<'_> {
     fn node(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        if self.fold(n)? {
+            return Ok(());
+        }
         let op = (n.domain.as_str(), n.op_type.as_str());
         let linear = matches!(
             op,
@@ -391,6 +412,9 @@ impl Chain<'_> {
         if let Some(t) = self.quant.consts.get(name.as_str()) {
             return Ok(t);
         }
+        if let Some(t) = self.tensors.get(name.as_str()) {
+            return Ok(t);
+        }
         self.consts.get(name.as_str()).copied().ok_or_else(|| {
             NnError::Unsupported(format!(
                 "{}: input {name:?} must be a constant initializer",
@@ -535,7 +559,14 @@ impl Chain<'_> {
     fn reshape(&mut self, n: &NodeProto) -> Result<(), NnError> {
         only_attrs(n, &["allowzero"])?;
         self.act(n, 0)?;
-        let shape = self.constant(n, 1)?.ints()?;
+        let target = n.inputs.get(1).map(String::as_str).unwrap_or_default();
+        let mut shape = match self.folded.get(target) {
+            Some(f) => fold::as_shape(n, f)?,
+            None => self.constant(n, 1)?.ints()?,
+        };
+        if self.batch_one && shape.first() == Some(&1) {
+            shape[0] = 0;
+        }
         let rest: Option<usize> = shape.get(1..).and_then(|r| {
             r.iter()
                 .try_fold(1usize, |a, &d| usize::try_from(d).ok().and_then(|d| a.checked_mul(d)))
