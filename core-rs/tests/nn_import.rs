@@ -1221,3 +1221,41 @@ fn a_literal_batch_of_one_is_the_batch_when_the_input_has_one() {
     let e = import_onnx(&with_batch(None)).unwrap_err().to_string();
     assert!(e.contains("batch axis"), "{e}");
 }
+
+/// scikit-learn's models as skl2onnx writes them by default (`scripts/models/exporter_cases.py`):
+/// the label side branch (`Cast`, `ArrayFeatureExtractor`, `Reshape` of the label), `ZipMap`,
+/// the input `Cast` and a pipeline's `Scaler` import, and the class of every held-out sample
+/// equals onnxruntime's label.
+#[test]
+fn scikit_learn_exports_at_their_defaults_classify_like_onnxruntime() {
+    let cases: [(&str, &[u8], &str); 3] = [
+        (
+            "iris-logreg",
+            include_bytes!("data/exported/iris-logreg.onnx"),
+            include_str!("data/exported/iris-logreg.json"),
+        ),
+        (
+            "iris-mlp",
+            include_bytes!("data/exported/iris-mlp.onnx"),
+            include_str!("data/exported/iris-mlp.json"),
+        ),
+        (
+            "wine-scaled-logreg",
+            include_bytes!("data/exported/wine-scaled-logreg.onnx"),
+            include_str!("data/exported/wine-scaled-logreg.json"),
+        ),
+    ];
+    for (name, onnx, reference) in cases {
+        let model = import_onnx(onnx).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(model.dropped_transforms.iter().any(|t| t == "ZipMap"), "{name}: {model:?}");
+        let x = json_numbers(reference, "inputs");
+        let labels = json_numbers(reference, "labels");
+        let scores = model.eval_f64(&x, labels.len()).unwrap();
+        let classes = scores.len() / labels.len();
+        for (i, (row, &want)) in scores.chunks_exact(classes).zip(&labels).enumerate() {
+            let best = (0..classes).fold(0, |b, j| if row[j] > row[b] { j } else { b });
+            let label = model.class_labels.as_ref().map_or(best as i64, |l| l[best]);
+            assert_eq!(label as f64, want, "{name}: sample {i}, scores {row:?}");
+        }
+    }
+}

@@ -18,6 +18,12 @@
 //! integer arithmetic — PyTorch's `x.view(x.size(0), -1)` becomes a `Reshape` to
 //! `[batch, -1]`. A `Reshape` to a literal batch of 1 keeps the batch axis when the graph's
 //! input has a batch axis of 1 (exporters that trace static shapes write it).
+//!
+//! What scikit-learn's exporter adds at its default settings is read too: the class label's
+//! side branch (any node whose inputs are labels and constants: `Cast`, `ArrayFeatureExtractor`
+//! of the classes, `Reshape`) builds nothing, `ZipMap` is an output transform like `Softmax`, a
+//! `Cast` of the float activation to float is an identity, and a pipeline's `Scaler` is a
+//! per-feature affine layer.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -207,7 +213,7 @@ fn only_attrs(n: &NodeProto, allowed: &[&str]) -> Result<(), NnError> {
 
 impl Chain<'_> {
     fn node(&mut self, n: &NodeProto) -> Result<(), NnError> {
-        if self.fold(n)? {
+        if self.fold(n)? || self.side_branch(n) {
             return Ok(());
         }
         let op = (n.domain.as_str(), n.op_type.as_str());
@@ -351,6 +357,30 @@ impl Chain<'_> {
             ("ai.onnx.ml", "LinearRegressor") => self.linear_regressor(n),
             ("ai.onnx.ml", "SVMClassifier") => self.svm_classifier(n),
             ("ai.onnx.ml", "TreeEnsembleClassifier") => self.tree_classifier(n),
+            ("ai.onnx.ml", "Scaler") => self.scaler(n),
+            ("" | "ai.onnx", "Cast") => {
+                // skl2onnx casts its float input to float: an identity. Casts of the label side
+                // branch never reach here.
+                only_attrs(n, &["to", "saturate", "round_mode"])?;
+                self.act(n, 0)?;
+                if int_attr(n, "to", 0) as i32 != proto::dtype::FLOAT {
+                    return Err(NnError::Unsupported(format!(
+                        "{}: a cast of the activation to type {} (only to float)",
+                        what(n),
+                        int_attr(n, "to", 0)
+                    )));
+                }
+                self.fresh_linear = fresh;
+                self.rebind(n)
+            }
+            ("ai.onnx.ml", "ZipMap") => {
+                // The probabilities as a sequence of maps from label to score (skl2onnx's
+                // default output): the same scores, relabelled.
+                only_attrs(n, &["classlabels_int64s", "classlabels_strings"])?;
+                self.act(n, 0)?;
+                let pos = self.positive;
+                self.output_transform(n, "ZipMap", pos)
+            }
             ("ai.onnx.ml", "Normalizer") => {
                 only_attrs(n, &["norm"])?;
                 self.act(n, 0)?;
@@ -369,6 +399,25 @@ impl Chain<'_> {
                 if n.name.is_empty() { String::new() } else { format!(" in node {:?}", n.name) }
             ))),
         }
+    }
+
+    /// A node on the class label's side branch (every input a label, a constant or folded, at
+    /// least one a label: skl2onnx's `ArrayFeatureExtractor` of the classes, `Cast`, `Reshape`
+    /// of the label): its outputs are labels too, and nothing is built.
+    fn side_branch(&mut self, n: &NodeProto) -> bool {
+        let inputs = n.inputs.iter().filter(|i| !i.is_empty());
+        let mut any_label = false;
+        for i in inputs {
+            if self.labels.contains(i) {
+                any_label = true;
+            } else if !(self.consts.contains_key(i.as_str()) || self.folded.contains_key(i)) {
+                return false;
+            }
+        }
+        if any_label {
+            self.labels.extend(n.outputs.iter().cloned());
+        }
+        any_label
     }
 
     /// Checks that input `i` of `n` is the running activation.

@@ -1,4 +1,4 @@
-//! `BatchNormalization` (inference) of the importer.
+//! `BatchNormalization` (inference) and scikit-learn's `Scaler` of the importer.
 //!
 //! At inference BN is the per-channel affine map `y = s·x + t` with `s = γ / √(var + ε)` and
 //! `t = β − s·μ`. Directly after a Conv, Gemm or MatMul (possibly through a folded Add, an
@@ -97,6 +97,39 @@ impl Chain<'_> {
             }
         }
         self.fresh_linear = true;
+        self.rebind(n)
+    }
+
+    /// ONNX-ML's `Scaler` (scikit-learn's `StandardScaler` in a pipeline): `y = (x − offset)·
+    /// scale` per feature (or one offset and scale for all), a [`Layer::Affine`] of one value
+    /// per channel.
+    pub(super) fn scaler(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &["offset", "scale"])?;
+        self.act(n, 0)?;
+        let f = self.len;
+        let per = |name: &str, default: f32| -> Result<Vec<f64>, NnError> {
+            let v: Vec<f64> = attr(n, name)
+                .map_or_else(|| vec![default], |a| a.floats.clone())
+                .into_iter()
+                .map(f64::from)
+                .collect();
+            match v.len() {
+                1 => Ok(vec![v[0]; f]),
+                l if l == f => Ok(v),
+                l => Err(NnError::Shape(format!(
+                    "{}: {name} has {l} values for {f} features",
+                    what(n)
+                ))),
+            }
+        };
+        let (offset, scale) = (per("offset", 0.0)?, per("scale", 1.0)?);
+        if let Some(i) = offset.iter().chain(&scale).position(|v| !v.is_finite()) {
+            return Err(NnError::Shape(format!("{}: value {i} is not finite", what(n))));
+        }
+        let shift = offset.iter().zip(&scale).map(|(o, s)| -o * s).collect();
+        self.layers.push(Layer::Affine(Affine { channels: f, inner: 1, scale, shift }));
+        self.shape = vec![f];
+        self.positive = false;
         self.rebind(n)
     }
 }
