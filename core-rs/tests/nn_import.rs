@@ -1259,3 +1259,50 @@ fn scikit_learn_exports_at_their_defaults_classify_like_onnxruntime() {
         }
     }
 }
+
+/// Input normalisation as PyTorch writes it, `(x − mean) / std` with per-channel constants of
+/// dims `[C, 1, 1]`, then a scalar `Mul`: one affine layer (the three merged), evaluating like
+/// the arithmetic; a constant divided by the activation and a zero divisor are named.
+#[test]
+fn elementwise_arithmetic_by_constants_is_one_affine_layer() {
+    let nodes = [
+        node("Sub", &["x", "mean"], &["a"], &[]),
+        node("Div", &["a", "std"], &["b"], &[]),
+        node("Mul", &["b", "two"], &["c"], &[]),
+        node("Flatten", &["c"], &["f"], &[]),
+        node("Gemm", &["f", "W", "B"], &["y"], &[]),
+    ];
+    let w: Vec<f32> = (0..12).map(|i| i as f32 / 10.0 - 0.5).collect();
+    let dense = [tensor("W", &[4, 3], &w), tensor("B", &[3], &[0.25, -0.5, 1.0])];
+    let inits = [
+        dense[0].clone(),
+        dense[1].clone(),
+        tensor("mean", &[4, 1, 1], &[0.5, -1.0, 0.0, 2.0]),
+        tensor("std", &[4, 1, 1], &[2.0, 0.5, 1.0, 4.0]),
+        tensor("two", &[], &[2.0]),
+    ];
+    let m = chw_model([4, 1, 1], &nodes, &inits);
+    let model = import_onnx(&m).unwrap();
+    assert_eq!(model.summary().len(), 2, "{:?}", model.summary());
+    let x = [1.0, 1.0, 1.0, 1.0];
+    let scaled: Vec<f64> = [(1.0 - 0.5) / 2.0, (1.0 + 1.0) / 0.5, 1.0, (1.0 - 2.0) / 4.0]
+        .iter()
+        .map(|v| v * 2.0)
+        .collect();
+    let plain_nodes =
+        [node("Flatten", &["x"], &["f"], &[]), node("Gemm", &["f", "W", "B"], &["y"], &[])];
+    let plain = import_onnx(&chw_model([4, 1, 1], &plain_nodes, &dense)).unwrap();
+    let want = plain.eval_f64(&scaled, 1).unwrap();
+    let got = model.eval_f64(&x, 1).unwrap();
+    close(&got, &want);
+    let cases = [
+        (node("Div", &["two", "x"], &["y"], &[]), "divided by the activation"),
+        (node("Div", &["x", "zero"], &["y"], &[]), "divisor 0"),
+    ];
+    for (n, want) in cases {
+        let m =
+            chw_model([4, 1, 1], &[n], &[tensor("two", &[], &[2.0]), tensor("zero", &[], &[0.0])]);
+        let e = import_onnx(&m).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}

@@ -126,6 +126,7 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
         quant: quant::Quant::default(),
         folded: fold::Values::new(),
         tensors: BTreeMap::new(),
+        affine_out: None,
         batch_one: matches!(dims.first(), Some(Dim::Value(1))),
     };
     for n in &g.nodes {
@@ -174,6 +175,9 @@ struct Chain<'g> {
     /// plain tensors, for the layers that read constants.
     folded: fold::Values,
     tensors: BTreeMap<String, TensorProto>,
+    /// The activation an affine layer made by [`Chain::elementwise`] computed (the next one
+    /// merges into it while it is still the running activation).
+    affine_out: Option<String>,
     /// The graph's input has a batch axis of 1 (exporters that trace static shapes write
     /// reshapes to a literal batch of 1).
     batch_one: bool,
@@ -303,11 +307,14 @@ impl Chain<'_> {
                 self.fresh_linear = fresh;
                 Ok(())
             }
-            ("" | "ai.onnx", "Add") => {
+            ("" | "ai.onnx", "Add")
+                if fresh && matches!(self.layers.last(), Some(Layer::Dense(_))) =>
+            {
                 self.add(n)?;
                 self.fresh_linear = fresh;
                 Ok(())
             }
+            ("" | "ai.onnx", "Add" | "Sub" | "Mul" | "Div") => self.elementwise(n),
             ("" | "ai.onnx", "Relu") => {
                 only_attrs(n, &[])?;
                 self.act(n, 0)?;

@@ -1,4 +1,5 @@
-//! `BatchNormalization` (inference) and scikit-learn's `Scaler` of the importer.
+//! `BatchNormalization` (inference), scikit-learn's `Scaler` and elementwise arithmetic by
+//! constants (input normalisation) of the importer: affine layers.
 //!
 //! At inference BN is the per-channel affine map `y = s·x + t` with `s = γ / √(var + ε)` and
 //! `t = β − s·μ`. Directly after a Conv, Gemm or MatMul (possibly through a folded Add, an
@@ -131,5 +132,84 @@ impl Chain<'_> {
         self.shape = vec![f];
         self.positive = false;
         self.rebind(n)
+    }
+
+    /// `x + c`, `x − c`, `c − x`, `x·c` or `x / c` for a constant `c` (a scalar, one value per
+    /// channel as `[C, 1, 1]` broadcasts, or one per value): PyTorch's input normalisation
+    /// `(x − mean) / std` and the like. A [`Layer::Affine`], merged into an affine layer of the
+    /// same layout that computes its input.
+    pub(super) fn elementwise(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &[])?;
+        let op = n.op_type.as_str();
+        let (a, c) = match (n.inputs.first(), n.inputs.get(1)) {
+            (Some(x), Some(_)) if self.cur.contains(x) => (0, 1),
+            (Some(_), Some(y)) if self.cur.contains(y) => (1, 0),
+            _ => {
+                self.act(n, 0)?;
+                return self.act(n, 1);
+            }
+        };
+        self.act(n, a)?;
+        let t = self.constant(n, c)?;
+        let v = t.reals()?;
+        // The layout: one value for all, one per channel, or one per value.
+        let channels = self.shape.first().copied().unwrap_or(self.len);
+        let per_channel = v.len() == channels
+            && self.shape.len() > 1
+            && t.dims.iter().rev().take(self.shape.len() - 1).all(|&d| d == 1)
+            && t.dims.len() >= self.shape.len();
+        let (ch, inner) = match v.len() {
+            1 => (1, self.len),
+            l if per_channel => (l, self.len / l),
+            l if l == self.len => (l, 1),
+            _ => {
+                return Err(NnError::Shape(format!(
+                    "{}: constant of dims {:?} does not broadcast to an activation of shape {:?}",
+                    what(n),
+                    t.dims,
+                    self.shape
+                )))
+            }
+        };
+        let (scale, shift): (Vec<f64>, Vec<f64>) = match (op, a) {
+            ("Add", _) => (vec![1.0; ch], v),
+            ("Sub", 0) => (vec![1.0; ch], v.iter().map(|x| -x).collect()),
+            ("Sub", _) => (vec![-1.0; ch], v),
+            ("Mul", _) => (v, vec![0.0; ch]),
+            ("Div", 0) => {
+                if let Some(i) = v.iter().position(|x| *x == 0.0 || !x.is_finite()) {
+                    return Err(NnError::Shape(format!(
+                        "{}: divisor {i} is {} (must be finite and non-zero)",
+                        what(n),
+                        v[i]
+                    )));
+                }
+                (v.iter().map(|x| 1.0 / x).collect(), vec![0.0; ch])
+            }
+            _ => {
+                return Err(NnError::Unsupported(format!(
+                    "{}: a constant divided by the activation",
+                    what(n)
+                )))
+            }
+        };
+        let merge = self.affine_out.as_ref().is_some_and(|o| self.cur.contains(o));
+        match self.layers.last_mut() {
+            // s2·(s1·x + t1) + t2, in the layout before (a scalar fits any).
+            Some(Layer::Affine(p))
+                if merge && (ch == 1 || (p.channels, p.inner) == (ch, inner)) =>
+            {
+                for (i, (s1, t1)) in p.scale.iter_mut().zip(&mut p.shift).enumerate() {
+                    let j = if ch == 1 { 0 } else { i };
+                    *s1 *= scale[j];
+                    *t1 = *t1 * scale[j] + shift[j];
+                }
+            }
+            _ => self.layers.push(Layer::Affine(Affine { channels: ch, inner, scale, shift })),
+        }
+        self.positive = false;
+        self.rebind(n)?;
+        self.affine_out = n.outputs.first().cloned();
+        Ok(())
     }
 }
