@@ -304,7 +304,7 @@ fn unsupported_ops_attributes_and_shapes_are_named() {
     let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
         (vec![node("Conv", &["x", "W"], &["y"], &[])], "channels x height x width"),
         (vec![node("AveragePool", &["x"], &["y"], &[])], "channels x height x width"),
-        (vec![node("Sigmoid", &["x"], &["y"], &[])], "op Sigmoid"),
+        (vec![node("Erf", &["x"], &["y"], &[])], "op Erf"),
         (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("transA", 1)])], "transA"),
         (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("bogus", 1)])], "\"bogus\""),
         (vec![node("Gemm", &["x", "W", "B"], &["y"], &[int_attr("transB", 1)])], "rows"),
@@ -1305,4 +1305,49 @@ fn elementwise_arithmetic_by_constants_is_one_affine_layer() {
         let e = import_onnx(&m).unwrap_err().to_string();
         assert!(e.contains(want), "{e:?} should mention {want:?}");
     }
+}
+
+/// Monotone transforms at the output are left out like Softmax; a binary classifier's single
+/// score before `Sigmoid` (or `Tanh`) becomes two columns `(−z, z)`, so the argmax is the class
+/// (`z > 0`); a single score that no linear layer computed right before is named.
+#[test]
+fn sigmoid_tanh_and_log_softmax_at_the_output() {
+    let single = [tensor("W1", &[4, 1], &[0.5, -1.0, 0.25, 2.0]), tensor("B1", &[1], &[-0.5])];
+    for t in ["Sigmoid", "Tanh"] {
+        let m = model_with(
+            &[node("Gemm", &["x", "W1", "B1"], &["z"], &[]), node(t, &["z"], &["y"], &[])],
+            "y",
+            &single,
+        );
+        let model = import_onnx(&m).unwrap();
+        assert_eq!(model.summary(), ["Dense 4->2"], "{t}");
+        assert_eq!(model.dropped_transforms, [t]);
+        // z = 0.5·1 − 0.5 = 0 (a tie: class 0), then z = 2·1 − 0.5 > 0 (class 1), then z < 0.
+        let x = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0];
+        let s = model.eval_f64(&x, 3).unwrap();
+        let class = |r: &[f64]| usize::from(r[1] > r[0]);
+        let classes: Vec<usize> = s.chunks_exact(2).map(class).collect();
+        assert_eq!(classes, [0, 1, 0], "{t}: {s:?}");
+    }
+    let m = model_with(
+        &[
+            node("Gemm", &["x", "W", "B"], &["z"], &[]),
+            node("LogSoftmax", &["z"], &["y"], &[int_attr("axis", 1)]),
+        ],
+        "y",
+        &[],
+    );
+    let model = import_onnx(&m).unwrap();
+    assert_eq!(model.dropped_transforms, ["LogSoftmax"]);
+    let m = model_with(
+        &[
+            node("Gemm", &["x", "W1", "B1"], &["z"], &[]),
+            node("Relu", &["z"], &["r"], &[]),
+            node("Sigmoid", &["r"], &["y"], &[]),
+        ],
+        "y",
+        &single,
+    );
+    let e = import_onnx(&m).unwrap_err().to_string();
+    assert!(e.contains("single score"), "{e}");
 }

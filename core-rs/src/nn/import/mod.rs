@@ -6,7 +6,8 @@
 //! (2-D, no padding, floor mode), `AveragePool` (likewise) and `GlobalAveragePool`,
 //! `BatchNormalization` (inference; folded into a directly preceding Conv/Gemm/MatMul, else a
 //! per-channel affine layer), `Relu`, `Flatten` (axis 1), `Reshape` keeping the batch axis,
-//! `Identity`, `Dropout` (inference), and at the end `Softmax` and `ArgMax`. Domain
+//! `Identity`, `Dropout` (inference), and at the end `Softmax`, `LogSoftmax`, `Sigmoid`, `Tanh`
+//! (a single score before them becomes the two columns `(−z, z)`) and `ArgMax`. Domain
 //! `ai.onnx.ml`: `LinearClassifier` (multinomial, or binary with one coefficient row),
 //! `LinearRegressor`, `SVMClassifier` (linear kernel, one coefficient row per class),
 //! `TreeEnsembleClassifier`, and `Normalizer` after a probability transform. The graph must be a chain: every op reads the running activation. Anything else
@@ -345,6 +346,17 @@ impl Chain<'_> {
                 self.act(n, 0)?;
                 self.output_transform(n, "Softmax", true)
             }
+            ("" | "ai.onnx", "Sigmoid" | "Tanh" | "LogSoftmax") => {
+                only_attrs(n, &["axis"])?;
+                if op.1 == "LogSoftmax" && !matches!(int_attr(n, "axis", -1), 1 | -1) {
+                    return Err(NnError::Unsupported(format!("{}: axis not the last", what(n))));
+                }
+                self.act(n, 0)?;
+                if self.len == 1 && op.1 != "LogSoftmax" {
+                    self.single_score(n, fresh)?;
+                }
+                self.output_transform(n, op.1, op.1 == "Sigmoid")
+            }
             ("" | "ai.onnx", "ArgMax") => {
                 only_attrs(n, &["axis", "keepdims", "select_last_index"])?;
                 if !matches!(int_attr(n, "axis", 0), 1 | -1)
@@ -425,6 +437,27 @@ impl Chain<'_> {
             self.labels.extend(n.outputs.iter().cloned());
         }
         any_label
+    }
+
+    /// A binary classifier's single score `z` before a `Sigmoid` or `Tanh` (class 1 iff the
+    /// transform is above its midpoint, i.e. `z > 0`): the layer that computes it gets a second
+    /// output, `(−z, z)`, so that the argmax of the two is the class (ties to class 0).
+    fn single_score(&mut self, n: &NodeProto, fresh: bool) -> Result<(), NnError> {
+        match self.layers.last_mut() {
+            Some(Layer::Dense(d)) if fresh && d.outputs == 1 => {
+                let neg: Vec<f64> = d.weights.iter().map(|w| -w).collect();
+                d.weights = [neg, d.weights.clone()].concat();
+                d.bias = vec![-d.bias[0], d.bias[0]];
+                d.outputs = 2;
+                self.len = 2;
+                self.shape = vec![2];
+                Ok(())
+            }
+            _ => Err(NnError::Unsupported(format!(
+                "{}: a single score not computed by the Gemm/MatMul right before it",
+                what(n)
+            ))),
+        }
     }
 
     /// Checks that input `i` of `n` is the running activation.
