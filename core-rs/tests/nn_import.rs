@@ -1228,24 +1228,7 @@ fn a_literal_batch_of_one_is_the_batch_when_the_input_has_one() {
 /// equals onnxruntime's label.
 #[test]
 fn scikit_learn_exports_at_their_defaults_classify_like_onnxruntime() {
-    let cases: [(&str, &[u8], &str); 3] = [
-        (
-            "iris-logreg",
-            include_bytes!("data/exported/iris-logreg.onnx"),
-            include_str!("data/exported/iris-logreg.json"),
-        ),
-        (
-            "iris-mlp",
-            include_bytes!("data/exported/iris-mlp.onnx"),
-            include_str!("data/exported/iris-mlp.json"),
-        ),
-        (
-            "wine-scaled-logreg",
-            include_bytes!("data/exported/wine-scaled-logreg.onnx"),
-            include_str!("data/exported/wine-scaled-logreg.json"),
-        ),
-    ];
-    for (name, onnx, reference) in cases {
+    for (name, onnx, reference) in SKLEARN_EXPORTS {
         let model = import_onnx(onnx).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(model.dropped_transforms.iter().any(|t| t == "ZipMap"), "{name}: {model:?}");
         let x = json_numbers(reference, "inputs");

@@ -203,24 +203,7 @@ fn the_round_model_matches_every_shipped_model() {
 /// securely: every held-out sample's class is onnxruntime's label.
 #[test]
 fn scikit_learn_exports_classify_securely_like_onnxruntime() {
-    let cases: [(&str, &[u8], &str); 3] = [
-        (
-            "iris-logreg",
-            include_bytes!("data/exported/iris-logreg.onnx"),
-            include_str!("data/exported/iris-logreg.json"),
-        ),
-        (
-            "iris-mlp",
-            include_bytes!("data/exported/iris-mlp.onnx"),
-            include_str!("data/exported/iris-mlp.json"),
-        ),
-        (
-            "wine-scaled-logreg",
-            include_bytes!("data/exported/wine-scaled-logreg.onnx"),
-            include_str!("data/exported/wine-scaled-logreg.json"),
-        ),
-    ];
-    for (name, bytes, reference) in cases {
+    for (name, bytes, reference) in SKLEARN_EXPORTS {
         let (model, plan) = plan(bytes);
         let x = json_numbers(reference, "inputs");
         let want = json_numbers(reference, "labels");

@@ -29,6 +29,26 @@ pub(crate) const NN_B_REF: &str = include_str!("../../../models/data/nn-b.refere
 pub(crate) const NN_C_REF: &str = include_str!("../../../models/data/nn-c.reference.json");
 pub(crate) const LENET_REF: &str = include_str!("../../../models/data/lenet.reference.json");
 pub(crate) const MINIONN_REF: &str = include_str!("../../../models/data/minionn.reference.json");
+/// scikit-learn's models as skl2onnx writes them at its defaults, with onnxruntime's labels on
+/// held-out samples (`scripts/models/exporter_cases.py`): `(name, ONNX file, reference)`.
+pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 3] = [
+    (
+        "iris-logreg",
+        include_bytes!("../data/exported/iris-logreg.onnx"),
+        include_str!("../data/exported/iris-logreg.json"),
+    ),
+    (
+        "iris-mlp",
+        include_bytes!("../data/exported/iris-mlp.onnx"),
+        include_str!("../data/exported/iris-mlp.json"),
+    ),
+    (
+        "wine-scaled-logreg",
+        include_bytes!("../data/exported/wine-scaled-logreg.onnx"),
+        include_str!("../data/exported/wine-scaled-logreg.json"),
+    ),
+];
+
 pub(crate) const LOGREG_REF: &str = include_str!("../../../models/data/logreg.reference.json");
 pub(crate) const SVM_REF: &str = include_str!("../../../models/data/svm.reference.json");
 pub(crate) const TREE_REF: &str = include_str!("../../../models/data/tree.reference.json");

@@ -230,10 +230,12 @@ impl Chain<'_> {
                     .into_iter()
                     .map(|i| index(n, i, v.len()).map(|j| v[j]))
                     .collect::<Result<_, _>>()?;
-                match idx {
-                    Folded::Ints { dims, .. } => Folded::Ints { dims: dims.clone(), v: picked },
-                    Folded::Tensor(_) => unreachable!("plain() refused it"),
-                }
+                // plain() took only integers, whose dims the result keeps.
+                let dims = match idx {
+                    Folded::Ints { dims, .. } => dims.clone(),
+                    Folded::Tensor(t) => t.dims.clone(),
+                };
+                Folded::Ints { dims, v: picked }
             }
             "Unsqueeze" => {
                 let (dims, v) = elems(n, input(0)?)?;
