@@ -1334,3 +1334,164 @@ fn sigmoid_tanh_and_log_softmax_at_the_output() {
     let e = import_onnx(&m).unwrap_err().to_string();
     assert!(e.contains("single score"), "{e}");
 }
+
+/// ResNet's basic blocks as PyTorch's two exporters write them (an identity shortcut; a
+/// downsampling shortcut before or after the main branch; GlobalAveragePool + Flatten + Gemm,
+/// or ReduceMean + a Reshape to a literal batch of 1 + MatMul + Add): the shortcuts become
+/// register steps, and the float model gives onnxruntime's class on every held-out digit.
+#[test]
+fn residual_networks_as_pytorch_exports_them_classify_like_onnxruntime() {
+    for (name, onnx, reference) in RESNET_EXPORTS {
+        let model = import_onnx(onnx).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let regs: Vec<String> = model
+            .summary()
+            .into_iter()
+            .filter(|l| l.starts_with("Keep") || l.starts_with("Recall") || l.starts_with("Add"))
+            .collect();
+        // Two blocks: each keeps its input; the downsampling one recalls it for the shortcut
+        // after keeping the other branch's result; each ends with one Add.
+        assert_eq!(regs.len(), 6, "{name}: {:?}", model.summary());
+        assert_eq!(regs.iter().filter(|l| l.starts_with("Add")).count(), 2, "{name}");
+        let x = json_numbers(reference, "inputs");
+        let labels = json_numbers(reference, "labels");
+        let scores = model.eval_f64(&x, labels.len()).unwrap();
+        for (i, (row, &want)) in scores.chunks_exact(10).zip(&labels).enumerate() {
+            let best = (0..10).fold(0, |b, j| if row[j] > row[b] { j } else { b });
+            assert_eq!(best as f64, want, "{name}: sample {i}, scores {row:?}");
+        }
+    }
+}
+
+/// A value read three times (a dense layer, a second dense layer, the sum of the two), and
+/// the refusals: an operand read again after the Add, an activation added to itself, operands
+/// of different shapes.
+#[test]
+fn residual_adds_keep_and_recall_values_and_name_what_they_cannot_do() {
+    let sq = |name: &str, v: [f32; 9]| tensor(name, &[3, 3], &v);
+    let w2 = sq("W2", [1.0, 0.0, 2.0, 0.0, -1.0, 0.5, 0.25, 0.0, 1.0]);
+    let nodes = [
+        node("Gemm", &["x", "W", "B"], &["a"], &[]),
+        node("Relu", &["a"], &["r"], &[]),
+        node("MatMul", &["a", "W2"], &["c"], &[]),
+        node("Add", &["r", "c"], &["s"], &[]),
+        node("Add", &["s", "a"], &["y"], &[]),
+    ];
+    let m = import_onnx(&model_with(&nodes, "y", std::slice::from_ref(&w2))).unwrap();
+    assert_eq!(
+        m.summary(),
+        [
+            "Dense 4->3",
+            "Keep -> r0",
+            "Relu",
+            "Keep -> r1",
+            "Recall r0",
+            "Keep -> r0",
+            "Dense 3->3",
+            "Add r1",
+            "Add r0"
+        ]
+    );
+    let x = [1.0, -2.0, 0.5, 3.0];
+    // a = xW + B (W's rows i/10 − 0.5), then relu(a) + a·W2 + a.
+    let a: Vec<f64> = (0..3)
+        .map(|o| {
+            let b = [0.25, -0.5, 1.0][o];
+            b + (0..4).map(|i| x[i] * ((i * 3 + o) as f64 / 10.0 - 0.5)).sum::<f64>()
+        })
+        .collect();
+    let w2v = [[1.0, 0.0, 2.0], [0.0, -1.0, 0.5], [0.25, 0.0, 1.0]];
+    let want: Vec<f64> = (0..3)
+        .map(|o| a[o].max(0.0) + (0..3).map(|i| a[i] * w2v[i][o]).sum::<f64>() + a[o])
+        .collect();
+    close(&m.eval_f64(&x, 1).unwrap(), &want);
+    // The plan computes the same in fixed point.
+    let plan = ringfence_core::nn::FixedPlan::<ringfence_core::ring::Z64>::new(&m, 13).unwrap();
+    let fixed = plan.decode(&plan.eval_plain(&plan.encode_input(&x).unwrap(), 1).unwrap());
+    for (f, w) in fixed.iter().zip(&want) {
+        assert!((f - w).abs() < 1e-2, "{fixed:?} vs {want:?}");
+    }
+
+    let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
+        (
+            vec![
+                node("Gemm", &["x", "W", "B"], &["a"], &[]),
+                node("Relu", &["a"], &["r"], &[]),
+                node("Add", &["r", "a"], &["s"], &[]),
+                node("Add", &["s", "a"], &["y"], &[]),
+            ],
+            "is read again after the Add",
+        ),
+        (
+            vec![
+                node("Gemm", &["x", "W", "B"], &["a"], &[]),
+                node("Add", &["a", "a"], &["y"], &[]),
+            ],
+            "added to itself",
+        ),
+        (
+            vec![
+                node("Gemm", &["x", "W", "B"], &["a"], &[]),
+                node("MatMul", &["a", "W3"], &["b"], &[]),
+                node("Add", &["b", "a"], &["y"], &[]),
+            ],
+            "operands of shapes [3] and [2]",
+        ),
+        (
+            vec![
+                node("Gemm", &["x", "W", "B"], &["a"], &[]),
+                node("Relu", &["a"], &["r"], &[]),
+                node("Concat", &["r", "a"], &["y"], &[int_attr("axis", 1)]),
+            ],
+            "reads 2 activations",
+        ),
+    ];
+    let w3 = tensor("W3", &[3, 2], &[1.0; 6]);
+    for (nodes, want) in cases {
+        let e = import_onnx(&model_with(&nodes, "y", std::slice::from_ref(&w3))).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}
+
+/// `ReduceMean` over the last axes is an average pool (attribute axes before opset 18, an
+/// input from 18; keepdims either way); over channels or with no axes (the batch too) it is
+/// refused by name.
+#[test]
+fn reduce_mean_over_the_plane_is_an_average_pool() {
+    let x: Vec<f64> = (0..12).map(|i| i as f64 * 0.5 - 2.0).collect();
+    let mean = |c: usize| x[c * 4..c * 4 + 4].iter().sum::<f64>() / 4.0;
+    for (attrs, keep) in [
+        (vec![ints_attr("axes", &[2, 3])], true),
+        (vec![int_attr("keepdims", 0), ints_attr("axes", &[3, 2])], false),
+    ] {
+        let mut nodes = vec![node("ReduceMean", &["x"], &["m"], &attrs)];
+        if keep {
+            nodes.push(node("Flatten", &["m"], &["y"], &[]));
+        } else {
+            nodes[0] = node("ReduceMean", &["x"], &["y"], &attrs);
+        }
+        let m = import_onnx(&chw_model([3, 2, 2], &nodes, &[])).unwrap();
+        assert_eq!(m.summary().len(), 1, "{:?}", m.summary());
+        close(&m.eval_f64(&x, 1).unwrap(), &[mean(0), mean(1), mean(2)]);
+    }
+    // The last axis alone: a mean over each row of every channel.
+    let m = import_onnx(&chw_model(
+        [3, 2, 2],
+        &[
+            node("ReduceMean", &["x"], &["m"], &[ints_attr("axes", &[3])]),
+            node("Flatten", &["m"], &["y"], &[]),
+        ],
+        &[],
+    ))
+    .unwrap();
+    let rows: Vec<f64> = x.chunks(2).map(|r| (r[0] + r[1]) / 2.0).collect();
+    close(&m.eval_f64(&x, 1).unwrap(), &rows);
+    for (attrs, want) in [
+        (vec![ints_attr("axes", &[1])], "only the last axes"),
+        (vec![], "a mean over the batch too"),
+        (vec![ints_attr("axes", &[7])], "axis 7"),
+    ] {
+        let m = chw_model([3, 2, 2], &[node("ReduceMean", &["x"], &["y"], &attrs)], &[]);
+        let e = import_onnx(&m).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}

@@ -107,7 +107,7 @@ pub fn online_cost(shape: &PlanShape, bits: usize, batch: usize) -> (u64, u64) {
                 (relu.0 * (w - 1) * g.out_len() as u64, relu.1 * levels)
             }
             StepShape::Trees(t) => trees_online_cost(t, bits),
-            StepShape::SumPool(_) => (0, 0),
+            StepShape::SumPool(_) | StepShape::Register(_) => (0, 0),
             StepShape::Scale { len, .. } => (word * *len as u64, 1),
             // Never run: METEOR refuses integer plans.
             StepShape::Requant { .. } => (0, 0),

@@ -214,6 +214,7 @@ pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
 ) -> Result<L::V, Error> {
     let (frac_bits, exact) = (shape.frac_bits, shape.is_integer());
     let mut h = x;
+    let mut regs = Vec::new();
     for s in steps {
         h = match s {
             WeightedStep::Dense { inputs, outputs, w, b } => {
@@ -260,6 +261,7 @@ pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
                 // closest a truncation gets to onnxruntime's rounding to nearest.
                 z.add(&l.constant(&vec![R::ONE; n]))?
             }
+            WeightedStep::Register(r) => r.apply(h, &mut regs, |a, b| a.add(&b))?,
         };
     }
     // An integer plan's scores are quantized integers: in the plan's fixed point (exact,

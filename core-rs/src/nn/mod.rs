@@ -29,6 +29,7 @@ mod model;
 pub mod plan;
 mod proto;
 mod quant;
+mod register;
 pub mod shape;
 pub mod trees;
 pub mod uniform;
@@ -38,7 +39,7 @@ pub use exec::{Inference, SharedModel};
 pub use geom::{ConvGeom, PoolGeom};
 pub use import::import_onnx;
 pub use model::{
-    argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, Requant, INPUT_RANGE_KEY,
+    argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, Register, Requant, INPUT_RANGE_KEY,
 };
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
 pub use shape::{ModelFile, ModelShape};

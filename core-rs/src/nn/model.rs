@@ -1,6 +1,7 @@
 //! The model representation: a chain of layers over one flat activation vector per sample.
 
 use super::geom::{ConvGeom, PoolGeom};
+pub use super::register::Register;
 use super::trees::TreeEnsemble;
 use super::NnError;
 
@@ -96,6 +97,8 @@ pub enum Layer {
     /// Requantization, as an int8 model computes between its layers: `clamp(round(scale[c]·x),
     /// min, max)`. A model with one of these is an integer model (see [`Requant`]).
     Requant(Requant),
+    /// A register operation of a graph with residual connections (see [`Register`]).
+    Register(Register),
 }
 
 /// The requantization of an int8 model's tensor: `y = clamp(round(scale[c]·x), min, max)`
@@ -197,6 +200,7 @@ impl Layer {
             Self::Affine(a) => a.channels * a.inner,
             Self::Requant(q) => q.channels * q.inner,
             Self::Trees(t) => t.shape.classes,
+            Self::Register(r) => r.out_len(),
         }
     }
 }
@@ -268,6 +272,9 @@ impl Model {
                 Layer::Requant(q) => {
                     format!("Requant {}x{} [{}, {}]", q.channels, q.inner, q.min, q.max)
                 }
+                Layer::Register(Register::Keep { slot, .. }) => format!("Keep -> r{slot}"),
+                Layer::Register(Register::Recall { slot, .. }) => format!("Recall r{slot}"),
+                Layer::Register(Register::Add { slot, .. }) => format!("Add r{slot}"),
                 Layer::Trees(t) => format!(
                     "Trees {} nodes {} leaves -> {}",
                     t.shape.nodes.len(),
@@ -292,6 +299,7 @@ impl Model {
     pub fn eval_f64(&self, x: &[f64], batch: usize) -> Result<Vec<f64>, NnError> {
         check_input(x.len(), batch, self.input_len())?;
         let mut h = x.to_vec();
+        let (mut regs, mut lens) = (Vec::new(), Vec::new());
         for l in &self.layers {
             let per = h.len() / batch;
             let ok = match l {
@@ -309,6 +317,7 @@ impl Model {
                         && a.scale.len() == a.channels
                         && a.shift.len() == a.channels
                 }
+                Layer::Register(r) => r.fits(&mut { per }, &mut lens),
                 _ => true,
             };
             if !ok {
@@ -359,6 +368,9 @@ impl Model {
                     .map(|(i, &v)| q.apply(i / q.inner % q.channels, v))
                     .collect(),
                 Layer::Trees(t) => t.eval_f64(&h, batch)?,
+                Layer::Register(r) => r
+                    .apply(h, &mut regs, |a, b| Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect()))
+                    .map_err(|e| NnError::Shape(e.to_string()))?,
             };
         }
         Ok(h)

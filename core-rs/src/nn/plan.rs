@@ -38,11 +38,14 @@
 //!   with one input.
 //! * **Grouped convolutions** multiply by the block-diagonal weight matrix with public zeros
 //!   (exact zeros, no extra error; `groups` times the local work of the compact product).
+//! * **Residual connections** ([`Register`] steps) add two activations with the same
+//!   fractional bits: exact and local; the error bound adds the operands' errors. An average
+//!   pool's pending `1/k` is not carried across them (a [`StepShape::Scale`] step applies it).
 //! * **Tree ensembles** compare encoded values exactly and add encoded leaf weights exactly:
 //!   the only error is the encoding of inputs, thresholds and weights (½ ulp each).
 
 use super::geom::{ConvGeom, PoolGeom};
-use super::model::{check_input, InputRange, Layer, Model};
+use super::model::{check_input, InputRange, Layer, Model, Register};
 use super::quant::{integer_weight, IntegerWalk};
 use super::trees::{self, TreeShape};
 use super::NnError;
@@ -119,6 +122,8 @@ pub enum StepShape {
         /// The public truncation after the multiplier, the same in every step of a plan.
         shift: u32,
     },
+    /// A register operation (residual connections): local, no material.
+    Register(Register),
 }
 
 impl StepShape {
@@ -131,6 +136,7 @@ impl StepShape {
             Self::MaxPool(g) | Self::SumPool(g) => g.out_len(),
             Self::Trees(t) => t.classes,
             Self::Requant { channels, inner, .. } => channels * inner,
+            Self::Register(r) => r.out_len(),
         }
     }
 }
@@ -209,7 +215,7 @@ impl PlanShape {
                 StepShape::Relu { len } => n.bits += batch * len,
                 StepShape::MaxPool(g) => n.bits += batch * g.out_len() * (g.window_len() - 1),
                 StepShape::Scale { len, .. } => n.products += batch * len,
-                StepShape::SumPool(_) => {}
+                StepShape::SumPool(_) | StepShape::Register(_) => {}
                 StepShape::Trees(t) => {
                     n.bits += batch * t.nodes.len();
                     n.exact += batch * t.reach_products();
@@ -285,6 +291,7 @@ pub(crate) enum WeightedStep<V> {
         hi: V,
         mult: V,
     },
+    Register(Register),
 }
 
 impl PlanShape {
@@ -302,7 +309,8 @@ impl PlanShape {
                 StepShape::Relu { .. }
                 | StepShape::MaxPool(_)
                 | StepShape::SumPool(_)
-                | StepShape::Scale { .. } => {}
+                | StepShape::Scale { .. }
+                | StepShape::Register(_) => {}
             }
         }
         lens
@@ -340,6 +348,7 @@ impl PlanShape {
                         let mult = pair1()?;
                         WeightedStep::Requant { channels: *channels, inner: *inner, lo, hi, mult }
                     }
+                    StepShape::Register(r) => WeightedStep::Register(*r),
                 })
             })
             .collect()
@@ -402,6 +411,7 @@ pub(crate) enum Step<R> {
         hi: Vec<R>,
         mult: Vec<R>,
     },
+    Register(Register),
 }
 
 impl<R: IntRing> FixedPlan<R> {
@@ -418,6 +428,7 @@ impl<R: IntRing> FixedPlan<R> {
             )));
         }
         let mut len = model.input_len();
+        let mut regs = Vec::new();
         let mut steps = Vec::new();
         // The product of the `1/k` of average pools not applied yet: it goes into the weights
         // (not the bias) of the next linear layer, exactly, since ReLU, max and sum pooling
@@ -527,6 +538,18 @@ impl<R: IntRing> FixedPlan<R> {
                     let int = int.as_mut().ok_or_else(|| NnError::Unsupported("requant".into()))?;
                     steps.push(int.requant::<R>(i, q, pending)?);
                     pending = 1.0;
+                }
+                Layer::Register(r) if integer => {
+                    return Err(NnError::Unsupported(format!(
+                        "layer {i} ({r:?}): a residual connection in a quantized model (only \
+                         chains run on integers)"
+                    )));
+                }
+                Layer::Register(r) => {
+                    if !r.fits(&mut len, &mut regs) {
+                        return Err(NnError::Shape(format!("layer {i}: {r:?} after {len} values")));
+                    }
+                    steps.push(Step::Register(*r));
                 }
                 Layer::Affine(_) | Layer::Trees(_) if integer => {
                     return Err(NnError::Unsupported(format!(
@@ -644,6 +667,7 @@ impl<R: IntRing> FixedPlan<R> {
                     Step::Requant { channels, inner, shift, .. } => {
                         StepShape::Requant { channels: *channels, inner: *inner, shift: *shift }
                     }
+                    Step::Register(r) => StepShape::Register(*r),
                 })
                 .collect(),
             input_range: self.input_range,
@@ -719,6 +743,7 @@ impl<R: IntRing> FixedPlan<R> {
         // An integer plan's linear products are exact.
         let f = if self.is_integer() { 0 } else { self.fp.frac_bits };
         let mut h = x.to_vec();
+        let mut regs = Vec::new();
         for s in &self.steps {
             h = match s {
                 Step::Dense { inputs, outputs, w, b } => {
@@ -789,6 +814,9 @@ impl<R: IntRing> FixedPlan<R> {
                     let half = R::ONE.shl(*shift - 1);
                     z.into_iter().map(|v| (v + half).shr_arith(*shift)).collect()
                 }
+                Step::Register(r) => r
+                    .apply(h, &mut regs, |a, b| crate::sharing::Linear::add(&a, &b))
+                    .map_err(|e| NnError::Shape(e.to_string()))?,
             };
         }
         if self.is_integer() {
@@ -800,6 +828,69 @@ impl<R: IntRing> FixedPlan<R> {
 }
 
 impl<R: IntRing> FixedPlan<R> {
+    /// A worst-case bound, in units in the last place, on how far the secure run's scores may
+    /// be from [`FixedPlan::eval_plain`]'s on the same input: every truncation of the secure run
+    /// may give one less than the plaintext plan's floor (assuming no wrap-around), and each
+    /// such difference grows through the following layers by their weights' absolute sums
+    /// (ReLU and max pooling do not grow it, a sum pool adds its window, a residual `Add`
+    /// adds both sides'). Infinite where a difference reaches a comparison whose outcome it may
+    /// flip (a tree ensemble after a truncated layer).
+    ///
+    /// ```
+    /// use ringfence_core::nn::{Dense, FixedPlan, Layer, Model};
+    /// let dense = |w: Vec<f64>| Layer::Dense(Dense { inputs: 2, outputs: 2, bias: vec![0.0; 2],
+    ///     weights: w });
+    /// let model = Model { input_name: "x".into(), input_shape: vec![2], class_labels: None,
+    ///     dropped_transforms: vec![], input_range: None,
+    ///     layers: vec![dense(vec![1.0, 2.0, 0.5, 0.5]), Layer::Relu, dense(vec![3.0, -1.0, 0.0, 1.0])] };
+    /// let plan = FixedPlan::<ringfence_core::ring::Z64>::new(&model, 13).unwrap();
+    /// // One ulp from the first layer's truncation, times |3| + |−1|, plus the second's.
+    /// assert_eq!(plan.truncation_spread(), 5.0);
+    /// ```
+    pub fn truncation_spread(&self) -> f64 {
+        let (mut d, mut regs) = (vec![0.0f64; self.input_len], Vec::new());
+        let weight = |w: &R| self.fp.decode(*w).abs();
+        let worst = |d: &[f64]| d.iter().fold(0.0f64, |a, &v| a.max(v));
+        for s in &self.steps {
+            d = match s {
+                Step::Dense { inputs, outputs, w, .. } => (0..*outputs)
+                    .map(|o| {
+                        1.0 + (0..*inputs).map(|j| weight(&w[j * outputs + o]) * d[j]).sum::<f64>()
+                    })
+                    .collect(),
+                Step::Conv { geom: g, w, .. } => {
+                    let x = worst(&d);
+                    let per = (0..g.out_c).map(|o| {
+                        1.0 + x
+                            * (0..g.patch_len()).map(|j| weight(&w[j * g.out_c + o])).sum::<f64>()
+                    });
+                    vec![per.fold(0.0, f64::max); g.out_len()]
+                }
+                Step::Relu { .. } => d,
+                Step::MaxPool(g) => vec![worst(&d); g.out_len()],
+                Step::SumPool(g) => vec![worst(&d) * g.window_len() as f64; g.out_len()],
+                Step::Scale { divisor, .. } => {
+                    d.iter().map(|v| v / *divisor as f64 + 1.0).collect()
+                }
+                Step::Trees { shape, .. } if worst(&d) > 0.0 => vec![f64::INFINITY; shape.classes],
+                Step::Trees { shape, .. } => vec![0.0; shape.classes],
+                Step::Requant { channels, inner, shift, mult, .. } => {
+                    let m =
+                        mult.iter().fold(0.0f64, |a, v| a.max(v.to_i64().unsigned_abs() as f64));
+                    let grow = m / f64::from(1u32 << shift);
+                    vec![worst(&d) * grow + 1.0; channels * inner]
+                }
+                Step::Register(r) => {
+                    let add = |a: Vec<f64>, b: Vec<f64>| {
+                        Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect())
+                    };
+                    r.apply(d, &mut regs, add).unwrap_or_default()
+                }
+            };
+        }
+        worst(&d)
+    }
+
     /// A worst-case bound on the error of every score of the secure run, in real units, for
     /// inputs of magnitude at most `input_abs` (see the module docs; assumes no truncation
     /// wrap-around).
@@ -808,8 +899,21 @@ impl<R: IntRing> FixedPlan<R> {
         let ulp = 2f64.powi(-(plan.fp.frac_bits as i32));
         let n = plan.input_len;
         let (mut mag, mut err) = (vec![input_abs; n], vec![ulp / 2.0; n]);
+        let mut regs = Vec::new();
         for s in &plan.steps {
-            if let Step::Dense { inputs, outputs, w, b } = s {
+            if let Step::Register(r) = s {
+                // A sum's magnitude and error are at most the sums of its operands'.
+                let add = |(m, e): (Vec<f64>, Vec<f64>), (m2, e2): (Vec<f64>, Vec<f64>)| {
+                    let sum =
+                        |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).map(|(x, y)| x + y).collect();
+                    Ok((sum(m, m2), sum(e, e2)))
+                };
+                // The plan was checked when it was made: every register read finds a value.
+                let h = (core::mem::take(&mut mag), core::mem::take(&mut err));
+                if let Ok(v) = r.apply(h, &mut regs, add) {
+                    (mag, err) = v;
+                }
+            } else if let Step::Dense { inputs, outputs, w, b } = s {
                 let (mut m2, mut e2) = (vec![0.0; *outputs], vec![0.0; *outputs]);
                 for o in 0..*outputs {
                     let (mut sm, mut se) = (plan.fp.decode(b[o]).abs(), 2.0 * ulp + ulp / 2.0);

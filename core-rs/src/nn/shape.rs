@@ -35,7 +35,10 @@
 //!                       1 <, 2 ≤, 3 >, 4 ≥), parent (u8 0 | 1, then u64 index, u8 branch),
 //!                       depth (u64); u32 leaf count, per leaf: parent (as for nodes)
 //!             8 Requant channels inner shift   (an integer plan's; every shift the same,
-//!                       1 to 24, and no Scale or Trees step beside it)
+//!                       1 to 24, and no Scale, Trees or register step beside it)
+//!             9 Keep    slot len   (registers of residual connections: slot < 64; a Keep
+//!            10 Recall  slot len    fills an empty register with the running activation, a
+//!            11 Add     slot len    Recall or Add reads a full one, which empties it)
 //! ```
 //!
 //! Decoding is strict: the magic, version, length and checksum must match, every count is
@@ -52,7 +55,7 @@
 use sha2::{Digest as _, Sha256};
 
 use super::geom::{ConvGeom, PoolGeom, MAX_LAYER_VALUES};
-use super::model::{InputRange, Model};
+use super::model::{InputRange, Model, Register};
 use super::plan::{FixedPlan, PlanShape, StepShape, DEFAULT_FRAC_BITS};
 use super::trees::{NodeMode, TreeNode, TreeShape};
 use super::NnError;
@@ -224,7 +227,7 @@ impl ModelShape {
         if p.steps.is_empty() {
             return Err(bad("no steps"));
         }
-        let mut len = p.input_len;
+        let (mut len, mut regs) = (p.input_len, Vec::new());
         for (i, s) in p.steps.iter().enumerate() {
             let ok = match s {
                 StepShape::Dense { inputs, outputs } => {
@@ -245,6 +248,7 @@ impl ModelShape {
                         && (1..=24).contains(shift)
                         && *shift == p.product_bits()
                 }
+                StepShape::Register(r) => r.fits(&mut { len }, &mut regs),
             };
             if !ok {
                 return Err(bad(format!("step {i} ({s:?}) does not fit after {len} values")));
@@ -252,9 +256,11 @@ impl ModelShape {
             len = s.out_len();
         }
         if p.is_integer()
-            && p.steps.iter().any(|s| matches!(s, StepShape::Scale { .. } | StepShape::Trees(_)))
+            && p.steps.iter().any(|s| {
+                matches!(s, StepShape::Scale { .. } | StepShape::Trees(_) | StepShape::Register(_))
+            })
         {
-            return Err(bad("an integer plan with a scale or tree step"));
+            return Err(bad("an integer plan with a scale, tree or register step"));
         }
         if let Some(l) = &self.class_labels {
             if l.len() != len {
@@ -405,6 +411,14 @@ impl Writer {
                     self.0.push(8);
                     self.all(&[*channels, *inner, *shift as usize]);
                 }
+                StepShape::Register(r) => {
+                    self.0.push(match r {
+                        Register::Keep { .. } => 9,
+                        Register::Recall { .. } => 10,
+                        Register::Add { .. } => 11,
+                    });
+                    self.all(&[r.slot(), r.out_len()]);
+                }
             }
         }
     }
@@ -539,6 +553,14 @@ impl<'a> Reader<'a> {
                     let [channels, inner, shift] = self.sizes("requantization")?;
                     let shift = u32::try_from(shift).unwrap_or(u32::MAX);
                     StepShape::Requant { channels, inner, shift }
+                }
+                tag @ 9..=11 => {
+                    let [slot, len] = self.sizes("register")?;
+                    StepShape::Register(match tag {
+                        9 => Register::Keep { slot, len },
+                        10 => Register::Recall { slot, len },
+                        _ => Register::Add { slot, len },
+                    })
                 }
                 t => return Err(bad(format!("unknown step tag {t}"))),
             };

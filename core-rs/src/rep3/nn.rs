@@ -64,7 +64,7 @@ pub fn online_rounds(shape: &PlanShape, output: Output, bits: usize, cmp: Compar
         .iter()
         .map(|s| match s {
             StepShape::Dense { .. } | StepShape::Conv(_) | StepShape::Scale { .. } => 1,
-            StepShape::SumPool(_) => 0,
+            StepShape::SumPool(_) | StepShape::Register(_) => 0,
             StepShape::Relu { .. } => msb + 1,
             StepShape::MaxPool(g) => levels(g.window_len()) * level,
             // One MSB run for every node, the bit injection, a product per level below the

@@ -49,6 +49,22 @@ pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 3] = [
     ),
 ];
 
+/// Residual networks on the 8x8 digits as PyTorch's TorchScript and dynamo exporters lay out
+/// ResNet's basic blocks, with onnxruntime's classes on held-out samples
+/// (`scripts/models/exporter_cases.py`): `(name, ONNX file, reference)`.
+pub(crate) const RESNET_EXPORTS: [(&str, &[u8], &str); 2] = [
+    (
+        "digits-resnet",
+        include_bytes!("../data/exported/digits-resnet.onnx"),
+        include_str!("../data/exported/digits-resnet.json"),
+    ),
+    (
+        "digits-resnet-dynamo",
+        include_bytes!("../data/exported/digits-resnet-dynamo.onnx"),
+        include_str!("../data/exported/digits-resnet-dynamo.json"),
+    ),
+];
+
 pub(crate) const LOGREG_REF: &str = include_str!("../../../models/data/logreg.reference.json");
 pub(crate) const SVM_REF: &str = include_str!("../../../models/data/svm.reference.json");
 pub(crate) const TREE_REF: &str = include_str!("../../../models/data/tree.reference.json");

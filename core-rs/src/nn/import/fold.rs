@@ -110,6 +110,24 @@ impl Chain<'_> {
         }
     }
 
+    /// The axes of a reduction: its `axes` attribute (before opset 18) or its constant input
+    /// `i` (from opset 18); empty when neither is given.
+    pub(super) fn axes(&self, n: &NodeProto, i: usize) -> Result<Vec<i64>, NnError> {
+        if let Some(a) = attr(n, "axes") {
+            return Ok(a.ints.clone());
+        }
+        match n.inputs.get(i).filter(|s| !s.is_empty()) {
+            Some(name) => match self.known(name)? {
+                Some(f) => plain(n, &f),
+                None => Err(NnError::Unsupported(format!(
+                    "{}: axes {name:?} must be a constant",
+                    what(n)
+                ))),
+            },
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Folds `n` when it computes from folded values, constants or the running activation's
     /// shape only; `Ok(false)` when it does not (it is then read as a layer).
     pub(super) fn fold(&mut self, n: &NodeProto) -> Result<bool, NnError> {

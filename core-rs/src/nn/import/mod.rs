@@ -33,6 +33,7 @@ use super::proto::{self, Attribute, Dim, NodeProto, TensorProto};
 use super::NnError;
 
 mod fold;
+mod graph;
 mod ml;
 mod norm;
 mod quant;
@@ -129,6 +130,8 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
         tensors: BTreeMap::new(),
         affine_out: None,
         batch_one: matches!(dims.first(), Some(Dim::Value(1))),
+        uses: graph::reads(&g.nodes),
+        kept: BTreeMap::new(),
     };
     for n in &g.nodes {
         st.node(n)?;
@@ -182,6 +185,10 @@ struct Chain<'g> {
     /// The graph's input has a batch axis of 1 (exporters that trace static shapes write
     /// reshapes to a literal batch of 1).
     batch_one: bool,
+    /// Reads of each value by the nodes not read yet (`graph.rs`).
+    uses: BTreeMap<String, usize>,
+    /// Values held in registers for later readers, by name (`graph.rs`).
+    kept: BTreeMap<String, graph::Kept>,
 }
 
 fn what(n: &NodeProto) -> String {
@@ -218,7 +225,8 @@ fn only_attrs(n: &NodeProto, allowed: &[&str]) -> Result<(), NnError> {
 
 impl Chain<'_> {
     fn node(&mut self, n: &NodeProto) -> Result<(), NnError> {
-        if self.fold(n)? || self.side_branch(n) {
+        self.count_reads(n);
+        if self.fold(n)? || self.side_branch(n) || self.route(n)? {
             return Ok(());
         }
         let op = (n.domain.as_str(), n.op_type.as_str());
@@ -336,8 +344,9 @@ impl Chain<'_> {
                 only_attrs(n, &["seed", "ratio"])?;
                 self.act(n, 0)?;
                 self.fresh_linear = fresh;
-                self.rebind(n)
+                self.alias(n)
             }
+            ("" | "ai.onnx", "ReduceMean") => self.reduce_mean(n),
             ("" | "ai.onnx", "Softmax") => {
                 only_attrs(n, &["axis"])?;
                 if !matches!(int_attr(n, "axis", -1), 1 | -1) {
@@ -390,7 +399,7 @@ impl Chain<'_> {
                     )));
                 }
                 self.fresh_linear = fresh;
-                self.rebind(n)
+                self.alias(n)
             }
             ("ai.onnx.ml", "ZipMap") => {
                 // The probabilities as a sequence of maps from label to score (skl2onnx's
@@ -479,6 +488,16 @@ impl Chain<'_> {
             .first()
             .ok_or_else(|| NnError::Malformed(format!("{}: no output", what(n))))?;
         self.cur = BTreeSet::from([out.clone()]);
+        Ok(())
+    }
+
+    /// Names the node's first output as the running activation too (an identity).
+    fn alias(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        let out = n
+            .outputs
+            .first()
+            .ok_or_else(|| NnError::Malformed(format!("{}: no output", what(n))))?;
+        self.cur.insert(out.clone());
         Ok(())
     }
 

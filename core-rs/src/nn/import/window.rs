@@ -205,4 +205,61 @@ impl Chain<'_> {
         self.layers.push(Layer::AvgPool(g));
         self.rebind(n)
     }
+
+    /// `ReduceMean` over the activation's last axes (PyTorch's `AdaptiveAvgPool2d(1)` and
+    /// `x.mean((2, 3))`, as the dynamo exporter writes them): an average pool whose window is
+    /// those axes, over the leading ones as channels.
+    pub(super) fn reduce_mean(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &["axes", "keepdims", "noop_with_empty_axes"])?;
+        self.act(n, 0)?;
+        let rank = self.shape.len() + 1; // with the batch axis
+        let mut axes = self.axes(n, 1)?;
+        if axes.is_empty() {
+            if int_attr(n, "noop_with_empty_axes", 0) != 0 {
+                self.fresh_linear = false;
+                return self.rebind(n);
+            }
+            return Err(NnError::Unsupported(format!(
+                "{}: no axes, i.e. a mean over the batch too (give the axes to reduce)",
+                what(n)
+            )));
+        }
+        for a in axes.iter_mut() {
+            let r = rank as i64;
+            if !(-r..r).contains(a) {
+                return Err(NnError::Malformed(format!(
+                    "{}: axis {a} of a rank {r} tensor",
+                    what(n)
+                )));
+            }
+            if *a < 0 {
+                *a += r;
+            }
+        }
+        axes.sort_unstable();
+        axes.dedup();
+        let first = rank - axes.len();
+        if axes.first() == Some(&0) || axes.iter().zip(first..).any(|(&a, b)| a as usize != b) {
+            return Err(NnError::Unsupported(format!(
+                "{}: mean over axes {axes:?} of a {:?} activation (only the last axes: a mean \
+                 over the batch or over channels is not supported)",
+                what(n),
+                self.shape
+            )));
+        }
+        let lead: usize = self.shape[..first - 1].iter().product();
+        let window: usize = self.shape[first - 1..].iter().product();
+        let g = PoolGeom { c: lead, in_h: 1, in_w: window, kernel: [1, window], stride: [1, 1] };
+        if !g.is_valid() {
+            return Err(bad_geometry(n, &g));
+        }
+        self.len = lead;
+        let mut shape = self.shape[..first - 1].to_vec();
+        if int_attr(n, "keepdims", 1) != 0 {
+            shape.extend(vec![1; axes.len()]);
+        }
+        self.shape = shape;
+        self.layers.push(Layer::AvgPool(g));
+        self.rebind(n)
+    }
 }
