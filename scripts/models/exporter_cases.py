@@ -1,7 +1,9 @@
 """Models as exporters write them, for the importer's tests (core-rs/tests/nn_import.rs):
 
 - scikit-learn's, by skl2onnx's `to_onnx` with no options, so the label side branch, ZipMap,
-  the input Cast and the pipeline's Scaler are all in the graphs;
+  the input Cast and the pipeline's Scaler are all in the graphs (one with a float64 sample,
+  which makes a double graph and needs `zipmap=False`: onnxruntime refuses a ZipMap of
+  doubles);
 - residual networks on the 8x8 digits as PyTorch's two exporters lay out a ResNet's basic
   blocks (PyTorch itself does not install here, so the graphs are written node by node with
   onnx.helper): the TorchScript exporter's (opset 13: BatchNormalization after Conv, the
@@ -42,6 +44,9 @@ def cases():
     yield "iris-logreg", iris, LogisticRegression(max_iter=1000)
     yield "iris-mlp", iris, MLPClassifier(hidden_layer_sizes=(8,), max_iter=3000, random_state=0)
     yield "wine-scaled-logreg", wine, make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    # A float64 sample makes a double graph (StandardScaler as Sub/Div, the regression as
+    # MatMul/Add, ArgMax and Softmax both reading the scores).
+    yield "wine-scaled-logreg-f64", wine, make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 
 
 def write(name, onx, xte, labels, features):
@@ -171,9 +176,13 @@ def main():
         x = x.astype(np.float32)
         xtr, xte, ytr, _ = train_test_split(x, y, test_size=0.3, random_state=0, stratify=y)
         clf.fit(xtr, ytr)
-        onx = to_onnx(clf, xtr[:1])
+        sample = xtr[:1].astype(np.float64) if name.endswith("-f64") else xtr[:1]
+        # onnxruntime refuses ZipMap over doubles, so a double graph needs zipmap=False.
+        options = {LogisticRegression: {"zipmap": False}} if name.endswith("-f64") else None
+        onx = to_onnx(clf, sample, options=options)
         sess = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
-        labels = sess.run(["output_label"], {sess.get_inputs()[0].name: xte})[0]
+        label = sess.get_outputs()[0].name  # skl2onnx writes the label first
+        labels = sess.run([label], {sess.get_inputs()[0].name: xte.astype(sample.dtype)})[0]
         write(name, onx, xte, labels, x.shape[1])
 
 

@@ -433,6 +433,27 @@ pub(crate) mod dtype {
     pub(crate) const INT32: i32 = 6;
     pub(crate) const INT64: i32 = 7;
     pub(crate) const DOUBLE: i32 = 11;
+
+    /// ONNX's name of an element type, for messages (`type 8` → "string").
+    pub(crate) fn name(t: Option<i32>) -> String {
+        let known = match t {
+            Some(1) => "float",
+            Some(2) => "uint8",
+            Some(3) => "int8",
+            Some(4) => "uint16",
+            Some(5) => "int16",
+            Some(6) => "int32",
+            Some(7) => "int64",
+            Some(8) => "string",
+            Some(9) => "bool",
+            Some(10) => "float16",
+            Some(11) => "double",
+            Some(16) => "bfloat16",
+            Some(t) => return format!("element type {t}"),
+            None => return "no element type".into(),
+        };
+        format!("type {known}")
+    }
 }
 
 impl TensorProto {

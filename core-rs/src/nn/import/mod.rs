@@ -80,10 +80,14 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
             inputs.len()
         )));
     };
-    if input.non_tensor || input.elem_type != Some(proto::dtype::FLOAT) {
+    // A double input (skl2onnx's `to_onnx` with a float64 sample) is taken as reals like a
+    // float one: the parties compute in fixed point either way.
+    let real = [proto::dtype::FLOAT, proto::dtype::DOUBLE].map(Some);
+    if input.non_tensor || !real.contains(&input.elem_type) {
         return Err(NnError::Unsupported(format!(
-            "input {:?} of type {:?} (float tensors only)",
-            input.name, input.elem_type
+            "input {:?} of {} (float or double tensors only)",
+            input.name,
+            proto::dtype::name(input.elem_type)
         )));
     }
     let dims = input.shape.as_deref().unwrap_or_default();
@@ -387,15 +391,16 @@ impl Chain<'_> {
             ("ai.onnx.ml", "TreeEnsembleClassifier") => self.tree_classifier(n),
             ("ai.onnx.ml", "Scaler") => self.scaler(n),
             ("" | "ai.onnx", "Cast") => {
-                // skl2onnx casts its float input to float: an identity. Casts of the label side
-                // branch never reach here.
+                // skl2onnx casts its input to float or double: an identity (the parties
+                // compute in fixed point). Casts of the label side branch never reach here.
                 only_attrs(n, &["to", "saturate", "round_mode"])?;
                 self.act(n, 0)?;
-                if int_attr(n, "to", 0) as i32 != proto::dtype::FLOAT {
+                let to = i32::try_from(int_attr(n, "to", 0)).ok();
+                if !matches!(to, Some(proto::dtype::FLOAT | proto::dtype::DOUBLE)) {
                     return Err(NnError::Unsupported(format!(
-                        "{}: a cast of the activation to type {} (only to float)",
+                        "{}: a cast of the activation to {} (only to float or double)",
                         what(n),
-                        int_attr(n, "to", 0)
+                        proto::dtype::name(to)
                     )));
                 }
                 self.fresh_linear = fresh;
