@@ -1,4 +1,5 @@
-//! The `ringfence` binary end to end: the demo's private classification checks itself, `bench --json` prints the
+//! The `ringfence` binary end to end: the demo's private classification checks itself, `classify` runs a user's model on
+//! the user's JSON, `.npy` and CSV samples, `bench --json` prints the
 //! documented keys and sums a batch run in sub-batches, runs a Bristol Fashion circuit (and refuses a malformed one), runs rss among five
 //! parties at the protocols' costs (and refuses counts and ops a backend does not run), a party process exits when its parent goes away
 //! and runs without transparent huge pages unless asked.
@@ -581,6 +582,108 @@ fn keygen_writes_a_private_file_and_refuses_to_overwrite_it() {
         let names: Vec<_> =
             std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["p0.key"], "only the key is left in the directory");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The numbers of a reference file's array `key` (the exported models' JSON: flat arrays).
+fn numbers(doc: &serde_json::Value, key: &str) -> Vec<f64> {
+    doc[key].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
+}
+
+/// `classify` runs an exported model on the user's own samples as JSON, `.npy` and CSV, gives
+/// onnxruntime's class for each (rep3 the class alone, METEOR with the scores), and names a
+/// sample of the wrong length, a value that is not a number and an unknown file type before
+/// starting anything.
+#[test]
+fn classify_runs_a_user_model_on_json_npy_and_csv_samples() {
+    let exported =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core-rs/tests/data/exported");
+    let dir = std::env::temp_dir().join(format!("rf-classify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let reference = |name: &str| -> serde_json::Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(exported.join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap()
+    };
+    let run = |model: &str, input: &std::path::Path, extra: &[&str]| {
+        let out = Command::new(EXE)
+            .args(["classify", "--json", "--model"])
+            .arg(exported.join(format!("{model}.onnx")))
+            .arg("--input")
+            .arg(input)
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.success(), text, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let classes = |text: &str| -> Vec<f64> {
+        text.lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["class"].as_f64().unwrap()
+            })
+            .collect()
+    };
+
+    // The residual network, four digits as a JSON array of arrays.
+    let r = reference("digits-resnet");
+    let (x, want) = (numbers(&r, "inputs"), numbers(&r, "labels"));
+    let rows: Vec<&[f64]> = x.chunks(64).take(4).collect();
+    let json = dir.join("digits.json");
+    std::fs::write(&json, serde_json::to_string(&rows).unwrap()).unwrap();
+    let (ok, text, err) = run("digits-resnet", &json, &[]);
+    assert!(ok, "{text}\n{err}");
+    assert_eq!(classes(&text), want[..4], "{text}");
+    assert!(err.contains("every private answer equals the plaintext model's"), "{err}");
+
+    // Iris as .npy (float32, shape (6, 4)) on METEOR, which gives the scores too.
+    let r = reference("iris-logreg");
+    let (x, want) = (numbers(&r, "inputs"), numbers(&r, "labels"));
+    let mut header = "{'descr': '<f4', 'fortran_order': False, 'shape': (6, 4), }".to_string();
+    while !(header.len() + 11).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    npy.extend((header.len() as u16).to_le_bytes());
+    npy.extend(header.as_bytes());
+    npy.extend(x[..24].iter().flat_map(|&v| (v as f32).to_le_bytes()));
+    let npy_file = dir.join("iris.npy");
+    std::fs::write(&npy_file, &npy).unwrap();
+    let (ok, text, err) = run("iris-logreg", &npy_file, &["--backend", "meteor"]);
+    assert!(ok, "{text}\n{err}");
+    assert_eq!(classes(&text), want[..6], "{text}");
+    assert!(
+        text.lines().all(|l| l.contains("\"scores\":[") && !l.contains("\"scores\":[]")),
+        "{text}"
+    );
+
+    // The double-graph wine pipeline, CSV with a header row.
+    let r = reference("wine-scaled-logreg-f64");
+    let (x, want) = (numbers(&r, "inputs"), numbers(&r, "labels"));
+    let mut csv = (0..13).map(|i| format!("f{i}")).collect::<Vec<_>>().join(",") + "\n";
+    for row in x.chunks(13).take(5) {
+        csv += &(row.iter().map(f64::to_string).collect::<Vec<_>>().join(",") + "\n");
+    }
+    let csv_file = dir.join("wine.csv");
+    std::fs::write(&csv_file, csv).unwrap();
+    let (ok, text, err) = run("wine-scaled-logreg-f64", &csv_file, &[]);
+    assert!(ok, "{text}\n{err}");
+    assert_eq!(classes(&text), want[..5], "{text}");
+
+    // Bad input: named, and nothing started.
+    let bad = dir.join("bad.json");
+    for (body, file, want) in [
+        ("[1, 2, 3]", &bad, "sample 0 has 3 values; the model takes 4 per sample"),
+        ("[1, 2, \"x\", 4]", &bad, "\"x\" is not a number"),
+        ("1,2,3,4", &dir.join("bad.txt"), "must end in .json, .npy or .csv"),
+    ] {
+        std::fs::write(file, body).unwrap();
+        let (ok, _, err) = run("iris-logreg", file, &[]);
+        assert!(!ok && err.contains(want), "{err}");
+        assert!(!err.contains("starting the relay"), "{err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

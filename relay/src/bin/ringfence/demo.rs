@@ -130,38 +130,11 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
             None => println!("  setup    nothing made ahead of demand; the session makes its own"),
         }
     }
-    let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
-    let client_key = me.public;
-    let mut public_keys = d.public_keys.clone();
-    public_keys.push(me.public);
-    let security = Security::Noise { keypair: me, public_keys };
-    let sid = SessionId(crate::random_bytes::<16>()?);
-    let with_client = u8::try_from(layout.participants()).map_err(|_| "too many parties")?;
-    let mut cfg =
-        RelayLinkConfig::new(d.relay.clone(), layout.client(), with_client, security, sid)
-            .inviting(DEPLOYMENT)
-            .map_err(|e| e.to_string())?;
-    cfg.token = Some(d.client_token(sid, client_key));
-    cfg.recv_timeout = Duration::from_millis(a.timeout_ms);
-    cfg.connect_timeout = Duration::from_millis(a.timeout_ms);
+    let cfg = client_link(&d, wait)?;
     let request = Request::new(&name, backend, 1);
     let (got, timeline) = rt.block_on(classify(cfg, request, &sample.pixels, started))?;
-    // Each party logs its figures for the session once it has closed it.
-    let mut views = Vec::new();
-    let deadline = Instant::now() + Duration::from_millis(a.timeout_ms);
-    while views.len() < n {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match d.next_event(left)? {
-            Some((i, e)) if e["event"] == "answered" => views.push((i, e)),
-            Some((i, e)) if e["event"] == "session_failed" || e["event"] == "refused" => {
-                return Err(format!("P{i}: {e}"));
-            }
-            Some(_) => {}
-            None => return Err("the server parties did not report the session".into()),
-        }
-    }
+    let views = party_reports(&mut d, n, wait)?;
     drop(d);
-    views.sort_by_key(|(i, _)| *i);
     draw(&sample, &got.masked_view);
     for (stage, t) in &timeline {
         println!("  {stage:<24} {:>8.1} ms", t * 1e3);
@@ -182,31 +155,79 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
     if !scores.is_empty() {
         println!("  scores   {scores}");
     }
+    let class = got.classes.first().copied().ok_or("client: no class in the answer")?;
     println!(
-        "  answer   class {} (the plaintext model, run by {}: class {})",
-        got.class, sample.runtime, sample.expected
+        "  answer   class {class} (the plaintext model, run by {}: class {})",
+        sample.runtime, sample.expected
     );
-    if got.class == sample.expected {
+    if class == sample.expected {
         println!("OK: the private answer equals the plaintext model's");
         Ok(())
     } else {
         Err(format!(
-            "the private answer {} differs from the plaintext model's {}",
-            got.class, sample.expected
+            "the private answer {class} differs from the plaintext model's {}",
+            sample.expected
         ))
     }
 }
 
+/// A client's link for a new session with the local deployment `d`: its own Noise key, a
+/// token the deployment signed, the deployment invited.
+pub(crate) fn client_link(d: &LocalDeployment, wait: Duration) -> Result<RelayLinkConfig, String> {
+    let layout = d.layout;
+    let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
+    let client_key = me.public;
+    let mut public_keys = d.public_keys.clone();
+    public_keys.push(me.public);
+    let security = Security::Noise { keypair: me, public_keys };
+    let sid = SessionId(crate::random_bytes::<16>()?);
+    let with_client = u8::try_from(layout.participants()).map_err(|_| "too many parties")?;
+    let mut cfg =
+        RelayLinkConfig::new(d.relay.clone(), layout.client(), with_client, security, sid)
+            .inviting(DEPLOYMENT)
+            .map_err(|e| e.to_string())?;
+    cfg.token = Some(d.client_token(sid, client_key));
+    cfg.recv_timeout = wait;
+    cfg.connect_timeout = wait;
+    Ok(cfg)
+}
+
+/// The `n` server parties' reports of the session (each logs its figures once it has closed
+/// it), by party; an error when one reports a failure or they stay silent for `wait`.
+pub(crate) fn party_reports(
+    d: &mut LocalDeployment,
+    n: usize,
+    wait: Duration,
+) -> Result<Vec<(usize, serde_json::Value)>, String> {
+    let mut views = Vec::new();
+    let deadline = Instant::now() + wait;
+    while views.len() < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match d.next_event(left)? {
+            Some((i, e)) if e["event"] == "answered" => views.push((i, e)),
+            Some((i, e)) if e["event"] == "session_failed" || e["event"] == "refused" => {
+                return Err(format!("P{i}: {e}"));
+            }
+            Some(_) => {}
+            None => return Err("the server parties did not report the session".into()),
+        }
+    }
+    views.sort_by_key(|(i, _)| *i);
+    Ok(views)
+}
+
 /// What the client got, and what it sent to the parties (the masked input, as they saw it).
-struct Answer {
-    class: usize,
-    scores: Vec<f64>,
+pub(crate) struct Answer {
+    /// The class index of each sample.
+    pub(crate) classes: Vec<usize>,
+    /// All scores, `batch × classes` (empty when only the classes were asked for).
+    pub(crate) scores: Vec<f64>,
     masked_view: Option<Vec<u64>>,
 }
 
 /// The client: joins through the relay, asks, takes part in the setup, sends the input and
 /// reconstructs the answer. Returns the answer and the time of each stage since `t0`.
-async fn classify(
+pub(crate) async fn classify(
     cfg: RelayLinkConfig,
     request: Request,
     input: &[f64],
@@ -233,10 +254,9 @@ async fn classify(
     if let Some(ctx) = c.into_ctx() {
         ctx.into_transport().close().await.map_err(|e| format!("client: {e}"))?;
     }
-    let class = out.classes.first().copied().ok_or("client: no class in the answer")?;
     Ok((
         Answer {
-            class,
+            classes: out.classes,
             scores: out.scores.unwrap_or_default(),
             masked_view: out.sent.into_iter().next(),
         },

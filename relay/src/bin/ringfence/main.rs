@@ -15,6 +15,7 @@ mod bench;
 mod bench_gates;
 mod bench_scheme;
 mod children;
+mod classify;
 mod demo;
 mod dev;
 mod inspect;
@@ -78,6 +79,10 @@ enum Cmd {
     /// (--backend rss --parties N), or spdz2k's among 2 or more, their material made by the
     /// parties as the operations run (--backend spdz2k --parties N).
     Bench(BenchArgs),
+    /// Classify your own input with your own model privately on a local deployment (relay and
+    /// server parties on 127.0.0.1): JSON, .npy or CSV samples; prints each class (the model's
+    /// label where it has labels) beside the plaintext model's.
+    Classify(classify::ClassifyArgs),
     /// Classify a held-out sample privately on a local deployment (relay, 3 server parties or
     /// --parties 5|7, client) and check the answer against the plaintext model's.
     Demo(demo::DemoArgs),
@@ -369,6 +374,7 @@ fn main() -> ExitCode {
     match cli.cmd {
         Cmd::Bench(a) => exit(bench_parent(&a)),
         Cmd::Demo(a) => exit(demo::parent(&a)),
+        Cmd::Classify(a) => exit(classify::parent(&a)),
         Cmd::BenchParty(a) => {
             let w = &a.work;
             let sizes = w.sizes();
