@@ -229,6 +229,41 @@ fn bench_model_runs_secure_inference_with_setup_reported() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/model.onnx"));
 }
 
+/// A model whose reference file (`data/NAME.reference.json` beside it) cannot be used —
+/// samples of another length, an input scale the bench does not know, a missing samples file —
+/// stops the bench with the reason instead of running on other inputs.
+#[test]
+fn bench_model_refuses_a_reference_file_it_cannot_use() {
+    let root = std::env::temp_dir().join(format!("rf-sidecar-{}", std::process::id()));
+    let models = root.join("models");
+    std::fs::create_dir_all(models.join("data")).unwrap();
+    let logreg = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/logreg.onnx");
+    std::fs::copy(logreg, models.join("m.onnx")).unwrap();
+    // Two samples of 10 bytes: logreg takes 64 values.
+    std::fs::write(models.join("data/m.u8"), [0u8; 20]).unwrap();
+    let sidecar = |scale: &str, inputs: &str| {
+        let doc = serde_json::json!({"inputs": inputs, "argmax": [1, 2], "input_scale": scale,
+            "runtime": "onnxruntime"});
+        std::fs::write(models.join("data/m.reference.json"), doc.to_string()).unwrap();
+    };
+    for (scale, inputs, want) in [
+        ("1", "models/data/m.u8", "its test set's samples have 10 values, the model takes 64"),
+        ("1/16", "models/data/m.u8", "input_scale"),
+        ("1", "models/data/none.u8", "none.u8"),
+    ] {
+        sidecar(scale, inputs);
+        let out = Command::new(EXE)
+            .args(["bench", "--model"])
+            .arg(models.join("m.onnx"))
+            .args(["--repeat", "1"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(want), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 /// `--backend rss --parties 5` (t = 2): five processes, and each party sends per element what
 /// the protocols say: t elements for a product, n − 1 for a product opened in one round and
 /// n − 1 of the wider ring (Z_2^128) for a random bit, in one round each.
