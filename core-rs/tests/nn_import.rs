@@ -320,6 +320,14 @@ fn unsupported_ops_attributes_and_shapes_are_named() {
             ],
             "after an output transform",
         ),
+        (
+            vec![
+                node("Gemm", &["x", "W", "B"], &["s"], &[]),
+                node("Sigmoid", &["s"], &["p"], &[]),
+                node("Relu", &["p"], &["y"], &[]),
+            ],
+            "after an output transform (Sigmoid): it is taken only at the output",
+        ),
     ];
     for (nodes, want) in cases {
         let out = if want == "graph output" { "nope" } else { "y" };

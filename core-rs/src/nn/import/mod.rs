@@ -262,8 +262,10 @@ impl Chain<'_> {
                 )
             );
         if self.terminal && linear {
+            let last = self.dropped.last().map_or("ArgMax or a classifier", String::as_str);
             return Err(NnError::Unsupported(format!(
-                "{} after an output transform (Softmax/ArgMax/classifier)",
+                "{} after an output transform ({last}): it is taken only at the output, where it \
+                 does not change the class, not inside the network",
                 what(n)
             )));
         }
