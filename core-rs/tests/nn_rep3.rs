@@ -197,24 +197,3 @@ fn the_round_model_matches_every_shipped_model() {
         }
     }
 }
-
-/// scikit-learn's models as skl2onnx writes them by default (ZipMap, the label side branch, the
-/// input Cast, a StandardScaler's Scaler: `scripts/models/exporter_cases.py`), classified
-/// securely: every held-out sample's class is onnxruntime's label.
-#[test]
-fn scikit_learn_exports_classify_securely_like_onnxruntime() {
-    for (name, bytes, reference) in SKLEARN_EXPORTS {
-        let (model, plan) = plan(bytes);
-        let x = json_numbers(reference, "inputs");
-        let want = json_numbers(reference, "labels");
-        let n = want.len();
-        let xe = plan.encode_input(&x).unwrap();
-        let run = secure_run::<Rep3P>(&plan, &xe, n, Output::Argmax);
-        assert_eq!(run.scores.len(), n, "{name}: one class per sample");
-        for (i, (v, &w)) in run.scores.iter().zip(&want).enumerate() {
-            let idx = v.to_u64() as usize;
-            let label = model.class_labels.as_ref().map_or(idx as i64, |l| l[idx]);
-            assert_eq!(label as f64, w, "{name}: sample {i}");
-        }
-    }
-}

@@ -279,6 +279,13 @@ macro_rules! scheme {
                 );
             }
             #[test]
+            fn scikit_learn_exports() {
+                for (name, bytes, reference) in SKLEARN_EXPORTS {
+                    let x = json_numbers(reference, "inputs");
+                    check_agreement::<$party, $base>(&$desc, name, (bytes, reference), &x, 200);
+                }
+            }
+            #[test]
             fn residual_networks() {
                 for (name, bytes, reference) in RESNET_EXPORTS {
                     let x = json_numbers(reference, "inputs");
@@ -336,6 +343,13 @@ macro_rules! scheme {
         #[test]
         fn svm() {
             check_agreement::<$party, $base>(&$desc, "svm", (SVM, SVM_REF), &digits8(), 450);
+        }
+        #[test]
+        fn scikit_learn_exports() {
+            for (name, bytes, reference) in SKLEARN_EXPORTS {
+                let x = json_numbers(reference, "inputs");
+                check_agreement::<$party, $base>(&$desc, name, (bytes, reference), &x, 200);
+            }
         }
         #[test]
         fn residual_networks() {

@@ -27,12 +27,13 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
-from sklearn.datasets import load_digits, load_iris, load_wine
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
 from skl2onnx import to_onnx
 
 OUT = os.path.join("core-rs", "tests", "data", "exported")
@@ -44,12 +45,21 @@ def cases():
     yield "iris-logreg", iris, LogisticRegression(max_iter=1000)
     yield "iris-mlp", iris, MLPClassifier(hidden_layer_sizes=(8,), max_iter=3000, random_state=0)
     yield "wine-scaled-logreg", wine, make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    # Two classes: the logistic regression's one coefficient row, LinearSVC's positive-class
+    # column (ArrayFeatureExtractor of the two scores).
+    cancer = load_breast_cancer(return_X_y=True)
+    yield "cancer-scaled-logreg", cancer, make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    yield "cancer-linearsvc", cancer, LinearSVC(C=0.01, max_iter=20000)
     # A float64 sample makes a double graph (StandardScaler as Sub/Div, the regression as
     # MatMul/Add, ArgMax and Softmax both reading the scores).
     yield "wine-scaled-logreg-f64", wine, make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 
 
 def write(name, onx, xte, labels, features):
+    # skl2onnx lists the opsets in set order, which changes with Python's string hashing.
+    opsets = sorted(onx.opset_import, key=lambda o: o.domain)
+    del onx.opset_import[:]
+    onx.opset_import.extend(opsets)
     path = os.path.join(OUT, name + ".onnx")
     with open(path, "wb") as f:
         f.write(onx.SerializeToString())

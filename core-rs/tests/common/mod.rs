@@ -31,7 +31,7 @@ pub(crate) const LENET_REF: &str = include_str!("../../../models/data/lenet.refe
 pub(crate) const MINIONN_REF: &str = include_str!("../../../models/data/minionn.reference.json");
 /// scikit-learn's models as skl2onnx writes them at its defaults, with onnxruntime's labels on
 /// held-out samples (`scripts/models/exporter_cases.py`): `(name, ONNX file, reference)`.
-pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 4] = [
+pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 6] = [
     (
         "iris-logreg",
         include_bytes!("../data/exported/iris-logreg.onnx"),
@@ -46,6 +46,16 @@ pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 4] = [
         "wine-scaled-logreg",
         include_bytes!("../data/exported/wine-scaled-logreg.onnx"),
         include_str!("../data/exported/wine-scaled-logreg.json"),
+    ),
+    (
+        "cancer-scaled-logreg",
+        include_bytes!("../data/exported/cancer-scaled-logreg.onnx"),
+        include_str!("../data/exported/cancer-scaled-logreg.json"),
+    ),
+    (
+        "cancer-linearsvc",
+        include_bytes!("../data/exported/cancer-linearsvc.onnx"),
+        include_str!("../data/exported/cancer-linearsvc.json"),
     ),
     (
         "wine-scaled-logreg-f64",

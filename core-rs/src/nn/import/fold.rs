@@ -113,14 +113,19 @@ impl Chain<'_> {
     /// The axes of a reduction: its `axes` attribute (before opset 18) or its constant input
     /// `i` (from opset 18); empty when neither is given.
     pub(super) fn axes(&self, n: &NodeProto, i: usize) -> Result<Vec<i64>, NnError> {
-        if let Some(a) = attr(n, "axes") {
-            return Ok(a.ints.clone());
+        match attr(n, "axes") {
+            Some(a) => Ok(a.ints.clone()),
+            None => self.int_input(n, i),
         }
+    }
+
+    /// The integers of `n`'s constant input `i` (empty when the input is absent).
+    pub(super) fn int_input(&self, n: &NodeProto, i: usize) -> Result<Vec<i64>, NnError> {
         match n.inputs.get(i).filter(|s| !s.is_empty()) {
             Some(name) => match self.known(name)? {
                 Some(f) => plain(n, &f),
                 None => Err(NnError::Unsupported(format!(
-                    "{}: axes {name:?} must be a constant",
+                    "{}: input {name:?} must be a constant",
                     what(n)
                 ))),
             },

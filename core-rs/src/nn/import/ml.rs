@@ -98,6 +98,28 @@ impl Chain<'_> {
     }
 }
 
+impl Chain<'_> {
+    /// `ArrayFeatureExtractor` of a binary classifier's scores at index 1: skl2onnx's binary
+    /// `LinearSVC` outputs the positive class's score `z` of the two scores `(−z, z)`. The class
+    /// is the argmax of the two either way, so it is left out like an output transform.
+    pub(super) fn positive_column(&mut self, n: &NodeProto) -> Result<(), NnError> {
+        only_attrs(n, &[])?;
+        self.act(n, 0)?;
+        let idx = self.int_input(n, 1)?;
+        let binary = self.class_labels.as_ref().is_some_and(|l| l.len() == 2);
+        if !(binary && self.len == 2 && idx == [1]) {
+            return Err(NnError::Unsupported(format!(
+                "{}: selecting scores {idx:?} of {} (only the positive class's score of a \
+                 binary classifier)",
+                what(n),
+                self.len
+            )));
+        }
+        let pos = self.positive;
+        self.output_transform(n, "ArrayFeatureExtractor(positive class)", pos)
+    }
+}
+
 /// A float-list attribute, or the same list given as a tensor attribute (`<name>_as_tensor`,
 /// ONNX-ML opset 3).
 pub(super) fn reals_attr(n: &NodeProto, name: &str) -> Result<Vec<f64>, NnError> {

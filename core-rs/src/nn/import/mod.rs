@@ -392,6 +392,7 @@ impl Chain<'_> {
             ("ai.onnx.ml", "SVMClassifier") => self.svm_classifier(n),
             ("ai.onnx.ml", "TreeEnsembleClassifier") => self.tree_classifier(n),
             ("ai.onnx.ml", "Scaler") => self.scaler(n),
+            ("ai.onnx.ml", "ArrayFeatureExtractor") => self.positive_column(n),
             ("" | "ai.onnx", "Cast") => {
                 // skl2onnx casts its input to float or double: an identity (the parties
                 // compute in fixed point). Casts of the label side branch never reach here.
