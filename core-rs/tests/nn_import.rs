@@ -1367,6 +1367,10 @@ fn residual_networks_as_pytorch_exports_them_classify_like_onnxruntime() {
         // after keeping the other branch's result; each ends with one Add.
         assert_eq!(regs.len(), 6, "{name}: {:?}", model.summary());
         assert_eq!(regs.iter().filter(|l| l.starts_with("Add")).count(), 2, "{name}");
+        // Every BatchNormalization follows a convolution: merged into it.
+        let (_, report) = ringfence_core::nn::import_onnx_report(onnx).unwrap();
+        let bn = report.merged.iter().filter(|o| *o == "BatchNormalization").count();
+        assert_eq!(bn, 6, "{name}: {report:?}");
         let x = json_numbers(reference, "inputs");
         let labels = json_numbers(reference, "labels");
         let scores = model.eval_f64(&x, labels.len()).unwrap();

@@ -568,6 +568,19 @@ fn model_inspect_describes_a_model_and_names_what_is_wrong_with_a_bad_file() {
     assert!(text.contains("layer  0  Dense 784->128"), "{text}");
     // The paper's cost model for NN-A.
     assert!(text.contains("meteor  online 27398 B per party"), "{text}");
+    // What the importer did with the nodes that built no layer: skl2onnx's MLP.
+    let mlp = concat!(env!("CARGO_MANIFEST_DIR"), "/../core-rs/tests/data/exported/iris-mlp.onnx");
+    let out = Command::new(EXE).args(["model", "inspect", mlp]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for line in [
+        "left out (monotone, argmax unchanged): Softmax, ZipMap",
+        "labels  ArrayFeatureExtractor, Reshape, Cast ×2 (the class label's side branch",
+        "views   Cast (renames and reshapes",
+        "merged  Add ×2 (into the layer before)",
+    ] {
+        assert!(text.contains(line), "{line:?} in {text}");
+    }
     let dir = std::env::temp_dir().join(format!("rf-inspect-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.onnx");

@@ -37,7 +37,7 @@ pub mod zoo;
 
 pub use exec::{Inference, SharedModel};
 pub use geom::{ConvGeom, PoolGeom};
-pub use import::import_onnx;
+pub use import::{import_onnx, import_onnx_report, ImportReport};
 pub use model::{
     argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, Register, Requant, INPUT_RANGE_KEY,
 };

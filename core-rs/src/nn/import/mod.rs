@@ -47,6 +47,62 @@ mod window;
 /// assert!(import_onnx(b"\x08\x07\x3a\xff").is_err()); // a graph field running past the end
 /// ```
 pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
+    import_onnx_report(bytes).map(|(m, _)| m)
+}
+
+/// What the importer did with the graph's nodes besides building layers (op types, in graph
+/// order), as `ringfence model inspect` prints it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportReport {
+    /// Computed from constants and static shapes while the file was read.
+    pub folded: Vec<String>,
+    /// The class label's side branch: nothing built.
+    pub label_branch: Vec<String>,
+    /// Only rename or reshape the activation (`Identity`, `Dropout`, `Cast`, `Flatten`,
+    /// `Reshape`): nothing built.
+    pub views: Vec<String>,
+    /// Merged into the layer before (a `BatchNormalization` into a convolution, an `Add` into a
+    /// bias, consecutive affine operations into one).
+    pub merged: Vec<String>,
+}
+
+impl ImportReport {
+    /// One line per non-empty list, keyed `folded`, `labels`, `views`, `merged`:
+    /// `("folded", "Shape, Gather ×2, Concat")`, op types counted.
+    pub fn lines(&self) -> Vec<(&'static str, String)> {
+        let count = |ops: &[String]| {
+            let mut seen: Vec<(&str, usize)> = Vec::new();
+            for o in ops {
+                match seen.iter_mut().find(|(s, _)| s == o) {
+                    Some((_, k)) => *k += 1,
+                    None => seen.push((o, 1)),
+                }
+            }
+            let each =
+                seen.iter().map(|(o, k)| if *k > 1 { format!("{o} ×{k}") } else { o.to_string() });
+            each.collect::<Vec<_>>().join(", ")
+        };
+        [
+            ("folded", &self.folded),
+            ("labels", &self.label_branch),
+            ("views", &self.views),
+            ("merged", &self.merged),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| (k, count(v)))
+        .collect()
+    }
+}
+
+/// [`import_onnx`], with what the importer did with the nodes that built no layer.
+///
+/// ```
+/// use ringfence_core::nn::import_onnx_report;
+/// assert!(import_onnx_report(b"").is_err());
+/// ```
+pub fn import_onnx_report(bytes: &[u8]) -> Result<(Model, ImportReport), NnError> {
     let m = proto::decode_model(bytes)?;
     if m.opsets.is_empty() {
         return Err(NnError::Malformed("model declares no opset_import".into()));
@@ -136,6 +192,7 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
         batch_one: matches!(dims.first(), Some(Dim::Value(1))),
         uses: graph::reads(&g.nodes),
         kept: BTreeMap::new(),
+        report: ImportReport::default(),
     };
     for n in &g.nodes {
         st.node(n)?;
@@ -149,14 +206,15 @@ pub fn import_onnx(bytes: &[u8]) -> Result<Model, NnError> {
             )));
         }
     }
-    Ok(Model {
+    let model = Model {
         input_name: input.name.clone(),
         input_shape,
         layers: st.layers,
         class_labels: st.class_labels,
         dropped_transforms: st.dropped,
         input_range,
-    })
+    };
+    Ok((model, st.report))
 }
 
 /// Import state: the names bound to the running activation and what has been built.
@@ -193,6 +251,8 @@ struct Chain<'g> {
     uses: BTreeMap<String, usize>,
     /// Values held in registers for later readers, by name (`graph.rs`).
     kept: BTreeMap<String, graph::Kept>,
+    /// What became of the nodes that built no layer.
+    report: ImportReport,
 }
 
 fn what(n: &NodeProto) -> String {
@@ -230,9 +290,34 @@ fn only_attrs(n: &NodeProto, allowed: &[&str]) -> Result<(), NnError> {
 impl Chain<'_> {
     fn node(&mut self, n: &NodeProto) -> Result<(), NnError> {
         self.count_reads(n);
-        if self.fold(n)? || self.side_branch(n) || self.route(n)? {
+        let op = n.op_type.clone();
+        if self.fold(n)? {
+            self.report.folded.push(op);
             return Ok(());
         }
+        if self.side_branch(n) {
+            self.report.label_branch.push(op);
+            return Ok(());
+        }
+        let built = |c: &Self| c.layers.iter().filter(|l| !matches!(l, Layer::Register(_))).count();
+        let before = (built(self), self.dropped.len(), self.labels.len());
+        if self.route(n)? {
+            return Ok(());
+        }
+        self.layer(n)?;
+        if (built(self), self.dropped.len(), self.labels.len()) == before {
+            match op.as_str() {
+                "Identity" | "Dropout" | "Cast" | "Flatten" | "Reshape" => {
+                    self.report.views.push(op)
+                }
+                _ => self.report.merged.push(op),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `n` as a layer (or a part of one, or an output transform).
+    fn layer(&mut self, n: &NodeProto) -> Result<(), NnError> {
         let op = (n.domain.as_str(), n.op_type.as_str());
         let linear = matches!(
             op,

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use ringfence_core::nn::{FixedPlan, ModelFile, Output, DEFAULT_FRAC_BITS};
+use ringfence_core::nn::{import_onnx_report, FixedPlan, ModelFile, Output, DEFAULT_FRAC_BITS};
 use ringfence_core::ring::Z64;
 
 /// `ringfence model ...`.
@@ -97,6 +97,20 @@ fn inspect(a: &InspectArgs) -> Result<(), String> {
             "  left out (monotone, argmax unchanged): {}",
             model.dropped_transforms.join(", ")
         );
+    }
+    // What the importer did with the nodes that built no layer (zoo networks have no file).
+    if let Ok(bytes) = std::fs::read(&path) {
+        let (_, report) =
+            import_onnx_report(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        for (what, ops) in report.lines() {
+            let why = match what {
+                "folded" => "computed from constants and static shapes as the file is read",
+                "labels" => "the class label's side branch: nothing built",
+                "views" => "renames and reshapes: nothing built",
+                _ => "into the layer before",
+            };
+            println!("  {what:<8}{ops} ({why})");
+        }
     }
     if shape.is_integer() {
         println!(
