@@ -28,9 +28,17 @@ fn main() {
     let corpus = root.join("corpus");
     let mut w = Writer { corpus, count: 0 };
 
-    // Shape files, and the ONNX models small enough to mutate quickly.
-    for entry in fs::read_dir(&models).expect("models/") {
-        let path = entry.expect("a directory entry").path();
+    // Shape files, and the ONNX models small enough to mutate quickly: the shipped ones and
+    // the exporters' (residual graphs, skl2onnx's side branches) that the importer's graph pass
+    // reads.
+    let exported = root.join("../core-rs/tests/data/exported");
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in [&models, &exported] {
+        files.extend(
+            fs::read_dir(dir).expect("a model folder").map(|e| e.expect("an entry").path()),
+        );
+    }
+    for path in files {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let small = fs::metadata(&path).map(|m| m.len() < 64 << 10).unwrap_or(false);
         if ext == "rfshape" || (ext == "onnx" && small) {
