@@ -141,6 +141,22 @@ fn check_agreement<S: Inference<Z64> + Session<B>, B: TestBase>(
     assert!(worst < 512, "{name}: {worst} ulps from the plaintext plan");
 }
 
+/// [`check_agreement`] for every model of an export list (`(name, ONNX file, reference)` with
+/// the held-out inputs and onnxruntime's labels), on at most `samples` of its inputs.
+fn check_exports<S: Inference<Z64> + Session<B>, B: TestBase>(
+    sc: &Scheme,
+    list: &[(&str, &[u8], &str)],
+    samples: usize,
+    chunk: usize,
+) {
+    for &(name, bytes, reference) in list {
+        let x = json_numbers(reference, "inputs");
+        let len = plan_of(bytes).shape().input_len;
+        let n = samples.min(x.len() / len);
+        check_agreement::<S, B>(sc, name, (bytes, reference), &x[..n * len], chunk);
+    }
+}
+
 /// The secure scores of NN-A stay within a few units in the last place of the plaintext
 /// plan's (each truncation may be one below the floor, and that grows through the next
 /// layers' weights: 9 at most measured on these 40 digits), and within the plan's error bound
@@ -280,18 +296,11 @@ macro_rules! scheme {
             }
             #[test]
             fn scikit_learn_exports() {
-                for (name, bytes, reference) in SKLEARN_EXPORTS {
-                    let x = json_numbers(reference, "inputs");
-                    check_agreement::<$party, $base>(&$desc, name, (bytes, reference), &x, 200);
-                }
+                check_exports::<$party, $base>(&$desc, &SKLEARN_EXPORTS, usize::MAX, 200);
             }
             #[test]
             fn residual_networks() {
-                for (name, bytes, reference) in RESNET_EXPORTS {
-                    let x = json_numbers(reference, "inputs");
-                    let x = &x[..64 * digits(60).min(540)];
-                    check_agreement::<$party, $base>(&$desc, name, (bytes, reference), x, 540);
-                }
+                check_exports::<$party, $base>(&$desc, &RESNET_EXPORTS, digits(60), 540);
             }
             #[test]
             fn nn_a_logits_track_the_plaintext_plan() {
@@ -346,17 +355,11 @@ macro_rules! scheme {
         }
         #[test]
         fn scikit_learn_exports() {
-            for (name, bytes, reference) in SKLEARN_EXPORTS {
-                let x = json_numbers(reference, "inputs");
-                check_agreement::<$party, $base>(&$desc, name, (bytes, reference), &x, 200);
-            }
+            check_exports::<$party, $base>(&$desc, &SKLEARN_EXPORTS, usize::MAX, 200);
         }
         #[test]
         fn residual_networks() {
-            for (name, bytes, reference) in RESNET_EXPORTS {
-                let x = json_numbers(reference, "inputs");
-                check_agreement::<$party, $base>(&$desc, name, (bytes, reference), &x[..64 * 20], 20);
-            }
+            check_exports::<$party, $base>(&$desc, &RESNET_EXPORTS, 20, 20);
         }
         #[test]
         fn tree() {

@@ -598,12 +598,7 @@ impl Chain<'_> {
         self.terminal = true;
         self.positive = pos;
         self.dropped.push(name.to_string());
-        let out = n
-            .outputs
-            .first()
-            .ok_or_else(|| NnError::Malformed(format!("{}: no output", what(n))))?;
-        self.cur.insert(out.clone());
-        Ok(())
+        self.alias(n)
     }
 
     fn constant(&self, n: &NodeProto, i: usize) -> Result<&TensorProto, NnError> {
