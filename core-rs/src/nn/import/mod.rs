@@ -1,4 +1,4 @@
-//! The ONNX importer: maps a chain of supported ops to a [`Model`].
+//! The ONNX importer: maps a graph of supported ops to a [`Model`].
 //!
 //! Supported (domain `ai.onnx`, opsets 7–22): `Gemm` (alpha and beta folded, `transB`),
 //! `MatMul` by a constant, `Add` of a constant right after a linear layer (folded into the bias),
@@ -10,8 +10,11 @@
 //! (a single score before them becomes the two columns `(−z, z)`) and `ArgMax`. Domain
 //! `ai.onnx.ml`: `LinearClassifier` (multinomial, or binary with one coefficient row),
 //! `LinearRegressor`, `SVMClassifier` (linear kernel, one coefficient row per class),
-//! `TreeEnsembleClassifier`, and `Normalizer` after a probability transform. The graph must be a chain: every op reads the running activation. Anything else
-//! is an [`NnError::Unsupported`] naming the op, attribute or shape.
+//! `TreeEnsembleClassifier`, and `Normalizer` after a probability transform; `ReduceMean` over
+//! the last axes (an average pool). Every op reads the running activation, except that a value
+//! read again later is kept and an `Add` of two activations joins two branches (residual
+//! connections, `graph.rs`). Anything else is an [`NnError::Unsupported`] naming the op,
+//! attribute or shape.
 //!
 //! What exporters compute from constants and static shapes is folded as it is read
 //! (`fold.rs`): `Constant`, `Shape` of the running activation (the batch size kept symbolic),
@@ -567,7 +570,8 @@ impl Chain<'_> {
         match n.inputs.get(i) {
             Some(name) if self.cur.contains(name) => Ok(()),
             Some(name) => Err(NnError::Unsupported(format!(
-                "{}: input {name:?} is not the running activation (only chains are supported)",
+                "{}: input {name:?} is not an activation the supported ops compute (branches may \
+                 only join by an Add)",
                 what(n)
             ))),
             None => Err(NnError::Malformed(format!("{}: missing input {i}", what(n)))),
