@@ -570,7 +570,7 @@ impl Chain<'_> {
         match n.inputs.get(i) {
             Some(name) if self.cur.contains(name) => Ok(()),
             Some(name) => Err(NnError::Unsupported(format!(
-                "{}: input {name:?} is not an activation the supported ops compute (branches may \
+                "{}: input {name:?} is not the running activation (branches of the graph may \
                  only join by an Add)",
                 what(n)
             ))),
