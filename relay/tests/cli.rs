@@ -686,10 +686,11 @@ fn classify_runs_a_user_model_on_json_npy_and_csv_samples() {
     assert_eq!(classes(&text), want[..4], "{text}");
     assert!(err.contains("every private answer equals the plaintext model's"), "{err}");
 
-    // Iris as .npy (float32, shape (6, 4)) on METEOR, which gives the scores too.
+    // Iris as .npy (float32, shape (20, 4)) on METEOR, which gives the scores too: two runs, as
+    // the local parties take 16 samples per request.
     let r = reference("iris-logreg");
     let (x, want) = (numbers(&r, "inputs"), numbers(&r, "labels"));
-    let mut header = "{'descr': '<f4', 'fortran_order': False, 'shape': (6, 4), }".to_string();
+    let mut header = "{'descr': '<f4', 'fortran_order': False, 'shape': (20, 4), }".to_string();
     while !(header.len() + 11).is_multiple_of(64) {
         header.push(' ');
     }
@@ -697,12 +698,13 @@ fn classify_runs_a_user_model_on_json_npy_and_csv_samples() {
     let mut npy = b"\x93NUMPY\x01\x00".to_vec();
     npy.extend((header.len() as u16).to_le_bytes());
     npy.extend(header.as_bytes());
-    npy.extend(x[..24].iter().flat_map(|&v| (v as f32).to_le_bytes()));
+    npy.extend(x[..80].iter().flat_map(|&v| (v as f32).to_le_bytes()));
     let npy_file = dir.join("iris.npy");
     std::fs::write(&npy_file, &npy).unwrap();
     let (ok, text, err) = run("iris-logreg", &npy_file, &["--backend", "meteor"]);
     assert!(ok, "{text}\n{err}");
-    assert_eq!(classes(&text), want[..6], "{text}");
+    assert_eq!(classes(&text), want[..20], "{text}");
+    assert!(err.contains("run 2 of 2"), "{err}");
     assert!(
         text.lines().all(|l| l.contains("\"scores\":[") && !l.contains("\"scores\":[]")),
         "{text}"

@@ -325,12 +325,15 @@ struct MeshEntry {
     direct_sessions: bool,
 }
 
+/// Samples per request a party takes when its config does not say (`max_batch`).
+pub const DEFAULT_MAX_BATCH: usize = 16;
+
 mod defaults {
     pub(super) fn max_sessions() -> usize {
         8
     }
     pub(super) fn max_batch() -> usize {
-        16
+        super::DEFAULT_MAX_BATCH
     }
     pub(super) fn timeout_ms() -> u64 {
         30_000

@@ -15,6 +15,7 @@ use ringfence_core::service::Request;
 
 use crate::bench::{self, Backend};
 use crate::local::LocalDeployment;
+use ringfence_relay::config::party::DEFAULT_MAX_BATCH;
 
 /// Options of `ringfence classify`.
 #[derive(Args, Clone)]
@@ -76,16 +77,25 @@ pub(crate) fn parent(a: &ClassifyArgs) -> Result<(), String> {
     let started = Instant::now();
     eprintln!("  starting the relay and the server parties on 127.0.0.1 ...");
     let mut d = LocalDeployment::start(&rt, listen, None, layout, &models, 1, true)?;
-    let cfg = crate::demo::client_link(&d, wait)?;
-    let mut request = Request::new(&name, backend, batch);
-    request.output = output;
-    eprintln!("  classifying privately (setup, then the online phase) ...");
-    let (got, timeline) = rt.block_on(crate::demo::classify(cfg, request, &samples, started))?;
-    crate::demo::party_reports(&mut d, layout.servers(), wait)?;
-    drop(d);
-    for (stage, t) in &timeline {
-        eprintln!("  {stage:<24} {:>8.1} ms", t * 1e3);
+    // The local parties take runs of at most their default batch: one session per run.
+    let len = model.input_len();
+    let runs = batch.div_ceil(DEFAULT_MAX_BATCH);
+    let mut got = crate::demo::Answer::default();
+    for (r, run) in samples.chunks(DEFAULT_MAX_BATCH * len).enumerate() {
+        let what = if runs > 1 { format!("run {} of {runs}: ", r + 1) } else { String::new() };
+        eprintln!("  classifying privately ({what}setup, then the online phase) ...");
+        let cfg = crate::demo::client_link(&d, wait)?;
+        let mut request = Request::new(&name, backend, run.len() / len);
+        request.output = output;
+        let (part, timeline) = rt.block_on(crate::demo::classify(cfg, request, run, started))?;
+        crate::demo::party_reports(&mut d, layout.servers(), wait)?;
+        for (stage, t) in &timeline {
+            eprintln!("  {stage:<24} {:>8.1} ms", t * 1e3);
+        }
+        got.classes.extend(part.classes);
+        got.scores.extend(part.scores);
     }
+    drop(d);
     let plain = model.eval_f64(&samples, batch).map_err(|e| e.to_string())?;
     let plain = argmax_rows(&plain, model.output_len());
     let label = |c: usize| model.class_labels.as_ref().map_or(c as i64, |l| l[c]);

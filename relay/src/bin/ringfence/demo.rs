@@ -217,6 +217,7 @@ pub(crate) fn party_reports(
 }
 
 /// What the client got, and what it sent to the parties (the masked input, as they saw it).
+#[derive(Default)]
 pub(crate) struct Answer {
     /// The class index of each sample.
     pub(crate) classes: Vec<usize>,
