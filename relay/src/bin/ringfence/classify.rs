@@ -84,7 +84,7 @@ pub(crate) fn parent(a: &ClassifyArgs) -> Result<(), String> {
     for (r, run) in samples.chunks(DEFAULT_MAX_BATCH * len).enumerate() {
         let what = if runs > 1 { format!("run {} of {runs}: ", r + 1) } else { String::new() };
         eprintln!("  classifying privately ({what}setup, then the online phase) ...");
-        let cfg = crate::demo::client_link(&d, wait)?;
+        let cfg = d.client_link(wait)?;
         let mut request = Request::new(&name, backend, run.len() / len);
         request.output = output;
         let (part, timeline) = rt.block_on(crate::demo::classify(cfg, request, run, started))?;

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ringfence_core::net::{Ctx, SessionId};
+use ringfence_core::net::Ctx;
 use ringfence_core::service::{self, Request};
 use ringfence_relay::ws::RelayLinkConfig;
-use ringfence_relay::{os_seed, Security, StaticKeypair, TcpTransport};
+use ringfence_relay::{os_seed, TcpTransport};
 
 use crate::bench::{self, Backend};
 use crate::local::{LocalDeployment, DEPLOYMENT};
@@ -130,7 +130,7 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
             None => println!("  setup    nothing made ahead of demand; the session makes its own"),
         }
     }
-    let cfg = client_link(&d, wait)?;
+    let cfg = d.client_link(wait)?;
     let request = Request::new(&name, backend, 1);
     let (got, timeline) = rt.block_on(classify(cfg, request, &sample.pixels, started))?;
     let views = party_reports(&mut d, n, wait)?;
@@ -169,27 +169,6 @@ pub(crate) fn parent(a: &DemoArgs) -> Result<(), String> {
             sample.expected
         ))
     }
-}
-
-/// A client's link for a new session with the local deployment `d`: its own Noise key, a
-/// token the deployment signed, the deployment invited.
-pub(crate) fn client_link(d: &LocalDeployment, wait: Duration) -> Result<RelayLinkConfig, String> {
-    let layout = d.layout;
-    let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
-    let client_key = me.public;
-    let mut public_keys = d.public_keys.clone();
-    public_keys.push(me.public);
-    let security = Security::Noise { keypair: me, public_keys };
-    let sid = SessionId(crate::random_bytes::<16>()?);
-    let with_client = u8::try_from(layout.participants()).map_err(|_| "too many parties")?;
-    let mut cfg =
-        RelayLinkConfig::new(d.relay.clone(), layout.client(), with_client, security, sid)
-            .inviting(DEPLOYMENT)
-            .map_err(|e| e.to_string())?;
-    cfg.token = Some(d.client_token(sid, client_key));
-    cfg.recv_timeout = wait;
-    cfg.connect_timeout = wait;
-    Ok(cfg)
 }
 
 /// The `n` server parties' reports of the session (each logs its figures once it has closed

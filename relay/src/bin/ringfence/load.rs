@@ -22,7 +22,7 @@ use ringfence_relay::ws::{RelayLimits, RelayLinkConfig, RelayServer};
 use ringfence_relay::{os_seed, Security, StaticKeypair, TcpTransport};
 
 use crate::bench::{self, Backend};
-use crate::local::{LocalDeployment, DEPLOYMENT};
+use crate::local::LocalDeployment;
 use crate::testset::TestSet;
 
 /// Options of `ringfence load`.
@@ -133,23 +133,10 @@ fn clients(
     let listen = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
     let models = [(name.clone(), model.clone())];
     let d = LocalDeployment::start(rt, listen, None, layout, &models, n, !a.relay_only)?;
-    let with_client = u8::try_from(layout.participants()).map_err(|_| "too many parties")?;
     let timeout = Duration::from_millis(a.timeout_ms);
     let mut jobs = Vec::new();
     for k in 0..n {
-        let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
-        let client_key = me.public;
-        let mut keys = d.public_keys.clone();
-        keys.push(me.public);
-        let sid = SessionId(crate::random_bytes::<16>()?);
-        let security = Security::Noise { keypair: me, public_keys: keys };
-        let mut cfg =
-            RelayLinkConfig::new(d.relay.clone(), layout.client(), with_client, security, sid)
-                .inviting(DEPLOYMENT)
-                .map_err(|e| e.to_string())?;
-        cfg.token = Some(d.client_token(sid, client_key));
-        cfg.recv_timeout = timeout;
-        cfg.connect_timeout = timeout;
+        let cfg = d.client_link(timeout)?;
         jobs.push((cfg, set.samples(k, 1), set.expected(k, 1)[0]));
     }
     eprintln!("ringfence load: {n} clients classify with {name} ({}) at once ...", backend.name());

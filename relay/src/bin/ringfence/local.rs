@@ -29,9 +29,10 @@ use ringfence_core::net::{PartyId, SessionId};
 use ringfence_core::nn::ModelFile;
 use ringfence_core::service::{Backend, Deployment};
 use ringfence_relay::token::{unix_now, DeploymentKey, Token, Trusted};
+use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::ws::{RelayLimits, RelayServer};
 use ringfence_relay::wt::{WtCertificate, WtServer};
-use ringfence_relay::{PublicKey, StaticKeypair};
+use ringfence_relay::{PublicKey, Security, StaticKeypair};
 
 use crate::keygen::write_secret;
 
@@ -242,6 +243,27 @@ impl LocalDeployment {
         let file = self.dir.join(format!("p{i}.toml"));
         std::fs::write(&file, cfg).map_err(|e| format!("{}: {e}", file.display()))?;
         Ok(file)
+    }
+
+    /// A client's link for a new session with this deployment: its own Noise key, a token the
+    /// deployment signed, the deployment invited.
+    pub(crate) fn client_link(&self, wait: Duration) -> Result<RelayLinkConfig, String> {
+        let layout = self.layout;
+        let me = StaticKeypair::generate().map_err(|e| e.to_string())?;
+        let client_key = me.public;
+        let mut public_keys = self.public_keys.clone();
+        public_keys.push(me.public);
+        let security = Security::Noise { keypair: me, public_keys };
+        let sid = SessionId(crate::random_bytes::<16>()?);
+        let with_client = u8::try_from(layout.participants()).map_err(|_| "too many parties")?;
+        let mut cfg =
+            RelayLinkConfig::new(self.relay.clone(), layout.client(), with_client, security, sid)
+                .inviting(DEPLOYMENT)
+                .map_err(|e| e.to_string())?;
+        cfg.token = Some(self.client_token(sid, client_key));
+        cfg.recv_timeout = wait;
+        cfg.connect_timeout = wait;
+        Ok(cfg)
     }
 
     /// A token for the client (the participant after the servers) of `session` with the Noise
