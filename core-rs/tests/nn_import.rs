@@ -1450,6 +1450,15 @@ fn residual_adds_keep_and_recall_values_and_name_what_they_cannot_do() {
         (
             vec![
                 node("Gemm", &["x", "W", "B"], &["a"], &[]),
+                node("Identity", &["a"], &["i"], &[]),
+                node("Relu", &["a"], &["r"], &[]),
+                node("Add", &["a", "i"], &["y"], &[]),
+            ],
+            "added to itself",
+        ),
+        (
+            vec![
+                node("Gemm", &["x", "W", "B"], &["a"], &[]),
                 node("MatMul", &["a", "W3"], &["b"], &[]),
                 node("Add", &["b", "a"], &["y"], &[]),
             ],

@@ -103,14 +103,15 @@ impl Chain<'_> {
     /// running one.
     fn residual(&mut self, n: &NodeProto, a: &str, b: &str) -> Result<(), NnError> {
         only_attrs(n, &[])?;
+        if !self.cur.contains(a) && !self.cur.contains(b) {
+            self.recall(n, a)?;
+        }
+        // Both names of one value (`x + x`, or `x + Identity(x)`).
         if a == b || (self.cur.contains(a) && self.cur.contains(b)) {
             return Err(NnError::Unsupported(format!(
                 "{}: an activation added to itself (write it as a Mul by 2)",
                 what(n)
             )));
-        }
-        if !self.cur.contains(a) && !self.cur.contains(b) {
-            self.recall(n, a)?;
         }
         let other = if self.cur.contains(a) { b } else { a };
         if self.uses.get(other).is_some_and(|&u| u > 0) {
