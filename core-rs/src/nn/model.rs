@@ -369,7 +369,7 @@ impl Model {
                     .collect(),
                 Layer::Trees(t) => t.eval_f64(&h, batch)?,
                 Layer::Register(r) => r
-                    .apply(h, &mut regs, |a, b| Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect()))
+                    .apply(h, &mut regs, super::register::sum)
                     .map_err(|e| NnError::Shape(e.to_string()))?,
             };
         }

@@ -47,6 +47,7 @@
 use super::geom::{ConvGeom, PoolGeom};
 use super::model::{check_input, InputRange, Layer, Model, Register};
 use super::quant::{integer_weight, IntegerWalk};
+use super::register::sum;
 use super::trees::{self, TreeShape};
 use super::NnError;
 use crate::ring::fixed::FixedPoint;
@@ -880,12 +881,7 @@ impl<R: IntRing> FixedPlan<R> {
                     let grow = m / f64::from(1u32 << shift);
                     vec![worst(&d) * grow + 1.0; channels * inner]
                 }
-                Step::Register(r) => {
-                    let add = |a: Vec<f64>, b: Vec<f64>| {
-                        Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect())
-                    };
-                    r.apply(d, &mut regs, add).unwrap_or_default()
-                }
+                Step::Register(r) => r.apply(d, &mut regs, sum).unwrap_or_default(),
             };
         }
         worst(&d)
@@ -904,9 +900,7 @@ impl<R: IntRing> FixedPlan<R> {
             if let Step::Register(r) = s {
                 // A sum's magnitude and error are at most the sums of its operands'.
                 let add = |(m, e): (Vec<f64>, Vec<f64>), (m2, e2): (Vec<f64>, Vec<f64>)| {
-                    let sum =
-                        |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).map(|(x, y)| x + y).collect();
-                    Ok((sum(m, m2), sum(e, e2)))
+                    Ok((sum(m, m2)?, sum(e, e2)?))
                 };
                 // The plan was checked when it was made: every register read finds a value.
                 let h = (core::mem::take(&mut mag), core::mem::take(&mut err));

@@ -117,6 +117,12 @@ impl Register {
     }
 }
 
+/// The elementwise sum of two real vectors: [`Register::apply`]'s `add` for plain reals and
+/// error bounds.
+pub(crate) fn sum(a: Vec<f64>, b: Vec<f64>) -> Result<Vec<f64>, Error> {
+    Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
