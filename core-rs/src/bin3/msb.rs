@@ -41,6 +41,7 @@ use std::borrow::BorrowMut;
 
 use super::gates::MAX_FAN_IN;
 use super::{stream, Bin3, Bin3Vec, Role, Roles};
+use crate::circuit::bin3_gate_bits;
 use crate::net::{PartyId, Transport};
 use crate::prg::Prg;
 use crate::rep3::binary::{to_planes_into, words};
@@ -124,10 +125,7 @@ impl FanIn {
             for (run, m) in runs(nodes, self.fan_in) {
                 let fan_ins = (2..=m).chain((run > 0).then_some(m));
                 for f in fan_ins.filter(|_| m > 1) {
-                    let (pair, third) = if f == 2 { (1, 1) } else { ((1 << f) - f - 1, 2) };
-                    bits[0] += pair;
-                    bits[1] += pair;
-                    bits[2] += third;
+                    bits.iter_mut().zip(bin3_gate_bits(f)).for_each(|(b, g)| *b += g);
                 }
             }
             nodes = nodes.div_ceil(self.fan_in);

@@ -159,6 +159,35 @@ impl Stats {
     pub fn ands_in(&self, fan_ins: Range<usize>) -> usize {
         self.ands.iter().enumerate().filter(|(l, _)| fan_ins.contains(l)).map(|(_, n)| n).sum()
     }
+
+    /// Bits the seats P1, P2 and P3 send per instance when bin3 evaluates the circuit (its ANDs
+    /// only: inputs and outputs aside), by [`bin3_gate_bits`].
+    pub fn bin3_bits(&self) -> [usize; 3] {
+        let mut out = [0; 3];
+        for (l, &n) in self.ands.iter().enumerate().skip(2) {
+            for (o, b) in out.iter_mut().zip(bin3_gate_bits(l)) {
+                *o += n * b;
+            }
+        }
+        out
+    }
+}
+
+/// Bits the seats P1, P2 and P3 each send for one `l`-input AND of one instance in bin3's
+/// protocol (Faraji–Kerschbaum): 1, 1, 1 for two inputs; from three, P1 and P2 send the masked
+/// products of every subset of at least two inputs (`2^l − l − 1`) and P3 one bit to each.
+///
+/// ```
+/// use ringfence_core::circuit::bin3_gate_bits;
+/// assert_eq!((bin3_gate_bits(2), bin3_gate_bits(4)), ([1, 1, 1], [11, 11, 2]));
+/// ```
+pub fn bin3_gate_bits(l: usize) -> [usize; 3] {
+    if l <= 2 {
+        [1, 1, 1]
+    } else {
+        let pair = (1 << l) - l - 1;
+        [pair, pair, 2]
+    }
 }
 
 impl Circuit {

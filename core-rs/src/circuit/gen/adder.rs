@@ -16,7 +16,14 @@ use crate::Error;
 pub fn adder(n: usize, lmax: usize) -> Result<Circuit, Error> {
     check(n, lmax, "adder")?;
     let (mut b, ins) = Builder::new(&[n, n]);
-    let (x, y) = (&ins[0], &ins[1]);
+    let (sum, carry) = add(&mut b, &ins[0], &ins[1], lmax);
+    b.finish(&[sum, vec![carry]])
+}
+
+/// The sum bits and the carry out of `x + y` (equal widths, at least one bit), built into `b`
+/// as [`adder`] describes.
+pub(super) fn add(b: &mut Builder, x: &[Wire], y: &[Wire], lmax: usize) -> (Vec<Wire>, Wire) {
+    let n = x.len();
     let p0: Vec<Wire> = (0..n).map(|i| b.xor(x[i], y[i])).collect();
     let mut g: Vec<Wire> = (0..n).map(|i| b.and(&[x[i], y[i]])).collect();
     let mut p = p0.clone();
@@ -46,7 +53,6 @@ pub fn adder(n: usize, lmax: usize) -> Result<Circuit, Error> {
         block *= r;
     }
     // g[i] is now the carry into bit i + 1.
-    let sum: Vec<Wire> =
-        (0..n).map(|i| if i == 0 { p0[0] } else { b.xor(p0[i], g[i - 1]) }).collect();
-    b.finish(&[sum, vec![g[n - 1]]])
+    let sum = (0..n).map(|i| if i == 0 { p0[0] } else { b.xor(p0[i], g[i - 1]) }).collect();
+    (sum, g[n - 1])
 }

@@ -4,6 +4,7 @@
 //! - [`and_tree`]: the AND of n bits, depth ⌈log_ℓ n⌉.
 //! - [`adder`]: a mixed-radix Sklansky adder, depth 1 + ⌈log_ℓ n⌉.
 //! - [`greater_than`]: Fischlin's comparator on a prefix-AND tree, depth 1 + ⌈log_ℓ n⌉.
+//! - [`multiplier`]: the 2n-bit product by column compression with counters of one AND layer.
 //! - [`aes`]: AES encryption under expanded round keys, on the Boyar–Peralta S-box.
 //!
 //! ```
@@ -18,12 +19,14 @@
 mod adder;
 mod aes;
 mod compare;
+mod multiplier;
 mod sbox;
 mod tree;
 
 pub use adder::adder;
 pub use aes::{aes, AesKey};
 pub use compare::greater_than;
+pub use multiplier::multiplier;
 pub use sbox::{sbox, Sbox};
 pub use tree::and_tree;
 

@@ -336,3 +336,58 @@ fn aes_matches_fips_197() {
     let back = crate::circuit::bristol::read(&crate::circuit::bristol::write(&low)).unwrap();
     assert_eq!(back.eval_u128(&ins).unwrap(), vec![block("3925841d02dc09fbdc118597196a0b32")]);
 }
+
+/// `a · b` as (low, high) 128-bit halves.
+fn wide_mul(a: u128, b: u128) -> (u128, u128) {
+    let (a0, a1, b0, b1) = (a as u64 as u128, a >> 64, b as u64 as u128, b >> 64);
+    let (p00, p01, p10, p11) = (a0 * b0, a0 * b1, a1 * b0, a1 * b1);
+    let mid = (p00 >> 64) + (p01 as u64 as u128) + (p10 as u64 as u128);
+    (p00 as u64 as u128 | mid << 64, p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64))
+}
+
+#[test]
+fn multiplier_multiplies() {
+    for n in [1, 2, 3, 5, 8, 13, 16, 32, 64, 128] {
+        for l in 2..=8 {
+            if n == 128 && ![2, 4, 8].contains(&l) {
+                continue;
+            }
+            let c = multiplier(n, l).unwrap();
+            let s = c.stats();
+            assert_eq!(s.ands.iter().skip(l + 1).sum::<usize>(), 0, "{n} bits, fan-in {l}");
+            let p: Vec<(u128, u128)> =
+                pairs(n, n as u32 + 5).iter().map(|&(a, b)| (a & mask(n), b & mask(n))).collect();
+            let a: Vec<u128> = p.iter().map(|x| x.0).collect();
+            let b: Vec<u128> = p.iter().map(|x| x.1).collect();
+            let out = c.eval(&[pack(&a, n).unwrap(), pack(&b, n).unwrap()]).unwrap();
+            let planes = &out[0];
+            assert_eq!(planes.len(), 2 * n);
+            let lo = unpack(&planes[..planes.len().min(128)], p.len());
+            let hi = (2 * n > 128).then(|| unpack(&planes[128..], p.len()));
+            for (t, &(x, y)) in p.iter().enumerate() {
+                let (wlo, whi) = wide_mul(x, y);
+                assert_eq!(lo[t], wlo, "{x:#x} · {y:#x}, {n} bits, fan-in {l}");
+                if let Some(hi) = &hi {
+                    assert_eq!(hi[t], whi, "{x:#x} · {y:#x}, {n} bits, fan-in {l}");
+                }
+            }
+        }
+    }
+    assert!(multiplier(0, 2).is_err() && multiplier(8, 9).is_err());
+}
+
+#[test]
+fn multiplier_sizes_and_depths() {
+    // (fan-in, sizes at 16/32/64/128 bits, depths): ours, recorded beside the paper's Table 3
+    // in BENCHMARKS.md (Wallace 13/15/18/21, ℓ ≤ 4 7/9/9/11, ℓ ≤ 8 6/6/8/11).
+    for (l, sizes, depths) in [
+        (2, [609, 2317, 8873, 34405], [12, 15, 18, 20]),
+        (4, [1476, 6824, 27888, 113866], [8, 9, 11, 12]),
+        (8, [1508, 6944, 28136, 114370], [8, 8, 10, 11]),
+    ] {
+        for (i, n) in BITS.into_iter().enumerate() {
+            let s = multiplier(n, l).unwrap().stats();
+            assert_eq!((s.and_count(), s.and_depth), (sizes[i], depths[i]), "{n} bits, fan-in {l}");
+        }
+    }
+}
