@@ -1,6 +1,6 @@
 //! The `ringfence` binary end to end: the demo's private classification checks itself, `classify` runs a user's model on
 //! the user's JSON, `.npy` and CSV samples, `bench --json` prints the
-//! documented keys and sums a batch run in sub-batches, runs a Bristol Fashion circuit (and refuses a malformed one), runs rss among five
+//! documented keys and sums a batch run in sub-batches, runs a Bristol Fashion circuit (and refuses a malformed one), `circuit gen` writes circuits it runs, runs rss among five
 //! parties at the protocols' costs (and refuses counts and ops a backend does not run), a party process exits when its parent goes away
 //! and runs without transparent huge pages unless asked.
 
@@ -186,6 +186,52 @@ fn bench_runs_a_bristol_circuit_on_each_gates_scheme_and_refuses_a_malformed_one
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("line 6: wire 9 out of range"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `circuit gen` writes the paper's circuits as files the bench (and any Bristol reader) takes:
+/// a 16-bit multiplier of ≤ 4-input ANDs runs on bin3 in its AND depth plus the two input
+/// rounds and the opening, every party checking the product against the plaintext circuit;
+/// `circuit stats` prints the bits per seat; bad requests are refused with the reason.
+#[test]
+fn circuit_gen_writes_circuits_the_bench_runs_and_stats_prices_them() {
+    let dir = std::env::temp_dir().join(format!("ringfence-cli-gen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mul16.txt");
+    let out = Command::new(EXE)
+        .args(["circuit", "gen", "multiplier", "--bits", "16", "--fan-in", "4", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("inputs [16, 16] bits, outputs [32] bits"), "{err}");
+    assert!(err.contains("AND depth 8"), "{err}");
+    let stats = Command::new(EXE).args(["circuit", "stats"]).arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&stats.stdout);
+    assert!(stats.status.success());
+    // The same summary from the file as from the generator.
+    assert_eq!(text, err);
+    assert!(text.contains("bin3, bits sent per instance: P1 9420, P2 9420, P3 2297 in 8 rounds"));
+    let out = Command::new(EXE)
+        .args(["bench", "--json", "--n", "70", "--repeat", "1", "--ops", "circuit"])
+        .args(["--gates", "bin3", "--circuit"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(line["rounds"].as_f64(), Some(11.0), "{line}");
+    for (args, why) in [
+        (&["aes128", "--fan-in", "4"][..], "--sbox sets its fan-in"),
+        (&["adder", "--fan-in", "9"][..], "fan-in 2 to 8"),
+        (&["multiplier", "--bits", "0"][..], "at least 1 bit"),
+    ] {
+        let out = Command::new(EXE).args(["circuit", "gen"]).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(why), "{args:?}: {err}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -66,7 +66,7 @@ impl SboxArg {
         }
     }
 
-    fn sbox(self) -> Sbox {
+    pub(crate) fn sbox(self) -> Sbox {
         match self {
             Self::Bp => Sbox::BoyarPeralta,
             Self::Depth3 => Sbox::Depth3,

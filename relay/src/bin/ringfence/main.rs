@@ -15,6 +15,7 @@ mod bench;
 mod bench_gates;
 mod bench_scheme;
 mod children;
+mod circuit;
 mod classify;
 mod demo;
 mod dev;
@@ -102,6 +103,10 @@ enum Cmd {
     /// Work with model files.
     #[command(subcommand)]
     Model(inspect::ModelCmd),
+    /// Boolean circuits: generate the multi-fan-in paper's circuits as Bristol Fashion files,
+    /// and summarise any circuit file (ANDs by fan-in, depth, bits per party).
+    #[command(subcommand)]
+    Circuit(circuit::CircuitCmd),
     /// (internal) One party of `bench`.
     #[command(hide = true)]
     BenchParty(PartyArgs),
@@ -405,6 +410,7 @@ fn main() -> ExitCode {
         Cmd::InteropParty(a) => exit(join::run(&a)),
         Cmd::Keygen(a) => exit(keygen::run(&a)),
         Cmd::Model(c) => exit(inspect::run(&c)),
+        Cmd::Circuit(c) => exit(circuit::run(&c)),
         Cmd::LocalDeployment(a) => exit(local::run(&a)),
         Cmd::Load(a) => exit(load::run(&a)),
         Cmd::SessionParty(a) => {
