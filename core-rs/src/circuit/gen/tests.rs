@@ -99,6 +99,35 @@ fn and_tree_is_ragged_with_log_depth() {
     assert!(and_tree(0, 2).is_err() && and_tree(4, 9).is_err() && and_tree(4, 1).is_err());
 }
 
+/// Table 5 (KB per party for one AND tree) is the gates' bits in bin3 plus about 10 bytes of
+/// fixed overhead (the extract's §4.3): our trees' bits per seat reproduce every entry so.
+#[test]
+fn and_tree_bits_per_seat_are_table_5() {
+    let pair = [
+        (2, [0.013, 0.018, 0.042, 0.138, 0.522]),
+        (4, [0.017, 0.039, 0.127, 0.479, 1.887]),
+        (8, [0.072, 0.288, 1.123, 4.518, 18.072]),
+    ];
+    let third = [
+        (2, [0.011, 0.017, 0.041, 0.137, 0.521]),
+        (4, [0.011, 0.015, 0.031, 0.095, 0.351]),
+        (8, [0.010, 0.012, 0.019, 0.046, 0.156]),
+    ];
+    for (seat, table) in [(0, pair), (2, third)] {
+        for (l, kb) in table {
+            for (i, log) in [4, 6, 8, 10, 12].into_iter().enumerate() {
+                let bits = and_tree(1 << log, l).unwrap().stats().bin3_bits()[seat];
+                let overhead = kb[i] - bits as f64 / 8000.0;
+                assert!(
+                    (0.008..0.0125).contains(&overhead),
+                    "tree 2^{log}, fan-in {l}, seat {seat}: {bits} bits, paper {} KB",
+                    kb[i]
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn adder_sizes_and_depths_are_table_2() {
     // (fan-in, sizes at 16/32/64/128 bits, depths) — ℓ ≤ 4 depths corrected as in the errata.
