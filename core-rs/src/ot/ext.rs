@@ -53,15 +53,16 @@ impl Tccr {
         self.pi(p ^ i) ^ p
     }
 
-    /// `H(tweak(j), xs[j])` for every `j`, the block cipher run over many blocks at once (AES
-    /// instructions pipeline several blocks).
-    pub fn hash_all(&self, tweak: impl Fn(usize) -> u128, xs: &[u128]) -> Vec<u128> {
+    /// `H(tweak(j), xs[j] ⊕ flip)` for every `j` (a sender's two messages are the hashes of
+    /// `q_j` and `q_j ⊕ Δ`), the block cipher run over many blocks at once (AES instructions
+    /// pipeline several blocks).
+    pub fn hash_all(&self, tweak: impl Fn(usize) -> u128, xs: &[u128], flip: u128) -> Vec<u128> {
         use aes::Block;
         let mut out = Vec::with_capacity(xs.len());
         let mut blocks: Vec<Block> = Vec::with_capacity(xs.len().min(4096));
         for (c, chunk) in xs.chunks(4096).enumerate() {
             blocks.clear();
-            blocks.extend(chunk.iter().map(|x| Block::from(x.to_le_bytes())));
+            blocks.extend(chunk.iter().map(|x| Block::from((x ^ flip).to_le_bytes())));
             self.0.encrypt_blocks(&mut blocks);
             let pis: Vec<u128> = blocks.iter().map(|b| u128::from_le_bytes((*b).into())).collect();
             for (j, (b, p)) in blocks.iter_mut().zip(&pis).enumerate() {

@@ -97,6 +97,9 @@ const CONVERSION_CHECKS: usize = 64;
 /// k = s = 32) and large requests run as several.
 pub const TRIPLE_BATCH: usize = 2048;
 
+/// Correlated-OT rows hashed at a time: their hashes stay in cache until used.
+const HASH_CHUNK: usize = 4096;
+
 fn expand<W: Word>(seed: &Seed, batch: u64, n: usize) -> Vec<W> {
     W::random(&mut Prg::new(seed, batch, 0x2c), n, W::BITS)
 }
@@ -431,69 +434,16 @@ impl<W: Word> Generator<W> {
                 W::BITS
             )));
         }
-        let me = ctx.me();
-        let tau = (2 * k + 4 * s) as usize;
-        let bits = own.bits(n * tau);
-        let b = W::random(own, n, vt);
-        let ext = self.cot.extend(ctx, own, &bits).await?;
-        self.batches += 1;
-        let batch = u128::from(self.batches);
-        let tweak = |from: PartyId, to: PartyId, o: usize| {
-            batch << 64 | u128::from(from.0) << 56 | u128::from(to.0) << 48 | o as u128
+        // The products and their combinations count only mod 2^(k+s) (what is authenticated
+        // next is a value of k + s bits; its shares' upper bits are free): in u128 where that
+        // fits, so at k = s = 64 the τ products of a triple and their coins take half the
+        // words of the sacrifice's 192-bit arithmetic.
+        let mut vals = if vt <= u128::BITS {
+            self.combined::<u128, T>(ctx, roster, own, k, n).await?
+        } else {
+            self.combined::<W, T>(ctx, roster, own, k, n).await?
         };
-        // c_o = a_o·b: the own products, then the cross products with every peer. Arithmetic
-        // mod 2^BITS throughout (reduced where it leaves); selection by a bit branch-free.
-        let mut c: Vec<W> = (0..n * tau).map(|o| b[o / tau].and_mask(bits[o])).collect();
-        let delta = self.cot.delta();
-        ctx.round();
-        for peer in roster.others(me) {
-            let q = &ext.sent[peer.index()];
-            let m0: Vec<W> = self.hash_words(vt, |o| tweak(me, peer, o), q);
-            let flipped: Vec<u128> = q.iter().map(|&q| q ^ delta).collect();
-            let m1: Vec<W> = self.hash_words(vt, |o| tweak(me, peer, o), &flipped);
-            let mut d = Vec::with_capacity(n * tau);
-            for (o, ((&m0, &m1), c)) in m0.iter().zip(&m1).zip(c.iter_mut()).enumerate() {
-                d.push(m0.wrapping_sub(m1).wrapping_add(b[o / tau]).reduce(vt));
-                *c = c.wrapping_sub(m0);
-            }
-            send_bits(ctx, peer, vt, &d)?;
-        }
-        for peer in roster.others(me) {
-            let d: Vec<W> = recv_bits(ctx, peer, vt, n * tau).await?;
-            let m: Vec<W> =
-                self.hash_words(vt, |o| tweak(peer, me, o), &ext.received[peer.index()]);
-            for (((c, &m), &d), &bit) in c.iter_mut().zip(&m).zip(&d).zip(&bits) {
-                *c = c.wrapping_add(m).wrapping_add(d.and_mask(bit));
-            }
-        }
-        // Two combinations with public coins drawn after the products are fixed.
-        let op = ctx.next_op();
-        let g = coin_toss(ctx, roster, own, op).await?;
-        // Drawn per triple into one buffer: the whole batch's coins (50 MB at k = 64) would be
-        // mapped and faulted in afresh every batch.
-        let mut coins = Prg::new(&g, op, 1);
-        let mut r = vec![W::ZERO; 2 * tau];
-        let mut vals = vec![W::ZERO; 5 * n + 1];
-        for t in 0..n {
-            let span = t * tau..(t + 1) * tau;
-            coins.fill_bytes(bytemuck::cast_slice_mut(&mut r));
-            let (r1, r2) = r.split_at(tau);
-            let (mut a1, mut c1, mut a2, mut c2) = (W::ZERO, W::ZERO, W::ZERO, W::ZERO);
-            for ((&bit, &c), (&x, &y)) in
-                bits[span.clone()].iter().zip(&c[span]).zip(r1.iter().zip(r2))
-            {
-                a1 = a1.wrapping_add(x.and_mask(bit));
-                a2 = a2.wrapping_add(y.and_mask(bit));
-                c1 = c1.wrapping_add(x.wrapping_mul(c));
-                c2 = c2.wrapping_add(y.wrapping_mul(c));
-            }
-            vals[t] = a1.reduce(sac.w());
-            vals[n + t] = b[t];
-            vals[2 * n + t] = c1.reduce(sac.w());
-            vals[3 * n + t] = a2.reduce(sac.w());
-            vals[4 * n + t] = c2.reduce(sac.w());
-        }
-        vals[5 * n] = W::random(own, 1, sac.w())[0];
+        vals.push(W::random(own, 1, sac.w())[0]);
         let macs = self.authenticate(ctx, roster, own, sac, &vals).await?;
         let part = |i: usize| Wide {
             x: vals[i * n..(i + 1) * n].to_vec(),
@@ -515,6 +465,90 @@ impl<W: Word> Generator<W> {
             m: p.m.iter().map(|&m| m.reduce(k + s)).collect(),
         };
         Ok([narrow(a), narrow(bb), narrow(cc)])
+    }
+
+    /// The first half of a triple batch: `n` triples' `τ` OT products each, combined twice
+    /// with public coins drawn after the products are fixed. Returns this party's shares of
+    /// `a, b, c, â, ĉ` (`n` of each, in that order) mod 2^(k+s), computed in words `P`.
+    async fn combined<P: Word, T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        k: u32,
+        n: usize,
+    ) -> Result<Vec<W>, Error> {
+        let vt = k + self.s;
+        let me = ctx.me();
+        let tau = (2 * k + 4 * self.s) as usize;
+        let bits = own.bits(n * tau);
+        let b = P::random(own, n, vt);
+        let ext = self.cot.extend(ctx, own, &bits).await?;
+        self.batches += 1;
+        let batch = u128::from(self.batches);
+        let tweak = |from: PartyId, to: PartyId, o: usize| {
+            batch << 64 | u128::from(from.0) << 56 | u128::from(to.0) << 48 | o as u128
+        };
+        // c_o = a_o·b: the own products, then the cross products with every peer. Arithmetic
+        // mod 2^BITS throughout (reduced where it leaves); selection by a bit branch-free.
+        // Hashed in chunks so that the hashes stay in cache and no batch-sized copies exist.
+        let mut c: Vec<P> = (0..n * tau).map(|o| b[o / tau].and_mask(bits[o])).collect();
+        let delta = self.cot.delta();
+        let (mut h0, mut h1): (Vec<P>, Vec<P>) = (Vec::new(), Vec::new());
+        ctx.round();
+        for peer in roster.others(me) {
+            let q = &ext.sent[peer.index()];
+            let mut d = Vec::with_capacity(n * tau);
+            for (i, rows) in q.chunks(HASH_CHUNK).enumerate() {
+                let at = i * HASH_CHUNK;
+                self.hash_words(vt, |o| tweak(me, peer, at + o), rows, 0, &mut h0);
+                self.hash_words(vt, |o| tweak(me, peer, at + o), rows, delta, &mut h1);
+                for (o, ((&m0, &m1), c)) in h0.iter().zip(&h1).zip(&mut c[at..]).enumerate() {
+                    d.push(m0.wrapping_sub(m1).wrapping_add(b[(at + o) / tau]).reduce(vt));
+                    *c = c.wrapping_sub(m0);
+                }
+            }
+            send_bits(ctx, peer, vt, &d)?;
+        }
+        for peer in roster.others(me) {
+            let d: Vec<P> = recv_bits(ctx, peer, vt, n * tau).await?;
+            let t = &ext.received[peer.index()];
+            for (i, rows) in t.chunks(HASH_CHUNK).enumerate() {
+                let at = i * HASH_CHUNK;
+                self.hash_words(vt, |o| tweak(peer, me, at + o), rows, 0, &mut h0);
+                for (((c, &m), &d), &bit) in
+                    c[at..].iter_mut().zip(&h0).zip(&d[at..]).zip(&bits[at..])
+                {
+                    *c = c.wrapping_add(m).wrapping_add(d.and_mask(bit));
+                }
+            }
+        }
+        drop(ext);
+        // Two combinations with public coins of k + s bits, drawn per triple into one buffer
+        // (the whole batch's coins would be tens of MB, mapped and faulted in every batch).
+        let op = ctx.next_op();
+        let g = coin_toss(ctx, roster, own, op).await?;
+        let mut coins = Prg::new(&g, op, 1);
+        let mut r = vec![P::ZERO; 2 * tau];
+        let mut vals = vec![W::ZERO; 5 * n];
+        for t in 0..n {
+            let span = t * tau..(t + 1) * tau;
+            coins.fill_bytes(bytemuck::cast_slice_mut(&mut r));
+            let (r1, r2) = r.split_at(tau);
+            let (mut a1, mut c1, mut a2, mut c2) = (P::ZERO, P::ZERO, P::ZERO, P::ZERO);
+            for ((&bit, &c), (&x, &y)) in
+                bits[span.clone()].iter().zip(&c[span]).zip(r1.iter().zip(r2))
+            {
+                a1 = a1.wrapping_add(x.and_mask(bit));
+                a2 = a2.wrapping_add(y.and_mask(bit));
+                c1 = c1.wrapping_add(x.wrapping_mul(c));
+                c2 = c2.wrapping_add(y.wrapping_mul(c));
+            }
+            for (i, v) in [a1, b[t], c1, a2, c2].into_iter().enumerate() {
+                vals[i * n + t] = W::widen(v.reduce(vt));
+            }
+        }
+        Ok(vals)
     }
 
     /// Checks `(a, b, c)` against `(â, b, ĉ)` with public random `t`: `ρ = t·a − â` opened,
@@ -770,19 +804,30 @@ impl<W: Word> Generator<W> {
         Ok(out)
     }
 
-    /// Hashes of correlated-OT rows as words of at least `bits` bits: one TCCR output (128
-    /// bits), or two under distinct tweaks where more are needed.
-    fn hash_words(&self, bits: u32, tweak: impl Fn(usize) -> u128, rows: &[u128]) -> Vec<W> {
-        let lo = self.tccr.hash_all(&tweak, rows);
+    /// Hashes of correlated-OT rows (each XORed with `flip` first) as words of at least
+    /// `bits` bits, into `out`: one TCCR output (128 bits), or two under distinct tweaks where
+    /// more are needed.
+    fn hash_words<P: Word>(
+        &self,
+        bits: u32,
+        tweak: impl Fn(usize) -> u128,
+        rows: &[u128],
+        flip: u128,
+        out: &mut Vec<P>,
+    ) {
+        out.clear();
+        let lo = self.tccr.hash_all(&tweak, rows, flip);
         if bits <= 128 {
-            return lo.into_iter().map(W::from_u128).collect();
+            out.extend(lo.into_iter().map(P::from_u128));
+            return;
         }
         // Tweaks never reach bit 127 otherwise (the batch counter is far below 2^63).
-        let hi = self.tccr.hash_all(|o| tweak(o) | 1 << 127, rows);
-        lo.into_iter()
-            .zip(hi)
-            .map(|(l, h)| W::from_u128(l).wrapping_add(W::from_u128(h).shl(128)))
-            .collect()
+        let hi = self.tccr.hash_all(|o| tweak(o) | 1 << 127, rows, flip);
+        out.extend(
+            lo.into_iter()
+                .zip(hi)
+                .map(|(l, h)| P::from_u128(l).wrapping_add(P::from_u128(h).shl(128))),
+        );
     }
 }
 

@@ -237,10 +237,9 @@ impl Run<'_> {
         ctx.round();
         for peer in roster.others(me) {
             let k0 = &x.keys[peer.index()];
-            let k1: Vec<u128> = k0.iter().map(|&k| k ^ delta).collect();
             let (tb, tk) = (tweak(batch, me, peer, 0), tweak(batch, me, peer, 1));
-            let (h0, h1) = (tccr.hash_all(&tb, k0), tccr.hash_all(&tb, &k1));
-            let (g0, g1) = (tccr.hash_all(&tk, k0), tccr.hash_all(&tk, &k1));
+            let (h0, h1) = (tccr.hash_all(&tb, k0, 0), tccr.hash_all(&tb, k0, delta));
+            let (g0, g1) = (tccr.hash_all(&tk, k0, 0), tccr.hash_all(&tk, k0, delta));
             let mut msg = pack((0..m).map(|t| ((h0[t] ^ h1[t]) & 1 == 1) ^ y.bits[t]));
             let v: Vec<u128> = (0..m).map(|t| g0[t] ^ g1[t] ^ phi[t]).collect();
             blocks_out(&v, &mut msg);
@@ -257,8 +256,8 @@ impl Run<'_> {
             let msg = ctx.recv::<Z64>(peer, w + 2 * m).await?;
             let (u, v) = (unpack(&msg[..w], m), blocks_in(&msg[w..]));
             let mac = &x.macs[peer.index()];
-            let h = tccr.hash_all(tweak(batch, peer, me, 0), mac);
-            let g = tccr.hash_all(tweak(batch, peer, me, 1), mac);
+            let h = tccr.hash_all(tweak(batch, peer, me, 0), mac, 0);
+            let g = tccr.hash_all(tweak(batch, peer, me, 1), mac, 0);
             for t in 0..m {
                 let xi = x.bits[t];
                 z[t] ^= (h[t] & 1 == 1) ^ (xi & u[t]);

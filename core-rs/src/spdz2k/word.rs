@@ -45,6 +45,13 @@ pub trait Word:
     fn bit(self, i: u32) -> bool {
         self.shr(i).low_u128() & 1 == 1
     }
+    /// `p` zero-extended (or truncated) to this word's width.
+    fn widen<P: Word>(p: P) -> Self {
+        let mut w = Vec::with_capacity(P::WORDS.max(Self::WORDS));
+        p.push_words(&mut w);
+        w.resize(Self::WORDS, Z64(0));
+        Self::from_words(&w)
+    }
     /// `n` uniformly random words reduced to `bits` bits.
     fn random(prg: &mut Prg, n: usize, bits: u32) -> Vec<Self> {
         let mut v = vec![Self::ZERO; n];
