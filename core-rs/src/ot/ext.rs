@@ -110,40 +110,48 @@ fn words_of(bits: &[bool], words: usize) -> Vec<u64> {
     w
 }
 
-fn expand(seed: &Seed, batch: u64, words: usize) -> Vec<u64> {
-    let mut out = vec![0u64; words];
-    Prg::new(seed, batch, 0x1c).fill_bytes(bytemuck::cast_slice_mut(&mut out));
-    out
+/// Fills `out` with the PRG expansion of a base-OT key for this batch.
+fn expand(seed: &Seed, batch: u64, out: &mut [u64]) {
+    Prg::new(seed, batch, 0x1c).fill_bytes(bytemuck::cast_slice_mut(out));
 }
 
-/// Transposes 128 columns of `64·w` bits into `64·w` rows of 128 bits.
-fn transpose(cols: &[Vec<u64>], w: usize) -> Vec<u128> {
-    let mut rows = vec![0u128; 64 * w];
-    let mut block = [0u64; 64];
-    for word in 0..w {
-        for half in 0..2 {
-            for (l, b) in block.iter_mut().enumerate() {
-                *b = cols[64 * half + l][word];
+/// Transposes 128 columns of `64·w` bits (column `l` at `cols[l·w..(l + 1)·w]`) into `64·w`
+/// rows of 128 bits.
+fn transpose(cols: &[u64], w: usize) -> Vec<u128> {
+    let mut rows = Vec::with_capacity(64 * w);
+    // A cache line of every column at a time: the columns lie a multiple of 4 KiB apart
+    // (w·8 bytes), so reading them a word at a time would evict each other's lines from L1.
+    let mut lines = [[0u64; 8]; KAPPA];
+    let mut block = [[0u64; 2]; 64];
+    for w0 in (0..w).step_by(8) {
+        let ws = (w - w0).min(8);
+        for (l, line) in lines.iter_mut().enumerate() {
+            line[..ws].copy_from_slice(&cols[l * w + w0..l * w + w0 + ws]);
+        }
+        for dw in 0..ws {
+            for (j, b) in block.iter_mut().enumerate() {
+                *b = [lines[j][dw], lines[64 + j][dw]];
             }
-            transpose64(&mut block);
-            for (j, &b) in block.iter().enumerate() {
-                rows[64 * word + j] |= u128::from(b) << (64 * half);
-            }
+            transpose64x2(&mut block);
+            rows.extend(block.iter().map(|&[lo, hi]| u128::from(lo) | u128::from(hi) << 64));
         }
     }
     rows
 }
 
-/// In place: bit `c` of `a[r]` becomes bit `r` of `a[c]`.
-fn transpose64(a: &mut [u64; 64]) {
+/// Two 64×64 bit transposes in lockstep (the compiler runs the lanes as one vector), in
+/// place: bit `c` of `a[r][h]` becomes bit `r` of `a[c][h]`.
+fn transpose64x2(a: &mut [[u64; 2]; 64]) {
     let mut j = 32;
     let mut m: u64 = 0x0000_0000_FFFF_FFFF;
     while j != 0 {
         let mut k = 0;
         while k < 64 {
-            let t = (a[k] >> j ^ a[k + j]) & m;
-            a[k] ^= t << j;
-            a[k + j] ^= t;
+            for h in 0..2 {
+                let t = (a[k][h] >> j ^ a[k + j][h]) & m;
+                a[k][h] ^= t << j;
+                a[k + j][h] ^= t;
+            }
             k = (k + j + 1) & !j;
         }
         j >>= 1;
@@ -205,41 +213,40 @@ impl Cot {
 
         // Round 1: u^l = t^l ⊕ g^l ⊕ r to every peer (as the receiver).
         ctx.round();
-        let mut t_cols: Vec<Vec<Vec<u64>>> = vec![Vec::new(); n];
+        let mut t_cols: Vec<Vec<u64>> = vec![Vec::new(); n];
+        let mut g = vec![0u64; w];
         for &peer in &peers {
             let keys = self.as_receiver[peer.index()].as_ref().ok_or_else(|| missing(peer))?;
+            let t = &mut t_cols[peer.index()];
+            t.resize(KAPPA * w, 0);
             let mut u = Vec::with_capacity(KAPPA * w);
-            for [k0, k1] in keys {
-                let t = expand(k0, batch, w);
-                let g = expand(k1, batch, w);
+            for ([k0, k1], t) in keys.iter().zip(t.chunks_exact_mut(w)) {
+                expand(k0, batch, t);
+                expand(k1, batch, &mut g);
                 u.extend(t.iter().zip(&g).zip(&r).map(|((t, g), r)| Z64(t ^ g ^ r)));
-                t_cols[peer.index()].push(t);
             }
             ctx.send(peer, &u)?;
         }
         let mut q_rows: Vec<Vec<u128>> = vec![Vec::new(); n];
+        let mut q = vec![0u64; KAPPA * w];
         for &peer in &peers {
             let u = ctx.recv::<Z64>(peer, KAPPA * w).await?;
             let keys = self.as_sender[peer.index()].as_ref().ok_or_else(|| missing(peer))?;
-            let cols: Vec<Vec<u64>> = keys
-                .iter()
-                .enumerate()
-                .map(|(l, k)| {
-                    let mut q = expand(k, batch, w);
-                    if self.delta >> l & 1 == 1 {
-                        for (q, u) in q.iter_mut().zip(&u[l * w..(l + 1) * w]) {
-                            *q ^= u.0;
-                        }
-                    }
-                    q
-                })
-                .collect();
-            q_rows[peer.index()] = transpose(&cols, w);
+            for (l, ((k, q), u)) in
+                keys.iter().zip(q.chunks_exact_mut(w)).zip(u.chunks_exact(w)).enumerate()
+            {
+                expand(k, batch, q);
+                if self.delta >> l & 1 == 1 {
+                    q.iter_mut().zip(u).for_each(|(q, u)| *q ^= u.0);
+                }
+            }
+            q_rows[peer.index()] = transpose(&q, w);
         }
         let t_rows: Vec<Vec<u128>> = t_cols
             .iter()
             .map(|c| if c.is_empty() { Vec::new() } else { transpose(c, w) })
             .collect();
+        drop(t_cols);
 
         // Round 2: the sender's challenge seed.
         ctx.round();
@@ -306,17 +313,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn transpose64_swaps_rows_and_columns() {
+    fn transpose_swaps_rows_and_columns() {
         let mut prg = Prg::new(&Seed::from_bytes([3; 32]), 0, 0);
-        let mut a = [0u64; 64];
-        for w in &mut a {
-            *w = prg.next_u64();
-        }
-        let orig = a;
-        transpose64(&mut a);
-        for (r, row) in orig.iter().enumerate() {
-            for (c, col) in a.iter().enumerate() {
-                assert_eq!(col >> r & 1, row >> c & 1, "({r}, {c})");
+        // 11 words: one full line of 8 and a partial one.
+        let w = 11;
+        let cols: Vec<u64> = (0..KAPPA * w).map(|_| prg.next_u64()).collect();
+        let rows = transpose(&cols, w);
+        assert_eq!(rows.len(), 64 * w);
+        for (j, row) in rows.iter().enumerate() {
+            for l in 0..KAPPA {
+                assert_eq!(
+                    row >> l & 1,
+                    u128::from(cols[l * w + j / 64] >> (j % 64) & 1),
+                    "({j}, {l})"
+                );
             }
         }
     }
