@@ -129,8 +129,9 @@ fn transpose(cols: &[u64], w: usize) -> Vec<u128> {
             line[..ws].copy_from_slice(&cols[l * w + w0..l * w + w0 + ws]);
         }
         for dw in 0..ws {
-            for (j, b) in block.iter_mut().enumerate() {
-                *b = [lines[j][dw], lines[64 + j][dw]];
+            let (lo, hi) = lines.split_at(64);
+            for (b, (lo, hi)) in block.iter_mut().zip(lo.iter().zip(hi)) {
+                *b = [lo[dw], hi[dw]];
             }
             transpose64x2(&mut block);
             rows.extend(block.iter().map(|&[lo, hi]| u128::from(lo) | u128::from(hi) << 64));
@@ -147,11 +148,10 @@ fn transpose64x2(a: &mut [[u64; 2]; 64]) {
     while j != 0 {
         let mut k = 0;
         while k < 64 {
-            for h in 0..2 {
-                let t = (a[k][h] >> j ^ a[k + j][h]) & m;
-                a[k][h] ^= t << j;
-                a[k + j][h] ^= t;
-            }
+            let (x, y) = (a[k], a[k + j]);
+            let t = [(x[0] >> j ^ y[0]) & m, (x[1] >> j ^ y[1]) & m];
+            a[k] = [x[0] ^ t[0] << j, x[1] ^ t[1] << j];
+            a[k + j] = [y[0] ^ t[0], y[1] ^ t[1]];
             k = (k + j + 1) & !j;
         }
         j >>= 1;

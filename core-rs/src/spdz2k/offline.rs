@@ -100,8 +100,17 @@ pub const TRIPLE_BATCH: usize = 2048;
 /// Correlated-OT rows hashed at a time: their hashes stay in cache until used.
 const HASH_CHUNK: usize = 4096;
 
-fn expand<W: Word>(seed: &Seed, batch: u64, n: usize) -> Vec<W> {
-    W::random(&mut Prg::new(seed, batch, 0x2c), n, W::BITS)
+/// Fills `out` with the PRG expansion of a vector OLE key for this batch, each element drawn in
+/// the `⌈bits/8⌉` bytes that count (`bytes` is scratch). The bits above `bits` in the top byte
+/// are left in: every use reduces below them.
+fn expand<W: Word>(seed: &Seed, batch: u64, bits: u32, bytes: &mut Vec<u8>, out: &mut [W]) {
+    let width = bits.div_ceil(8) as usize;
+    bytes.resize(out.len() * width, 0);
+    Prg::new(seed, batch, 0x2c).fill_bytes(bytes);
+    for (x, b) in out.iter_mut().zip(bytes.chunks_exact(width)) {
+        *x = W::ZERO;
+        bytemuck::bytes_of_mut(x)[..width].copy_from_slice(b);
+    }
 }
 
 /// One party's generator: its OT extension with every peer and the vector OLE of its key.
@@ -269,26 +278,27 @@ impl<W: Word> Generator<W> {
         let mut mac: Vec<W> = xs.iter().map(|&x| self.alpha.wrapping_mul(x)).collect();
         // Element l is used times 2^l mod 2^w: its low w − l bits are all that count.
         let widths: Vec<u32> = (0..self.s).map(|l| w - l).collect();
+        let (mut t0, mut t1, mut bytes) = (vec![W::ZERO; n], vec![W::ZERO; n], Vec::new());
         ctx.round();
         for peer in roster.others(me) {
             let mut u = Vec::with_capacity(self.s as usize * n);
             for (l, [k0, k1]) in self.pairs[peer.index()].iter().enumerate() {
-                let (t0, t1) = (expand::<W>(k0, batch, n), expand::<W>(k1, batch, n));
-                for i in 0..n {
-                    u.push(t0[i].wrapping_sub(t1[i]).wrapping_add(xs[i]).reduce(widths[l]));
-                    mac[i] = mac[i].wrapping_sub(t0[i].shl(l as u32));
+                expand(k0, batch, widths[l], &mut bytes, &mut t0);
+                expand(k1, batch, widths[l], &mut bytes, &mut t1);
+                for ((&t0, &t1), (&x, mac)) in t0.iter().zip(&t1).zip(xs.iter().zip(&mut mac)) {
+                    u.push(t0.wrapping_sub(t1).wrapping_add(x).reduce(widths[l]));
+                    *mac = mac.wrapping_sub(t0.shl(l as u32));
                 }
             }
             send_rows(ctx, peer, &widths, &u)?;
         }
         for peer in roster.others(me) {
             let u: Vec<W> = recv_rows(ctx, peer, &widths, n).await?;
-            for (l, k) in self.held[peer.index()].iter().enumerate() {
-                let t = expand::<W>(k, batch, n);
+            for ((l, k), u) in self.held[peer.index()].iter().enumerate().zip(u.chunks_exact(n)) {
+                expand(k, batch, widths[l], &mut bytes, &mut t0);
                 let bit = self.alpha.bit(l as u32);
-                for i in 0..n {
-                    let q = t[i].wrapping_add(u[l * n + i].and_mask(bit));
-                    mac[i] = mac[i].wrapping_add(q.shl(l as u32));
+                for ((&t, &u), mac) in t0.iter().zip(u).zip(&mut mac) {
+                    *mac = mac.wrapping_add(t.wrapping_add(u.and_mask(bit)).shl(l as u32));
                 }
             }
         }
