@@ -101,15 +101,16 @@ pub const TRIPLE_BATCH: usize = 2048;
 const HASH_CHUNK: usize = 4096;
 
 /// Fills `out` with the PRG expansion of a vector OLE key for this batch, each element drawn in
-/// the `⌈bits/8⌉` bytes that count (`bytes` is scratch). The bits above `bits` in the top byte
-/// are left in: every use reduces below them.
+/// the `⌈bits/8⌉` bytes that count (`bytes` is scratch).
 fn expand<W: Word>(seed: &Seed, batch: u64, bits: u32, bytes: &mut Vec<u8>, out: &mut [W]) {
-    let width = bits.div_ceil(8) as usize;
-    bytes.resize(out.len() * width, 0);
-    Prg::new(seed, batch, 0x2c).fill_bytes(bytes);
-    for (x, b) in out.iter_mut().zip(bytes.chunks_exact(width)) {
-        *x = W::ZERO;
-        bytemuck::bytes_of_mut(x)[..width].copy_from_slice(b);
+    let (width, size) = (bits.div_ceil(8) as usize, core::mem::size_of::<W>());
+    // Each element is read as a whole word from its offset (an unaligned load of fixed size)
+    // and reduced: the tail pads the last one's read.
+    bytes.resize(out.len() * width + size, 0);
+    let n = out.len() * width;
+    Prg::new(seed, batch, 0x2c).fill_bytes(&mut bytes[..n]);
+    for (i, x) in out.iter_mut().enumerate() {
+        *x = bytemuck::pod_read_unaligned::<W>(&bytes[i * width..i * width + size]).reduce(bits);
     }
 }
 
