@@ -194,7 +194,10 @@ pub(crate) fn send_rows<T: Transport, W: Word>(
     rows: &[W],
 ) -> Result<(), Error> {
     let per_row = rows.len().checked_div(widths.len()).unwrap_or(0);
-    ctx.send(peer, &pack_fields(rows.iter().enumerate().map(|(i, &v)| (v, widths[i / per_row]))))
+    let total = widths.iter().map(|&b| b as usize * per_row).sum();
+    let fields =
+        rows.chunks(per_row.max(1)).zip(widths).flat_map(|(r, &b)| r.iter().map(move |&v| (v, b)));
+    ctx.send(peer, &pack_fields(fields, total))
 }
 
 /// Receives rows sent by [`send_rows`], `n` values per row; set bits past a value's width or
@@ -218,56 +221,59 @@ pub(crate) async fn recv_rows<T: Transport, W: Word>(
 }
 
 /// Fields of their own widths (`(value, bits)`, each value below 2^bits), one after the other
-/// in 64-bit words, low bits first.
-fn pack_fields<W: Word>(fields: impl ExactSizeIterator<Item = (W, u32)> + Clone) -> Vec<Bits> {
-    let total: usize = fields.clone().map(|(_, b)| b as usize).sum();
-    let mut out = vec![Bits(0); total.div_ceil(64)];
-    let mut limbs = Vec::with_capacity(W::WORDS);
-    let mut at = 0usize;
+/// in 64-bit words, low bits first; `total` is the sum of the widths. A word's limbs are read
+/// in place (little-endian targets only, as every `Word` cast in this crate).
+fn pack_fields<W: Word>(fields: impl Iterator<Item = (W, u32)>, total: usize) -> Vec<Bits> {
+    let mut out = Vec::with_capacity(total.div_ceil(64));
+    // The word being filled and how many of its bits are taken (always below 64).
+    let (mut cur, mut fill) = (0u64, 0u32);
     for (v, bits) in fields {
-        limbs.clear();
-        v.push_words(&mut limbs);
         let mut left = bits;
-        for limb in &limbs {
+        for &limb in bytemuck::cast_slice::<W, u64>(core::slice::from_ref(&v)) {
             if left == 0 {
                 break;
             }
             let b = left.min(64);
-            let x = if b == 64 { limb.0 } else { limb.0 & ((1 << b) - 1) };
-            let (word, off) = (at / 64, (at % 64) as u32);
-            out[word].0 |= x << off;
-            if off + b > 64 {
-                out[word + 1].0 |= x >> (64 - off);
+            let x = if b == 64 { limb } else { limb & ((1 << b) - 1) };
+            cur |= x << fill;
+            if fill + b >= 64 {
+                out.push(Bits(cur));
+                cur = if fill == 0 { 0 } else { x >> (64 - fill) };
+                fill = fill + b - 64;
+            } else {
+                fill += b;
             }
-            at += b as usize;
             left -= b;
         }
+    }
+    if fill > 0 {
+        out.push(Bits(cur));
     }
     out
 }
 
 /// Fields of the widths `widths` from a stream written by [`pack_fields`].
 fn unpack_fields<W: Word>(words: &[Bits], widths: impl Iterator<Item = u32>) -> Vec<W> {
-    let mut limbs = vec![Z64(0); W::WORDS];
     let mut at = 0usize;
     widths
         .map(|bits| {
+            let mut v = W::ZERO;
             let mut left = bits;
-            for limb in limbs.iter_mut() {
-                let b = left.min(64);
-                limb.0 = 0;
-                if b > 0 {
-                    let (word, off) = (at / 64, (at % 64) as u32);
-                    let mut x = words[word].0 >> off;
-                    if off + b > 64 {
-                        x |= words[word + 1].0 << (64 - off);
-                    }
-                    limb.0 = if b == 64 { x } else { x & ((1 << b) - 1) };
-                    at += b as usize;
-                    left -= b;
+            for limb in bytemuck::cast_slice_mut::<W, u64>(core::slice::from_mut(&mut v)) {
+                if left == 0 {
+                    break;
                 }
+                let b = left.min(64);
+                let (word, off) = (at / 64, (at % 64) as u32);
+                let mut x = words[word].0 >> off;
+                if off + b > 64 {
+                    x |= words[word + 1].0 << (64 - off);
+                }
+                *limb = if b == 64 { x } else { x & ((1 << b) - 1) };
+                at += b as usize;
+                left -= b;
             }
-            W::from_words(&limbs)
+            v
         })
         .collect()
 }
@@ -550,7 +556,7 @@ mod tests {
             let mut prg = Prg::new(&Seed::from_bytes([bits as u8; 32]), 0, 0);
             for n in [0, 1, 2, 3, 63, 64, 65, 200] {
                 let v = W::random(&mut prg, n, bits);
-                let words = pack_fields(v.iter().map(|&x| (x, bits)));
+                let words = pack_fields(v.iter().map(|&x| (x, bits)), n * bits as usize);
                 assert_eq!(words.len(), (n * bits as usize).div_ceil(64));
                 let back: Vec<W> = unpack_fields(&words, (0..n).map(|_| bits));
                 assert_eq!(back, v, "{bits} bits, {n} values");
@@ -572,7 +578,10 @@ mod tests {
         let widths: Vec<u32> = (0..s).map(|l| w - l).collect();
         let rows: Vec<U256> =
             widths.iter().flat_map(|&b| U256::random(&mut prg, n, b)).collect::<Vec<_>>();
-        let words = pack_fields(rows.iter().enumerate().map(|(i, &v)| (v, widths[i / n])));
+        let words = pack_fields(
+            rows.iter().enumerate().map(|(i, &v)| (v, widths[i / n])),
+            widths.iter().map(|&b| b as usize * n).sum(),
+        );
         let total: usize = widths.iter().map(|&b| b as usize * n).sum();
         assert_eq!(words.len(), total.div_ceil(64));
         let back: Vec<U256> =
