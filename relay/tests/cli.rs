@@ -235,6 +235,77 @@ fn circuit_gen_writes_circuits_the_bench_runs_and_stats_prices_them() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `ringfence circuit run` evaluates a circuit file on the inputs given, between three party
+/// processes: a generated adder and multiplier on bin3 and rep3, edge and random values, each
+/// output equal to plain arithmetic and to the plaintext evaluation (`--check`); bad inputs
+/// refused with the reason before any party starts.
+#[test]
+fn circuit_run_evaluates_given_inputs_and_checks_them() {
+    let dir = std::env::temp_dir().join(format!("ringfence-cli-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gen = |kind: &str, bits: &str, fan_in: &str| {
+        let path = dir.join(format!("{kind}{bits}.txt"));
+        let out = Command::new(EXE)
+            .args(["circuit", "gen", kind, "--bits", bits, "--fan-in", fan_in, "--out"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        path
+    };
+    let run = |path: &std::path::Path, gates: &str, inputs: &[String]| {
+        let out = Command::new(EXE)
+            .args(["circuit", "run", "--check", "--gates", gates])
+            .arg(path)
+            .args(inputs.iter().flat_map(|v| ["--input", v.as_str()]))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("equal to the plaintext evaluation"), "{text}");
+        text
+    };
+    let adder = gen("adder", "8", "4");
+    let multiplier = gen("multiplier", "16", "4");
+    let mut prg = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        prg ^= prg << 13;
+        prg ^= prg >> 7;
+        prg ^= prg << 17;
+        prg
+    };
+    let mut pairs = vec![(0u64, 0u64), (255, 1), (255, 255), (1, 0), (0x80, 0x80)];
+    pairs.extend((0..3).map(|_| (next() & 0xff, next() & 0xff)));
+    for (gates, &(x, y)) in ["bin3", "rep3"].iter().cycle().zip(&pairs) {
+        // Decimal and hex inputs; the sum's low 8 bits and the carry.
+        let text = run(&adder, gates, &[x.to_string(), format!("0x{y:x}")]);
+        let sum = x + y;
+        assert!(text.contains(&format!("output 0 (8 bits): 0x{:02x}\n", sum & 0xff)), "{text}");
+        assert!(text.contains(&format!("output 1 (1 bits): 0x{}\n", sum >> 8)), "{text}");
+    }
+    for (x, y) in [(0xffffu64, 0xffffu64), (0, 0xffff), (next() & 0xffff, next() & 0xffff)] {
+        let text = run(&multiplier, "bin3", &[format!("0b{x:b}"), y.to_string()]);
+        assert!(text.contains(&format!("output 0 (32 bits): 0x{:08x}\n", x * y)), "{text}");
+        assert!(text.contains("rounds"), "{text}");
+    }
+    for (inputs, why) in [
+        (&["300", "1"][..], "input 0 (\"300\", 8 bits): more than 8 bits"),
+        (&["3"][..], "1 values for a circuit of 2 input groups"),
+        (&["3", "0xzz"][..], "'z' is not a base-16 digit"),
+    ] {
+        let out = Command::new(EXE)
+            .args(["circuit", "run"])
+            .arg(&adder)
+            .args(inputs.iter().flat_map(|v| ["--input", v]))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(why), "{inputs:?}: {err}");
+        assert!(!err.contains("party processes"), "refused before starting: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `--comparisons fan-in` runs rep3's comparisons on bin3's gates: NN-A's argmax run takes 31
 /// online rounds instead of 66 (plus the input and the opening), with onnxruntime's classes;
 /// a family that compares its own way refuses the option.

@@ -273,7 +273,7 @@ pub(crate) async fn run_ops<R: BenchRing, S: Scheme<R>>(
     ops: &[Op],
     sizes: Sizes,
     model: Option<&ModelBench>,
-    circuit: Option<&ringfence_core::circuit::Circuit>,
+    circuit: Option<&crate::bench_gates::CircuitJob>,
 ) -> Result<S::On, String> {
     let mut p = S::start(b);
     Scheme::<R>::configure(&mut p, &sizes);
@@ -544,6 +544,8 @@ pub(crate) struct Meter {
     mark: Option<(Instant, ringfence_core::net::Stats, u64)>,
     /// Inference at the input owner: agreement of the last run's classes with the reference.
     agreement: Option<f64>,
+    /// A circuit run on given inputs, at P0: the first instance's outputs.
+    pub(crate) outputs: Option<Vec<String>>,
 }
 
 impl Meter {
@@ -560,6 +562,7 @@ impl Meter {
             setup: None,
             mark: None,
             agreement: None,
+            outputs: None,
         }
     }
 
@@ -615,6 +618,7 @@ impl Meter {
             setup_seconds: self.setup.map(|(s, _)| s / r),
             setup_frame_bytes: self.setup.map(|(_, b)| b as f64 / r),
             agreement: self.agreement,
+            outputs: self.outputs,
         }
     }
 }
@@ -658,6 +662,12 @@ pub(crate) struct Summary {
     /// reference runtime's (onnxruntime) on the same samples.
     #[serde(skip_serializing_if = "Option::is_none")]
     accuracy_agreement: Option<f64>,
+    /// Payload bytes each party sent, by party index (the seats of a scheme differ: bin3's P3
+    /// sends far less).
+    payload_bytes_by_party: Vec<f64>,
+    /// A circuit run on given inputs: the first instance's output groups, in hex.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outputs: Option<Vec<String>>,
     /// The links between the parties: `loopback`, or the emulated WAN.
     network: String,
     /// With an emulated WAN: rounds × one-way delay, the time no implementation with this
@@ -725,6 +735,8 @@ pub(crate) fn summarize(
         online_bytes_per_party: infer.then(|| mean(|r| r.frame_bytes)),
         payload_bytes_per_party: mean(|r| r.payload_bytes),
         accuracy_agreement: reports.iter().find_map(|r| r.agreement),
+        payload_bytes_by_party: reports.iter().map(|r| r.payload_bytes).collect(),
+        outputs: reports.iter().find_map(|r| r.outputs.clone()),
         network: "loopback".into(),
         latency_floor_seconds: None,
     }

@@ -8,7 +8,9 @@
 //! ciphertexts and checks them against the plaintext evaluation of the same circuit. Both
 //! are timed end to end (inputs, layers, verification, opening) from a barrier. `circuit` is
 //! the same for any Bristol Fashion file (`--circuit FILE`, ℓ-input ANDs allowed), input group
-//! `g` from party `g mod 3`, on deterministic inputs every party can recompute for the check.
+//! `g` from party `g mod 3`, on deterministic inputs every party can recompute for the check,
+//! or on the values of `--circuit-inputs` (`ringfence circuit run`): then P0 reports the
+//! opened outputs of the first instance and the parent checks them if asked.
 
 use clap::ValueEnum;
 use ringfence_core::bin3::Bin3;
@@ -79,12 +81,96 @@ impl SboxArg {
 const DATA_OWNER: PartyId = PartyId(1);
 const KEY_OWNER: PartyId = PartyId(0);
 
+/// The `circuit` op's file and, if given, its inputs: one value per input group (bit `i` of
+/// a value is wire `i` of its group), the same in every instance.
+pub(crate) struct CircuitJob {
+    pub(crate) circuit: Circuit,
+    pub(crate) inputs: Option<Vec<Vec<bool>>>,
+}
+
+impl CircuitJob {
+    /// The circuit at `path`, with the inputs of `--circuit-inputs` if given (comma-separated
+    /// values, one per group: `0x` hex, `0b` binary or decimal).
+    pub(crate) fn load(path: &std::path::Path, inputs: Option<&str>) -> Result<Self, String> {
+        let circuit = crate::bench::load_circuit(path)?;
+        let inputs = inputs.map(|t| parse_inputs(t, circuit.input_widths())).transpose()?;
+        // (The error names no flag: `bench --circuit-inputs` and `circuit run --input` share it.)
+        Ok(Self { circuit, inputs })
+    }
+}
+
+/// One value per input group, each as its group's bits, least significant first.
+pub(crate) fn parse_inputs(text: &str, widths: &[usize]) -> Result<Vec<Vec<bool>>, String> {
+    let values: Vec<&str> = text.split(',').map(str::trim).collect();
+    if values.len() != widths.len() {
+        return Err(format!(
+            "{} values for a circuit of {} input groups ({widths:?} bits)",
+            values.len(),
+            widths.len()
+        ));
+    }
+    values
+        .iter()
+        .zip(widths)
+        .enumerate()
+        .map(|(g, (v, &w))| {
+            parse_value(v, w).map_err(|e| format!("input {g} ({v:?}, {w} bits): {e}"))
+        })
+        .collect()
+}
+
+/// `text` as `width` bits, least significant first.
+fn parse_value(text: &str, width: usize) -> Result<Vec<bool>, String> {
+    let digits = text.replace('_', "");
+    let (radix, body) = match digits.get(..2) {
+        Some("0x" | "0X") => (16u32, &digits[2..]),
+        Some("0b" | "0B") => (2, &digits[2..]),
+        _ => (10, &digits[..]),
+    };
+    if body.is_empty() {
+        return Err("no digits".into());
+    }
+    // Little-endian 32-bit limbs, multiplied by the radix per digit: any width.
+    let mut limbs: Vec<u64> = vec![0];
+    for ch in body.chars() {
+        let d = ch.to_digit(radix).ok_or_else(|| format!("{ch:?} is not a base-{radix} digit"))?;
+        let mut carry = u64::from(d);
+        for l in &mut limbs {
+            let x = *l * u64::from(radix) + carry;
+            *l = x & 0xffff_ffff;
+            carry = x >> 32;
+        }
+        if carry > 0 {
+            limbs.push(carry);
+        }
+    }
+    let bits: Vec<bool> =
+        (0..limbs.len() * 32).map(|i| limbs[i / 32] >> (i % 32) & 1 == 1).collect();
+    if bits[width.min(bits.len())..].iter().any(|&b| b) {
+        return Err(format!("more than {width} bits"));
+    }
+    Ok((0..width).map(|i| bits.get(i).copied().unwrap_or(false)).collect())
+}
+
+/// `bits` (least significant first) as `0x` and the hex digits of their width.
+pub(crate) fn hex(bits: &[bool]) -> String {
+    let digits: String = bits
+        .chunks(4)
+        .rev()
+        .map(|c| {
+            let d = c.iter().enumerate().fold(0u32, |a, (i, &b)| a | u32::from(b) << i);
+            char::from_digit(d, 16).unwrap_or('?')
+        })
+        .collect();
+    format!("0x{digits}")
+}
+
 /// Runs a boolean-circuit op on the engine of `sizes` and gives the session back.
 pub(crate) async fn bench_circuit_op(
     p: Session,
     op: Op,
     sizes: Sizes,
-    circuit: Option<&Circuit>,
+    circuit: Option<&CircuitJob>,
 ) -> Result<(Session, OpReport), String> {
     match sizes.engine {
         Engine::Rep3 => run::<Session>(p, op, sizes, circuit).await,
@@ -108,7 +194,7 @@ async fn run<S: Gates + sharing::Session<Session>>(
     p: Session,
     op: Op,
     sizes: Sizes,
-    circuit: Option<&Circuit>,
+    circuit: Option<&CircuitJob>,
 ) -> Result<(Session, OpReport), String> {
     let e = |e: ringfence_core::Error| e.to_string();
     let mut s = S::start(p);
@@ -139,10 +225,14 @@ async fn run<S: Gates + sharing::Session<Session>>(
                 c.stats().and_depth
             ));
             let owner = |g: usize| if g == 0 { DATA_OWNER } else { KEY_OWNER };
-            timed_circuit(&mut s, &c, owner, n, sizes.repeat, &mut m).await?;
+            let groups = bench_groups(&c, n);
+            let expected = plain_outputs(&c, &groups, n)?;
+            timed_circuit(&mut s, &c, owner, &groups, Some(&expected), n, sizes.repeat, &mut m)
+                .await?;
         }
         Op::Circuit => {
-            let c = circuit.ok_or("the circuit op needs --circuit FILE")?;
+            let job = circuit.ok_or("the circuit op needs --circuit FILE")?;
+            let c = &job.circuit;
             let st = c.stats();
             m.shape = Some(format!(
                 "circuit on {}: {} ANDs ({} of 3+ inputs), {} layers; n counts instances",
@@ -153,29 +243,59 @@ async fn run<S: Gates + sharing::Session<Session>>(
             ));
             let parties = crate::ROSTER.n();
             let owner = |g: usize| PartyId((g % parties) as u8);
-            timed_circuit(&mut s, c, owner, n, sizes.repeat, &mut m).await?;
+            match &job.inputs {
+                None => {
+                    let groups = bench_groups(c, n);
+                    let expected = plain_outputs(c, &groups, n)?;
+                    let expected = Some(&expected[..]);
+                    timed_circuit(&mut s, c, owner, &groups, expected, n, sizes.repeat, &mut m)
+                        .await?;
+                }
+                Some(values) => {
+                    // Every instance gets the given values: wire i of instance t at i·n + t.
+                    let groups: Vec<Vec<bool>> = values
+                        .iter()
+                        .map(|v| v.iter().flat_map(|&b| std::iter::repeat_n(b, n)).collect())
+                        .collect();
+                    let out =
+                        timed_circuit(&mut s, c, owner, &groups, None, n, sizes.repeat, &mut m)
+                            .await?;
+                    if me == PartyId(0) {
+                        // Instance 0 of each output group: its wires are at i·n.
+                        let first =
+                            |o: &Vec<bool>| -> Vec<bool> { o.iter().step_by(n).copied().collect() };
+                        m.outputs = Some(out.iter().map(|o| hex(&first(o))).collect());
+                    }
+                }
+            }
         }
         other => return Err(format!("{} is not a boolean-circuit op", other.name())),
     }
     Ok((s.finish(), m.finish(sizes.repeat)))
 }
 
-/// `repeat + 1` timed runs of `c` on `n` instances of deterministic inputs (group `g` from
-/// `owner(g)`), every output opened to all and checked against the plaintext evaluation.
+/// Deterministic inputs for `n` instances of `c` (wire-major), every party can recompute.
+fn bench_groups(c: &Circuit, n: usize) -> Vec<Vec<bool>> {
+    c.input_widths().iter().enumerate().map(|(g, &w)| bench_bits(10 + g as u32, w * n)).collect()
+}
+
+/// `repeat + 1` timed runs of `c` on `n` instances of `groups` (wire-major; group `g` from
+/// `owner(g)`, the only party that reads it), every output opened to all and compared with
+/// `expected` if given; the last run's opened outputs.
+#[allow(clippy::too_many_arguments)]
 async fn timed_circuit<S: Gates + sharing::Session<Session>>(
     s: &mut S,
     c: &Circuit,
     owner: impl Fn(usize) -> PartyId,
+    groups: &[Vec<bool>],
+    expected: Option<&[Vec<bool>]>,
     n: usize,
     repeat: usize,
     m: &mut Meter,
-) -> Result<(), String> {
+) -> Result<Vec<Vec<bool>>, String> {
     let e = |e: ringfence_core::Error| e.to_string();
     let me = s.base().me();
-    let widths = c.input_widths().to_vec();
-    let groups: Vec<Vec<bool>> =
-        widths.iter().enumerate().map(|(g, &w)| bench_bits(10 + g as u32, w * n)).collect();
-    let expected = plain_outputs(c, &groups, n)?;
+    let mut opened = Vec::new();
     for run in 0..=repeat {
         let inputs: Vec<Input<'_>> = groups
             .iter()
@@ -184,23 +304,27 @@ async fn timed_circuit<S: Gates + sharing::Session<Session>>(
             .collect();
         m.start(s.base_mut()).await?;
         let out = c.eval_shared(s, &inputs, n).await.map_err(e)?;
-        let mut opened = Vec::new();
+        opened.clear();
         for o in out {
             opened.push(s.open_bits(o).await.map_err(e)?);
         }
         m.stop(s.base_mut(), run == 0).await?;
-        if opened != expected {
+        if expected.is_some_and(|x| x != opened) {
             return Err(
                 "the opened outputs differ from the plaintext evaluation of the circuit".into()
             );
         }
     }
-    Ok(())
+    Ok(opened)
 }
 
 /// The circuit's outputs on `groups` (wire-major bits of `n` instances) by its plaintext
 /// evaluation, 64 instances at a time, in the same layout.
-fn plain_outputs(c: &Circuit, groups: &[Vec<bool>], n: usize) -> Result<Vec<Vec<bool>>, String> {
+pub(crate) fn plain_outputs(
+    c: &Circuit,
+    groups: &[Vec<bool>],
+    n: usize,
+) -> Result<Vec<Vec<bool>>, String> {
     let widths = c.input_widths();
     let outs = c.output_widths();
     let mut result: Vec<Vec<bool>> = outs.iter().map(|&w| vec![false; w * n]).collect();

@@ -4,7 +4,7 @@
 //! 2 or more ([`Spdz2k`], on a [`Mesh`]); each maps the calls to its own protocols, so
 //! `bench::bench_op` is written once.
 
-use ringfence_core::circuit::Circuit;
+use crate::bench_gates::CircuitJob;
 use ringfence_core::mal3::scheme::Mal3Ring;
 use ringfence_core::mal3::Mal3;
 use ringfence_core::meteor::{Meteor, MeteorRing};
@@ -107,7 +107,7 @@ pub(crate) trait Scheme<R: BenchRing>: Boolean<R> + sharing::Session<Self::On> {
         self,
         op: Op,
         _: Sizes,
-        _: Option<&Circuit>,
+        _: Option<&CircuitJob>,
     ) -> Result<(Self, OpReport), String> {
         Err(format!("{} runs on the --gates schemes among three parties", op.name()))
     }
@@ -177,7 +177,7 @@ impl<R: BenchRing> Scheme<R> for Session {
         self,
         op: Op,
         sizes: Sizes,
-        circuit: Option<&Circuit>,
+        circuit: Option<&CircuitJob>,
     ) -> Result<(Self, OpReport), String> {
         crate::bench_gates::bench_circuit_op(self, op, sizes, circuit).await
     }

@@ -223,6 +223,11 @@ struct Workload {
     /// evaluation.
     #[arg(long, value_name = "FILE")]
     circuit: Option<std::path::PathBuf>,
+    /// The circuit op's inputs instead of generated ones: one value per input group,
+    /// comma-separated (0x hex, 0b binary or decimal; bit i is wire i of the group), the same
+    /// in every instance; P0 reports the first instance's outputs (`ringfence circuit run`).
+    #[arg(long, value_name = "VALUES", requires = "circuit")]
+    circuit_inputs: Option<String>,
     /// S-box circuit of the aes op: bp (Boyar–Peralta, depth 4), depth3 or depth2 (fewer
     /// rounds, more ANDs).
     #[arg(long, value_enum, default_value = "bp")]
@@ -311,6 +316,9 @@ impl Workload {
                 std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
             args.extend(["--circuit".into(), abs.display().to_string()]);
         }
+        if let Some(values) = &self.circuit_inputs {
+            args.extend(["--circuit-inputs".into(), values.clone()]);
+        }
         Ok(args)
     }
 }
@@ -390,7 +398,9 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let circuit = match w.circuit.as_deref().map(bench::load_circuit).transpose() {
+            let load =
+                |p: &std::path::Path| bench_gates::CircuitJob::load(p, w.circuit_inputs.as_deref());
+            let circuit = match w.circuit.as_deref().map(load).transpose() {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("ringfence bench-party: {e}");
@@ -440,7 +450,7 @@ struct BenchJob {
     ops: Vec<Op>,
     sizes: bench::Sizes,
     model: Option<bench::ModelBench>,
-    circuit: Option<ringfence_core::circuit::Circuit>,
+    circuit: Option<bench_gates::CircuitJob>,
 }
 
 /// Runs the bench party `a` on a session of kind `S`, in the ring of its workload.
@@ -616,7 +626,7 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     }
     // A circuit file is read here first, so a malformed one is refused once, with its line.
     match (&w.circuit, w.ops().contains(&Op::Circuit)) {
-        (Some(path), _) => drop(bench::load_circuit(path)?),
+        (Some(path), _) => drop(bench_gates::CircuitJob::load(path, w.circuit_inputs.as_deref())?),
         (None, true) => return Err("--ops circuit needs --circuit FILE (Bristol Fashion)".into()),
         (None, false) => {}
     }
@@ -651,7 +661,8 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     if !a.json {
         bench::print_header(&w.sizes(), w.ring.bits(), transport, w.repeat, &network);
     }
-    let mut per_op: Vec<Vec<msgs::OpReport>> = vec![Vec::new(); ops.len()];
+    // By party index, whatever order they arrive in.
+    let mut per_op: Vec<Vec<(usize, msgs::OpReport)>> = vec![Vec::new(); ops.len()];
     let mut done = 0;
     while done < parties {
         match kids.next(patience(&a.common))? {
@@ -667,10 +678,13 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
                 let k = ops.iter().position(|o| *o == r.op).ok_or_else(|| {
                     format!("P{i} reported an op that was not asked for: {}", r.op)
                 })?;
-                per_op[k].push(r);
+                per_op[k].push((i, r));
                 if per_op[k].len() == parties {
+                    per_op[k].sort_by_key(|&(i, _)| i);
+                    let reports: Vec<msgs::OpReport> =
+                        per_op[k].drain(..).map(|(_, r)| r).collect();
                     let s =
-                        bench::summarize(&per_op[k], w.ring.bits(), transport, w.repeat, w.backend)
+                        bench::summarize(&reports, w.ring.bits(), transport, w.repeat, w.backend)
                             .on_network(&network, shape.map(|s| s.delay.as_secs_f64()))
                             .in_sub_batches(w.sub_batch);
                     if a.json {

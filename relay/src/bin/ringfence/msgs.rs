@@ -73,6 +73,9 @@ pub(crate) struct OpReport {
     /// Inference, at the input owner: agreement with the reference runtime's classes.
     #[serde(default)]
     pub(crate) agreement: Option<f64>,
+    /// A circuit run on given inputs, at P0: the first instance's output groups, in hex.
+    #[serde(default)]
+    pub(crate) outputs: Option<Vec<String>>,
 }
 
 /// One session party's figures of the classification it served (frame bytes it sent, per stage).
