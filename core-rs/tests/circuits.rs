@@ -38,6 +38,15 @@ fn from_wire_major(bits: &[bool], width: usize, n: usize) -> Vec<u128> {
 /// opened to all; checks every party's outputs against the plaintext evaluation and returns
 /// the rounds of the run (inputs and openings included).
 fn agrees<S: Gates + Session<Rep3<MemTransport>>>(c: &Circuit, n: usize, seed: u64) -> u64 {
+    run_checked::<S>(c, n, seed).0
+}
+
+/// [`agrees`], also returning the most payload bytes any party sent.
+fn run_checked<S: Gates + Session<Rep3<MemTransport>>>(
+    c: &Circuit,
+    n: usize,
+    seed: u64,
+) -> (u64, u64) {
     let widths = c.input_widths().to_vec();
     let groups: Vec<Vec<u128>> =
         widths.iter().enumerate().map(|(g, &w)| values(seed + g as u64, w, n)).collect();
@@ -60,20 +69,22 @@ fn agrees<S: Gates + Session<Rep3<MemTransport>>>(c: &Circuit, n: usize, seed: u
             for o in out {
                 opened.push(s.open_bits(o).await?);
             }
-            Ok((opened, s.base().ctx().stats().rounds))
+            let stats = s.base().ctx().stats();
+            Ok((opened, stats.rounds, stats.payload_bytes_sent))
         }
     });
-    let mut rounds = 0;
+    let (mut rounds, mut bytes) = (0, 0);
     for (i, o) in outs.into_iter().enumerate() {
-        let (opened, r) = o.unwrap_or_else(|e| panic!("P{i}: {e}"));
+        let (opened, r, b) = o.unwrap_or_else(|e| panic!("P{i}: {e}"));
         rounds = r;
+        bytes = bytes.max(b);
         for (g, &w) in c.output_widths().iter().enumerate() {
             let got = from_wire_major(&opened[g], w, n);
             let want: Vec<u128> = expected.iter().map(|e| e[g]).collect();
             assert_eq!(got, want, "P{i}, output group {g}");
         }
     }
-    rounds
+    (rounds, bytes)
 }
 
 /// Every scheme on one circuit; returns (rep3, mal3, bin3) rounds.
@@ -119,6 +130,28 @@ fn adders_and_comparators_agree_with_plaintext_on_every_scheme() {
         // At least the depth of the circuit lowered to two-input ANDs.
         let lowered = passes::lower_ands(&c).expect("lowered").stats().and_depth as u64;
         assert!(tree_rounds >= lowered);
+    }
+}
+
+/// One instance: a layer's gates travel side by side, 64 to a word, not one word each. A
+/// 128-input two-input AND tree has 127 ANDs in 7 layers (64, 32, …, 1): 7 words per party
+/// for its layers, where a word per gate would be 127.
+#[test]
+fn one_instance_packs_a_layers_gates_into_words() {
+    let c = and_tree(128, 2).expect("tree");
+    for (bytes, scheme) in [
+        (run_checked::<Bin3<MemTransport>>(&c, 1, 4).1, "bin3"),
+        (run_checked::<Rep3<MemTransport>>(&c, 1, 5).1, "rep3"),
+    ] {
+        // The layers' 7 words, the input's (up to 8: bin3's P3 seat sends two words per 64
+        // bits to each peer) and a few to open the output: 20 words at most, where a word
+        // per gate would be 127 for the layers alone (1,112 bytes measured that way on bin3).
+        assert!(bytes <= 8 * 20, "{scheme}: {bytes} bytes");
+    }
+    // Several instances, not a multiple of 64: the same ANDs, the plaintext's outputs.
+    for n in [2, 63, 65] {
+        let [_, _, bin3] = on_every_scheme(&c, n);
+        assert_eq!(bin3, overhead(&c) + 7);
     }
 }
 

@@ -17,6 +17,46 @@ pub struct Input<'a> {
     pub bits: Option<&'a [bool]>,
 }
 
+/// One AND layer with the gates of each fan-in side by side: operand `j` of all gates of
+/// fan-in `ℓ` concatenated into one vector, one `ℓ`-input gate per fan-in, the outputs split
+/// back per gate. A scheme packs shared bits into words per vector, so with `n` instances not
+/// a multiple of the word each gate's vectors would carry padding on the wire (63 of 64 bits
+/// for one instance); side by side, only the last word of a fan-in's vectors does. The same
+/// ANDs in the same rounds: only the packing changes.
+async fn and_layer_side_by_side<S: Gates>(
+    s: &mut S,
+    ops: &[Vec<&S::Bits>],
+    n: usize,
+) -> Result<Vec<S::Bits>, Error> {
+    let mut fan_ins: Vec<usize> = ops.iter().map(Vec::len).collect();
+    fan_ins.sort_unstable();
+    fan_ins.dedup();
+    let members: Vec<Vec<usize>> =
+        fan_ins.iter().map(|&l| (0..ops.len()).filter(|&g| ops[g].len() == l).collect()).collect();
+    let joined: Vec<Vec<S::Bits>> = fan_ins
+        .iter()
+        .zip(&members)
+        .map(|(&l, gs)| {
+            (0..l)
+                .map(|j| S::Bits::concat(&gs.iter().map(|&g| ops[g][j]).collect::<Vec<_>>()))
+                .collect()
+        })
+        .collect();
+    let refs: Vec<Vec<&S::Bits>> = joined.iter().map(|g| g.iter().collect()).collect();
+    let layer: Vec<&[&S::Bits]> = refs.iter().map(|g| &g[..]).collect();
+    let outs = s.and_layer(&layer).await?;
+    let mut result: Vec<Option<S::Bits>> = vec![None; ops.len()];
+    for (out, gs) in outs.iter().zip(&members) {
+        for (k, &g) in gs.iter().enumerate() {
+            result[g] = Some(out.slice(k * n..(k + 1) * n));
+        }
+    }
+    result
+        .into_iter()
+        .map(|r| r.ok_or_else(|| Error::ApiMisuse("circuit: a layer lost a gate".into())))
+        .collect()
+}
+
 impl Circuit {
     /// Evaluates `n` instances of the circuit on scheme `s`, with one [`Input`] per input group,
     /// and returns one shared vector per output group, wire-major like the inputs (wire `i`,
@@ -108,8 +148,12 @@ impl Circuit {
                         .map(|g| g.inputs.iter().map(|&i| wires[i].as_ref().ok_or(i)).collect())
                         .collect::<Result<_, Wire>>()
                         .map_err(|i| Error::ApiMisuse(format!("circuit: wire {i} read unset")))?;
-                    let refs: Vec<&[&S::Bits]> = ops.iter().map(|g| &g[..]).collect();
-                    let outs = s.and_layer(&refs).await?;
+                    let outs = if n % 64 == 0 {
+                        let refs: Vec<&[&S::Bits]> = ops.iter().map(|g| &g[..]).collect();
+                        s.and_layer(&refs).await?
+                    } else {
+                        and_layer_side_by_side(s, &ops, n).await?
+                    };
                     for (g, v) in gates.iter().zip(outs) {
                         wires[g.out] = Some(v);
                     }

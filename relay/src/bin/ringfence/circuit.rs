@@ -163,7 +163,7 @@ fn run_circuit(a: &RunArgs) -> Result<(), String> {
         .unwrap_or_default();
     println!(
         "{:.0} rounds, {:.1} ms (inputs, AND layers, opening); payload bytes sent by P0, P1, P2: \
-         {} (an instance travels in 64-bit words: `circuit stats` counts its bits)",
+         {} (a layer's bits travel in 64-bit words; `circuit stats` counts the bits alone)",
         line["rounds"].as_f64().unwrap_or(0.0),
         line["seconds"].as_f64().unwrap_or(0.0) * 1e3,
         bytes.join(", "),
