@@ -36,7 +36,8 @@ pub struct PartyConfig {
     pub relay: String,
     /// The private key file, as written (relative paths: to the configuration file's folder).
     pub key_file: PathBuf,
-    /// The server parties' public keys, in party order: 3 (rep3, METEOR, mal3), 5 or 7 (rss).
+    /// The server parties' public keys, in party order: 3 (rep3, METEOR, mal3), 5 or 7 (rss),
+    /// 1 or 2 (spdz2k).
     pub public_keys: Vec<PublicKey>,
     /// The join token file, if the relay wants one.
     pub token_file: Option<PathBuf>,
