@@ -9,9 +9,14 @@
 //!   Bit triples come from preprocessing: the dealer's in tests, and in the parties' own
 //!   generation TinyOT's, converted into this instance by the paper's Fig. 2
 //!   (`Generator::bit_triples` in [`super::offline`]).
-//! * **MSB** (the paper's Fig. 6): `k + 1` random bits, `c = a + r` opened, the carry circuit
-//!   `u = [c mod 2^(k−1) < r mod 2^(k−1)]` (`2k − 4` ANDs, `⌈log₂(k−1)⌉` rounds), the lift, and
-//!   `e = a − a' + 2^(k−1)·b` opened: `6k − 8` bits per party, `⌈log₂(k−1)⌉ + 2` rounds.
+//! * **Masks**: the paper masks with `k` random arithmetic bits (Π_RandBit); here an edaBit
+//!   does it — a random `[r]` with its bits in the binary instance ([`super::offline`]'s
+//!   edaBits, about a tenth of the preprocessing) — and `r mod 2^(k−1)` is `r` less the lift
+//!   of its top bit. The online phase is the paper's.
+//! * **MSB** (the paper's Fig. 6): an edaBit `r` and a random bit `b` of the binary instance,
+//!   `c = a + r` opened, the carry circuit `u = [c mod 2^(k−1) < r mod 2^(k−1)]` (`2k − 4`
+//!   ANDs, `⌈log₂(k−1)⌉` rounds), and `e = a − a' + 2^(k−1)·b` (`b` lifted) opened: `6k − 8`
+//!   bits per party, `⌈log₂(k−1)⌉ + 2` rounds.
 //! * **Equality** (Fig. 7): `c = a + r` opened, an AND tree over the bits where `c` and `r`
 //!   agree: `3k − 2` bits per party, `⌈log₂ k⌉ + 1` rounds.
 //! * **Bit decomposition** (Fig. 11): `c = a − r` opened and a log-depth prefix adder of `c` and
@@ -24,7 +29,7 @@
 use core::ops::Range;
 
 use super::check::{open_logged, reduce};
-use super::prep::{RandBits, Triples};
+use super::prep::{EdaBits, RandBits, Triples};
 use super::{Auth, Spdz2k, Spdz2kRing};
 use crate::net::{PartyId, Transport};
 use crate::ring::{Z32, Z64};
@@ -176,7 +181,7 @@ impl<R: Spdz2kRing> Auth<R> {
 }
 
 impl<T: Transport> Spdz2k<T> {
-    fn bits_of<R: Spdz2kRing>(&self, x: &Auth<R>) -> AuthBits {
+    pub(crate) fn bits_of<R: Spdz2kRing>(&self, x: &Auth<R>) -> AuthBits {
         x.low_bits(self.me() == PartyId(0), R::alpha(self))
     }
 
@@ -287,11 +292,11 @@ impl<T: Transport> Spdz2k<T> {
     /// The MSB of every element of `a` (the paper's Fig. 6).
     async fn msb<R: Spdz2kRing>(&mut self, a: &Auth<R>) -> Result<AuthBits, Error> {
         let (n, k) = (a.len(), R::BITS as usize);
-        let masks = Planes { bits: self.rand_bits::<R>((k + 1) * n).await?.b, n };
-        // The last plane is the output masks b.
-        let (r, r_low) = (masks.sum(0..k)?, masks.sum(0..k - 1)?);
+        let EdaBits { r, bits } = self.eda_bits::<R>(n).await?;
+        let masks = Planes { bits, n };
+        // r mod 2^(k−1) = r − 2^(k−1)·r_{k−1}, the top bit lifted from its binary sharing.
+        let r_low = r.sub(&self.bits_of(&masks.bit(k - 1)).lift::<R>())?;
         let c = self.open_unchecked(&a.add(&r)?).await?;
-        let half = R::ONE.shl(R::BITS - 1);
         let c_low: Vec<R> =
             c.iter().map(|&c| c - c.shr_logical(R::BITS - 1).shl(R::BITS - 1)).collect();
         let c_bits: Vec<Vec<bool>> = (0..k - 1).map(|i| public_bits(&c_low, i)).collect();
@@ -299,19 +304,22 @@ impl<T: Transport> Spdz2k<T> {
         let u = self.bit_lt_public(&c_bits, &r_bits).await?;
         // a' = c' − r' + 2^(k−1)·u ≡ a mod 2^(k−1); d = a − a' = 2^(k−1)·a_{k−1}.
         let a_low = self.constant(&c_low).sub(&r_low)?.add(&u.lift::<R>())?;
-        let b = masks.bit(k);
-        let masked = a.sub(&a_low)?.add(&b.scale(half))?;
+        // The output mask b: a random bit of the binary instance, lifted to 2^(k−1)·b.
+        let b = self.binary_bits::<R>(n).await?;
+        let b = self.bits_of(&b);
+        let masked = a.sub(&a_low)?.add(&b.lift::<R>())?;
         let e = self.open_unchecked(&masked).await?;
         let top: Vec<bool> = e.iter().map(|e| e.msb()).collect();
-        Ok(self.bits_of(&b).xor_public(&top))
+        Ok(b.xor_public(&top))
     }
 
     /// All bits of every element of `a` (the paper's Fig. 11): `c = a − r` opened, then a
     /// Sklansky prefix adder of `c` and `r`'s bits (`⌈log₂ k⌉` rounds).
     async fn bit_decompose<R: Spdz2kRing>(&mut self, a: &Auth<R>) -> Result<Vec<AuthBits>, Error> {
         let (n, k) = (a.len(), R::BITS as usize);
-        let masks = Planes { bits: self.rand_bits::<R>(k * n).await?.b, n };
-        let c = self.open_unchecked(&a.sub(&masks.sum(0..k)?)?).await?;
+        let EdaBits { r, bits } = self.eda_bits::<R>(n).await?;
+        let masks = Planes { bits, n };
+        let c = self.open_unchecked(&a.sub(&r)?).await?;
         let cb: Vec<Vec<bool>> = (0..k).map(|i| public_bits(&c, i)).collect();
         let rb: Vec<AuthBits> = (0..k).map(|i| self.bits_of(&masks.bit(i))).collect();
         // Generate and propagate of c + r: g_i = c_i·r_i, p_i = c_i ⊕ r_i.
@@ -350,8 +358,9 @@ impl<T: Transport> Spdz2k<T> {
     /// `¬(c_i ⊕ r_i)` by a tree (`k − 1` ANDs, `⌈log₂ k⌉` rounds): `3k − 2` bits per party.
     async fn eqz<R: Spdz2kRing>(&mut self, a: &Auth<R>) -> Result<AuthBits, Error> {
         let (n, k) = (a.len(), R::BITS as usize);
-        let masks = Planes { bits: self.rand_bits::<R>(k * n).await?.b, n };
-        let c = self.open_unchecked(&a.add(&masks.sum(0..k)?)?).await?;
+        let EdaBits { r, bits } = self.eda_bits::<R>(n).await?;
+        let masks = Planes { bits, n };
+        let c = self.open_unchecked(&a.add(&r)?).await?;
         // a = 0 exactly when c = r: every bit agrees.
         let agree: Vec<AuthBits> = (0..k)
             .map(|i| self.bits_of(&masks.bit(i)).xor_public(&public_bits(&c, i)).not())

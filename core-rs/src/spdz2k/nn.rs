@@ -97,8 +97,8 @@ impl<T: Transport, R: Spdz2kRing> Inference<R> for Spdz2k<T> {
 }
 
 /// What the online phase of a run draws from the generator, made ahead with the rest of the
-/// setup: per comparison (`comparisons` = [`crate::nn::PrepNeeds::bits`]) an MSB's `k + 1`
-/// random bits and its carry circuit's `2(k − 2)` bit triples, and one triple for the
+/// setup: per comparison (`comparisons` = [`crate::nn::PrepNeeds::bits`]) an MSB's edaBit and
+/// random binary bit and its carry circuit's `2(k − 2)` bit triples, and one triple for the
 /// bit-by-value product of a ReLU, max or argmax selection (two for an argmax, whose index
 /// follows its value; none for a tree node, whose bit is only converted); the masks of the
 /// two MAC checks of the output's opening ([`Arith::open_to`]: the first checks the arithmetic
@@ -124,7 +124,9 @@ fn online_material<R: Spdz2kRing>(
         Output::Logits => (0, batch * classes),
     };
     Ahead {
-        rand_bits: (k + 1) * comparisons,
+        eda_bits: comparisons,
+        binary_bits: comparisons,
+        rand_bits: 0,
         bit_triples: 2 * (k - 2) * comparisons,
         triples: comparisons - nodes + payload,
         random: if comparisons > 0 { 3 } else { 2 },

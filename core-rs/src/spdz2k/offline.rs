@@ -30,6 +30,9 @@
 //! for k = s = 64 (sacrificed in 128 + 64 bits, random bits in 66 + 64, their triples in
 //! 130 + 64).
 
+mod edabits;
+pub use edabits::EDA_BATCH;
+
 use super::check::{
     coin_toss, commit_and_open, mac_check, open_logged, recv_bits, recv_rows, send_bits, send_rows,
     settle, Log,
@@ -56,6 +59,11 @@ impl<W> Wide<W> {
     pub(crate) fn append(&mut self, o: Self) {
         self.x.extend(o.x);
         self.m.extend(o.m);
+    }
+
+    /// Shares `at..`, leaving the first `at`.
+    pub(crate) fn split_off(&mut self, at: usize) -> Self {
+        Self { x: self.x.split_off(at), m: self.m.split_off(at) }
     }
 
     /// The first `n` shares (all, if fewer), leaving the rest.
@@ -129,6 +137,9 @@ pub struct Generator<W = u128> {
     stock: Stock<W>,
     /// Draws that found the stock short and made the rest then.
     made_on_demand: u64,
+    /// A deviation for tests ([`super::Spdz2k::deviate_in_edabits_for_test`]): this party
+    /// flips bit `i` of its part of edaBit candidate `c` before authenticating the bits.
+    pub(crate) eda_deviation: Option<(usize, u32)>,
 }
 
 impl<W> core::fmt::Debug for Generator<W> {
@@ -172,6 +183,7 @@ impl<W: Word> Generator<W> {
             tccr: Tccr::default(),
             stock: Stock::default(),
             made_on_demand: 0,
+            eda_deviation: None,
         })
     }
 
@@ -187,7 +199,9 @@ impl<W: Word> Generator<W> {
         Ok(match kind {
             Kind::Triples(1) => self.bit_triples(ctx, roster, own, n).await?.into(),
             Kind::Triples(k) => self.triples(ctx, roster, own, k, n).await?.into(),
+            Kind::RandBits(1) => vec![self.binary_bits(ctx, roster, own, n).await?],
             Kind::RandBits(k) => vec![self.rand_bits(ctx, roster, own, k, n).await?],
+            Kind::EdaBits(k) => self.eda_bits(ctx, roster, own, k, n).await?,
             Kind::Random(wd) => vec![self.random_values(ctx, roster, own, wd, n).await?],
             Kind::Masks(wd, owner) => vec![self.input_masks(ctx, roster, own, wd, owner, n).await?],
         })
@@ -655,45 +669,70 @@ impl<W: Word> Generator<W> {
         own: &mut Prg,
         m: usize,
     ) -> Result<[Wide<W>; 3], Error> {
+        let triples = self.tiny_triples(ctx, roster, own, m).await?;
+        let mut all = self.convert(ctx, roster, own, &tinyot::ABits::concat(&triples)).await?;
+        let (c, b) = (all.split_off(2 * m), all.split_off(m));
+        Ok([all, b, c])
+    }
+
+    /// `m` TinyOT bit triples ([`tinyot::Run::triples`]), a run of their own.
+    pub(crate) async fn tiny_triples<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        m: usize,
+    ) -> Result<[tinyot::ABits; 3], Error> {
         self.batches += 1;
         let mut run = tinyot::Run { cot: &mut self.cot, tccr: &self.tccr, batch: self.batches };
-        let triples = run.triples(ctx, roster, own, m).await?;
+        run.triples(ctx, roster, own, m).await
+    }
+
+    /// TinyOT bits converted into the binary instance by the S&P 2019 paper's Fig. 2. Each
+    /// party's shares of `tiny` (and of `σ` random bits more) are authenticated as its
+    /// additive shares in `1 + s` bits (their sum is the XOR mod 2); after the coins, `σ`
+    /// combinations `r_j ⊕ ⊕ χ_lj·b_l` are opened both as TinyOT bits (MAC-checked under `Δ`)
+    /// and in the instance (MAC-checked under `α`), and must agree: a party that authenticated
+    /// other bits than its TinyOT shares passes with probability 2^−σ.
+    pub(crate) async fn convert<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        tiny: &tinyot::ABits,
+    ) -> Result<Wide<W>, Error> {
         let spare = tinyot::random(&mut self.cot, ctx, own, CONVERSION_CHECKS).await?;
         let wd = Widths { v: 1, s: self.s };
         let one = W::from_u128(1);
-        let mut vals: Vec<W> = triples
-            .iter()
-            .chain([&spare])
-            .flat_map(|b| b.bits.iter().map(|&v| one.and_mask(v)))
-            .collect();
+        let mut vals: Vec<W> =
+            tiny.bits.iter().chain(&spare.bits).map(|&v| one.and_mask(v)).collect();
         // The check's mask in the instance: a random value, never a bit.
         vals.push(W::random(own, 1, wd.w())[0]);
         let macs = self.authenticate(ctx, roster, own, wd, &vals).await?;
-        let inputs = 3 * m;
+        let inputs = tiny.len();
 
         let op = ctx.next_op();
         let seed = coin_toss(ctx, roster, own, op).await?;
         let mut chi = vec![0u64; inputs];
         Prg::new(&seed, op, 0).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
-        let mut tiny = spare;
+        let mut combined = spare;
         let (mut cx, mut cm) = (
             vals[inputs..inputs + CONVERSION_CHECKS].to_vec(),
             macs[inputs..inputs + CONVERSION_CHECKS].to_vec(),
         );
         for (l, &c) in chi.iter().enumerate() {
-            let (part, i) = (&triples[l / m], l % m);
             let mut bits = c;
             while bits != 0 {
                 let j = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                tiny.xor_at(j, part, i, true);
+                combined.xor_at(j, tiny, l, true);
                 cx[j] = cx[j].wrapping_add(vals[l]);
                 cm[j] = cm[j].wrapping_add(macs[l]);
             }
         }
-        let as_tiny = tinyot::open(ctx, roster, self.cot.delta(), &tiny).await?;
+        let as_tiny = tinyot::open(ctx, roster, self.cot.delta(), &combined).await?;
         let mut log = Log::new(1, self.s, self.alpha);
-        let mut public = View::new("bit triples", op);
+        let mut public = View::new("bit conversion", op);
         let reduce = |v: Vec<W>| -> Vec<W> { v.into_iter().map(|x| x.reduce(wd.w())).collect() };
         let (cx, cm) = (reduce(cx), reduce(cm));
         let as_auth = open_logged(ctx, roster, &mut log, &mut public, &cx, &cm).await?;
@@ -705,16 +744,27 @@ impl<W: Word> Generator<W> {
         } else {
             Err(Error::Abort {
                 blame: None,
-                reason: "bit triples: a party authenticated other bits than its TinyOT shares"
+                reason: "bit conversion: a party authenticated other bits than its TinyOT shares"
                     .into(),
             })
         };
         settle(ctx, roster, outcome).await?;
-        let part = |i: usize| Wide {
-            x: vals[i * m..(i + 1) * m].to_vec(),
-            m: macs[i * m..(i + 1) * m].to_vec(),
-        };
-        Ok([part(0), part(1), part(2)])
+        vals.truncate(inputs);
+        let mut macs = macs;
+        macs.truncate(inputs);
+        Ok(Wide { x: vals, m: macs })
+    }
+
+    /// `n` random bits of the binary instance: TinyOT's random bits, converted.
+    async fn binary_bits<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        n: usize,
+    ) -> Result<Wide<W>, Error> {
+        let tiny = tinyot::random(&mut self.cot, ctx, own, n).await?;
+        self.convert(ctx, roster, own, &tiny).await
     }
 
     /// `n` random bits of the instance of `k` value bits (Π_RandBit in `k + 2` value bits),

@@ -81,6 +81,14 @@ impl<R: Spdz2kRing> Store for RandBits<R> {
     }
 }
 
+/// edaBits: random `[r]` of the ring with its bits `[r_i]` in the binary instance (sharings
+/// whose low bit is the bit), bit `i` of every value at `i·n..(i + 1)·n`.
+#[derive(Debug)]
+pub struct EdaBits<R: Spdz2kRing> {
+    pub(crate) r: Auth<R>,
+    pub(crate) bits: Auth<R>,
+}
+
 /// Where a party's preprocessing comes from.
 #[derive(Debug)]
 pub enum Source {
@@ -155,6 +163,10 @@ pub struct Ahead {
     pub bit_triples: usize,
     /// Random bits.
     pub rand_bits: usize,
+    /// edaBits (a comparison's, an equality test's or a bit decomposition's mask).
+    pub eda_bits: usize,
+    /// Random bits of the binary instance (a comparison's output mask).
+    pub binary_bits: usize,
     /// Random values (one per MAC check's mask).
     pub random: usize,
     /// Masks for one party's inputs and for the outputs opened to it: `(party, count)`.
@@ -174,6 +186,8 @@ impl Ahead {
             triples: self.triples.saturating_sub(earlier.triples),
             bit_triples: self.bit_triples.saturating_sub(earlier.bit_triples),
             rand_bits: self.rand_bits.saturating_sub(earlier.rand_bits),
+            eda_bits: self.eda_bits.saturating_sub(earlier.eda_bits),
+            binary_bits: self.binary_bits.saturating_sub(earlier.binary_bits),
             random: self.random.saturating_sub(earlier.random),
             masks,
         }
@@ -187,7 +201,7 @@ impl<T: Transport> Spdz2k<T> {
     /// material made:
     ///
     /// ```ignore
-    /// p.make_ahead::<Z32>(Ahead { rand_bits: 33 * 100, bit_triples: 60 * 100, ..Ahead::default() }).await?;
+    /// p.make_ahead::<Z32>(Ahead { eda_bits: 100, binary_bits: 100, bit_triples: 60 * 100, ..Ahead::default() }).await?;
     /// ```
     pub async fn make_ahead<R: Spdz2kRing>(&mut self, ahead: Ahead) -> Result<(), Error> {
         if !matches!(self.base.source, Source::Parties(_)) {
@@ -198,6 +212,8 @@ impl<T: Transport> Spdz2k<T> {
         let (g, ctx, roster, mut own) = self.generator::<R>("material ahead").await?;
         for (kind, n) in [
             (Kind::RandBits(R::BITS), ahead.rand_bits),
+            (Kind::EdaBits(R::BITS), ahead.eda_bits),
+            (Kind::RandBits(1), ahead.binary_bits),
             (Kind::Triples(1), ahead.bit_triples),
             (Kind::Triples(R::BITS), ahead.triples),
             (Kind::Random(wd), ahead.random),
@@ -238,6 +254,8 @@ impl<T: Transport> Spdz2k<T> {
                 Kind::Triples(1) => a.bit_triples += n,
                 Kind::Triples(k) if k == R::BITS => a.triples += n,
                 Kind::RandBits(k) if k == R::BITS => a.rand_bits += n,
+                Kind::RandBits(1) => a.binary_bits += n,
+                Kind::EdaBits(k) if k == R::BITS => a.eda_bits += n,
                 Kind::Random(w) if w == wd => a.random += n,
                 Kind::Masks(w, owner) if w == wd && a.masks.is_none_or(|(_, m)| m < n) => {
                     a.masks = Some((owner, n));
@@ -299,6 +317,33 @@ impl<T: Transport> Spdz2k<T> {
     #[cfg(any(test, feature = "test-utils"))]
     pub async fn rand_bits_for_test<R: Spdz2kRing>(&mut self, n: usize) -> Result<Auth<R>, Error> {
         Ok(self.rand_bits::<R>(n).await?.b)
+    }
+
+    /// `n` edaBits, opened: the values and their bits (bit `i` of all at `i·n..`), for tests
+    /// of the material itself.
+    #[cfg(any(test, feature = "test-utils"))]
+    pub async fn eda_bits_for_test<R: Spdz2kRing>(
+        &mut self,
+        n: usize,
+    ) -> Result<(Vec<R>, Vec<bool>), Error> {
+        let EdaBits { r, bits } = self.eda_bits::<R>(n).await?;
+        let r = crate::sharing::Arith::<R>::open(self, r).await?;
+        let bits = crate::sharing::Gates::open_bits(self, self.bits_of(&bits)).await?;
+        Ok((r, bits))
+    }
+
+    /// With `Some((candidate, bit))`, makes this party deviate in its next edaBits run as a
+    /// corrupt party could: it authenticates bit `bit` of its part of candidate `candidate`
+    /// flipped (its value unchanged). Every party calls it (the honest ones with `None`): it
+    /// sets up the generator. For tests of the bucket check.
+    #[cfg(any(test, feature = "test-utils"))]
+    pub async fn deviate_in_edabits_for_test<R: Spdz2kRing>(
+        &mut self,
+        deviation: Option<(usize, u32)>,
+    ) -> Result<(), Error> {
+        let (g, ..) = self.generator::<R>("a deviation").await?;
+        g.eda_deviation = deviation;
+        Ok(())
     }
 
     /// `n` multiplication triples of ring `R`.
@@ -402,6 +447,36 @@ impl<T: Transport> Spdz2k<T> {
         }
     }
 
+    /// `n` edaBits of ring `R`.
+    pub(crate) async fn eda_bits<R: Spdz2kRing>(&mut self, n: usize) -> Result<EdaBits<R>, Error> {
+        match &mut self.base.source {
+            Source::Parties(_) => {
+                let (g, ctx, roster, mut own) = self.generator::<R>("edaBits").await?;
+                let mut parts =
+                    g.take(ctx, roster, &mut own, Kind::EdaBits(R::BITS), n).await?.into_iter();
+                let r = parts.next().ok_or_else(|| Error::ApiMisuse("edaBits".into()))?;
+                let mut bits = Wide::default();
+                parts.for_each(|p| bits.append(p));
+                Ok(EdaBits { r: r.into_ring(), bits: bits.into_ring() })
+            }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(d) => Ok(d.eda_bits(self.base.ctx.me(), n)),
+        }
+    }
+
+    /// `n` random bits of the binary instance under ring `R`'s key.
+    pub(crate) async fn binary_bits<R: Spdz2kRing>(&mut self, n: usize) -> Result<Auth<R>, Error> {
+        match &mut self.base.source {
+            Source::Parties(_) => {
+                let (g, ctx, roster, mut own) = self.generator::<R>("binary bits").await?;
+                let b = g.take(ctx, roster, &mut own, Kind::RandBits(1), n).await?;
+                Ok(one_part(b)?.into_ring())
+            }
+            #[cfg(any(test, feature = "test-utils"))]
+            Source::Dealer(d) => Ok(d.binary_bits(self.base.ctx.me(), n)),
+        }
+    }
+
     /// One random sharing of ring `R` (the MAC check's mask).
     pub(crate) async fn check_mask<R: Spdz2kRing>(&mut self) -> Result<Auth<R>, Error> {
         self.random::<R>(1).await
@@ -430,7 +505,7 @@ pub use dealer::Dealer;
 #[cfg(any(test, feature = "test-utils"))]
 mod dealer {
     use super::super::{Auth, Spdz2kRing};
-    use super::{InputMasks, MatTriple, RandBits, Triples};
+    use super::{EdaBits, InputMasks, MatTriple, RandBits, Triples};
     use crate::net::PartyId;
     use crate::prg::{Prg, Seed};
     use crate::ring::{IntRing, Ring};
@@ -541,17 +616,43 @@ mod dealer {
 
         /// `n` bit triples as arithmetic sharings of bits (`c = a·b`).
         pub(crate) fn bit_triples<R: Spdz2kRing>(&mut self, me: PartyId, n: usize) -> Triples<R> {
-            let bit = |w: R::Wide| <R::Wide as IntRing>::from_u64(w.to_u64() & 1);
-            let a: Vec<R::Wide> = self.random::<R>(n).into_iter().map(bit).collect();
-            let b: Vec<R::Wide> = self.random::<R>(n).into_iter().map(bit).collect();
+            let a = self.random_bits::<R>(n);
+            let b = self.random_bits::<R>(n);
             let c: Vec<R::Wide> = a.iter().zip(&b).map(|(&a, &b)| a * b).collect();
-            // Binary shares mean their low bit only: arbitrary above it.
-            let junk = |v: &[R::Wide], d: &mut Self| -> Vec<R::Wide> {
-                let j = d.random::<R>(v.len());
-                v.iter().zip(j).map(|(&v, j)| v + j.shl(1)).collect()
-            };
-            let (a, b, c) = (junk(&a, self), junk(&b, self), junk(&c, self));
-            Triples { a: self.share(me, &a), b: self.share(me, &b), c: self.share(me, &c) }
+            let [a, b, c] = [a, b, c].map(|v| self.binary(me, &v));
+            Triples { a, b, c }
+        }
+
+        /// `n` uniformly random bits.
+        fn random_bits<R: Spdz2kRing>(&mut self, n: usize) -> Vec<R::Wide> {
+            let bit = |w: R::Wide| <R::Wide as IntRing>::from_u64(w.to_u64() & 1);
+            self.random::<R>(n).into_iter().map(bit).collect()
+        }
+
+        /// Party `me`'s binary sharings of the bits `v`: they mean their low bit only, so
+        /// the values are arbitrary above it.
+        fn binary<R: Spdz2kRing>(&mut self, me: PartyId, v: &[R::Wide]) -> Auth<R> {
+            let junk = self.random::<R>(v.len());
+            let v: Vec<R::Wide> = v.iter().zip(junk).map(|(&v, j)| v + j.shl(1)).collect();
+            self.share(me, &v)
+        }
+
+        /// `n` random bits of the binary instance.
+        pub(crate) fn binary_bits<R: Spdz2kRing>(&mut self, me: PartyId, n: usize) -> Auth<R> {
+            let b = self.random_bits::<R>(n);
+            self.binary(me, &b)
+        }
+
+        /// `n` edaBits: random values and their `k` bits, bit `i` of all at `i·n..`.
+        pub(crate) fn eda_bits<R: Spdz2kRing>(&mut self, me: PartyId, n: usize) -> EdaBits<R> {
+            let r = self.random::<R>(n);
+            let bits: Vec<R::Wide> = (0..R::BITS)
+                .flat_map(|i| {
+                    r.iter()
+                        .map(move |w| <R::Wide as IntRing>::from_u64(w.shr_logical(i).to_u64() & 1))
+                })
+                .collect();
+            EdaBits { r: self.share(me, &r), bits: self.binary(me, &bits) }
         }
 
         /// Party `me`'s authenticated shares of the wide values `v`.

@@ -11,8 +11,11 @@ use crate::net::PartyId;
 pub(crate) enum Kind {
     /// Multiplication triples of this many value bits (1: the binary instance's, bit triples).
     Triples(u32),
-    /// Random bits of the instance of this many value bits.
+    /// Random bits of the instance of this many value bits (1: the binary instance's).
     RandBits(u32),
+    /// edaBits of the instance of this many value bits: the value, then its bits in the
+    /// binary instance.
+    EdaBits(u32),
     /// Random values of these widths (the MAC checks' masks, matrix triples' factors).
     Random(Widths),
     /// Input masks of these widths for this owner: its share is the value (which it alone
@@ -25,6 +28,7 @@ impl Kind {
     pub(crate) fn parts(self) -> usize {
         match self {
             Self::Triples(_) => 3,
+            Self::EdaBits(k) => k as usize + 1,
             Self::RandBits(_) | Self::Random(_) | Self::Masks(..) => 1,
         }
     }

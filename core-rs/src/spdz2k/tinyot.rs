@@ -66,7 +66,7 @@ impl ABits {
     }
 
     /// Items `range`.
-    fn slice(&self, r: core::ops::Range<usize>) -> Self {
+    pub(crate) fn slice(&self, r: core::ops::Range<usize>) -> Self {
         let part = |v: &Vec<Vec<u128>>| {
             v.iter()
                 .map(|p| if p.is_empty() { Vec::new() } else { p[r.clone()].to_vec() })
@@ -99,6 +99,103 @@ impl ABits {
         }
     }
 
+    /// `o`'s items after these.
+    pub(crate) fn append(&mut self, o: &Self) {
+        self.bits.extend_from_slice(&o.bits);
+        for (mine, theirs) in
+            self.macs.iter_mut().zip(&o.macs).chain(self.keys.iter_mut().zip(&o.keys))
+        {
+            mine.extend_from_slice(theirs);
+        }
+    }
+
+    /// The items of every part in turn.
+    pub(crate) fn concat(parts: &[Self]) -> Self {
+        let mut out = Self::empty(parts.first().map_or(0, |p| p.macs.len()));
+        parts.iter().for_each(|p| out.append(p));
+        out
+    }
+
+    /// Items `idx`, in that order.
+    pub(crate) fn gather(&self, idx: &[usize]) -> Self {
+        let mut out = Self::empty(self.macs.len());
+        idx.iter().for_each(|&i| out.push_from(self, i, true));
+        out
+    }
+
+    /// Item by item, every share, MAC and key through `f` with the other's (XOR is local).
+    fn zip_with(&self, o: &Self, f: impl Fn(u128, u128) -> u128) -> Self {
+        let both = |p: &[Vec<u128>], q: &[Vec<u128>]| -> Vec<Vec<u128>> {
+            p.iter()
+                .zip(q)
+                .map(|(p, q)| p.iter().zip(q).map(|(&a, &b)| f(a, b)).collect())
+                .collect()
+        };
+        Self {
+            bits: self
+                .bits
+                .iter()
+                .zip(&o.bits)
+                .map(|(&a, &b)| f(a.into(), b.into()) & 1 == 1)
+                .collect(),
+            macs: both(&self.macs, &o.macs),
+            keys: both(&self.keys, &o.keys),
+        }
+    }
+
+    /// `self ⊕ o`, item by item (local).
+    pub(crate) fn xor(&self, o: &Self) -> Self {
+        self.zip_with(o, |a, b| a ^ b)
+    }
+
+    /// `self ∧ c` for public bits `c` (local).
+    fn and_public(&self, c: &[bool]) -> Self {
+        let masks: Vec<u128> = c.iter().map(|&c| spread(c)).collect();
+        let m = Self {
+            bits: c.to_vec(),
+            macs: self
+                .macs
+                .iter()
+                .map(|v| if v.is_empty() { Vec::new() } else { masks.clone() })
+                .collect(),
+            keys: self
+                .keys
+                .iter()
+                .map(|v| if v.is_empty() { Vec::new() } else { masks.clone() })
+                .collect(),
+        };
+        self.zip_with(&m, |a, b| a & b)
+    }
+
+    /// `self ⊕ c` for public bits `c` (local): party 0's shares flip, and every other party
+    /// moves its key for party 0's share by its `Δ`, so that the MACs still hold.
+    fn xor_public(&self, c: &[bool], me: PartyId, delta: u128) -> Self {
+        let mut out = self.clone();
+        if me == PartyId(0) {
+            out.bits.iter_mut().zip(c).for_each(|(b, &c)| *b ^= c);
+        } else {
+            out.keys[0].iter_mut().zip(c).for_each(|(k, &c)| *k ^= spread(c) & delta);
+        }
+        out
+    }
+
+    /// `owner`'s shares alone, as a sharing of its bits: the other parties' shares, and their
+    /// MACs and keys, zero (local).
+    pub(crate) fn owned_by(&self, me: PartyId, owner: PartyId) -> Self {
+        let zero = |v: &Vec<u128>| vec![0; v.len()];
+        let mine = me == owner;
+        Self {
+            bits: if mine { self.bits.clone() } else { vec![false; self.bits.len()] },
+            macs: self.macs.iter().map(|v| if mine { v.clone() } else { zero(v) }).collect(),
+            keys: self
+                .keys
+                .iter()
+                .enumerate()
+                .map(|(q, v)| if q == owner.index() { v.clone() } else { zero(v) })
+                .collect(),
+        }
+    }
+
     /// This party's share of `v·Δ` for every item (`Δ = ⊕ Δ_j`): `v^i·Δ_i ⊕ ⊕_j (K_i[v^j] ⊕
     /// M_j[v^i])`; the keys and MACs of each pair cancel in the sum, leaving `v^i·Δ_j` terms.
     fn times_delta(&self, delta: u128) -> Vec<u128> {
@@ -120,11 +217,48 @@ pub(crate) async fn random<T: Transport>(
     n: usize,
 ) -> Result<ABits, Error> {
     let bits = own.bits(n);
+    authenticate(cot, ctx, own, bits).await
+}
+
+/// Authenticated bits whose shares are `bits` at this party (each party gives its own): one
+/// correlated OT per bit with every peer, the shares as the choices (three rounds).
+pub(crate) async fn authenticate<T: Transport>(
+    cot: &mut Cot,
+    ctx: &mut Ctx<T>,
+    own: &mut Prg,
+    bits: Vec<bool>,
+) -> Result<ABits, Error> {
     let ext = cot.extend(ctx, own, &bits).await?;
     Ok(ABits { bits, macs: ext.received, keys: ext.sent })
 }
 
-fn pack(bits: impl ExactSizeIterator<Item = bool>) -> Vec<Z64> {
+/// `x ∧ y` by Beaver's method with the triple `(a, b, c)`: `d = x ⊕ a` and `e = y ⊕ b` opened
+/// with their MACs checked (one round, absorbed into `seen` so that the parties can compare
+/// what they saw), then `c ⊕ d·b ⊕ e·a ⊕ d·e` locally.
+pub(crate) async fn and<T: Transport>(
+    ctx: &mut Ctx<T>,
+    roster: Roster,
+    delta: u128,
+    (x, y): (&ABits, &ABits),
+    [a, b, c]: [ABits; 3],
+    seen: &mut View,
+) -> Result<ABits, Error> {
+    let n = x.len();
+    if y.len() != n || a.len() != n {
+        return Err(Error::ApiMisuse(format!(
+            "tinyot and: {n} and {} bits with {} triples",
+            y.len(),
+            a.len()
+        )));
+    }
+    let opened = open(ctx, roster, delta, &ABits::concat(&[x.xor(&a), y.xor(&b)])).await?;
+    seen.absorb(&pack(opened.iter().copied()));
+    let (d, e) = opened.split_at(n);
+    let de: Vec<bool> = d.iter().zip(e).map(|(&d, &e)| d & e).collect();
+    Ok(c.xor(&b.and_public(d)).xor(&a.and_public(e)).xor_public(&de, ctx.me(), delta))
+}
+
+pub(crate) fn pack(bits: impl ExactSizeIterator<Item = bool>) -> Vec<Z64> {
     let mut w = vec![Z64(0); bits.len().div_ceil(64)];
     for (j, b) in bits.enumerate() {
         w[j / 64].0 |= u64::from(b) << (j % 64);
@@ -342,7 +476,7 @@ impl Run<'_> {
 }
 
 /// `ln C(a, b)`.
-fn ln_choose(a: f64, b: usize) -> f64 {
+pub(crate) fn ln_choose(a: f64, b: usize) -> f64 {
     (0..b).map(|i| (a - i as f64).ln() - ((i + 1) as f64).ln()).sum()
 }
 
@@ -365,7 +499,7 @@ pub(crate) fn bucket_size(n: usize, stat: f64) -> usize {
 }
 
 /// A uniformly random permutation of `0..n` from public coins (Fisher–Yates).
-fn permutation(seed: &Seed, op: u64, n: usize) -> Vec<usize> {
+pub(crate) fn permutation(seed: &Seed, op: u64, n: usize) -> Vec<usize> {
     let mut prg = Prg::new(seed, op, 1);
     let mut p: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
