@@ -40,6 +40,10 @@ use super::super::word::Word;
 /// per bit and peer).
 pub const EDA_BATCH: core::ops::RangeInclusive<usize> = 256..=2048;
 
+/// TinyOT triples made in one run for the adders (about 100 bytes each among two parties,
+/// more while their leaky ANDs are bucketed).
+const TINY_RUN: usize = 1 << 17;
+
 /// The smallest bucket size `B ≥ 2` for which `n` buckets of `B` candidates, after `B` more
 /// are opened (the cut), hide a bad edaBit with probability at most `2^−stat`. The check
 /// passes only if the bad candidates avoid the cut and fill whole buckets; with a cut of at
@@ -196,7 +200,11 @@ impl<W: Word> Generator<W> {
         seen: &mut View,
     ) -> Result<Vec<ABits>, Error> {
         let delta = self.cot.delta();
-        let k = x.len();
+        let (k, len) = (x.len(), x.first().map_or(0, ABits::len));
+        // The triples of several steps come from one TinyOT run (its rounds are a dozen;
+        // memory bounds how many at once).
+        let per_run = (TINY_RUN / len.max(1)).max(1);
+        let (mut stock, mut used): (Option<[ABits; 3]>, usize) = (None, 0);
         let mut out = Vec::with_capacity(k);
         let mut carry: Option<ABits> = None;
         for (i, (x, y)) in x.iter().zip(y).enumerate() {
@@ -206,7 +214,14 @@ impl<W: Word> Generator<W> {
                 None => p,
             });
             if i + 1 < k {
-                let triples = self.tiny_triples(ctx, roster, own, x.len()).await?;
+                if stock.as_ref().is_none_or(|t| t[0].len() == used) {
+                    let steps = per_run.min(k - 1 - i);
+                    stock = Some(self.tiny_triples(ctx, roster, own, steps * len).await?);
+                    used = 0;
+                }
+                let Some(t) = stock.as_ref() else { unreachable!("made above") };
+                let triples = [0, 1, 2].map(|j| t[j].slice(used..used + len));
+                used += len;
                 carry = Some(match carry.take() {
                     None => tinyot::and(ctx, roster, delta, (x, y), triples, seen).await?,
                     Some(c) => {
