@@ -100,6 +100,8 @@ pub const BIT_TRIPLE_BATCH: std::ops::RangeInclusive<usize> = 4096..=16_384;
 /// Random combinations in the check of the conversion from TinyOT (the paper's σ): a wrong
 /// input passes with probability 2^−σ.
 const CONVERSION_CHECKS: usize = 64;
+// Each input's coins χ_l are one u64: a bit per check ([`tinyot::ABits::combinations`]).
+const _: () = assert!(CONVERSION_CHECKS == 64);
 
 /// Triples made in one run of the protocol: memory stays bounded (about 13 kB a triple at
 /// k = s = 32) and large requests run as several.
@@ -715,7 +717,7 @@ impl<W: Word> Generator<W> {
         let seed = coin_toss(ctx, roster, own, op).await?;
         let mut chi = vec![0u64; inputs];
         Prg::new(&seed, op, 0).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
-        let mut combined = spare;
+        let combined = spare.xor(&tiny.combinations(&chi));
         let (mut cx, mut cm) = (
             vals[inputs..inputs + CONVERSION_CHECKS].to_vec(),
             macs[inputs..inputs + CONVERSION_CHECKS].to_vec(),
@@ -725,7 +727,6 @@ impl<W: Word> Generator<W> {
             while bits != 0 {
                 let j = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                combined.xor_at(j, tiny, l, true);
                 cx[j] = cx[j].wrapping_add(vals[l]);
                 cm[j] = cm[j].wrapping_add(macs[l]);
             }

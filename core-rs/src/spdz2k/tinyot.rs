@@ -75,30 +75,6 @@ impl ABits {
         Self { bits: self.bits[r.clone()].to_vec(), macs: part(&self.macs), keys: part(&self.keys) }
     }
 
-    /// Appends item `i` of `o`, times the public bit `c` (zero where `c` is false).
-    fn push_from(&mut self, o: &Self, i: usize, c: bool) {
-        self.bits.push(o.bits[i] & c);
-        for (mine, theirs) in
-            self.macs.iter_mut().zip(&o.macs).chain(self.keys.iter_mut().zip(&o.keys))
-        {
-            if !theirs.is_empty() {
-                mine.push(theirs[i] & spread(c));
-            }
-        }
-    }
-
-    /// Item `i` ⊕= item `j` of `o` times the public bit `c`.
-    pub(crate) fn xor_at(&mut self, i: usize, o: &Self, j: usize, c: bool) {
-        self.bits[i] ^= o.bits[j] & c;
-        for (mine, theirs) in
-            self.macs.iter_mut().zip(&o.macs).chain(self.keys.iter_mut().zip(&o.keys))
-        {
-            if !theirs.is_empty() {
-                mine[i] ^= theirs[j] & spread(c);
-            }
-        }
-    }
-
     /// `o`'s items after these.
     pub(crate) fn append(&mut self, o: &Self) {
         self.bits.extend_from_slice(&o.bits);
@@ -118,53 +94,66 @@ impl ABits {
 
     /// Items `idx`, in that order.
     pub(crate) fn gather(&self, idx: &[usize]) -> Self {
-        let mut out = Self::empty(self.macs.len());
-        idx.iter().for_each(|&i| out.push_from(self, i, true));
-        out
-    }
-
-    /// Item by item, every share, MAC and key through `f` with the other's (XOR is local).
-    fn zip_with(&self, o: &Self, f: impl Fn(u128, u128) -> u128) -> Self {
-        let both = |p: &[Vec<u128>], q: &[Vec<u128>]| -> Vec<Vec<u128>> {
-            p.iter()
-                .zip(q)
-                .map(|(p, q)| p.iter().zip(q).map(|(&a, &b)| f(a, b)).collect())
-                .collect()
+        let pick = |v: &Vec<u128>| -> Vec<u128> {
+            if v.is_empty() {
+                Vec::new()
+            } else {
+                idx.iter().map(|&i| v[i]).collect()
+            }
         };
         Self {
-            bits: self
-                .bits
-                .iter()
-                .zip(&o.bits)
-                .map(|(&a, &b)| f(a.into(), b.into()) & 1 == 1)
-                .collect(),
-            macs: both(&self.macs, &o.macs),
-            keys: both(&self.keys, &o.keys),
+            bits: idx.iter().map(|&i| self.bits[i]).collect(),
+            macs: self.macs.iter().map(pick).collect(),
+            keys: self.keys.iter().map(pick).collect(),
+        }
+    }
+
+    /// 64 items: item `j` the XOR of the items `l` whose `chi[l]` has bit `j` set (local).
+    pub(crate) fn combinations(&self, chi: &[u64]) -> Self {
+        fn comb<T: Copy + Default + core::ops::BitXorAssign>(v: &[T], chi: &[u64]) -> Vec<T> {
+            let mut acc = vec![T::default(); 64];
+            for (&x, &c) in v.iter().zip(chi) {
+                let mut bits = c;
+                while bits != 0 {
+                    acc[bits.trailing_zeros() as usize] ^= x;
+                    bits &= bits - 1;
+                }
+            }
+            acc
+        }
+        let all = |v: &Vec<Vec<u128>>| -> Vec<Vec<u128>> {
+            v.iter().map(|p| if p.is_empty() { Vec::new() } else { comb(p, chi) }).collect()
+        };
+        Self { bits: comb(&self.bits, chi), macs: all(&self.macs), keys: all(&self.keys) }
+    }
+
+    /// `self ⊕= o`, item by item (local).
+    pub(crate) fn xor_assign(&mut self, o: &Self) {
+        self.bits.iter_mut().zip(&o.bits).for_each(|(a, &b)| *a ^= b);
+        for (mine, theirs) in
+            self.macs.iter_mut().zip(&o.macs).chain(self.keys.iter_mut().zip(&o.keys))
+        {
+            mine.iter_mut().zip(theirs).for_each(|(a, &b)| *a ^= b);
         }
     }
 
     /// `self ⊕ o`, item by item (local).
     pub(crate) fn xor(&self, o: &Self) -> Self {
-        self.zip_with(o, |a, b| a ^ b)
+        let mut out = self.clone();
+        out.xor_assign(o);
+        out
     }
 
     /// `self ∧ c` for public bits `c` (local).
     fn and_public(&self, c: &[bool]) -> Self {
-        let masks: Vec<u128> = c.iter().map(|&c| spread(c)).collect();
-        let m = Self {
-            bits: c.to_vec(),
-            macs: self
-                .macs
-                .iter()
-                .map(|v| if v.is_empty() { Vec::new() } else { masks.clone() })
-                .collect(),
-            keys: self
-                .keys
-                .iter()
-                .map(|v| if v.is_empty() { Vec::new() } else { masks.clone() })
-                .collect(),
+        let and = |v: &Vec<u128>| -> Vec<u128> {
+            v.iter().zip(c).map(|(&x, &c)| x & spread(c)).collect()
         };
-        self.zip_with(&m, |a, b| a & b)
+        Self {
+            bits: self.bits.iter().zip(c).map(|(&x, &c)| x & c).collect(),
+            macs: self.macs.iter().map(and).collect(),
+            keys: self.keys.iter().map(and).collect(),
+        }
     }
 
     /// `self ⊕ c` for public bits `c` (local): party 0's shares flip, and every other party
@@ -447,31 +436,21 @@ impl Run<'_> {
         let b = bucket_size(n, BUCKET_STAT);
         let ([x, y, z], seed, op) = self.leaky_ands(ctx, roster, own, n * b).await?;
         let perm = permutation(&seed, op, n * b);
-        let parties = roster.n();
-        let mut d = ABits::empty(parties);
-        for q in 0..n {
-            let first = perm[q * b];
-            for &m in &perm[q * b + 1..(q + 1) * b] {
-                d.push_from(&y, first, true);
-                let last = d.len() - 1;
-                d.xor_at(last, &y, m, true);
-            }
+        // Member j of every bucket: bucket q's is perm[q·b + j].
+        let member = |j: usize| -> Vec<usize> { (0..n).map(|q| perm[q * b + j]).collect() };
+        let first = member(0);
+        let others: Vec<Vec<usize>> = (1..b).map(member).collect();
+        let y0 = y.gather(&first);
+        let d: Vec<ABits> = others.iter().map(|o| y0.xor(&y.gather(o))).collect();
+        let opened = open(ctx, roster, self.cot.delta(), &ABits::concat(&d)).await?;
+        let (mut ox, mut oz) = (x.gather(&first), z.gather(&first));
+        for (e, o) in others.iter().enumerate() {
+            let xm = x.gather(o);
+            oz.xor_assign(&z.gather(o));
+            oz.xor_assign(&xm.and_public(&opened[e * n..(e + 1) * n]));
+            ox.xor_assign(&xm);
         }
-        let opened = open(ctx, roster, self.cot.delta(), &d).await?;
-        let empty = || ABits::empty(parties);
-        let (mut ox, mut oy, mut oz) = (empty(), empty(), empty());
-        for q in 0..n {
-            let first = perm[q * b];
-            ox.push_from(&x, first, true);
-            oy.push_from(&y, first, true);
-            oz.push_from(&z, first, true);
-            for (e, &m) in perm[q * b + 1..(q + 1) * b].iter().enumerate() {
-                ox.xor_at(q, &x, m, true);
-                oz.xor_at(q, &z, m, true);
-                oz.xor_at(q, &x, m, opened[q * (b - 1) + e]);
-            }
-        }
-        Ok([ox, oy, oz])
+        Ok([ox, y0, oz])
     }
 }
 
