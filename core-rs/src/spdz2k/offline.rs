@@ -263,15 +263,15 @@ impl<W: Word> Generator<W> {
     /// MAC shares of `values` (this party's additive shares) in an instance of widths `wd`,
     /// with ΠAuth's check. Each party sends every other `s` elements per value (and per check
     /// mask), the `l`-th in `v + s − l` bits (it counts times 2^l); seven rounds with the check.
-    pub(crate) async fn authenticate<T: Transport>(
+    pub(crate) async fn authenticate<T: Transport, P: Word>(
         &mut self,
         ctx: &mut Ctx<T>,
         roster: Roster,
         own: &mut Prg,
         wd: Widths,
-        values: &[W],
-    ) -> Result<Vec<W>, Error> {
-        if wd.s != self.s || wd.w() > W::BITS {
+        values: &[P],
+    ) -> Result<Vec<P>, Error> {
+        if wd.s != self.s || wd.w() > P::BITS {
             return Err(Error::ApiMisuse(format!("authentication in an instance of {wd:?}")));
         }
         if values.is_empty() {
@@ -286,16 +286,18 @@ impl<W: Word> Generator<W> {
             return Ok(macs);
         }
         let (me, w) = (ctx.me(), wd.w());
-        let mut xs: Vec<W> = values.iter().map(|&x| x.reduce(w)).collect();
+        // The key share has s bits: the same in any word.
+        let alpha = P::from_u128(self.alpha.low_u128());
+        let mut xs: Vec<P> = values.iter().map(|&x| x.reduce(w)).collect();
         // The check's mask: one more random value, authenticated alike, never used otherwise.
-        xs.extend(W::random(own, 1, w));
+        xs.extend(P::random(own, 1, w));
         let n = xs.len();
         self.batches += 1;
         let batch = self.batches;
-        let mut mac: Vec<W> = xs.iter().map(|&x| self.alpha.wrapping_mul(x)).collect();
+        let mut mac: Vec<P> = xs.iter().map(|&x| alpha.wrapping_mul(x)).collect();
         // Element l is used times 2^l mod 2^w: its low w − l bits are all that count.
         let widths: Vec<u32> = (0..self.s).map(|l| w - l).collect();
-        let (mut t0, mut t1, mut bytes) = (vec![W::ZERO; n], vec![W::ZERO; n], Vec::new());
+        let (mut t0, mut t1, mut bytes) = (vec![P::ZERO; n], vec![P::ZERO; n], Vec::new());
         ctx.round();
         for peer in roster.others(me) {
             let mut u = Vec::with_capacity(self.s as usize * n);
@@ -310,17 +312,17 @@ impl<W: Word> Generator<W> {
             send_rows(ctx, peer, &widths, &u)?;
         }
         for peer in roster.others(me) {
-            let u: Vec<W> = recv_rows(ctx, peer, &widths, n).await?;
+            let u: Vec<P> = recv_rows(ctx, peer, &widths, n).await?;
             for ((l, k), u) in self.held[peer.index()].iter().enumerate().zip(u.chunks_exact(n)) {
                 expand(k, batch, widths[l], &mut bytes, &mut t0);
-                let bit = self.alpha.bit(l as u32);
+                let bit = alpha.bit(l as u32);
                 for ((&t, &u), mac) in t0.iter().zip(u).zip(&mut mac) {
                     *mac = mac.wrapping_add(t.wrapping_add(u.and_mask(bit)).shl(l as u32));
                 }
             }
         }
         mac.iter_mut().for_each(|m| *m = m.reduce(w));
-        let outcome = self.auth_check(ctx, roster, own, wd, &xs, &mac).await;
+        let outcome = Self::auth_check(ctx, roster, own, (wd, alpha), &xs, &mac).await;
         settle(ctx, roster, outcome).await?;
         mac.pop();
         Ok(mac)
@@ -329,21 +331,20 @@ impl<W: Word> Generator<W> {
     /// ΠAuth's check: coins `χ` after the batch; `y = x_0 + Σ χ_h x_h` opened whole (the mask
     /// `x_0` hides it); every party commits to `z_j = m_0j + Σ χ_h m_hj − α_j·y` and to the
     /// digest of the `y_j` it received, then opens; the `z_j` must sum to zero.
-    async fn auth_check<T: Transport>(
-        &self,
+    async fn auth_check<T: Transport, P: Word>(
         ctx: &mut Ctx<T>,
         roster: Roster,
         own: &mut Prg,
-        wd: Widths,
-        xs: &[W],
-        mac: &[W],
+        (wd, alpha): (Widths, P),
+        xs: &[P],
+        mac: &[P],
     ) -> Result<(), Error> {
         let (me, w) = (ctx.me(), wd.w());
         let op = ctx.next_op();
         let seed = coin_toss(ctx, roster, own, op).await?;
         let n = xs.len() - 1;
-        let chi = W::random(&mut Prg::new(&seed, op, 0), n, wd.s);
-        let comb = |v: &[W]| {
+        let chi = P::random(&mut Prg::new(&seed, op, 0), n, wd.s);
+        let comb = |v: &[P]| {
             let sum = chi.iter().zip(v).fold(v[n], |a, (&c, &x)| a.wrapping_add(c.wrapping_mul(x)));
             sum.reduce(w)
         };
@@ -352,13 +353,13 @@ impl<W: Word> Generator<W> {
         for peer in roster.others(me) {
             send_bits(ctx, peer, w, &[mine])?;
         }
-        let mut ys = vec![W::ZERO; roster.n()];
+        let mut ys = vec![P::ZERO; roster.n()];
         ys[me.index()] = mine;
         for peer in roster.others(me) {
-            ys[peer.index()] = recv_bits::<T, W>(ctx, peer, w, 1).await?[0];
+            ys[peer.index()] = recv_bits::<T, P>(ctx, peer, w, 1).await?[0];
         }
-        let y = ys.iter().fold(W::ZERO, |a, &b| a.wrapping_add(b)).reduce(w);
-        let z = comb(mac).wrapping_sub(self.alpha.wrapping_mul(y)).reduce(w);
+        let y = ys.iter().fold(P::ZERO, |a, &b| a.wrapping_add(b)).reduce(w);
+        let z = comb(mac).wrapping_sub(alpha.wrapping_mul(y)).reduce(w);
         let mut seen = View::new("auth check", op);
         let mut words: Vec<Z64> = Vec::new();
         ys.iter().for_each(|v| v.push_words(&mut words));
@@ -368,17 +369,17 @@ impl<W: Word> Generator<W> {
         z.push_words(&mut payload);
         payload.extend_from_slice(&digest);
         let opened = commit_and_open(ctx, roster, op, "auth check", own, payload).await?;
-        let mut total = W::ZERO;
+        let mut total = P::ZERO;
         for (j, p) in opened.iter().enumerate() {
-            if p[W::WORDS..] != digest[..] {
+            if p[P::WORDS..] != digest[..] {
                 return Err(Error::Abort {
                     blame: Some(PartyId(j as u8)),
                     reason: format!("P{j} saw other authentication checks than {me}"),
                 });
             }
-            total = total.wrapping_add(W::from_words(&p[..W::WORDS]));
+            total = total.wrapping_add(P::from_words(&p[..P::WORDS]));
         }
-        if total.reduce(w) != W::ZERO {
+        if total.reduce(w) != P::ZERO {
             return Err(Error::Abort {
                 blame: None,
                 reason: "the authentication check failed: a party's vector OLE inputs disagree"
@@ -389,15 +390,15 @@ impl<W: Word> Generator<W> {
     }
 
     /// Authenticated random values of an instance: every party's random shares.
-    pub(crate) async fn random_values<T: Transport>(
+    pub(crate) async fn random_values<T: Transport, P: Word>(
         &mut self,
         ctx: &mut Ctx<T>,
         roster: Roster,
         own: &mut Prg,
         wd: Widths,
         n: usize,
-    ) -> Result<Wide<W>, Error> {
-        let x = W::random(own, n, wd.w());
+    ) -> Result<Wide<P>, Error> {
+        let x = P::random(own, n, wd.w());
         let m = self.authenticate(ctx, roster, own, wd, &x).await?;
         Ok(Wide { x, m })
     }
@@ -705,11 +706,11 @@ impl<W: Word> Generator<W> {
     ) -> Result<Wide<W>, Error> {
         let spare = tinyot::random(&mut self.cot, ctx, own, CONVERSION_CHECKS).await?;
         let wd = Widths { v: 1, s: self.s };
-        let one = W::from_u128(1);
-        let mut vals: Vec<W> =
-            tiny.bits.iter().chain(&spare.bits).map(|&v| one.and_mask(v)).collect();
+        // In u128 words: the instance has 1 + s ≤ 65 bits.
+        let mut vals: Vec<u128> =
+            tiny.bits.iter().chain(&spare.bits).map(|&v| u128::from(v)).collect();
         // The check's mask in the instance: a random value, never a bit.
-        vals.push(W::random(own, 1, wd.w())[0]);
+        vals.push(u128::random(own, 1, wd.w())[0]);
         let macs = self.authenticate(ctx, roster, own, wd, &vals).await?;
         let inputs = tiny.len();
 
@@ -732,9 +733,10 @@ impl<W: Word> Generator<W> {
             }
         }
         let as_tiny = tinyot::open(ctx, roster, self.cot.delta(), &combined).await?;
-        let mut log = Log::new(1, self.s, self.alpha);
+        let mut log = Log::new(1, self.s, self.alpha.low_u128());
         let mut public = View::new("bit conversion", op);
-        let reduce = |v: Vec<W>| -> Vec<W> { v.into_iter().map(|x| x.reduce(wd.w())).collect() };
+        let reduce =
+            |v: Vec<u128>| -> Vec<u128> { v.into_iter().map(|x| x.reduce(wd.w())).collect() };
         let (cx, cm) = (reduce(cx), reduce(cm));
         let as_auth = open_logged(ctx, roster, &mut log, &mut public, &cx, &cm).await?;
         let mask = (vals[inputs + CONVERSION_CHECKS], macs[inputs + CONVERSION_CHECKS]);
@@ -750,10 +752,8 @@ impl<W: Word> Generator<W> {
             })
         };
         settle(ctx, roster, outcome).await?;
-        vals.truncate(inputs);
-        let mut macs = macs;
-        macs.truncate(inputs);
-        Ok(Wide { x: vals, m: macs })
+        let widen = |v: &[u128]| v[..inputs].iter().map(|&x| W::from_u128(x)).collect();
+        Ok(Wide { x: widen(&vals), m: widen(&macs) })
     }
 
     /// `n` random bits of the binary instance: TinyOT's random bits, converted.
@@ -804,7 +804,7 @@ impl<W: Word> Generator<W> {
         let first = me == PartyId(0);
         let alpha = self.alpha;
         let [x, y, z] = self.triples(ctx, roster, own, k + 2, n).await?;
-        let u = self.random_values(ctx, roster, own, wd, n + 1).await?;
+        let u: Wide<W> = self.random_values(ctx, roster, own, wd, n + 1).await?;
         // a = 2u + 1 (the constant at party 0's value share, α_j·1 at every MAC share).
         let one = W::from_u128(1);
         let first_one = one.and_mask(first);

@@ -73,7 +73,12 @@ impl<W: Word> Generator<W> {
         let mut made = 0;
         while made < n {
             let m = (n - made).clamp(*EDA_BATCH.start(), *EDA_BATCH.end());
-            let batch = self.eda_batch(ctx, roster, own, k, m).await?;
+            // The values' arithmetic in u128 where k + s bits fit.
+            let batch = if k + self.s <= u128::BITS {
+                self.eda_batch::<T, u128>(ctx, roster, own, k, m).await?
+            } else {
+                self.eda_batch::<T, W>(ctx, roster, own, k, m).await?
+            };
             out.iter_mut().zip(batch).for_each(|(o, b)| o.append(b));
             made += m;
         }
@@ -81,7 +86,7 @@ impl<W: Word> Generator<W> {
     }
 
     /// One run of [`Generator::eda_bits`].
-    async fn eda_batch<T: Transport>(
+    async fn eda_batch<T: Transport, P: Word>(
         &mut self,
         ctx: &mut Ctx<T>,
         roster: Roster,
@@ -97,7 +102,7 @@ impl<W: Word> Generator<W> {
         let w = wd.w();
         // Candidates: the low k bits of a party's share are its part of the value (one more
         // value is the MAC check's mask).
-        let arith = self.random_values(ctx, roster, own, wd, m + 1).await?;
+        let arith: Wide<P> = self.random_values(ctx, roster, own, wd, m + 1).await?;
         let mut mine: Vec<bool> =
             (0..k).flat_map(|i| arith.x[..m].iter().map(move |x| x.bit(i))).collect();
         if let Some((c, i)) = self.eda_deviation.take() {
@@ -130,8 +135,8 @@ impl<W: Word> Generator<W> {
         }
         // Opened: the cut's values, then each pair's sum r_f + r_o; in both domains.
         let checks = cut.len() + first.len();
-        let mut log = Log::new(k, self.s, self.alpha);
-        let opened = |v: &[W]| -> Vec<W> {
+        let mut log = Log::new(k, self.s, P::from_u128(self.alpha.low_u128()));
+        let opened = |v: &[P]| -> Vec<P> {
             let pairs = first.iter().zip(&other).map(|(&f, &o)| v[f].wrapping_add(v[o]).reduce(w));
             cut.iter().map(|&c| v[c]).chain(pairs).collect()
         };
@@ -172,8 +177,8 @@ impl<W: Word> Generator<W> {
 
         let firsts: Vec<usize> = buckets.chunks_exact(b).map(|q| q[0]).collect();
         let r = Wide {
-            x: firsts.iter().map(|&f| arith.x[f]).collect(),
-            m: firsts.iter().map(|&f| arith.m[f]).collect(),
+            x: firsts.iter().map(|&f| W::widen(arith.x[f])).collect(),
+            m: firsts.iter().map(|&f| W::widen(arith.m[f])).collect(),
         };
         let planes: Vec<ABits> = sum.iter().map(|p| p.gather(&firsts)).collect();
         drop(sum);
