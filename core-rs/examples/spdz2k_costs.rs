@@ -1,8 +1,8 @@
 //! What spdz2k costs, printed per operation: time, rate and bytes per party.
 //!
 //! 1. With material the parties make themselves (k = s = 32 and 64): setup (base OTs),
-//!    triples and random bits, then products, comparisons and equalities **end to end** (their
-//!    preprocessing included, as it is drawn when they run).
+//!    triples, random bits, bit triples and edaBits, then products, comparisons and equalities
+//!    **end to end** (their preprocessing included, as it is drawn when they run).
 //! 2. The **online phase alone** at k = s = 32 and 64, with material from the test dealer
 //!    (feature `test-utils`; it knows every secret and stands in for preprocessing made
 //!    beforehand, so these rows are the online phase only, the paper's Table I setting).
@@ -92,6 +92,10 @@ fn dealer<R: Spdz2kRing>(n: usize, c: usize, parties: usize) {
     row("equalities (EQZ) + opening", &m, 2, c, "eq");
 }
 
+/// Bit triples and edaBits in one run of each (the largest).
+const BIT_TRIPLES: usize = 16_384;
+const EDA_BITS: usize = 2048;
+
 /// The rows with the parties' own material at ring `R`'s k = s.
 fn own<R: Spdz2kRing>(parties: usize, n: usize, c: usize) {
     let net = Net::new(parties);
@@ -104,6 +108,11 @@ fn own<R: Spdz2kRing>(parties: usize, n: usize, c: usize) {
         mark(&p, &mut marks);
         p.rand_bits_for_test::<R>(n).await?;
         mark(&p, &mut marks);
+        // Whole runs, so that nothing made here is left for the operations below.
+        p.bit_triples_for_test::<R>(BIT_TRIPLES).await?;
+        mark(&p, &mut marks);
+        p.eda_bits_for_test::<R>(EDA_BITS).await?;
+        mark(&p, &mut marks);
         operations::<R>(p, n, c, &mut marks).await?;
         Ok(marks)
     });
@@ -112,9 +121,11 @@ fn own<R: Spdz2kRing>(parties: usize, n: usize, c: usize) {
     row("setup (base OTs, one triple)", &m, 0, 1, "setup");
     row("triples (OT, auth, sacrifice)", &m, 1, n, "triple");
     row("random bits (square root)", &m, 2, n, "bit");
-    row("products + opening, with prep", &m, 4, n, "mult");
-    row("comparisons + opening, with prep", &m, 5, c, "cmp");
-    row("equalities + opening, with prep", &m, 6, c, "eq");
+    row("bit triples (TinyOT, converted)", &m, 3, BIT_TRIPLES, "triple");
+    row("edaBits (TinyOT adders, buckets)", &m, 4, EDA_BITS, "edabit");
+    row("products + opening, with prep", &m, 6, n, "mult");
+    row("comparisons + opening, with prep", &m, 7, c, "cmp");
+    row("equalities + opening, with prep", &m, 8, c, "eq");
 }
 
 fn main() {
