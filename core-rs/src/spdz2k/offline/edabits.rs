@@ -194,7 +194,8 @@ impl<W: Word> Generator<W> {
 
     /// `x + y mod 2^k` on bit planes (plane `i` holds bit `i` of every value) by a ripple-carry
     /// adder: the carry into bit `i + 1` is `c ⊕ (x_i ⊕ c)·(y_i ⊕ c)`, one AND per bit but the
-    /// last (`k − 1` rounds of TinyOT ANDs, each with triples of its own run).
+    /// last (`k − 1` rounds of TinyOT ANDs; the triples of up to [`TINY_RUN`] come from one
+    /// TinyOT run).
     async fn add<T: Transport>(
         &mut self,
         ctx: &mut Ctx<T>,
