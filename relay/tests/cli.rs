@@ -440,13 +440,13 @@ fn bench_refuses_party_counts_and_ops_that_the_backend_does_not_run() {
         (&["--backend", "rss", "--parties", "4"], "--parties 4: rss supports (N, t) = (3, 1), (5, 2), (7, 3) with threshold t = (N − 1) / 2, not (4, 1)"),
         (&["--backend", "rss", "--comparisons", "fan-in"], "--comparisons applies to rep3; rss computes"),
         (&["--backend", "rss", "--ops", "mul,and"], "--ops and: boolean circuits run on the --gates schemes"),
-        (&["--ops", "mul-pub"], "--ops mul-pub: an rss protocol; run it with --backend rss, not rep3"),
-        (&["--ops", "eda-bit"], "--ops eda-bit: an rss protocol; run it with --backend rss, not rep3"),
+        (&["--ops", "mul-pub"], "--ops mul-pub: runs with --backend rss, not rep3"),
+        (&["--ops", "eda-bit"], "--ops eda-bit: runs with --backend rss or spdz2k, not rep3"),
         (&["--backend", "meteor"], "--backend meteor benchmarks models (--model NAME)"),
         (&["--backend", "rss", "--relay", "ws://127.0.0.1:9", "--webrtc"], "--webrtc links three parties"),
         (&["--backend", "spdz2k", "--parties", "1"], "--parties 1: spdz2k runs among 2 or more parties"),
         (&["--backend", "spdz2k", "--parties", "2", "--ops", "and"], "--ops and: boolean circuits run on the --gates schemes (rep3, mal3, bin3) among 3 parties, not with --backend spdz2k"),
-        (&["--backend", "spdz2k", "--parties", "2", "--ops", "rand-bit"], "--ops rand-bit: an rss protocol; run it with --backend rss, not spdz2k"),
+        (&["--backend", "spdz2k", "--parties", "2", "--ops", "rand-bit"], "--ops rand-bit: runs with --backend rss, not spdz2k"),
     ] {
         let out = Command::new(EXE).arg("bench").args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -486,10 +486,15 @@ fn bench_runs_spdz2k_end_to_end_among_two_and_three_processes() {
     // ~18.8 kB per party at k = 64; the product online is 16 B of it.
     let (l, per) = spdz2k("2", "300", "mul", "64");
     assert!((15_000.0..25_000.0).contains(&per), "{l}");
-    // A comparison at k = 32 draws 33 random bits and 60 bit triples: hundreds of kilobytes,
-    // not the 23 B online.
-    let (l, per) = spdz2k("2", "8", "lt-bounded", "32");
+    // A comparison at k = 32 draws an edaBit and 60 bit triples: about 130 kB, not the 23 B
+    // online. (256 of them: edaBits are made in runs of at least 256 and bit triples of 4,096,
+    // so a run of fewer would draw what the warm-up left.)
+    let (l, per) = spdz2k("2", "256", "lt-bounded", "32");
     assert!(per > 1e5, "{l}");
+    // An edaBit at k = 32 in a run of 256 (buckets of 6): ~93 kB per party (78 kB in runs of
+    // 2,048, against 32 random bits' ~212 kB).
+    let (l, per) = spdz2k("2", "256", "eda-bit", "32");
+    assert!((60_000.0..130_000.0).contains(&per), "{l}");
     spdz2k("3", "8", "eq", "32");
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/logreg.onnx");
     let run = bench_line(&[

@@ -447,8 +447,8 @@ impl<T: Transport> Spdz2k<T> {
         }
     }
 
-    /// `n` edaBits of ring `R`.
-    pub(crate) async fn eda_bits<R: Spdz2kRing>(&mut self, n: usize) -> Result<EdaBits<R>, Error> {
+    /// `n` edaBits of ring `R`: from what was made ahead, the rest made now by the parties.
+    pub async fn eda_bits<R: Spdz2kRing>(&mut self, n: usize) -> Result<EdaBits<R>, Error> {
         match &mut self.base.source {
             Source::Parties(_) => {
                 let (g, ctx, roster, mut own) = self.generator::<R>("edaBits").await?;

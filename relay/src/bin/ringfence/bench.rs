@@ -60,8 +60,9 @@ pub(crate) enum Op {
     /// rss only: n random shared bits in one round (n − 1 elements of the next wider ring per
     /// bit and party among n parties).
     RandBit,
-    /// rss only: n edaBits of k bits (Protocol 7: t + 1 dealers input random bits and their
-    /// integer, summed by Sklansky adders).
+    /// rss and spdz2k: n edaBits of k bits (rss: Protocol 7, t + 1 dealers input random bits
+    /// and their integer, summed by Sklansky adders; spdz2k: every party's part from TinyOT
+    /// bits, summed by ripple adders, checked by cut-and-bucket).
     EdaBit,
     /// n AND gates in one batched layer, then one bit opened (mal3 verifies every AND before
     /// it), on the --gates scheme.
@@ -95,9 +96,14 @@ impl Op {
         }
     }
 
-    /// Whether the op runs on rss only.
-    pub(crate) fn rss_only(self) -> bool {
-        matches!(self, Self::MulPub | Self::RandBit | Self::EdaBit)
+    /// The backends the op runs on, where it does not run on all.
+    pub(crate) fn only_on(self) -> Option<&'static [ringfence_core::service::Backend]> {
+        use ringfence_core::service::Backend::{Rss, Spdz2k};
+        match self {
+            Self::MulPub | Self::RandBit => Some(&[Rss]),
+            Self::EdaBit => Some(&[Rss, Spdz2k]),
+            _ => None,
+        }
     }
 
     /// Whether the op is a boolean circuit on the `--gates` scheme.

@@ -78,7 +78,7 @@ pub(crate) trait Scheme<R: BenchRing>: Boolean<R> + sharing::Session<Self::On> {
         Err(rss_only(Op::RandBit))
     }
 
-    /// `n` edaBits of the ring's width (`eda-bit`; rss only).
+    /// `n` edaBits of the ring's width (`eda-bit`; rss and spdz2k).
     async fn eda_bits(&mut self, _: usize) -> Result<(), String> {
         Err(rss_only(Op::EdaBit))
     }
@@ -287,6 +287,11 @@ impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
         prep: Self::Trunc,
     ) -> Result<Self::V, Error> {
         Arith::<R>::mul(self, x, y, prep).await
+    }
+
+    /// Made by the parties (OT, TinyOT), end to end.
+    async fn eda_bits(&mut self, n: usize) -> Result<(), String> {
+        Self::eda_bits::<R>(self, n).await.map(drop).map_err(|e| e.to_string())
     }
 
     fn drawn(&self) -> Option<Ahead> {

@@ -205,8 +205,8 @@ struct Workload {
     /// scores go to P1, as in the METEOR paper), mal3, rss or spdz2k; for the operations, rep3,
     /// rss (threshold replicated sharing among --parties parties, which adds the mul-pub and
     /// rand-bit ops) or spdz2k (a dishonest majority among --parties parties; mul, lt,
-    /// lt-bounded, eq and matmul are timed end to end, the OT-based generation of their
-    /// material included).
+    /// lt-bounded, eq, eda-bit and matmul are timed end to end, the OT-based generation of
+    /// their material included).
     #[arg(long, value_parser = bench::backend_arg(), default_value = "rep3")]
     backend: service::Backend,
     /// Compute parties, one process each: rss runs among 3, 5 or 7 (threshold t = (N − 1) / 2,
@@ -549,11 +549,13 @@ fn bench_roster(a: &BenchArgs) -> Result<Roster, String> {
         _ => ROSTER,
     };
     let ops = w.ops();
-    let rss = w.backend == service::Backend::Rss;
-    if let (false, Some(op)) = (rss, ops.iter().find(|o| o.rss_only())) {
+    let elsewhere = |o: &&Op| o.only_on().is_some_and(|on| !on.contains(&w.backend));
+    if let Some(op) = ops.iter().find(elsewhere) {
+        let on: Vec<&str> = op.only_on().unwrap_or_default().iter().map(|b| b.name()).collect();
         return Err(format!(
-            "--ops {}: an rss protocol; run it with --backend rss, not {}",
+            "--ops {}: runs with --backend {}, not {}",
             op.name(),
+            on.join(" or "),
             w.backend.name()
         ));
     }
