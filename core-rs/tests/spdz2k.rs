@@ -770,7 +770,7 @@ fn a_model_runs_on_the_parties_own_material() {
 
 /// edaBits from the parties' own generation: the opened bits are the opened value's, the
 /// parties agree, the values are spread and the bits balanced; among two and three parties
-/// under both keys, a draw of fewer than a run served from the stock and one across runs.
+/// under both keys, two draws (each a run of its own size, so of its own bucket size).
 #[test]
 fn the_parties_edabits_are_values_with_their_bits() {
     fn run<R: Spdz2kRing>(n: usize) {

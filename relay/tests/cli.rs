@@ -487,8 +487,8 @@ fn bench_runs_spdz2k_end_to_end_among_two_and_three_processes() {
     let (l, per) = spdz2k("2", "300", "mul", "64");
     assert!((15_000.0..25_000.0).contains(&per), "{l}");
     // A comparison at k = 32 draws an edaBit and 60 bit triples: about 130 kB, not the 23 B
-    // online. (256 of them: edaBits are made in runs of at least 256 and bit triples of 4,096,
-    // so a run of fewer would draw what the warm-up left.)
+    // online. (256 of them: bit triples are made in runs of at least 4,096, so a run of fewer
+    // comparisons would draw what the warm-up left.)
     let (l, per) = spdz2k("2", "256", "lt-bounded", "32");
     assert!(per > 1e5, "{l}");
     // An edaBit at k = 32 in a run of 256 (buckets of 6): ~93 kB per party (78 kB in runs of

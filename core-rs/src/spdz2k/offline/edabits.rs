@@ -20,7 +20,7 @@
 //!   2019 paper's Fig. 2 ([`Generator::convert`]). Opened values of both domains enter the
 //!   batch's view, compared at its MAC check.
 //!
-//! Costs per edaBit and peer at k = 64, `B = 5`: about `9·63` TinyOT ANDs (each `3B'` correlated
+//! Costs per edaBit and peer at k = 64, `B = 5` (runs of 2,048): about `9·63` TinyOT ANDs (each `3B'` correlated
 //! OTs and `B'` half-AND messages for TinyOT's own bucket `B'`, and two opened bits), `5·64`
 //! correlated OTs for the candidates' bits, 64 bits converted (a vector OLE each) and five
 //! values authenticated — against 64 triples of the (k+2)-bit instance for random bits.
@@ -35,10 +35,11 @@ use crate::Error;
 
 use super::super::word::Word;
 
-/// edaBits made in one run at least (fewer need larger buckets; a draw of fewer leaves the
-/// rest in the stock) and at most (the candidates' bit planes stay in memory: about 33 bytes
-/// per bit and peer).
-pub const EDA_BATCH: core::ops::RangeInclusive<usize> = 256..=2048;
+/// edaBits made in one run at most (the candidates' bit planes stay in memory: about 33
+/// bytes per bit and peer). A run makes exactly what is asked, up to this: smaller runs need
+/// larger buckets (B = 6 from 200, 7 at 43, 22 for one), but a run of more than is drawn would
+/// cost more in all for the small requests that are common (a tree's 43 comparisons).
+pub const EDA_BATCH: usize = 2048;
 
 /// TinyOT triples made in one run for the adders (about 100 bytes each among two parties,
 /// more while their leaky ANDs are bucketed).
@@ -58,7 +59,7 @@ pub(crate) fn bucket_size(n: usize, stat: f64) -> usize {
 }
 
 impl<W: Word> Generator<W> {
-    /// `n` edaBits of the instance of `k` value bits, in runs within [`EDA_BATCH`]: `k + 1`
+    /// `n` edaBits of the instance of `k` value bits, in runs of at most [`EDA_BATCH`]: `k + 1`
     /// components, the values (`k + s` bits) and then bit `i` of every value (the binary
     /// instance's `1 + s`) for `i < k`.
     pub(crate) async fn eda_bits<T: Transport>(
@@ -72,7 +73,9 @@ impl<W: Word> Generator<W> {
         let mut out: Vec<Wide<W>> = (0..=k).map(|_| Wide::default()).collect();
         let mut made = 0;
         while made < n {
-            let m = (n - made).clamp(*EDA_BATCH.start(), *EDA_BATCH.end());
+            // Equal runs: a small last one would need large buckets.
+            let runs_left = (n - made).div_ceil(EDA_BATCH);
+            let m = (n - made).div_ceil(runs_left);
             // The values' arithmetic in u128 where k + s bits fit.
             let batch = if k + self.s <= u128::BITS {
                 self.eda_batch::<T, u128>(ctx, roster, own, k, m).await?
@@ -251,6 +254,9 @@ mod tests {
         assert_eq!(bucket_size(2048, 40.0), 5);
         assert_eq!(bucket_size(1 << 14, 40.0), 4);
         assert_eq!(bucket_size(256, 40.0), 6);
+        assert_eq!(bucket_size(200, 40.0), 6);
+        assert_eq!(bucket_size(43, 40.0), 7);
+        assert_eq!(bucket_size(1, 40.0), 22);
         let sizes: Vec<usize> =
             [1, 16, 256, 512, 1024, 2048].iter().map(|&n| bucket_size(n, 40.0)).collect();
         assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
