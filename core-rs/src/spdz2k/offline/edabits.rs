@@ -229,7 +229,7 @@ impl<W: Word> Generator<W> {
                     used = 0;
                 }
                 let Some(t) = stock.as_ref() else { unreachable!("made above") };
-                let triples = [0, 1, 2].map(|j| t[j].slice(used..used + len));
+                let triples = t.each_ref().map(|v| v.slice(used..used + len));
                 used += len;
                 carry = Some(match carry.take() {
                     None => tinyot::and(ctx, roster, delta, (x, y), triples, seen).await?,
