@@ -65,14 +65,22 @@ impl ABits {
         self.bits.len()
     }
 
+    /// Every array through `f` (the shares as `bits`, each peer's MACs and keys as `words`;
+    /// a party's empty arrays for itself stay empty).
+    fn map_arrays(
+        &self,
+        bits: impl Fn(&[bool]) -> Vec<bool>,
+        words: impl Fn(&[u128]) -> Vec<u128>,
+    ) -> Self {
+        let each = |v: &Vec<Vec<u128>>| -> Vec<Vec<u128>> {
+            v.iter().map(|p| if p.is_empty() { Vec::new() } else { words(p) }).collect()
+        };
+        Self { bits: bits(&self.bits), macs: each(&self.macs), keys: each(&self.keys) }
+    }
+
     /// Items `range`.
     pub(crate) fn slice(&self, r: core::ops::Range<usize>) -> Self {
-        let part = |v: &Vec<Vec<u128>>| {
-            v.iter()
-                .map(|p| if p.is_empty() { Vec::new() } else { p[r.clone()].to_vec() })
-                .collect()
-        };
-        Self { bits: self.bits[r.clone()].to_vec(), macs: part(&self.macs), keys: part(&self.keys) }
+        self.map_arrays(|b| b[r.clone()].to_vec(), |w| w[r.clone()].to_vec())
     }
 
     /// `o`'s items after these.
@@ -94,18 +102,10 @@ impl ABits {
 
     /// Items `idx`, in that order.
     pub(crate) fn gather(&self, idx: &[usize]) -> Self {
-        let pick = |v: &Vec<u128>| -> Vec<u128> {
-            if v.is_empty() {
-                Vec::new()
-            } else {
-                idx.iter().map(|&i| v[i]).collect()
-            }
-        };
-        Self {
-            bits: idx.iter().map(|&i| self.bits[i]).collect(),
-            macs: self.macs.iter().map(pick).collect(),
-            keys: self.keys.iter().map(pick).collect(),
-        }
+        self.map_arrays(
+            |b| idx.iter().map(|&i| b[i]).collect(),
+            |w| idx.iter().map(|&i| w[i]).collect(),
+        )
     }
 
     /// 64 items: item `j` the XOR of the items `l` whose `chi[l]` has bit `j` set (local).
@@ -121,10 +121,7 @@ impl ABits {
             }
             acc
         }
-        let all = |v: &Vec<Vec<u128>>| -> Vec<Vec<u128>> {
-            v.iter().map(|p| if p.is_empty() { Vec::new() } else { comb(p, chi) }).collect()
-        };
-        Self { bits: comb(&self.bits, chi), macs: all(&self.macs), keys: all(&self.keys) }
+        self.map_arrays(|b| comb(b, chi), |w| comb(w, chi))
     }
 
     /// `self ⊕= o`, item by item (local).
@@ -146,14 +143,10 @@ impl ABits {
 
     /// `self ∧ c` for public bits `c` (local).
     fn and_public(&self, c: &[bool]) -> Self {
-        let and = |v: &Vec<u128>| -> Vec<u128> {
-            v.iter().zip(c).map(|(&x, &c)| x & spread(c)).collect()
-        };
-        Self {
-            bits: self.bits.iter().zip(c).map(|(&x, &c)| x & c).collect(),
-            macs: self.macs.iter().map(and).collect(),
-            keys: self.keys.iter().map(and).collect(),
-        }
+        self.map_arrays(
+            |b| b.iter().zip(c).map(|(&x, &c)| x & c).collect(),
+            |w| w.iter().zip(c).map(|(&x, &c)| x & spread(c)).collect(),
+        )
     }
 
     /// `self ⊕ c` for public bits `c` (local): party 0's shares flip, and every other party
