@@ -53,24 +53,40 @@ impl Tccr {
         self.pi(p ^ i) ^ p
     }
 
-    /// `H(tweak(j), xs[j] ⊕ flip)` for every `j` (a sender's two messages are the hashes of
-    /// `q_j` and `q_j ⊕ Δ`), the block cipher run over many blocks at once (AES instructions
-    /// pipeline several blocks).
-    pub fn hash_all(&self, tweak: impl Fn(usize) -> u128, xs: &[u128], flip: u128) -> Vec<u128> {
+    /// `H(tweak(j), xs[j] ⊕ flip)` for every `j`, in order, to `emit` (a sender's two messages
+    /// are the hashes of `q_j` and `q_j ⊕ Δ`), the block cipher run over many blocks at once
+    /// (AES instructions pipeline several blocks) in a buffer on the stack.
+    pub fn hash_each(
+        &self,
+        tweak: impl Fn(usize) -> u128,
+        xs: &[u128],
+        flip: u128,
+        mut emit: impl FnMut(u128),
+    ) {
         use aes::Block;
-        let mut out = Vec::with_capacity(xs.len());
-        let mut blocks: Vec<Block> = Vec::with_capacity(xs.len().min(4096));
-        for (c, chunk) in xs.chunks(4096).enumerate() {
-            blocks.clear();
-            blocks.extend(chunk.iter().map(|x| Block::from((x ^ flip).to_le_bytes())));
-            self.0.encrypt_blocks(&mut blocks);
-            let pis: Vec<u128> = blocks.iter().map(|b| u128::from_le_bytes((*b).into())).collect();
-            for (j, (b, p)) in blocks.iter_mut().zip(&pis).enumerate() {
-                *b = Block::from((p ^ tweak(c * 4096 + j)).to_le_bytes());
+        const N: usize = 64;
+        let (mut blocks, mut pis) = ([Block::default(); N], [0u128; N]);
+        for (c, chunk) in xs.chunks(N).enumerate() {
+            let blocks = &mut blocks[..chunk.len()];
+            for (b, x) in blocks.iter_mut().zip(chunk) {
+                *b = Block::from((x ^ flip).to_le_bytes());
             }
-            self.0.encrypt_blocks(&mut blocks);
-            out.extend(blocks.iter().zip(&pis).map(|(b, p)| u128::from_le_bytes((*b).into()) ^ p));
+            self.0.encrypt_blocks(blocks);
+            for (j, (b, p)) in blocks.iter_mut().zip(&mut pis).enumerate() {
+                *p = u128::from_le_bytes((*b).into());
+                *b = Block::from((*p ^ tweak(c * N + j)).to_le_bytes());
+            }
+            self.0.encrypt_blocks(blocks);
+            for (b, p) in blocks.iter().zip(&pis) {
+                emit(u128::from_le_bytes((*b).into()) ^ p);
+            }
         }
+    }
+
+    /// [`Tccr::hash_each`] collected.
+    pub fn hash_all(&self, tweak: impl Fn(usize) -> u128, xs: &[u128], flip: u128) -> Vec<u128> {
+        let mut out = Vec::with_capacity(xs.len());
+        self.hash_each(tweak, xs, flip, |h| out.push(h));
         out
     }
 }
@@ -126,7 +142,12 @@ fn transpose(cols: &[u64], w: usize) -> Vec<u128> {
     for w0 in (0..w).step_by(8) {
         let ws = (w - w0).min(8);
         for (l, line) in lines.iter_mut().enumerate() {
-            line[..ws].copy_from_slice(&cols[l * w + w0..l * w + w0 + ws]);
+            let at = l * w + w0;
+            // A whole line as one fixed-size copy (two vector loads, no call to memcpy).
+            match cols.get(at..at + 8) {
+                Some(full) if ws == 8 => *line = full.try_into().expect("eight words"),
+                _ => line[..ws].copy_from_slice(&cols[at..at + ws]),
+            }
         }
         for dw in 0..ws {
             let (lo, hi) = lines.split_at(64);
@@ -258,12 +279,14 @@ impl Cot {
         let mut answers = Vec::with_capacity(peers.len());
         for &peer in &peers {
             let seed = Seed::from_bytes(crate::net::words_digest(&ctx.recv::<Z64>(peer, 4).await?));
-            let chi = challenge(&seed, batch, total);
-            let x = chi
-                .iter()
-                .zip(&mine)
-                .fold(0u128, |x, (&c, &b)| x ^ (c & 0u128.wrapping_sub(u128::from(b))));
-            let t = gf128::dot(&chi, &t_rows[peer.index()][..total]);
+            let (mut x, mut t) = (0u128, 0u128);
+            challenge(&seed, batch, &t_rows[peer.index()][..total], |at, chi, rows| {
+                x = chi
+                    .iter()
+                    .zip(&mine[at..])
+                    .fold(x, |x, (&c, &b)| x ^ (c & 0u128.wrapping_sub(u128::from(b))));
+                t ^= gf128::dot(chi, rows);
+            });
             answers.push((peer, x, t));
         }
 
@@ -277,8 +300,10 @@ impl Cot {
             let x = u128::from(a[0].0) | u128::from(a[1].0) << 64;
             let t = u128::from(a[2].0) | u128::from(a[3].0) << 64;
             let seed = Seed::from_bytes(challenges[peer.index()]);
-            let chi = challenge(&seed, batch, total);
-            let q = gf128::dot(&chi, &q_rows[peer.index()][..total]);
+            let mut q = 0u128;
+            challenge(&seed, batch, &q_rows[peer.index()][..total], |_, chi, rows| {
+                q ^= gf128::dot(chi, rows);
+            });
             if q != t ^ gf128::mul(x, self.delta) {
                 return Err(Error::Abort {
                     blame: Some(peer),
@@ -298,10 +323,17 @@ impl Cot {
     }
 }
 
-fn challenge(seed: &Seed, batch: u64, n: usize) -> Vec<u128> {
-    let mut chi = vec![0u128; n];
-    Prg::new(seed, batch, 0x1d).fill_bytes(bytemuck::cast_slice_mut(&mut chi));
-    chi
+/// The check's coefficients `χ_j` for `rows`, drawn a chunk at a time (in cache, never a
+/// batch-sized vector): `f(at, χ[at..at + c], rows[at..at + c])` per chunk, in order.
+fn challenge(seed: &Seed, batch: u64, rows: &[u128], mut f: impl FnMut(usize, &[u128], &[u128])) {
+    const CHUNK: usize = 1024;
+    let mut prg = Prg::new(seed, batch, 0x1d);
+    let mut chi = [0u128; CHUNK];
+    for (i, rows) in rows.chunks(CHUNK).enumerate() {
+        let chi = &mut chi[..rows.len()];
+        prg.fill_bytes(bytemuck::cast_slice_mut(chi));
+        f(i * CHUNK, chi, rows);
+    }
 }
 
 fn missing(peer: PartyId) -> Error {

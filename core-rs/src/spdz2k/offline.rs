@@ -878,18 +878,20 @@ impl<W: Word> Generator<W> {
         out: &mut Vec<P>,
     ) {
         out.clear();
-        let lo = self.tccr.hash_all(&tweak, rows, flip);
-        if bits <= 128 {
-            out.extend(lo.into_iter().map(P::from_u128));
-            return;
+        self.tccr.hash_each(&tweak, rows, flip, |h| out.push(P::from_u128(h)));
+        if bits > 128 {
+            // Tweaks never reach bit 127 otherwise (the batch counter is far below 2^63).
+            let mut hi = out.iter_mut();
+            self.tccr.hash_each(
+                |o| tweak(o) | 1 << 127,
+                rows,
+                flip,
+                |h| {
+                    let lo = hi.next().expect("one high half per row");
+                    *lo = lo.wrapping_add(P::from_u128(h).shl(128));
+                },
+            );
         }
-        // Tweaks never reach bit 127 otherwise (the batch counter is far below 2^63).
-        let hi = self.tccr.hash_all(|o| tweak(o) | 1 << 127, rows, flip);
-        out.extend(
-            lo.into_iter()
-                .zip(hi)
-                .map(|(l, h)| P::from_u128(l).wrapping_add(P::from_u128(h).shl(128))),
-        );
     }
 }
 
