@@ -57,7 +57,7 @@ const WASI_SKIP = new Map([
 const WASI_NOT_BUILT = [
   'doc tests: stable cargo compiles them for the host only (cross-target doctests need nightly -Zdoctest-xcompile); `cargo test` runs them natively',
   'smaller workloads where the tests ask `common::UNDER_WASM`: 4 samples per model (natively all), fewer fault-injection trials, spdz2k comparisons on its own material at k = 32 only; the native run covers the rest with the same code',
-  "code under cfg(target_arch = \"x86_64\") (AVX2 kernels, the chacha20 PRG backend): x86 only; wasm runs the portable and simd128 paths instead",
+  "code under cfg(target_arch = \"x86_64\") (AVX2 kernels, the AVX2 ChaCha path of the PRG): x86 only; wasm runs the portable and simd128 paths instead",
 ];
 
 const USAGE = `usage: node scripts/test.mjs [--quick] [--only STEP[,STEP…]]

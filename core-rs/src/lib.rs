@@ -47,6 +47,7 @@ pub mod net;
 pub mod nn;
 pub mod ot;
 pub mod prg;
+pub mod progress;
 pub mod rep3;
 pub mod ring;
 pub mod rss;

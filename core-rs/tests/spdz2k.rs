@@ -841,3 +841,48 @@ fn faults_in_the_edabits_generation_end_in_aborts() {
     let program = |mut p: Party| async move { p.eda_bits_for_test::<Z32>(10).await };
     faults_in(if common::UNDER_WASM { 8 } else { 40 }, 5, true, &program);
 }
+
+/// A session's generation reports what it makes while it runs: sampled at every wake-up of
+/// a party's protocol, the triples' count rises batch by batch (never past the total, never
+/// back), then a later request (edaBits) starts from zero with the triples counted as made
+/// before, and ends complete.
+#[test]
+fn the_generation_reports_its_progress_while_it_runs() {
+    use ringfence_core::progress::{Progress, Report};
+    let triples = 2 * ringfence_core::spdz2k::offline::TRIPLE_BATCH + 100;
+    let net = Net::new(2);
+    let outs = testing::run_spdz2k_generating(&net, 2, 31, move |mut p| async move {
+        let progress = Progress::default();
+        p.report_progress_to(progress.clone());
+        let mut seen: Vec<Report> = Vec::new();
+        let mut work = Box::pin(async move {
+            p.triples_for_test::<Z32>(triples).await?;
+            p.eda_bits_for_test::<Z32>(20).await?;
+            Ok::<_, Error>(())
+        });
+        std::future::poll_fn(|cx| {
+            seen.push(progress.report());
+            work.as_mut().poll(cx)
+        })
+        .await?;
+        seen.push(progress.report());
+        Ok(seen)
+    });
+    for (i, seen) in outs.into_iter().enumerate() {
+        let seen = seen.unwrap_or_else(|e| panic!("P{i}: {e}"));
+        let of = |what: &str| seen.iter().filter(|r| r.making == what).copied().collect::<Vec<_>>();
+        let made = of("multiplication triples");
+        assert!(made.iter().all(|r| r.total == triples as u64 && r.made_before == 0), "P{i}");
+        assert!(made.windows(2).all(|w| w[0].done <= w[1].done), "P{i}: went back");
+        let between: Vec<u64> =
+            made.iter().map(|r| r.done).filter(|&d| d > 0 && d < triples as u64).collect();
+        assert!(!between.is_empty(), "P{i}: no report while the triples were made: {made:?}");
+        let eda = of("edaBits");
+        assert!(!eda.is_empty(), "P{i}: no edaBits reported");
+        let counted = |r: &Report| r.total == 20 && r.done <= 20 && r.made_before >= triples as u64;
+        assert!(eda.iter().all(counted), "P{i}: {eda:?}");
+        // Everything made is counted at the end (the openings' checks draw masks after them).
+        let end = seen.last().expect("a final report");
+        assert!(end.made_before + end.done >= triples as u64 + 20, "P{i}: {end:?}");
+    }
+}

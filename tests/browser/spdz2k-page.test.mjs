@@ -37,6 +37,9 @@ async function classifyOnPage(page, dep, models) {
     const servers = dep.publicKeys.length;
     assert.equal(r.class, expected, `${model} #${k} with ${servers} servers: ${runtime} says ${expected}`);
     assert.deepEqual(r.events.map((e) => e[0]), ['connecting', 'request', 'setup', 'online', 'done']);
+    // The setup (seconds in the page) said what it was making while it ran.
+    assert.ok(r.preprocessing.length > 0, 'no preprocessing reported during the setup');
+    for (const p of r.preprocessing) assert.ok(p.making.length > 0 && p.done <= p.total, JSON.stringify(p));
     // The page makes all the preprocessing with the servers (base OTs, OT extension, triples,
     // the comparisons' bits and bit triples, its masks) in the setup: the online phase sends
     // only the protocol's own messages.

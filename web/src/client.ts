@@ -27,14 +27,40 @@ import type { WasmClient, WasmModelInfo } from './wasm-api.js';
  * - `connecting`: {@link Client.connect} started (before anything is sent);
  * - `request`: a classification starts: the request goes to the parties;
  * - `setup`: the parties accepted it and run the setup (weights, masks, preprocessing);
+ * - `preprocessing` (spdz2k, where the client makes the run's material with the server): during
+ *   the setup, every half second while it advances, with {@link ClientProgressEvent.preprocessing}
+ *   saying what is being made and how much of it is done (a large network's setup takes minutes);
  * - `prepared`: the setup of a run started by {@link Client.prepare} finished; the parties wait
  *   for its input;
  * - `online`: the input goes out and the result comes back;
  * - `done`: the classification finished.
  *
- * Each stage of a classification is reported when it starts, so a UI can show it while it runs.
+ * Each stage of a classification is reported when it starts (`preprocessing` repeatedly), so a
+ * UI can show it while it runs.
  */
-export type ClientStage = 'connecting' | 'request' | 'setup' | 'prepared' | 'online' | 'done';
+export type ClientStage = 'connecting' | 'request' | 'setup' | 'preprocessing' | 'prepared' | 'online' | 'done';
+
+/**
+ * How far a computing client's preprocessing has come: `done` of `total` items of what it is
+ * making now. The setup makes several kinds one after the other (e.g. multiplication triples, then
+ * random bits, then edaBits), each from zero.
+ *
+ * ```ts
+ * const client = await Client.connect({ ...options, onProgress: (e) => {
+ *   if (e.preprocessing) bar.show(e.preprocessing.making, e.preprocessing.done / e.preprocessing.total);
+ * } });
+ * ```
+ */
+export interface PreprocessingProgress {
+  /** What is being made, e.g. `'multiplication triples'`, `'edaBits'`, `'bit triples'`. */
+  readonly making: string;
+  /** Items of it made so far. */
+  readonly done: number;
+  /** Items of it asked for. */
+  readonly total: number;
+  /** Items of the kinds made before it in this session. */
+  readonly madeBefore: number;
+}
 
 /** A progress report of a {@link Client}: the stage that starts and the counters so far. */
 export interface ClientProgressEvent extends ProgressCounters {
@@ -42,7 +68,12 @@ export interface ClientProgressEvent extends ProgressCounters {
   readonly stage: ClientStage;
   /** Which of the relay's front ends the client reached (every stage after `connecting`). */
   readonly transport?: RelayTransportKind;
+  /** With stage `preprocessing`: what is being made and how much of it. */
+  readonly preprocessing?: PreprocessingProgress;
 }
+
+/** How often a running preprocessing is reported (when it advanced). */
+const PREPROCESSING_REPORT_MS = 500;
 
 /** Options of {@link Client.connect}. */
 export interface ClientOptions {
@@ -480,7 +511,12 @@ export class Client {
     const info = await this.#step(() => this.#raw.request(model, backend, output, batch));
     fits?.(info);
     const t1 = this.#report('setup');
-    await this.#step(() => this.#raw.setup());
+    const stop = this.#reportPreprocessing();
+    try {
+      await this.#step(() => this.#raw.setup());
+    } finally {
+      stop();
+    }
     const t2 = performance.now();
     return { info, timings: { request: t1 - t0, setup: t2 - t1 }, stats: since(before, this.stats()) };
   }
@@ -528,6 +564,24 @@ export class Client {
   #report(stage: ClientStage): number {
     this.#onProgress?.({ stage, ...this.stats(), transport: this.transport });
     return performance.now();
+  }
+
+  /**
+   * Reports the preprocessing of a running setup while it advances; returns the function that
+   * stops it. The counts are the wasm session's, readable while its setup step runs.
+   */
+  #reportPreprocessing(): () => void {
+    const onProgress = this.#onProgress;
+    if (!onProgress) return () => {};
+    let last = '';
+    const timer = setInterval(() => {
+      const p = this.#raw.progress();
+      const now = `${p.making}:${p.done}`;
+      if (p.total === 0 || now === last) return;
+      last = now;
+      onProgress({ stage: 'preprocessing', ...this.stats(), transport: this.transport, preprocessing: { ...p } });
+    }, PREPROCESSING_REPORT_MS);
+    return () => clearInterval(timer);
   }
 }
 

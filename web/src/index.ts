@@ -61,7 +61,7 @@ export { modelShape } from './serve.js';
 export type { ServeAnswered, ServeOptions, ServeRefused, ServeResult, ServeStageFigures, ServeStages, ServedModel, ServedRequest } from './serve.js';
 export { Client } from './client.js';
 export type {
-  Classification, ClassifyInput, ClassifyOptions, ClientOptions, ClientProgressEvent, ClientStage, ModelDescription, Prepared,
+  Classification, ClassifyInput, ClassifyOptions, ClientOptions, ClientProgressEvent, ClientStage, ModelDescription, Prepared, PreprocessingProgress,
   PrepareOptions,
 } from './client.js';
 export { insecureTestSeeds, randomSessionId } from './seeds.js';

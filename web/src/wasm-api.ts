@@ -117,6 +117,7 @@ export interface WasmClassification {
 /** @internal */
 export interface WasmClient extends WasmFreeable {
   stats(): WasmStats;
+  progress(): { making: string; done: number; total: number; madeBefore: number };
   request(model: string, backend: string, output: string, batch: number): Promise<WasmModelInfo>;
   setup(): Promise<void>;
   run(input: Float64Array): Promise<WasmClassification>;

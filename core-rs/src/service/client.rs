@@ -9,6 +9,7 @@ use super::{Backend, Deployment, ModelInfo, Request, MODEL_OWNER, VERSION};
 use crate::net::{Ctx, FrameError, PartyId, Roster, Stats, Transport};
 use crate::nn::{argmax_rows, Inference, InputRange, ModelShape, Output, PlanShape, SharedModel};
 use crate::prg::Seed;
+use crate::progress::Progress;
 use crate::ring::fixed::FixedPoint;
 use crate::ring::Z64;
 use crate::sharing::InputClient;
@@ -50,6 +51,8 @@ pub struct Client<T> {
     shape: Option<PlanShape>,
     /// A computing client's session with its material, from its setup until its run.
     party: Option<Box<PartyRun<T>>>,
+    /// Where a computing client's setup reports the material it makes.
+    progress: Progress,
 }
 
 /// A computing client's session between setup and run: the shared model and one run's
@@ -74,7 +77,7 @@ impl<T: Transport> Client<T> {
     /// A client on `ctx` with private randomness `own`: the session's compute parties are the
     /// participants before it (3 for rep3, METEOR and mal3; 5 or 7 for rss), and it is the last.
     pub fn new(ctx: Ctx<T>, own: Seed) -> Self {
-        Self { ctx: Some(ctx), own, shape: None, party: None }
+        Self { ctx: Some(ctx), own, shape: None, party: None, progress: Progress::default() }
     }
 
     /// The compute parties of this client's session: every participant before the client, and
@@ -98,6 +101,26 @@ impl<T: Transport> Client<T> {
     /// Lends the context out to a protocol client; the caller puts it back.
     fn take_ctx(&mut self) -> Result<Ctx<T>, Error> {
         self.ctx.take().ok_or_else(used_up)
+    }
+
+    /// A handle on how far this client's setup has come: a computing client (spdz2k) makes
+    /// the run's material with the server in [`Client::setup`], which can take minutes for a
+    /// large network; read it from another task (or between a page's events) meanwhile. Other
+    /// families' setups report nothing (they are one or two rounds).
+    ///
+    /// ```ignore
+    /// let progress = client.progress();
+    /// let watch = async {
+    ///     loop {
+    ///         sleep(Duration::from_secs(2)).await;
+    ///         let r = progress.report();
+    ///         eprintln!("setup: {} {} of {}", r.making, r.done, r.total);
+    ///     }
+    /// };
+    /// let ready = tokio::select! { r = client.setup(&info) => r?, _ = watch => unreachable!() };
+    /// ```
+    pub fn progress(&self) -> Progress {
+        self.progress.clone()
     }
 
     /// The counters so far.
@@ -226,6 +249,7 @@ impl<T: Transport> Client<T> {
         let ctx = self.take_ctx()?;
         let (me, roster) = (ctx.me(), Self::roster(&ctx)?);
         let mut s = Spdz2k::start(Mesh::new(ctx, roster, self.own.clone(), Source::parties())?);
+        s.report_progress_to(self.progress.clone());
         let made = async {
             let model = s.share_model(MODEL_OWNER, None, &shape).await?;
             let prep = s.preprocess(&model, info.batch, info.output, me).await?;

@@ -43,6 +43,7 @@ use super::word::Word;
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::ot::{base, BaseOts, Cot, Tccr, KAPPA};
 use crate::prg::{Prg, Seed};
+use crate::progress::Progress;
 use crate::ring::Z64;
 use crate::sharing::View;
 use crate::Error;
@@ -142,6 +143,8 @@ pub struct Generator<W = u128> {
     /// A deviation for tests ([`super::Spdz2k::deviate_in_edabits_for_test`]): this party
     /// flips bit `i` of its part of edaBit candidate `c` before authenticating the bits.
     pub(crate) eda_deviation: Option<(usize, u32)>,
+    /// Where a caller reads how far a request has come.
+    progress: Progress,
 }
 
 impl<W> core::fmt::Debug for Generator<W> {
@@ -159,6 +162,7 @@ impl<W: Word> Generator<W> {
         own: &mut Prg,
         alpha: W,
         s: u32,
+        progress: Progress,
     ) -> Result<Self, Error> {
         let me = ctx.me();
         let delta = u128::random(own, 1, 128)[0];
@@ -186,7 +190,13 @@ impl<W: Word> Generator<W> {
             stock: Stock::default(),
             made_on_demand: 0,
             eda_deviation: None,
+            progress,
         })
+    }
+
+    /// Reports this generator's work to `p` from now on.
+    pub(crate) fn set_progress(&mut self, p: Progress) {
+        self.progress = p;
     }
 
     /// `n` items of `kind`, made now.
@@ -198,7 +208,8 @@ impl<W: Word> Generator<W> {
         kind: Kind,
         n: usize,
     ) -> Result<Vec<Wide<W>>, Error> {
-        Ok(match kind {
+        self.progress.start(kind.label(), n);
+        let made = match kind {
             Kind::Triples(1) => self.bit_triples(ctx, roster, own, n).await?.into(),
             Kind::Triples(k) => self.triples(ctx, roster, own, k, n).await?.into(),
             Kind::RandBits(1) => vec![self.binary_bits(ctx, roster, own, n).await?],
@@ -206,7 +217,9 @@ impl<W: Word> Generator<W> {
             Kind::EdaBits(k) => self.eda_bits(ctx, roster, own, k, n).await?,
             Kind::Random(wd) => vec![self.random_values(ctx, roster, own, wd, n).await?],
             Kind::Masks(wd, owner) => vec![self.input_masks(ctx, roster, own, wd, owner, n).await?],
-        })
+        };
+        self.progress.finish();
+        Ok(made)
     }
 
     /// `n` items of `kind` into the stock, for draws to come.
@@ -439,6 +452,7 @@ impl<W: Word> Generator<W> {
                 o.append(b);
             }
             left -= m;
+            self.progress.advance(m);
         }
         Ok(out)
     }
@@ -660,6 +674,7 @@ impl<W: Word> Generator<W> {
                 o.append(b);
             }
             made += m;
+            self.progress.advance(m);
         }
         Ok(out)
     }
@@ -784,6 +799,7 @@ impl<W: Word> Generator<W> {
             let m = left.min(BIT_BATCH);
             out.append(self.bit_batch(ctx, roster, own, k, m).await?);
             left -= m;
+            self.progress.advance(m);
         }
         Ok(out)
     }

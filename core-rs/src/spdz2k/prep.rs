@@ -10,6 +10,7 @@ use super::word::{Word, U256};
 use super::{Auth, Mesh, Spdz2k, Spdz2kRing};
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::prg::Prg;
+use crate::progress::Progress;
 use crate::ring::{Z32, Z64};
 use crate::sharing::{Linear, Store};
 use crate::Error;
@@ -123,6 +124,8 @@ impl Source {
 pub struct Generators {
     pub(crate) z32: Option<Generator<u128>>,
     pub(crate) z64: Option<Generator<U256>>,
+    /// What both generators report their work to.
+    pub(crate) progress: Progress,
 }
 
 impl<W: Word> Wide<W> {
@@ -295,12 +298,37 @@ impl<T: Transport> Spdz2k<T> {
         else {
             return Err(Error::ApiMisuse(format!("spdz2k {what}: not the parties' generation")));
         };
+        let progress = generators.progress.clone();
         let slot = R::generator(generators);
         if slot.is_none() {
-            *slot = Some(Generator::setup(ctx, *roster, &mut prg, alpha, R::S).await?);
+            *slot = Some(Generator::setup(ctx, *roster, &mut prg, alpha, R::S, progress).await?);
         }
         let g = slot.as_mut().ok_or_else(|| Error::ApiMisuse("no generator".into()))?;
         Ok((g, ctx, *roster, prg))
+    }
+
+    /// Reports the parties' generation of material to `p` from now on: what it makes and how
+    /// much of it is made, readable while a long setup runs (a dealer reports nothing).
+    ///
+    /// ```ignore
+    /// let progress = Progress::default();
+    /// session.report_progress_to(progress.clone());
+    /// // elsewhere, while the setup runs:
+    /// let r = progress.report();
+    /// eprintln!("making {}: {} of {}", r.making, r.done, r.total);
+    /// ```
+    // Irrefutable without the test dealer.
+    #[allow(irrefutable_let_patterns)]
+    pub fn report_progress_to(&mut self, p: Progress) {
+        if let Source::Parties(g) = &mut self.base.source {
+            for gen in g.z32.iter_mut() {
+                gen.set_progress(p.clone());
+            }
+            for gen in g.z64.iter_mut() {
+                gen.set_progress(p.clone());
+            }
+            g.progress = p;
+        }
     }
 
     /// `n` triples, for tests of the material itself.

@@ -24,6 +24,19 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// What items of this kind are, for progress reports.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Self::Triples(1) => "bit triples",
+            Self::Triples(_) => "multiplication triples",
+            Self::RandBits(1) => "random binary bits",
+            Self::RandBits(_) => "random bits",
+            Self::EdaBits(_) => "edaBits",
+            Self::Random(_) => "random values",
+            Self::Masks(..) => "input masks",
+        }
+    }
+
     /// Components per item.
     pub(crate) fn parts(self) -> usize {
         match self {

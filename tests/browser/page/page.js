@@ -248,12 +248,15 @@ window.rf = {
       const r = await client.classify(model, Float32Array.from(input), { backend, output });
       const why = client.webTransportError ? ` (not WebTransport: ${client.webTransportError})` : '';
       log(`${model} via ${client.transport}${why}: class ${r.classes[0]}`);
+      // Stages as they start; a computing client's preprocessing reports apart.
+      const stages = events.filter((e) => e.stage !== 'preprocessing');
       return {
         class: r.classes[0],
         transport: client.transport,
         webTransportError: client.webTransportError,
-        events: events.map((e) => [e.stage, e.transport]),
-        sentAt: events.map((e) => e.bytesSent),
+        events: stages.map((e) => [e.stage, e.transport]),
+        sentAt: stages.map((e) => e.bytesSent),
+        preprocessing: events.filter((e) => e.stage === 'preprocessing').map((e) => e.preprocessing),
         connectMs,
         classifyMs: performance.now() - t0 - connectMs,
         timings: r.timings,

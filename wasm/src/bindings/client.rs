@@ -20,6 +20,7 @@ use js_sys::{Array, BigUint64Array, Float64Array, Object, Promise, Uint32Array};
 use ringfence_core::net::{Ctx, SessionId, Stats};
 use ringfence_core::nn::{InputRange, Output};
 use ringfence_core::prg::Seed;
+use ringfence_core::progress::Progress;
 use ringfence_core::service::{self, Backend, Classification, ModelInfo, Ready, Request};
 use wasm_bindgen::prelude::*;
 
@@ -35,6 +36,8 @@ const MAX_BATCH: u64 = 1 << 20;
 #[wasm_bindgen]
 pub struct Client {
     session: Slot<Session>,
+    /// The session's setup reports here; read while `setup` runs (the slot is busy then).
+    progress: Progress,
 }
 
 struct Session {
@@ -87,13 +90,29 @@ impl Client {
         let me = ringfence_core::net::PartyId(servers as u8);
         let ctx = Ctx::new(me, servers + 1, session, JsTransport::new(transport));
         let inner = service::Client::new(ctx, own);
-        Ok(Self { session: Slot::new(Session { inner, step: Step::Idle }, "the client") })
+        let progress = inner.progress();
+        Ok(Self { session: Slot::new(Session { inner, step: Step::Idle }, "the client"), progress })
     }
 
     /// Communication counters so far: `{bytesSent, payloadBytesSent, framesSent, rounds}` (as
     /// of the last finished step).
     pub fn stats(&self) -> Object {
         stats_object(self.session.stats())
+    }
+
+    /// How far the setup has come, readable while `setup` runs: `{making, done, total,
+    /// madeBefore}` — what is being made now (spdz2k: `'multiplication triples'`, `'edaBits'`,
+    /// …; `''` before any), how many of the `total` asked for are made, and how many items
+    /// earlier requests made. Families whose client only receives (rep3, METEOR, …) report
+    /// nothing.
+    pub fn progress(&self) -> Object {
+        let r = self.progress.report();
+        object(&[
+            ("making", JsValue::from_str(r.making)),
+            ("done", (r.done as f64).into()),
+            ("total", (r.total as f64).into()),
+            ("madeBefore", (r.made_before as f64).into()),
+        ])
     }
 
     /// Asks the parties to classify `batch` samples with `model` on `backend` (a name from

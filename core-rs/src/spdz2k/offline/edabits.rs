@@ -84,6 +84,7 @@ impl<W: Word> Generator<W> {
             };
             out.iter_mut().zip(batch).for_each(|(o, b)| o.append(b));
             made += m;
+            self.progress.advance(m);
         }
         Ok(out)
     }

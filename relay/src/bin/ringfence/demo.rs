@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use ringfence_core::net::Ctx;
+use ringfence_core::progress::Progress;
 use ringfence_core::service::{self, Request};
 use ringfence_relay::ws::RelayLinkConfig;
 use ringfence_relay::{os_seed, TcpTransport};
@@ -226,7 +227,8 @@ pub(crate) async fn classify(
     let info = c.request(&request).await.map_err(e)?;
     mark("request accepted", t1);
     let t2 = Instant::now();
-    let ready = c.setup(&info).await.map_err(e)?;
+    let progress = c.progress();
+    let ready = reporting(c.setup(&info), &progress, t2).await.map_err(e)?;
     mark("setup (weights, masks)", t2);
     let t3 = Instant::now();
     let out = c.run(ready, input).await.map_err(e)?;
@@ -242,6 +244,39 @@ pub(crate) async fn classify(
         },
         timeline,
     ))
+}
+
+/// How often a long setup says how far it has come.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// Runs `setup`, saying every [`PROGRESS_EVERY`] what it is making and how much of it is made
+/// (a spdz2k setup makes millions of triples for a convolutional network: minutes).
+async fn reporting<F: std::future::Future>(
+    setup: F,
+    progress: &Progress,
+    since: Instant,
+) -> F::Output {
+    tokio::pin!(setup);
+    let start = tokio::time::Instant::now() + PROGRESS_EVERY;
+    let mut tick = tokio::time::interval_at(start, PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            r = &mut setup => return r,
+            _ = tick.tick() => {
+                let r = progress.report();
+                if r.total > 0 {
+                    eprintln!(
+                        "  setup: {:.0} s, making {}: {} of {} ({:.0} %)",
+                        since.elapsed().as_secs_f64(),
+                        r.making,
+                        r.done,
+                        r.total,
+                        100.0 * r.done as f64 / r.total as f64
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// Prints the input and what every party received for it side by side (below it, where the
