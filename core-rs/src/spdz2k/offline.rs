@@ -39,7 +39,7 @@ use super::check::{
 };
 use super::stock::{Kind, Stock};
 use super::tinyot;
-use super::word::Word;
+use super::word::{Word, U192};
 use crate::net::{Ctx, PartyId, Roster, Transport};
 use crate::ot::{base, BaseOts, Cot, Tccr, KAPPA};
 use crate::prg::{Prg, Seed};
@@ -457,8 +457,33 @@ impl<W: Word> Generator<W> {
         Ok(out)
     }
 
-    /// One batch of [`Generator::triples`].
+    /// One batch of [`Generator::triples`]: authenticated and sacrificed in the narrowest
+    /// word that holds `k + 2s` bits.
     async fn triple_batch<T: Transport>(
+        &mut self,
+        ctx: &mut Ctx<T>,
+        roster: Roster,
+        own: &mut Prg,
+        k: u32,
+        n: usize,
+    ) -> Result<[Wide<W>; 3], Error> {
+        let sac = k + 2 * self.s;
+        if sac > W::BITS {
+            return Err(Error::ApiMisuse(format!(
+                "triples for k = {k}, s = {} are sacrificed in {sac} bits: more than {}",
+                self.s,
+                W::BITS
+            )));
+        }
+        if sac <= U192::BITS && U192::BITS < W::BITS {
+            self.triple_batch_in::<U192, T>(ctx, roster, own, k, n).await
+        } else {
+            self.triple_batch_in::<W, T>(ctx, roster, own, k, n).await
+        }
+    }
+
+    /// [`Generator::triple_batch`] in words `Q`.
+    async fn triple_batch_in<Q: Word, T: Transport>(
         &mut self,
         ctx: &mut Ctx<T>,
         roster: Roster,
@@ -469,23 +494,16 @@ impl<W: Word> Generator<W> {
         let s = self.s;
         let vt = k + s;
         let sac = Widths { v: vt, s };
-        if sac.w() > W::BITS {
-            return Err(Error::ApiMisuse(format!(
-                "triples for k = {k}, s = {s} are sacrificed in {} bits: more than {}",
-                sac.w(),
-                W::BITS
-            )));
-        }
         // The products and their combinations count only mod 2^(k+s) (what is authenticated
         // next is a value of k + s bits; its shares' upper bits are free): in u128 where that
-        // fits, so at k = s = 64 the τ products of a triple and their coins take half the
-        // words of the sacrifice's 192-bit arithmetic.
+        // fits, so at k = s = 64 the τ products of a triple and their coins take fewer words
+        // than the sacrifice's 192-bit arithmetic.
         let mut vals = if vt <= u128::BITS {
-            self.combined::<u128, T>(ctx, roster, own, k, n).await?
+            self.combined::<u128, Q, T>(ctx, roster, own, k, n).await?
         } else {
-            self.combined::<W, T>(ctx, roster, own, k, n).await?
+            self.combined::<Q, Q, T>(ctx, roster, own, k, n).await?
         };
-        vals.push(W::random(own, 1, sac.w())[0]);
+        vals.push(Q::random(own, 1, sac.w())[0]);
         let macs = self.authenticate(ctx, roster, own, sac, &vals).await?;
         let part = |i: usize| Wide {
             x: vals[i * n..(i + 1) * n].to_vec(),
@@ -502,9 +520,9 @@ impl<W: Word> Generator<W> {
             (vals[5 * n], macs[5 * n]),
         )
         .await?;
-        let narrow = |p: Wide<W>| Wide {
-            x: p.x.iter().map(|&x| x.reduce(k + s)).collect(),
-            m: p.m.iter().map(|&m| m.reduce(k + s)).collect(),
+        let narrow = |p: Wide<Q>| Wide {
+            x: p.x.iter().map(|&x| W::widen(x.reduce(k + s))).collect(),
+            m: p.m.iter().map(|&m| W::widen(m.reduce(k + s))).collect(),
         };
         Ok([narrow(a), narrow(bb), narrow(cc)])
     }
@@ -512,14 +530,14 @@ impl<W: Word> Generator<W> {
     /// The first half of a triple batch: `n` triples' `τ` OT products each, combined twice
     /// with public coins drawn after the products are fixed. Returns this party's shares of
     /// `a, b, c, â, ĉ` (`n` of each, in that order) mod 2^(k+s), computed in words `P`.
-    async fn combined<P: Word, T: Transport>(
+    async fn combined<P: Word, Q: Word, T: Transport>(
         &mut self,
         ctx: &mut Ctx<T>,
         roster: Roster,
         own: &mut Prg,
         k: u32,
         n: usize,
-    ) -> Result<Vec<W>, Error> {
+    ) -> Result<Vec<Q>, Error> {
         let vt = k + self.s;
         let me = ctx.me();
         let tau = (2 * k + 4 * self.s) as usize;
@@ -572,7 +590,7 @@ impl<W: Word> Generator<W> {
         let g = coin_toss(ctx, roster, own, op).await?;
         let mut coins = Prg::new(&g, op, 1);
         let mut r = vec![P::ZERO; 2 * tau];
-        let mut vals = vec![W::ZERO; 5 * n];
+        let mut vals = vec![Q::ZERO; 5 * n];
         for t in 0..n {
             let span = t * tau..(t + 1) * tau;
             coins.fill_bytes(bytemuck::cast_slice_mut(&mut r));
@@ -587,7 +605,7 @@ impl<W: Word> Generator<W> {
                 c2 = c2.wrapping_add(y.wrapping_mul(c));
             }
             for (i, v) in [a1, b[t], c1, a2, c2].into_iter().enumerate() {
-                vals[i * n + t] = W::widen(v.reduce(vt));
+                vals[i * n + t] = Q::widen(v.reduce(vt));
             }
         }
         Ok(vals)
@@ -596,32 +614,34 @@ impl<W: Word> Generator<W> {
     /// Checks `(a, b, c)` against `(â, b, ĉ)` with public random `t`: `ρ = t·a − â` opened,
     /// `σ = t·c − ĉ − ρ·b` opened and zero, then the MAC check of both openings with `mask`.
     #[allow(clippy::too_many_arguments)]
-    async fn sacrifice<T: Transport>(
+    async fn sacrifice<T: Transport, Q: Word>(
         &self,
         ctx: &mut Ctx<T>,
         roster: Roster,
         own: &mut Prg,
         wd: Widths,
-        [a, b, c]: [&Wide<W>; 3],
-        [ah, ch]: [&Wide<W>; 2],
-        mask: (W, W),
+        [a, b, c]: [&Wide<Q>; 3],
+        [ah, ch]: [&Wide<Q>; 2],
+        mask: (Q, Q),
     ) -> Result<(), Error> {
         let w = wd.w();
         let op = ctx.next_op();
         let seed = coin_toss(ctx, roster, own, op).await?;
-        let t = W::random(&mut Prg::new(&seed, op, 2), a.x.len(), W::BITS);
-        let lin = |p: &[W], q: &[W]| -> Vec<W> {
+        // Coins of the sacrifice's width (every use reduces to it).
+        let t = Q::random(&mut Prg::new(&seed, op, 2), a.x.len(), w);
+        let lin = |p: &[Q], q: &[Q]| -> Vec<Q> {
             t.iter()
                 .zip(p.iter().zip(q))
                 .map(|(&t, (&p, &q))| t.wrapping_mul(p).wrapping_sub(q).reduce(w))
                 .collect()
         };
-        let mut log = Log::new(wd.v, wd.s, self.alpha);
+        // The key share has s bits: the same in any word.
+        let mut log = Log::new(wd.v, wd.s, Q::from_u128(self.alpha.low_u128()));
         let mut public = View::new("sacrifice", op);
         let rho =
             open_logged(ctx, roster, &mut log, &mut public, &lin(&a.x, &ah.x), &lin(&a.m, &ah.m))
                 .await?;
-        let sig = |cs: &[W], chs: &[W], bs: &[W]| -> Vec<W> {
+        let sig = |cs: &[Q], chs: &[Q], bs: &[Q]| -> Vec<Q> {
             lin(cs, chs)
                 .iter()
                 .zip(rho.iter().zip(bs))
@@ -637,7 +657,7 @@ impl<W: Word> Generator<W> {
             &sig(&c.m, &ch.m, &b.m),
         )
         .await?;
-        if let Some(i) = sigma.iter().position(|&s| s != W::ZERO) {
+        if let Some(i) = sigma.iter().position(|&s| s != Q::ZERO) {
             return settle(
                 ctx,
                 roster,
