@@ -80,8 +80,8 @@ const GROUP: usize = BUF_BYTES;
 
 /// A ChaCha12 keystream positioned at `(seed, domain, stream)`. `Debug` is redacted.
 ///
-/// Backends, chosen in [`Prg::group`] and nowhere else (all produce the same bytes, checked by
-/// `native_backend_matches_reference`): on x86-64 with AVX2 eight blocks at once ([`avx2`]); on
+/// Backends, chosen in `Prg::group` and nowhere else (all produce the same bytes, checked by
+/// `native_backend_matches_reference`): on x86-64 with AVX2 eight blocks at once; on
 /// wasm32 with `simd128` our `v128` path; elsewhere the portable 4-lane code.
 pub struct Prg {
     key: [u32; 8],
