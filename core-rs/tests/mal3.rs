@@ -5,11 +5,14 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use ringfence_core::mal3::check;
-use ringfence_core::mal3::triples::{self, Params};
+use ringfence_core::mal3::scheme::Mal3Ring;
+use ringfence_core::mal3::triples::{self, OnDemand, Params};
 use ringfence_core::net::{frame, PartyId};
 use ringfence_core::ring::{IntRing, Z32, Z64};
 use ringfence_core::testing::{self, Action, Envelope, Net};
 use ringfence_core::Error;
+
+use crate::common;
 
 /// A wire hook that the runs below install on the network.
 type Hook = Box<dyn FnMut(&mut Envelope) -> Action>;
@@ -551,4 +554,207 @@ fn a_server_that_cheats_in_a_product_leaves_the_client_without_an_answer() {
         assert!(matches!(servers[i], Err(Error::Abort { .. })), "P{i}: {:?}", servers[i]);
     }
     assert!(!matches!(client, Error::ApiMisuse(_)), "the client got an output");
+}
+
+/// Products (one plain, one fixed-point with its truncation), `ReLU(x)` and `[x < y]` of P0's
+/// `x` and P2's `y` in `R`, opened to all in three openings: mal3's triple generation, its
+/// arithmetic and boolean circuits (the bits' triples, daBits, B2A), every check and every
+/// opening. P1 owns no input, so every message it sends is protocol.
+fn mal3_program<R: IntRing + Mal3Ring>(
+    net: &Net,
+    on_demand: Option<OnDemand>,
+) -> Vec<Result<[Vec<R>; 3], Error>> {
+    use ringfence_core::mal3::Mal3;
+    use ringfence_core::sharing::{Arith, Boolean, Linear, Session};
+    let x: Vec<R> = [5i64, -5, 0, 1, -1, i64::MAX, i64::MIN, 300].map(R::from_i64).to_vec();
+    let y: Vec<R> = [6i64, -6, 0, 0, 3, i64::MIN, i64::MAX, -300].map(R::from_i64).to_vec();
+    testing::run_rep3_on(net, 3, 86, move |p| {
+        let (x, y) = (x.clone(), y.clone());
+        async move {
+            let mut s = Mal3::start(p);
+            if let Some(d) = on_demand {
+                s.check_on_demand(d)?;
+            }
+            let me = s.me();
+            let n = x.len();
+            let mut store = Boolean::<R>::bit_prep(&mut s, 2 * n).await?;
+            let (px, tx) = Arith::<R>::input_prep(&mut s, PartyId(0), n);
+            let (py, ty) = Arith::<R>::input_prep(&mut s, PartyId(2), n);
+            let (pm, _) = s.mul_prep(&tx, &ty, 0).await?;
+            let (pf, _) = s.mul_prep(&tx, &ty, 8).await?;
+            let vx = s.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+            let vy = s.input(PartyId(2), (me == PartyId(2)).then_some(&y[..]), py).await?;
+            let z = s.mul(&vx, &vy, pm).await?;
+            let f = s.mul(&vx, &vy, pf).await?;
+            let products = s.open(z).await?;
+            let fixed = s.open(f).await?;
+            let relu = s.relu(&vx, store.take(n)?).await?;
+            let lt = s.lt(&vx, &vy).await?;
+            let lt = s.b2a(&lt, store.take(n)?).await?;
+            let relu_lt = s.open(Linear::<R>::concat(&[&relu, &lt])).await?;
+            Ok([products, fixed, relu_lt])
+        }
+    })
+}
+
+/// `trials` seeded faults by P1 (a changed byte, a replayed earlier payload of the same
+/// length, or a lost frame, at a random one of its frames): each honest party aborts or holds
+/// the honest run's outputs, never another value, and the harness ends every run (a lost frame
+/// is a receive that times out, not a hang). Both honest parties stop, except when the fault
+/// hit a verdict (the last message of a check: a cheater can always make one honest party stop
+/// and leave the other with its correct output, as the sweep tests above say).
+fn mal3_faults<R: IntRing + Mal3Ring>(trials: u64, seed: u64, on_demand: Option<OnDemand>) {
+    const SETUP_FRAMES: u64 = 2;
+    use ringfence_core::prg::{Prg, Seed};
+    use ringfence_core::testing::faults::{self, Fault};
+    let net = Net::new(3);
+    let count = faults::inject(&net, PartyId(1), u64::MAX, Fault::Drop);
+    let honest: Vec<[Vec<R>; 3]> = mal3_program::<R>(&net, on_demand)
+        .into_iter()
+        .map(|o| o.expect("the honest run completes"))
+        .collect();
+    let frames = count.sent();
+    assert!(frames > 30, "{frames} frames cannot be the whole program");
+    let mut prg = Prg::new(&Seed::from_bytes([0x3a; 32]), seed, 0);
+    let (mut verdicts, mut dropped, mut replayed) = (0, 0, 0);
+    for t in 0..trials {
+        // P1's first two frames are its contributions to the session's common seed, its own
+        // random choice (mal3 draws no coin from that seed: its coins are opened sharings).
+        let target = SETUP_FRAMES + prg.next_u64() % (frames - SETUP_FRAMES);
+        let fault = Fault::draw(&mut prg);
+        let net = Net::new(3);
+        let injection = faults::inject(&net, PartyId(1), target, fault);
+        let outs = mal3_program::<R>(&net, on_demand);
+        let hit = injection.hit();
+        let what = format!("trial {t} (frame {target} of {} bytes, {fault:?})", hit.len);
+        if !hit.met {
+            // An empty frame (nothing to change): the run is the honest one.
+            assert!(outs.iter().zip(&honest).all(|(o, h)| o.as_ref().ok() == Some(h)), "{what}");
+            continue;
+        }
+        let mut stopped = 0;
+        for i in [0, 2] {
+            match &outs[i] {
+                Ok(o) => assert_eq!(o, &honest[i], "{what}: P{i} released a wrong value"),
+                Err(_) => stopped += 1,
+            }
+        }
+        verdicts += usize::from(hit.verdict);
+        dropped += usize::from(fault == Fault::Drop);
+        replayed += usize::from(fault == Fault::Replay && !hit.flipped);
+        let need = if hit.verdict { 1 } else { 2 };
+        assert!(stopped >= need, "{what}: {stopped} honest parties stopped: {outs:?}");
+    }
+    // The draw reaches every kind of fault and the verdicts.
+    assert!(verdicts > 0 && dropped > 0 && replayed > 0, "{verdicts} {dropped} {replayed}");
+}
+
+#[test]
+fn seeded_faults_in_a_mal3_program_end_in_aborts_z64() {
+    mal3_faults::<Z64>(if common::UNDER_WASM { 40 } else { 10_000 }, 1, None);
+}
+
+#[test]
+fn seeded_faults_in_a_mal3_program_end_in_aborts_z32() {
+    mal3_faults::<Z32>(if common::UNDER_WASM { 40 } else { 10_000 }, 2, None);
+}
+
+/// Protocol 3.9 with a small `N` (2^−20: a test's parameters; the paper's `N = 2^20` gives
+/// 2^−40): every run of Protocol 3.1 has buckets of 2 and three triples opened per subarray.
+fn small_on_demand() -> OnDemand {
+    OnDemand::new(Params { n: 1024, b: 2, c: 3, l: 8 }).expect("within Theorem 3.10's conditions")
+}
+
+#[test]
+fn on_demand_checks_give_the_same_results() {
+    let net = Net::new(3);
+    let want = mal3_program::<Z64>(&net, None);
+    let got = mal3_program::<Z64>(&Net::new(3), Some(small_on_demand()));
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.as_ref().ok(), Some(w.as_ref().expect("the bucketed run")), "P{i}");
+    }
+}
+
+/// The seeded faults of the tests above with on-demand checks: also the coin that picks each
+/// check's triple, and the refilled slots.
+#[test]
+fn seeded_faults_with_on_demand_checks_end_in_aborts() {
+    let trials = if common::UNDER_WASM { 20 } else { 2_000 };
+    mal3_faults::<Z64>(trials, 3, Some(small_on_demand()));
+    mal3_faults::<Z32>(trials, 4, Some(small_on_demand()));
+}
+
+#[test]
+fn on_demand_checks_are_chosen_before_any_product() {
+    let outs = testing::run_rep3_on(&Net::new(3), 3, 87, |p| async move {
+        use ringfence_core::mal3::Mal3;
+        use ringfence_core::sharing::{Arith, Len, Session};
+        let mut s = Mal3::start(p);
+        Arith::<Z64>::mul_prep(&mut s, &Len(4), &Len(4), 0).await?;
+        s.check_on_demand(small_on_demand())
+    });
+    for o in outs {
+        assert!(
+            matches!(&o, Err(Error::ApiMisuse(m)) if m.contains("before any product")),
+            "{o:?}"
+        );
+    }
+}
+
+/// Words each party sends for one run of Protocol 3.1 with `prm` (see
+/// `validation_costs_what_the_protocol_says`).
+fn run_words(prm: &Params) -> usize {
+    prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 4 + 3 * 2
+}
+
+/// Bits each party sends per AND gate over a long run, from the same counts as the measured
+/// test below: the gate (1), its check (ρ, σ: 2), and the share of the validation runs that
+/// made its triple (`run_words / N` with `B − 1` extra arrays, one triple per check).
+fn bits_per_and(prm: &Params) -> f64 {
+    3.0 + run_words(prm) as f64 / prm.n as f64
+}
+
+/// The paper's accounting (extract §2): 7 bits per AND gate and party with B = 2 on demand,
+/// 10 with B = 3 (Protocol 3.1 at its 2^−40 size); the difference is only the cut's opened
+/// triples and fixed words. And what a sequence of requests costs, counted exactly: the first
+/// check fills both arrays (two runs), a check that finds fewer refills than it needs runs
+/// Protocol 3.1 once more, and every check costs its coin (4 words, a digest and a verdict),
+/// the products' ρ and σ, and the check's two digests and verdicts.
+#[test]
+fn on_demand_ands_cost_seven_bits_and_bucketed_ten() {
+    let paper = OnDemand::PAPER.run();
+    assert!((bits_per_and(&paper) - 7.0).abs() < 0.01, "{}", bits_per_and(&paper));
+    assert!((bits_per_and(&Params::PAPER) - 10.0).abs() < 0.01, "{}", bits_per_and(&Params::PAPER));
+    assert_eq!(Params::for_count(1 << 20), Params { l: 1024, ..Params::PAPER });
+
+    let od = small_on_demand();
+    let prm = od.run();
+    let w = 300; // words of 64 ANDs per request: the arrays' 1024 refills last three requests
+    let outs = testing::run_rep3(88, move |p| async move {
+        use ringfence_core::mal3::Mal3;
+        use ringfence_core::sharing::{Gates, Session};
+        let mut s = Mal3::start(p);
+        s.check_on_demand(od)?;
+        let bits: Vec<bool> = (0..64 * w).map(|i| i % 3 == 0).collect();
+        let x =
+            s.input_bits(PartyId(0), (s.me() == PartyId(0)).then_some(&bits[..]), 64 * w).await?;
+        let mut sent = Vec::new();
+        for _ in 0..5 {
+            let before = s.base().ctx().stats();
+            let z = s.and(&x, &x).await?;
+            let opened = s.open_bits(z.slice(0..1)).await?;
+            assert_eq!(opened, vec![true]);
+            sent.push((s.base().ctx().stats() - before).payload_bytes_sent / 8);
+        }
+        Ok(sent)
+    });
+    let per_request = w + (4 + 4 + 2) + (2 * w + 4 + 2 + 4 + 2) + (2 + 2);
+    let run = run_words(&prm);
+    // Runs before each request's check: both arrays first; then d2 holds 724, 424, 124 (short
+    // of 300: one run, 1148), 848.
+    let runs = [2, 0, 0, 1, 0];
+    let want: Vec<u64> = runs.iter().map(|r| (per_request + r * run) as u64).collect();
+    for (i, o) in outs.iter().enumerate() {
+        assert_eq!(o, &want, "P{i}");
+    }
 }

@@ -3,10 +3,7 @@
 //! drops by a corrupt party: every honest party aborts or holds the right answer, never a
 //! wrong one, and never hangs.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::future::Future;
-use std::rc::Rc;
 
 use ringfence_core::net::{frame, PartyId, Roster, Stats};
 use ringfence_core::prg::{Prg, Seed};
@@ -14,6 +11,7 @@ use ringfence_core::ring::{IntRing, Z32, Z64};
 use ringfence_core::sharing::{Arith, Len, Linear, Session};
 use ringfence_core::spdz2k::apps::{self, PrivateTree};
 use ringfence_core::spdz2k::{Auth, Mesh, Spdz2k, Spdz2kRing};
+use ringfence_core::testing::faults::{self, Fault, Hit};
 use ringfence_core::testing::{self, Action, Envelope, MemTransport, Net};
 use ringfence_core::Error;
 
@@ -279,33 +277,9 @@ fn wrong_half_and_messages_fail_the_leaky_and_check() {
     }
 }
 
-/// A corrupt party's fault on one of its frames.
-#[derive(Debug, Clone, Copy)]
-enum Fault {
-    /// XOR `mask` (non-zero) into payload byte `at` (modulo the payload's length).
-    Flip { at: usize, mask: u8 },
-    /// The payload of an earlier frame on the same link of the same length (a flip where there
-    /// is none, or where it is the same).
-    Replay,
-    /// The frame is lost.
-    Drop,
-}
-
-/// What the hook did.
-#[derive(Debug, Default, Clone, Copy)]
-struct Hit {
-    met: bool,
-    /// The frame was a verdict ("my check passed"): the last message of a check.
-    verdict: bool,
-    /// Its payload bytes.
-    len: usize,
-    /// The fault was one changed byte (a flip, or a replay with nothing to replay).
-    flipped: bool,
-}
-
 /// Runs `program` among `n` parties with `fault` on the `target`-th frame P1 sends (counted
 /// over all its links in the order they are sent; `u64::MAX`: none). Returns the outcomes, the
-/// number of frames P1 sent, and what the hook met.
+/// number of frames P1 sent, and what the fault met.
 fn faulty_run<O, Fut: Future<Output = Result<O, Error>>>(
     n: usize,
     program: &impl Fn(Party) -> Fut,
@@ -314,51 +288,7 @@ fn faulty_run<O, Fut: Future<Output = Result<O, Error>>>(
     generating: bool,
 ) -> (Vec<Result<O, Error>>, u64, Hit) {
     let net = Net::new(n);
-    let count = Rc::new(RefCell::new((0u64, Hit::default())));
-    // Payloads P1 sent, by receiver and length, for replays.
-    let seen: Rc<RefCell<Sent>> = Rc::default();
-    let (c, seen_h) = (count.clone(), seen.clone());
-    net.set_hook(move |e: &mut Envelope| {
-        if e.from != PartyId(1) {
-            return Action::Deliver;
-        }
-        let mut c = c.borrow_mut();
-        let i = c.0;
-        c.0 += 1;
-        let payload_len = e.bytes.len() - frame::HEADER_LEN;
-        let key = (e.to.0, payload_len);
-        let payload = e.bytes[frame::HEADER_LEN..].to_vec();
-        let mut seen = seen_h.borrow_mut();
-        let earlier = seen.entry(key).or_default();
-        let mut action = Action::Deliver;
-        if i == target && payload_len > 0 {
-            c.1 = Hit {
-                met: true,
-                verdict: payload_len == 8 && payload.iter().all(|&b| b == 0),
-                len: payload_len,
-                flipped: true,
-            };
-            let flip = |e: &mut Envelope, at: usize, mask: u8| {
-                e.bytes[frame::HEADER_LEN + at % payload_len] ^= mask;
-            };
-            match fault {
-                Fault::Flip { at, mask } => flip(e, at, mask),
-                Fault::Replay => match earlier.iter().find(|p| **p != payload) {
-                    Some(old) => {
-                        e.bytes[frame::HEADER_LEN..].copy_from_slice(old);
-                        c.1.flipped = false;
-                    }
-                    None => flip(e, 0, 1),
-                },
-                Fault::Drop => {
-                    action = Action::Drop;
-                    c.1.flipped = false;
-                }
-            }
-        }
-        earlier.push(payload);
-        action
-    });
+    let injection = faults::inject(&net, PartyId(1), target, fault);
     let roster = Roster::new(n, n - 1).unwrap();
     let outs = if generating {
         testing::run_spdz2k_generating(&net, n, 11, program)
@@ -367,11 +297,8 @@ fn faulty_run<O, Fut: Future<Output = Result<O, Error>>>(
             program(Spdz2k::start(base))
         })
     };
-    let (sent, hit) = *count.borrow();
-    (outs, sent, hit)
+    (outs, injection.sent(), injection.hit())
 }
-
-type Sent = HashMap<(u8, usize), Vec<Vec<u8>>>;
 
 /// `trials` seeded faults by P1 among 2 and 3 parties: each honest party aborts or holds
 /// exactly the honest run's outputs; at least one honest party stops; and every one does
@@ -399,14 +326,7 @@ where
             honest.into_iter().map(|o| o.expect("the honest run completes")).collect();
         for t in 0..trials / 2 {
             let target = prg.next_u64() % frames;
-            let fault = match prg.next_u32() % 4 {
-                0 => Fault::Replay,
-                1 => Fault::Drop,
-                _ => Fault::Flip {
-                    at: prg.next_u32() as usize,
-                    mask: (prg.next_u32() % 255 + 1) as u8,
-                },
-            };
+            let fault = Fault::draw(&mut prg);
             let (outs, _, hit) = faulty_run(n, program, target, fault, generating);
             trials_run += 1;
             if !hit.met {

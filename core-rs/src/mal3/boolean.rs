@@ -35,7 +35,6 @@ use crate::Error;
 impl<T: Transport> AndLayer for Mal3<T> {
     /// rep3's layer, each product recorded with a bit triple for the next check.
     async fn and_planes(&mut self, pairs: &[AndPair<'_>], w: usize) -> Result<Planes, Error> {
-        let prep = self.triples::<Bits>(pairs.len() * w).await?;
         let z = self.p.and_planes(pairs, w).await?;
         let me = self.me();
         let operands = |left: bool| {
@@ -48,7 +47,7 @@ impl<T: Transport> AndLayer for Mal3<T> {
             Rep3Vec::from_parts(me, a, b)
         };
         let zv = Rep3Vec::from_parts(me, z.a.clone(), z.b.clone());
-        self.record(operands(true), operands(false), zv, prep);
+        self.record(operands(true), operands(false), zv);
         Ok(z)
     }
 }
@@ -157,11 +156,9 @@ impl<T: Transport> Mal3<T> {
         }
         let [r0, r1, r2] = [0, 1, 2].map(|j| lifted_component::<R>(&bits, j, n));
         let two = R::from_u64(2);
-        let mut prep = self.triples::<R>(2 * n).await?;
-        let first = prep.take(n)?;
-        let p01 = self.checked_mul(&r0, &r1, first).await?;
+        let p01 = self.checked_mul(&r0, &r1).await?;
         let t = r0.add(&r1)?.sub(&p01.scale(two))?;
-        let p = self.checked_mul(&t, &r2, prep).await?;
+        let p = self.checked_mul(&t, &r2).await?;
         let arith = t.add(&r2)?.sub(&p.scale(two))?;
         Ok(DaBits { bits, arith })
     }
@@ -189,8 +186,7 @@ impl<T: Transport> Gates for Mal3<T> {
         if x.n != y.n {
             return Err(Error::ApiMisuse(format!("and: {} and {} bits", x.n, y.n)));
         }
-        let prep = self.triples::<Bits>(x.words.len()).await?;
-        Ok(SharedBits { n: x.n, words: self.checked_mul(&x.words, &y.words, prep).await? })
+        Ok(SharedBits { n: x.n, words: self.checked_mul(&x.words, &y.words).await? })
     }
 
     /// After every pending product is checked, from both holders of each component.
@@ -248,8 +244,7 @@ impl<T: Transport, R: Mal3Ring + IntRing> Boolean<R> for Mal3<T> {
         }
         let r = Rep3Vec::concat(&vec![&prep.arith; xs.len()]);
         let x = Rep3Vec::concat(xs);
-        let triples = self.triples::<R>(x.len()).await?;
-        let rx = self.checked_mul(&r, &x, triples).await?;
+        let rx = self.checked_mul(&r, &x).await?;
         let open = self.open_masked(b, &prep).await?;
         Ok(unmask_products(&open, xs, &rx))
     }

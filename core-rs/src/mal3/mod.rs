@@ -19,14 +19,17 @@
 //! other keeps its (correct) output. This is security with abort; unanimous abort would need
 //! agreement, which three parties with one cheater cannot reach without a broadcast channel.
 //!
-//! What is here: the validated triples over Z_2^32, Z_2^64 and bits ([`triples`]), the check
-//! of computed products against them and openings received from both holders ([`check`]),
-//! the scheme's party [`Mal3`] with [`crate::sharing::Arith`] ([`scheme`]), truncation pairs
-//! for fixed-point products ([`trunc`]), [`crate::sharing::Boolean`] (checked ANDs, A2B and
-//! MSB without single-party inputs, checked daBits: [`boolean`]), and private inference
-//! through the uniform walk ([`nn`]). Clients and serving are the next steps of its issue.
+//! What is here: the validated triples over Z_2^32, Z_2^64 and bits, by Protocol 3.1 or on
+//! demand by Protocol 3.9 ([`triples`]), the paper's bounds for their parameters
+//! ([`bounds`]), the check of computed products against them and openings received from both
+//! holders ([`check`]), the scheme's party [`Mal3`] with [`crate::sharing::Arith`]
+//! ([`scheme`]), truncation pairs for fixed-point products ([`trunc`]),
+//! [`crate::sharing::Boolean`] (checked ANDs, A2B and MSB without single-party inputs, checked
+//! daBits: [`boolean`]), clients ([`client`]), and private inference through the uniform walk
+//! ([`nn`]).
 
 pub mod boolean;
+pub mod bounds;
 pub mod check;
 pub mod client;
 pub mod nn;

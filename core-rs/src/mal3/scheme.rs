@@ -2,23 +2,25 @@
 //! product checked against a validated triple before any value is opened.
 //!
 //! A product is computed at once with rep3's protocol (one round, one element per party) and
-//! recorded with the triple its preparation took; the first opening afterwards checks every
-//! recorded product of the session in one batch ([`super::check::check_products`]) and then
+//! recorded; the first opening afterwards checks every recorded product of the session in one
+//! batch, each against its own validated triple ([`super::check::check_products`]), and then
 //! opens with each missing component received from both of its holders
 //! ([`super::check::open`]). So nothing is released while a wrong product goes unnoticed.
 //!
 //! Triples come from a pool, refilled by one cut-and-bucket run sized to what is missing
-//! (2^−40 at least, [`Params::for_count`], [`super::triples`]): preparing a product tops it up with one triple per output, and every
-//! product draws its own when it is computed (refilling the pool if it runs low). A matrix
+//! (2^−40 at least, [`Params::for_count`], [`super::triples`]): preparing a product tops it up
+//! with one triple per output, and a check takes the next ones (refilling the pool if it runs
+//! low). With [`Mal3::check_on_demand`] a check instead takes the triples at coin-tossed
+//! indices of Protocol 3.9's array ([`OnDemand`]), with buckets of 2. A matrix
 //! product is computed as its `m·k·n` elementwise products, each checked, then summed
 //! locally: `k` times the elements of rep3's matrix product, until a check of dot products
 //! exists. A fixed-point product also takes truncation pairs made without single-party inputs
-//! ([`super::trunc`]; the material is rep3's [`ProductPrep`]) and opens its masked result from both holders of each component. Not
-//! client's input is checked for consistency and its output reaches it twice per component
-//! ([`super::client`]).
+//! ([`super::trunc`]; the material is rep3's [`ProductPrep`]) and opens its masked result from
+//! both holders of each component. A client's input is checked for consistency and its output
+//! reaches it twice per component ([`super::client`]).
 
 use super::check;
-use super::triples::{self, Params, Triples};
+use super::triples::{self, OnDemand, Params, Reservoir, Triples};
 use crate::net::{PartyId, Transport};
 use crate::rep3::scheme::ProductPrep;
 use crate::rep3::{Rep3, Rep3Vec, TruncPairs};
@@ -29,6 +31,8 @@ use crate::Error;
 /// A party of the `mal3` scheme over Z_2^32 and Z_2^64, on a rep3 session.
 pub struct Mal3<T> {
     pub(super) p: Rep3<T>,
+    /// Protocol 3.9's parameters when the checks draw their triples on demand.
+    on_demand: Option<OnDemand>,
     z32: Book<Z32>,
     z64: Book<Z64>,
     bits: Book<Bits>,
@@ -40,15 +44,17 @@ impl<T: Transport> core::fmt::Debug for Mal3<T> {
     }
 }
 
-/// One ring's validated triples not yet handed out, and its products not yet checked.
+/// One ring's validated triples not yet used (Protocol 3.1's pool, or Protocol 3.9's two
+/// arrays), and its products not yet checked.
 pub struct Book<R> {
     pool: Option<Triples<R>>,
-    pending: Vec<([Rep3Vec<R>; 3], Triples<R>)>,
+    reservoir: Option<Reservoir<R>>,
+    pending: Vec<[Rep3Vec<R>; 3]>,
 }
 
 impl<R> Default for Book<R> {
     fn default() -> Self {
-        Self { pool: None, pending: Vec::new() }
+        Self { pool: None, reservoir: None, pending: Vec::new() }
     }
 }
 
@@ -84,6 +90,38 @@ impl<T: Transport> Mal3<T> {
         self.p.me()
     }
 
+    /// Switches this session's product checks to Protocol 3.9 (on demand, buckets of 2):
+    /// every check from now on takes its triples at coin-tossed indices of an array of `N`
+    /// validated triples ([`OnDemand`]). Refused while products wait for their check or
+    /// triples wait in Protocol 3.1's pool.
+    ///
+    /// ```
+    /// use ringfence_core::{mal3::{Mal3, triples::{OnDemand, Params}}, ring::Z64, testing};
+    /// use ringfence_core::sharing::{Arith, Session};
+    /// let small = OnDemand::new(Params { n: 1024, b: 2, c: 3, l: 8 })?; // 2^−20: a test's
+    /// let outs = testing::run_rep3_on(&testing::Net::new(3), 3, 1, |p| async move {
+    ///     let mut s = Mal3::start(p);
+    ///     s.check_on_demand(small)?;
+    ///     let x = s.constant(&[Z64(6)]);
+    ///     let (prep, _) = s.mul_prep(&ringfence_core::sharing::Len(1), &ringfence_core::sharing::Len(1), 0).await?;
+    ///     let y = s.mul(&x, &x, prep).await?;
+    ///     s.open(y).await
+    /// });
+    /// assert!(outs.iter().all(|o| o.as_deref() == Ok(&[Z64(36)][..])));
+    /// # Ok::<(), ringfence_core::Error>(())
+    /// ```
+    pub fn check_on_demand(&mut self, params: OnDemand) -> Result<(), Error> {
+        let busy = |b: (usize, usize)| b != (0, 0);
+        let (a, b, c) = (self.z32.usage(), self.z64.usage(), self.bits.usage());
+        if busy(a) || busy(b) || busy(c) {
+            return Err(Error::ApiMisuse(
+                "mal3: on-demand checks are chosen before any product or preparation".into(),
+            ));
+        }
+        self.on_demand = Some(params);
+        Ok(())
+    }
+
     /// `n` validated triples of ring `R`, from the pool (refilled as needed).
     pub(super) async fn triples<R: Mal3Ring>(&mut self, n: usize) -> Result<Triples<R>, Error> {
         self.reserve::<R>(n).await?;
@@ -105,8 +143,8 @@ impl<T: Transport> Mal3<T> {
         });
     }
 
-    /// Material for `outputs` results, truncated by `frac_bits` when it is not zero; the pool
-    /// is topped up to hold at least `outputs` triples.
+    /// Material for `outputs` results, truncated by `frac_bits` when it is not zero; the
+    /// triples for `outputs` checks are made now.
     async fn product_prep<R: Mal3Ring + IntRing>(
         &mut self,
         outputs: usize,
@@ -123,9 +161,20 @@ impl<T: Transport> Mal3<T> {
         Ok(ProductPrep { outputs, trunc })
     }
 
-    /// Validates triples until the pool holds at least `n`: one cut-and-bucket run sized to
-    /// what is missing ([`Params::for_count`], at most [`Params::MAX_RUN`] triples a run).
+    /// Makes validated triples until `n` more checks can draw theirs without a run: Protocol
+    /// 3.1's pool topped up by one run sized to what is missing ([`Params::for_count`], at most
+    /// [`Params::MAX_RUN`] triples a run), or on demand both arrays filled and the refill
+    /// array holding `n`.
     pub(super) async fn reserve<R: Mal3Ring>(&mut self, n: usize) -> Result<(), Error> {
+        if let Some(prm) = self.on_demand {
+            let mut res = match R::book(self).reservoir.take() {
+                Some(res) => res,
+                None => Reservoir::fill(&mut self.p, &prm).await?,
+            };
+            let done = res.replenish(&mut self.p, &prm, n).await;
+            R::book(self).reservoir = Some(res);
+            return done;
+        }
         let mut pool = R::book(self).pool.take();
         loop {
             let have = pool.as_ref().map_or(0, Triples::len);
@@ -149,24 +198,22 @@ impl<T: Transport> Mal3<T> {
         Ok(())
     }
 
-    /// `x·y` elementwise by rep3's product, recorded with `triples` (one per product) for the
-    /// check before the next opening. One round.
+    /// `x·y` elementwise by rep3's product, recorded for the check before the next opening.
+    /// One round.
     pub(super) async fn checked_mul<R: Mal3Ring>(
         &mut self,
         x: &Rep3Vec<R>,
         y: &Rep3Vec<R>,
-        triples: Triples<R>,
     ) -> Result<Rep3Vec<R>, Error> {
-        if x.len() != y.len() || x.len() != triples.len() {
+        if x.len() != y.len() {
             return Err(Error::ApiMisuse(format!(
-                "mul: operands of {} and {} values, a preparation for {}",
+                "mul: operands of {} and {} values",
                 x.len(),
-                y.len(),
-                triples.len()
+                y.len()
             )));
         }
         let z = self.p.mul(x, y).await?;
-        self.record(x.clone(), y.clone(), z.clone(), triples);
+        self.record(x.clone(), y.clone(), z.clone());
         Ok(z)
     }
 
@@ -182,16 +229,9 @@ impl<T: Transport> Mal3<T> {
         }
     }
 
-    /// Records `z = x·y`, computed by rep3's product, to be checked against `prep` (one triple
-    /// per product) before the next opening.
-    pub(super) fn record<R: Mal3Ring>(
-        &mut self,
-        x: Rep3Vec<R>,
-        y: Rep3Vec<R>,
-        z: Rep3Vec<R>,
-        prep: Triples<R>,
-    ) {
-        R::book(self).pending.push(([x, y, z], prep));
+    /// Records `z = x·y`, computed by rep3's product, to be checked before the next opening.
+    pub(super) fn record<R: Mal3Ring>(&mut self, x: Rep3Vec<R>, y: Rep3Vec<R>, z: Rep3Vec<R>) {
+        R::book(self).pending.push([x, y, z]);
     }
 
     /// Checks every product not yet checked, in every ring (before any opening).
@@ -201,15 +241,36 @@ impl<T: Transport> Mal3<T> {
         self.check_ring::<Bits>().await
     }
 
+    /// One check of every pending product of ring `R`, each against its own validated triple:
+    /// the pool's next ones, or on demand the triples at indices drawn from a coin tossed now
+    /// that the products are fixed (Protocol 3.9, step 3).
     async fn check_ring<R: Mal3Ring>(&mut self) -> Result<(), Error> {
         let pending = core::mem::take(&mut R::book(self).pending);
         if pending.is_empty() {
             return Ok(());
         }
-        let (ops, trip): (Vec<[Rep3Vec<R>; 3]>, Vec<Triples<R>>) = pending.into_iter().unzip();
-        let cat = |i: usize| Rep3Vec::concat(&ops.iter().map(|o| &o[i]).collect::<Vec<_>>());
+        let cat = |i: usize| Rep3Vec::concat(&pending.iter().map(|o| &o[i]).collect::<Vec<_>>());
         let (x, y, z) = (cat(0), cat(1), cat(2));
-        check::check_products(&mut self.p, &x, &y, &z, Triples::concat(trip)).await
+        let triples = match self.on_demand {
+            None => self.triples::<R>(x.len()).await?,
+            Some(_) => {
+                self.reserve::<R>(x.len()).await?;
+                let seed = triples::coin(&mut self.p).await?;
+                let mut prg = crate::prg::Prg::new(&seed, 0, 0);
+                match R::book(self).reservoir.as_mut() {
+                    Some(res) => res.draw(&mut prg, x.len())?,
+                    None => return Err(Error::PreprocessingExhausted("mal3: no triples".into())),
+                }
+            }
+        };
+        check::check_products(&mut self.p, &x, &y, &z, triples).await
+    }
+}
+
+impl<R> Book<R> {
+    /// Triples waiting in Protocol 3.1's pool and products waiting for their check.
+    fn usage(&self) -> (usize, usize) {
+        (self.pool.as_ref().map_or(0, |p| p.a.a.len()), self.pending.len())
     }
 }
 
@@ -297,8 +358,7 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         prep: ProductPrep<R>,
     ) -> Result<Rep3Vec<R>, Error> {
         prep.check("mul", x.len())?;
-        let triples = self.triples::<R>(x.len()).await?;
-        let z = self.checked_mul(x, y, triples).await?;
+        let z = self.checked_mul(x, y).await?;
         self.finish(z, prep.trunc).await
     }
 
@@ -324,11 +384,10 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         check_dims("matmul", a.len(), b.len(), dims)?;
         let (m, k, n) = dims;
         prep.check("matmul", m * n)?;
-        let triples = self.triples::<R>(m * k * n).await?;
         // Term t of output (i, j) at position (i·n + j)·k + t.
         let (left, right): (Vec<usize>, Vec<usize>) =
             (0..m * n).flat_map(|o| (0..k).map(move |t| (o / n * k + t, t * n + o % n))).unzip();
-        let terms = self.checked_mul(&a.gather(&left), &b.gather(&right), triples).await?;
+        let terms = self.checked_mul(&a.gather(&left), &b.gather(&right)).await?;
         let column = |t: usize| -> Vec<usize> { (0..m * n).map(|o| o * k + t).collect() };
         let z = (1..k)
             .try_fold(terms.gather(&column(0)), |acc, t| acc.add(&terms.gather(&column(t))))?;
@@ -342,7 +401,13 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
 /// by another session on the same base.
 impl<T> Session<Rep3<T>> for Mal3<T> {
     fn start(base: Rep3<T>) -> Self {
-        Self { p: base, z32: Book::default(), z64: Book::default(), bits: Book::default() }
+        Self {
+            p: base,
+            on_demand: None,
+            z32: Book::default(),
+            z64: Book::default(),
+            bits: Book::default(),
+        }
     }
     fn finish(self) -> Rep3<T> {
         self.p

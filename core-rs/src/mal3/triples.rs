@@ -94,6 +94,104 @@ impl Params {
     }
 }
 
+/// Protocol 3.9's parameters (on demand, with smaller buckets): each run of Protocol 3.1 has
+/// buckets of `B = 2` here, and every product's check takes the triple at a coin-tossed index
+/// of an array of `N` validated triples, whose slot is refilled from the next run. Theorem
+/// 3.11 bounds the whole unbounded process by `N^−B` under its conditions
+/// ([`super::bounds::on_demand_refusal`]); at the paper's `N = 2^20` that is 2^−40 with 7 bits
+/// per AND gate and party instead of 10 (`3B + 1`).
+///
+/// ```
+/// use ringfence_core::mal3::triples::{OnDemand, Params};
+/// assert_eq!(OnDemand::PAPER.security_bits(), 40.0);
+/// // Two opened triples per subarray are refused: the paper's attack wins with about 2/N².
+/// assert!(OnDemand::new(Params { n: 1 << 20, b: 2, c: 2, l: 512 }).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnDemand(Params);
+
+impl OnDemand {
+    /// The paper's: `N = 2^20`, `B = 2`, `C = 3`, `L = 512` (2^−40).
+    pub const PAPER: Self = Self(Params { n: 1 << 20, b: 2, c: 3, l: 512 });
+
+    /// Runs of `run` (each makes the `N` triples of one array), refused with the reason
+    /// outside Theorem 3.10's conditions. A smaller `N` than the paper's is allowed (tests use
+    /// one) and says what it gives in [`Self::security_bits`].
+    pub fn new(run: Params) -> Result<Self, Error> {
+        run.check()?;
+        match super::bounds::on_demand_refusal(&run) {
+            None => Ok(Self(run)),
+            Some(why) => Err(Error::ApiMisuse(format!("on-demand checks with {run:?}: {why}"))),
+        }
+    }
+
+    /// The parameters of each cut-and-bucket run.
+    pub fn run(&self) -> Params {
+        self.0
+    }
+
+    /// `−log₂` of the bound on cheating undetected over the whole process, `B·log₂ N`.
+    pub fn security_bits(&self) -> f64 {
+        self.0.b as f64 * (self.0.n as f64).log2()
+    }
+}
+
+/// Protocol 3.9's two arrays of one ring: `d1`, always `N` validated triples, from which each
+/// product's check takes the triple at a coin-tossed index, and `d2`, the next run's triples,
+/// which refill the slots taken, in order.
+#[derive(Debug)]
+pub(crate) struct Reservoir<R> {
+    d1: Triples<R>,
+    d2: Triples<R>,
+}
+
+impl<R: Ring> Reservoir<R> {
+    /// Two runs of Protocol 3.1 (the paper's initialisation).
+    pub(crate) async fn fill<T: Transport>(p: &mut Rep3<T>, prm: &OnDemand) -> Result<Self, Error> {
+        let d1 = validated(p, &prm.0).await?;
+        let d2 = validated(p, &prm.0).await?;
+        Ok(Self { d1, d2 })
+    }
+
+    /// Runs Protocol 3.1 until `d2` holds at least `m` triples.
+    pub(crate) async fn replenish<T: Transport>(
+        &mut self,
+        p: &mut Rep3<T>,
+        prm: &OnDemand,
+        m: usize,
+    ) -> Result<(), Error> {
+        while self.d2.len() < m {
+            let more = validated(p, &prm.0).await?;
+            let old = core::mem::replace(&mut self.d2, Triples::concat(Vec::new()));
+            self.d2 = Triples::concat(vec![old, more]);
+        }
+        Ok(())
+    }
+
+    /// The triples for `m` checks, drawn one after another (the paper's order: an index drawn
+    /// twice sees the refilled slot): index `j` uniform below `N` from `prg`, the triple at
+    /// `j`, then slot `j` refilled from `d2` (which must hold `m`, [`Self::replenish`]).
+    pub(crate) fn draw(&mut self, prg: &mut Prg, m: usize) -> Result<Triples<R>, Error> {
+        let refill = self.d2.take(m)?;
+        let n = self.d1.len();
+        let me = self.d1.a.me;
+        let mut out: [(Vec<R>, Vec<R>); 3] = Default::default();
+        let mut slots = [&mut self.d1.a, &mut self.d1.b, &mut self.d1.c];
+        let fresh = [&refill.a, &refill.b, &refill.c];
+        for k in 0..m {
+            let j = below(prg, n);
+            for ((slot, new), (oa, ob)) in slots.iter_mut().zip(&fresh).zip(out.iter_mut()) {
+                oa.push(slot.a[j]);
+                ob.push(slot.b[j]);
+                slot.a[j] = new.a[k];
+                slot.b[j] = new.b[k];
+            }
+        }
+        let [a, b, c] = out.map(|(x, y)| Rep3Vec::from_parts(me, x, y));
+        Ok(Triples { a, b, c })
+    }
+}
+
 /// `n` validated triples: shares of `a`, `b` and `c = a·b`. Single use.
 #[derive(Debug)]
 pub struct Triples<R> {
@@ -165,7 +263,7 @@ fn permutation(prg: &mut Prg, n: usize) -> Vec<usize> {
 
 /// A fresh public coin: a random sharing opened now, compared around the ring (three rounds
 /// with the verdicts), as a seed.
-async fn coin<T: Transport>(p: &mut Rep3<T>) -> Result<Seed, Error> {
+pub(super) async fn coin<T: Transport>(p: &mut Rep3<T>) -> Result<Seed, Error> {
     let op = p.ctx_mut().next_op();
     let r = p.random::<Z64>(4);
     let open = p.reveal(r).await?;
@@ -179,7 +277,7 @@ async fn coin<T: Transport>(p: &mut Rep3<T>) -> Result<Seed, Error> {
 
 /// Where the triples of one shuffled array sit: the indices of the opened ones, and the
 /// member of every bucket.
-fn layout(prm: &Params, base: usize, prg: &mut Prg) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn layout(prm: &Params, base: usize, prg: &mut Prg) -> (Vec<usize>, Vec<usize>) {
     let x = prm.subarray();
     let inner: Vec<Vec<usize>> = (0..prm.l).map(|_| permutation(prg, x)).collect();
     let outer = permutation(prg, prm.l);

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod conformance;
+pub mod faults;
 pub mod ideal;
 mod rss;
 mod spdz2k;
