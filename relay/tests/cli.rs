@@ -189,6 +189,25 @@ fn bench_runs_a_bristol_circuit_on_each_gates_scheme_and_refuses_a_malformed_one
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// mal3's on-demand checks (Protocol 3.9) from the CLI: the warm-up fills both arrays of 2^20
+/// validated words, so the timed requests pay only the online phase: the AND (1 bit), its
+/// check (2 bits) and fixed words (the coin, digests, verdicts, the one opened bit).
+#[test]
+fn bench_runs_ands_with_on_demand_checks() {
+    let n = 64 * 4096;
+    let out = Command::new(EXE)
+        .args(["bench", "--json", "--repeat", "2", "--ops", "and", "--gates", "mal3-on-demand"])
+        .args(["--n", &n.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let words = (n / 64) as f64;
+    let fixed = (10 + 12 + 4) as f64;
+    assert_eq!(line["payload_bytes_per_party"].as_f64(), Some(8.0 * (3.0 * words + fixed)), "{line}");
+}
+
 /// `circuit gen` writes the paper's circuits as files the bench (and any Bristol reader) takes:
 /// a 16-bit multiplier of ≤ 4-input ANDs runs on bin3 in its AND depth plus the two input
 /// rounds and the opening, every party checking the product against the plaintext circuit;

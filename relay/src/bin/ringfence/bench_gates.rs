@@ -17,10 +17,11 @@ use ringfence_core::bin3::Bin3;
 use ringfence_core::circuit::gen::{aes, AesKey, Sbox};
 use ringfence_core::circuit::shared::Input;
 use ringfence_core::circuit::{Circuit, MAX_FAN_IN};
+use ringfence_core::mal3::triples::OnDemand;
 use ringfence_core::mal3::Mal3;
 use ringfence_core::net::PartyId;
 use ringfence_core::prg::{Prg, Seed};
-use ringfence_core::sharing::{self, Bitwise, Gates};
+use ringfence_core::sharing::{self, Bitwise, Gates, Session as _};
 use ringfence_relay::TcpTransport;
 
 use crate::bench::{Meter, Op, Sizes};
@@ -34,6 +35,9 @@ pub(crate) enum Engine {
     Rep3,
     /// rep3 with every AND verified against a cut-and-bucket triple (malicious, abort).
     Mal3,
+    /// mal3 with Protocol 3.9's on-demand checks: buckets of 2 (7 bits per AND instead of
+    /// 10), two arrays of 2^20 validated triples kept per ring.
+    Mal3OnDemand,
     /// π₂³ sharing, ANDs of up to eight inputs in one round (semi-honest).
     Bin3,
 }
@@ -43,6 +47,7 @@ impl Engine {
         match self {
             Self::Rep3 => "rep3",
             Self::Mal3 => "mal3",
+            Self::Mal3OnDemand => "mal3-on-demand",
             Self::Bin3 => "bin3",
         }
     }
@@ -173,9 +178,14 @@ pub(crate) async fn bench_circuit_op(
     circuit: Option<&CircuitJob>,
 ) -> Result<(Session, OpReport), String> {
     match sizes.engine {
-        Engine::Rep3 => run::<Session>(p, op, sizes, circuit).await,
-        Engine::Mal3 => run::<Mal3<TcpTransport>>(p, op, sizes, circuit).await,
-        Engine::Bin3 => run::<Bin3<TcpTransport>>(p, op, sizes, circuit).await,
+        Engine::Rep3 => run(p, op, sizes, circuit).await,
+        Engine::Mal3 => run(Mal3::start(p), op, sizes, circuit).await,
+        Engine::Mal3OnDemand => {
+            let mut s = Mal3::start(p);
+            s.check_on_demand(OnDemand::PAPER).map_err(|e| e.to_string())?;
+            run(s, op, sizes, circuit).await
+        }
+        Engine::Bin3 => run(Bin3::<TcpTransport>::start(p), op, sizes, circuit).await,
     }
 }
 
@@ -191,13 +201,12 @@ fn bench_bits(stream: u32, n: usize) -> Vec<bool> {
 }
 
 async fn run<S: Gates + sharing::Session<Session>>(
-    p: Session,
+    mut s: S,
     op: Op,
     sizes: Sizes,
     circuit: Option<&CircuitJob>,
 ) -> Result<(Session, OpReport), String> {
     let e = |e: ringfence_core::Error| e.to_string();
-    let mut s = S::start(p);
     let me = s.base().me();
     let n = sizes.n;
     let mut m = Meter::new(op, n);

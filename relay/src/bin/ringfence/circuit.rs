@@ -92,8 +92,8 @@ pub(crate) struct RunArgs {
     /// 0b binary or decimal, bit i of the value being wire i of the group.
     #[arg(long = "input", value_name = "VALUE", required = true, value_delimiter = ',')]
     inputs: Vec<String>,
-    /// The scheme: bin3 (ANDs of up to eight inputs in one round), rep3 or mal3 (two-input
-    /// ANDs; wider ones are evaluated as trees).
+    /// The scheme: bin3 (ANDs of up to eight inputs in one round), rep3, mal3 or
+    /// mal3-on-demand (two-input ANDs; wider ones are evaluated as trees).
     #[arg(long, value_enum, default_value = "bin3")]
     gates: crate::bench_gates::Engine,
     /// Compare the outputs with the plaintext evaluation of the circuit (exit 1 if they

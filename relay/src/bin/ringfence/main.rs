@@ -214,8 +214,9 @@ struct Workload {
     /// other family among 3.
     #[arg(long, value_name = "N", default_value_t = ROSTER.n())]
     parties: usize,
-    /// Scheme of the boolean-circuit ops (and, aes): rep3, mal3 (every AND verified), or bin3
-    /// (ANDs of up to eight inputs in one round).
+    /// Scheme of the boolean-circuit ops (and, aes): rep3, mal3 (every AND verified),
+    /// mal3-on-demand (the same with Protocol 3.9's buckets of 2), or bin3 (ANDs of up to eight
+    /// inputs in one round).
     #[arg(long, value_enum, default_value = "rep3")]
     gates: bench_gates::Engine,
     /// A Bristol Fashion circuit file for the circuit op (AND lines of 3 to 8 inputs allowed):
