@@ -95,7 +95,7 @@ fn a_wrong_product_in_generation_makes_every_party_abort() {
 
 #[test]
 fn a_wrong_opening_makes_every_party_abort() {
-    // On P2 → P0: the coin's opening (1), its digest (2), the verdict (3), then the opening of
+    // On P2 → P0: the coin's opening (1), its tag (2), the verdict (3), then the opening of
     // the cut triples and the bucket checks' ρ, σ (4).
     let hit = Rc::new(Cell::new(false));
     let elems = 3 * SMALL.opened() + 2 * (SMALL.b - 1) * SMALL.n;
@@ -141,7 +141,7 @@ fn bad_parameters_are_refused_before_anything_is_sent() {
 
 /// Each party sends one element per generated triple (the products), one per opened triple
 /// component and two per bucket check (ρ, σ), plus fixed words for the coin (4), the three
-/// digests (4 each) and the three verdicts (2 each): 9 rounds.
+/// tags (2 each) and the three verdicts (2 each): 9 rounds.
 #[test]
 fn validation_costs_what_the_protocol_says() {
     let prm = SMALL;
@@ -150,7 +150,7 @@ fn validation_costs_what_the_protocol_says() {
         triples::validated::<Z64, _>(&mut p, &prm).await?;
         Ok(p.ctx().stats() - before)
     });
-    let elems = prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 4 + 3 * 2;
+    let elems = prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 2 + 3 * 2;
     for (i, s) in outs.iter().enumerate() {
         assert_eq!((s.payload_bytes_sent, s.rounds), (8 * elems as u64, 9), "P{i}");
     }
@@ -704,7 +704,7 @@ fn on_demand_checks_are_chosen_before_any_product() {
 /// Words each party sends for one run of Protocol 3.1 with `prm` (see
 /// `validation_costs_what_the_protocol_says`).
 fn run_words(prm: &Params) -> usize {
-    prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 4 + 3 * 2
+    prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 2 + 3 * 2
 }
 
 /// Bits each party sends per AND gate over a long run, from the same counts as the measured
@@ -718,8 +718,8 @@ fn bits_per_and(prm: &Params) -> f64 {
 /// 10 with B = 3 (Protocol 3.1 at its 2^−40 size); the difference is only the cut's opened
 /// triples and fixed words. And what a sequence of requests costs, counted exactly: the first
 /// check fills both arrays (two runs), a check that finds fewer refills than it needs runs
-/// Protocol 3.1 once more, and every check costs its coin (4 words, a digest and a verdict),
-/// the products' ρ and σ, and the check's two digests and verdicts.
+/// Protocol 3.1 once more, and every check costs its coin (4 words, a tag and a verdict),
+/// the products' ρ and σ, and the check's two tags and verdicts.
 #[test]
 fn on_demand_ands_cost_seven_bits_and_bucketed_ten() {
     let paper = OnDemand::PAPER.run();
@@ -748,7 +748,7 @@ fn on_demand_ands_cost_seven_bits_and_bucketed_ten() {
         }
         Ok(sent)
     });
-    let per_request = w + (4 + 4 + 2) + (2 * w + 4 + 2 + 4 + 2) + (2 + 2);
+    let per_request = w + (4 + 2 + 2) + (2 * w + 2 + 2 + 2 + 2) + (2 + 2);
     let run = run_words(&prm);
     // Runs before each request's check: both arrays first; then d2 holds 724, 424, 124 (short
     // of 300: one run, 1148), 848.

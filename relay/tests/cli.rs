@@ -204,8 +204,12 @@ fn bench_runs_ands_with_on_demand_checks() {
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     let words = (n / 64) as f64;
-    let fixed = (10 + 12 + 4) as f64;
-    assert_eq!(line["payload_bytes_per_party"].as_f64(), Some(8.0 * (3.0 * words + fixed)), "{line}");
+    let fixed = (8 + 8 + 4) as f64;
+    assert_eq!(
+        line["payload_bytes_per_party"].as_f64(),
+        Some(8.0 * (3.0 * words + fixed)),
+        "{line}"
+    );
 }
 
 /// `circuit gen` writes the paper's circuits as files the bench (and any Bristol reader) takes:

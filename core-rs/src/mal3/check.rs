@@ -2,7 +2,7 @@
 //! against validated triples ([`check_products`]) and openings received twice ([`open`]).
 
 use super::triples::Triples;
-use super::{compare_and_rule, compare_opened, settle, View};
+use super::{compare_and_rule, compare_opened, settle, Tag};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{next, prev, Rep3, Rep3Vec};
 use crate::ring::{kernels, Ring};
@@ -43,7 +43,7 @@ pub(crate) async fn sacrifice<R: Ring, T: Transport>(
         .sub(&b.mul_public(rho)?)?
         .sub(&Rep3Vec::public(p.me(), &rs))?;
     // P_i holds (v_i, v_{i+1}) and digests v_i + v_{i+1}; P_{i+1} digests −v_{i+2}.
-    let (mut mine, mut expected) = (View::new("zero", op), View::new("zero", op));
+    let (mut mine, mut expected) = (Tag::to_next(p, "zero", op), Tag::from_prev(p, "zero", op));
     let t: Vec<R> = v.a.iter().zip(&v.b).map(|(p, q)| *p + *q).collect();
     let neg: Vec<R> = v.b.iter().map(|q| -*q).collect();
     mine.absorb(&t);

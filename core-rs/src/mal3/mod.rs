@@ -42,15 +42,90 @@ pub use scheme::Mal3;
 use crate::net::{PartyId, Transport};
 use crate::rep3::Rep3;
 use crate::ring::{Ring, Z64};
-pub(crate) use crate::sharing::View;
 use crate::Error;
 
-/// P_i sends its digest `mine` to P_{i+1}, which compares it with `expected` (its own digest
-/// of what P_i's should be); then every party learns every verdict. Two rounds.
+/// What a party saw in one check, as a Poly1305 tag under a one-time key it shares with the
+/// party it compares with (the paper's §III-D: a MAC under pairwise keys instead of a
+/// collision-resistant hash). A cheater that makes two honest parties' views differ chooses
+/// the difference without knowing their key, so the tags agree with probability at most
+/// `8⌈ℓ/16⌉ / 2^106` for views of ℓ bytes; the tags travel only between those two, on their
+/// encrypted link. Poly1305 rather than the paper's GMAC: wasm has no carry-less multiply,
+/// and a browser party must compute the same tags as a native one.
+pub(crate) struct Tag {
+    mac: poly1305::Poly1305,
+    /// Bytes not yet a whole 16-byte block.
+    tail: Vec<u8>,
+}
+
+impl Tag {
+    /// A view of the check `label` of operation `op`, keyed from `key`'s stream (the pairwise
+    /// seed both compared parties hold).
+    fn new(label: &str, op: u64, key: impl FnOnce(u64, u32) -> crate::prg::Prg) -> Self {
+        use poly1305::universal_hash::KeyInit;
+        // A stream per label: two checks of one operation never share a key.
+        let stream =
+            label.bytes().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+        let mut k = [0u8; 32];
+        key(op, crate::rep3::purpose::VIEW_MAC ^ (stream << 8)).fill_bytes(&mut k);
+        Self { mac: poly1305::Poly1305::new(&k.into()), tail: Vec::with_capacity(16) }
+    }
+
+    /// The tag P_i sends P_{i+1} (the key of their pair).
+    pub(crate) fn to_next<T: Transport>(p: &Rep3<T>, label: &str, op: u64) -> Self {
+        Self::new(label, op, |op, s| p.prg_next(op, s))
+    }
+
+    /// The tag P_{i+1} expects from P_i.
+    pub(crate) fn from_prev<T: Transport>(p: &Rep3<T>, label: &str, op: u64) -> Self {
+        Self::new(label, op, |op, s| p.prg_prev(op, s))
+    }
+
+    /// Absorbs `v`, length first, in its wire form.
+    pub(crate) fn absorb<R: Ring>(&mut self, v: &[R]) {
+        use poly1305::universal_hash::UniversalHash;
+        let mut scratch = Vec::new();
+        let len = (v.len() as u64).to_le_bytes();
+        for bytes in [&len[..], R::wire_bytes(v, &mut scratch)] {
+            let mut rest = bytes;
+            if !self.tail.is_empty() {
+                let take = rest.len().min(16 - self.tail.len());
+                self.tail.extend_from_slice(&rest[..take]);
+                rest = &rest[take..];
+                if self.tail.len() == 16 {
+                    self.mac.update(&[poly1305::Block::clone_from_slice(&self.tail)]);
+                    self.tail.clear();
+                }
+            }
+            let whole = rest.len() / 16 * 16;
+            // A kilobyte of blocks at a time from the stack (the backend takes four at once).
+            let mut blocks = [poly1305::Block::default(); 64];
+            for chunk in rest[..whole].chunks(16 * 64) {
+                let k = chunk.len() / 16;
+                for (b, c) in blocks.iter_mut().zip(chunk.chunks_exact(16)) {
+                    b.copy_from_slice(c);
+                }
+                self.mac.update(&blocks[..k]);
+            }
+            self.tail.extend_from_slice(&rest[whole..]);
+        }
+    }
+
+    /// The tag as two ring words, to travel in a frame.
+    pub(crate) fn words(self) -> Vec<Z64> {
+        use poly1305::universal_hash::UniversalHash;
+        let mut mac = self.mac;
+        mac.update_padded(&self.tail);
+        let t = mac.finalize();
+        t.chunks_exact(8).map(|c| Z64(u64::from_le_bytes(c.try_into().expect("8 bytes")))).collect()
+    }
+}
+
+/// P_i sends its tag `mine` to P_{i+1}, which compares it with `expected` (its own tag of what
+/// P_i's view should be); then every party learns every verdict. Two rounds.
 pub(crate) async fn compare<T: Transport>(
     p: &mut Rep3<T>,
-    mine: View,
-    expected: View,
+    mine: Tag,
+    expected: Tag,
     what: &str,
 ) -> Result<(), Error> {
     compare_and_rule(p, mine, expected, what, Ok(())).await
@@ -65,7 +140,7 @@ pub(crate) async fn compare_opened<R: Ring, T: Transport>(
     op: u64,
     opened: &[R],
 ) -> Result<(), Error> {
-    let (mut mine, mut expected) = (View::new(what, op), View::new(what, op));
+    let (mut mine, mut expected) = (Tag::to_next(p, what, op), Tag::from_prev(p, what, op));
     mine.absorb(opened);
     expected.absorb(opened);
     compare(p, mine, expected, what).await
@@ -74,8 +149,8 @@ pub(crate) async fn compare_opened<R: Ring, T: Transport>(
 /// [`compare`], with this party's own `ruling` on another check joined to the verdict.
 pub(crate) async fn compare_and_rule<T: Transport>(
     p: &mut Rep3<T>,
-    mine: View,
-    expected: View,
+    mine: Tag,
+    expected: Tag,
     what: &str,
     ruling: Result<(), Error>,
 ) -> Result<(), Error> {
@@ -83,7 +158,7 @@ pub(crate) async fn compare_and_rule<T: Transport>(
     let ctx = p.ctx_mut();
     ctx.round();
     ctx.send(crate::rep3::next(me), &mine.words())?;
-    let got = ctx.recv::<Z64>(crate::rep3::prev(me), 4).await?;
+    let got = ctx.recv::<Z64>(crate::rep3::prev(me), 2).await?;
     let verdict = ruling.and_then(|()| {
         if got == expected.words() {
             Ok(())

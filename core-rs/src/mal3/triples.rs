@@ -19,7 +19,7 @@
 
 use super::check::sacrifice;
 use super::compare_opened;
-use crate::net::Transport;
+use crate::net::{PartyId, Transport};
 use crate::prg::{Prg, Seed};
 use crate::rep3::{Rep3, Rep3Vec};
 use crate::ring::{Ring, Z64};
@@ -137,12 +137,22 @@ impl OnDemand {
 }
 
 /// Protocol 3.9's two arrays of one ring: `d1`, always `N` validated triples, from which each
-/// product's check takes the triple at a coin-tossed index, and `d2`, the next run's triples,
-/// which refill the slots taken, in order.
+/// product's check takes the triple at a coin-tossed index, and `d2`, the next runs' triples,
+/// which refill the slots taken, in order. A triple is kept as one record of its six
+/// components (this party's two of each of `a`, `b`, `c`): a draw at a random index of a 48 MB
+/// array then touches one record instead of six arrays.
 #[derive(Debug)]
 pub(crate) struct Reservoir<R> {
-    d1: Triples<R>,
-    d2: Triples<R>,
+    me: PartyId,
+    d1: Vec<[R; 6]>,
+    d2: Vec<[R; 6]>,
+    /// `d2`'s records before this one are used.
+    next: usize,
+}
+
+/// The records of `t`, in order.
+fn records<R: Ring>(t: &Triples<R>) -> impl Iterator<Item = [R; 6]> + '_ {
+    (0..t.len()).map(|i| [t.a.a[i], t.a.b[i], t.b.a[i], t.b.b[i], t.c.a[i], t.c.b[i]])
 }
 
 impl<R: Ring> Reservoir<R> {
@@ -150,20 +160,21 @@ impl<R: Ring> Reservoir<R> {
     pub(crate) async fn fill<T: Transport>(p: &mut Rep3<T>, prm: &OnDemand) -> Result<Self, Error> {
         let d1 = validated(p, &prm.0).await?;
         let d2 = validated(p, &prm.0).await?;
-        Ok(Self { d1, d2 })
+        Ok(Self { me: p.me(), d1: records(&d1).collect(), d2: records(&d2).collect(), next: 0 })
     }
 
-    /// Runs Protocol 3.1 until `d2` holds at least `m` triples.
+    /// Runs Protocol 3.1 until `d2` holds at least `m` unused triples.
     pub(crate) async fn replenish<T: Transport>(
         &mut self,
         p: &mut Rep3<T>,
         prm: &OnDemand,
         m: usize,
     ) -> Result<(), Error> {
-        while self.d2.len() < m {
+        while self.d2.len() - self.next < m {
             let more = validated(p, &prm.0).await?;
-            let old = core::mem::replace(&mut self.d2, Triples::concat(Vec::new()));
-            self.d2 = Triples::concat(vec![old, more]);
+            self.d2.drain(..self.next);
+            self.next = 0;
+            self.d2.extend(records(&more));
         }
         Ok(())
     }
@@ -172,23 +183,29 @@ impl<R: Ring> Reservoir<R> {
     /// twice sees the refilled slot): index `j` uniform below `N` from `prg`, the triple at
     /// `j`, then slot `j` refilled from `d2` (which must hold `m`, [`Self::replenish`]).
     pub(crate) fn draw(&mut self, prg: &mut Prg, m: usize) -> Result<Triples<R>, Error> {
-        let refill = self.d2.take(m)?;
-        let n = self.d1.len();
-        let me = self.d1.a.me;
-        let mut out: [(Vec<R>, Vec<R>); 3] = Default::default();
-        let mut slots = [&mut self.d1.a, &mut self.d1.b, &mut self.d1.c];
-        let fresh = [&refill.a, &refill.b, &refill.c];
-        for k in 0..m {
-            let j = below(prg, n);
-            for ((slot, new), (oa, ob)) in slots.iter_mut().zip(&fresh).zip(out.iter_mut()) {
-                oa.push(slot.a[j]);
-                ob.push(slot.b[j]);
-                slot.a[j] = new.a[k];
-                slot.b[j] = new.b[k];
-            }
+        let left = self.d2.len() - self.next;
+        if m > left {
+            return Err(Error::PreprocessingExhausted(format!(
+                "{m} on-demand checks, {left} refills left"
+            )));
         }
-        let [a, b, c] = out.map(|(x, y)| Rep3Vec::from_parts(me, x, y));
-        Ok(Triples { a, b, c })
+        let n = self.d1.len();
+        let mut out: [Vec<R>; 6] = core::array::from_fn(|_| Vec::with_capacity(m));
+        for fresh in &self.d2[self.next..self.next + m] {
+            let slot = &mut self.d1[below(prg, n)];
+            for (o, &v) in out.iter_mut().zip(slot.iter()) {
+                o.push(v);
+            }
+            *slot = *fresh;
+        }
+        self.next += m;
+        let [aa, ab, ba, bb, ca, cb] = out;
+        let me = self.me;
+        Ok(Triples {
+            a: Rep3Vec::from_parts(me, aa, ab),
+            b: Rep3Vec::from_parts(me, ba, bb),
+            c: Rep3Vec::from_parts(me, ca, cb),
+        })
     }
 }
 

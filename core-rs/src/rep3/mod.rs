@@ -53,6 +53,8 @@ pub(crate) mod purpose {
     pub(crate) const OWNER_MASK: u32 = 5;
     /// Keys of the digests that check a client's input (`client::check_client_input`).
     pub(crate) const DIGEST_KEY: u32 = 6;
+    /// Keys of mal3's view MACs (`mal3::Tag`), with a label's hash mixed into the stream.
+    pub(crate) const VIEW_MAC: u32 = 7;
 }
 
 /// The seeds a party brings to a session. `Debug` is redacted.

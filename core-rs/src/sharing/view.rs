@@ -7,6 +7,7 @@ use crate::ring::{Ring, Z64};
 
 /// A running SHA-256 over values in a canonical form: a label, then length-prefixed
 /// little-endian elements, so that two different views never hash alike.
+#[derive(Clone)]
 pub struct View(Sha256);
 
 impl View {
