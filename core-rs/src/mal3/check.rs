@@ -10,7 +10,7 @@ use crate::Error;
 
 /// Checks that `z = x·y` elementwise, each against one triple `(a, b, c)` of `helpers` (which
 /// are used up): open `ρ = x − a`, `σ = y − b` (with `extra`, in the same round), compare the
-/// openings around the ring, then test `v = z − c − σ·a − ρ·b − ρσ` for zero by digests. `v`
+/// openings around the ring, then test `v = z − c − σ·a − ρ·b − ρσ` for zero by MAC tags. `v`
 /// is the difference of the two products' errors, so a wrong product passes only against a
 /// triple wrong by the same amount. `judge` rules on the opened `extra` before the verdict.
 /// Four rounds with the verdicts.
@@ -42,7 +42,7 @@ pub(crate) async fn sacrifice<R: Ring, T: Transport>(
         .sub(&a.mul_public(sigma)?)?
         .sub(&b.mul_public(rho)?)?
         .sub(&Rep3Vec::public(p.me(), &rs))?;
-    // P_i holds (v_i, v_{i+1}) and digests v_i + v_{i+1}; P_{i+1} digests −v_{i+2}.
+    // P_i holds (v_i, v_{i+1}) and tags v_i + v_{i+1}; P_{i+1} tags −v_{i+2}.
     let (mut mine, mut expected) = (Tag::to_next(p, "zero", op), Tag::from_prev(p, "zero", op));
     let t: Vec<R> = v.a.iter().zip(&v.b).map(|(p, q)| *p + *q).collect();
     let neg: Vec<R> = v.b.iter().map(|q| -*q).collect();

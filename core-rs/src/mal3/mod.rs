@@ -11,8 +11,9 @@
 //! triple with the same error, which the bucketing makes unlikely (at most `N^−(B−1)`).
 //!
 //! Checks never send values in the clear that a cheating party could have shifted by a
-//! secret-dependent amount: every comparison of views is a SHA-256 digest sent around the ring
-//! (P_i to P_{i+1}), values that were opened are compared before any zero test uses them, and
+//! secret-dependent amount: every comparison of views is a MAC tag ([`Tag`], Poly1305 under a
+//! key P_i and P_{i+1} share) sent around the ring (P_i to P_{i+1}), values that were opened
+//! are compared before any zero test uses them, and
 //! every check ends with a verdict that all three parties exchange, so that the honest ones
 //! stop together ([`Error::Abort`]) and release nothing. The one exception is inherent: a
 //! cheater that lies only in its last verdict to one party makes that party abort while the
