@@ -63,12 +63,16 @@ impl Tag {
     /// seed both compared parties hold).
     fn new(label: &str, op: u64, key: impl FnOnce(u64, u32) -> crate::prg::Prg) -> Self {
         use poly1305::universal_hash::KeyInit;
-        // A stream per label: two checks of one operation never share a key.
-        let stream =
-            label.bytes().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
         let mut k = [0u8; 32];
-        key(op, crate::rep3::purpose::VIEW_MAC ^ (stream << 8)).fill_bytes(&mut k);
+        key(op, Self::stream(label)).fill_bytes(&mut k);
         Self { mac: poly1305::Poly1305::new(&k.into()), tail: Vec::with_capacity(16) }
+    }
+
+    /// The key's PRG stream for `label`: one per label (its FNV-1a hash mixed in), so two
+    /// checks of one operation never share a key.
+    fn stream(label: &str) -> u32 {
+        let fnv = |h: u32, b: u8| (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        crate::rep3::purpose::VIEW_MAC ^ (label.bytes().fold(0x811c_9dc5, fnv) << 8)
     }
 
     /// The tag P_i sends P_{i+1} (the key of their pair).
@@ -199,5 +203,69 @@ pub(crate) async fn settle<T: Transport>(
         Some(who) => {
             Err(Error::Abort { blame: None, reason: format!("{who} reported a failed check") })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tag;
+    use crate::prg::{Prg, Seed};
+    use crate::ring::{Z32, Z64};
+    use poly1305::universal_hash::{KeyInit, UniversalHash};
+
+    fn key(op: u64, stream: u32) -> Prg {
+        Prg::new(&Seed::from_bytes([3; 32]), op, stream)
+    }
+
+    /// The tag of absorbed vectors is Poly1305 over their length-prefixed wire bytes in one
+    /// stream (the final partial block zero-padded), whatever the vectors' lengths do to the
+    /// block boundaries; and any changed byte of any vector changes it.
+    #[test]
+    fn tags_are_poly1305_of_the_length_prefixed_stream_and_see_every_byte() {
+        let mut prg = key(0, 0);
+        for lens in [&[0usize][..], &[1], &[3, 5], &[2, 0, 7, 1], &[300, 1, 9], &[129, 64, 3]] {
+            let vecs: Vec<Vec<Z32>> =
+                lens.iter().map(|&n| (0..n).map(|_| Z32(prg.next_u32())).collect()).collect();
+            let tag = |vecs: &[Vec<Z32>]| {
+                let mut t = Tag::new("test", 7, key);
+                vecs.iter().for_each(|v| t.absorb(v));
+                t.words()
+            };
+            let mut stream = Vec::new();
+            for v in &vecs {
+                stream.extend((v.len() as u64).to_le_bytes());
+                v.iter().for_each(|w| stream.extend(w.0.to_le_bytes()));
+            }
+            let mut k = [0u8; 32];
+            key(7, Tag::stream("test")).fill_bytes(&mut k);
+            let mut reference = poly1305::Poly1305::new(&k.into());
+            reference.update_padded(&stream);
+            let want: Vec<Z64> = reference
+                .finalize()
+                .chunks_exact(8)
+                .map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap())))
+                .collect();
+            assert_eq!(tag(&vecs), want, "{lens:?}");
+            for (i, v) in vecs.iter().enumerate() {
+                for j in 0..v.len() {
+                    let mut changed = vecs.clone();
+                    changed[i][j] = Z32(changed[i][j].0 ^ (1 << (j % 32)));
+                    assert_ne!(tag(&changed), want, "{lens:?}: vector {i}, word {j}");
+                }
+            }
+        }
+    }
+
+    /// Each check label and operation has its own key.
+    #[test]
+    fn labels_and_operations_key_their_own_tags() {
+        let tag = |label: &str, op: u64| {
+            let mut t = Tag::new(label, op, key);
+            t.absorb(&[Z64(1), Z64(2)]);
+            t.words()
+        };
+        assert_eq!(tag("zero", 1), tag("zero", 1));
+        assert_ne!(tag("zero", 1), tag("opened values", 1));
+        assert_ne!(tag("zero", 1), tag("zero", 2));
     }
 }
