@@ -97,13 +97,13 @@ impl<T: Transport> Mal3<T> {
     ///
     /// ```
     /// use ringfence_core::{mal3::{Mal3, triples::{OnDemand, Params}}, ring::Z64, testing};
-    /// use ringfence_core::sharing::{Arith, Session};
+    /// use ringfence_core::sharing::{Arith, Len, Session};
     /// let small = OnDemand::new(Params { n: 1024, b: 2, c: 3, l: 8 })?; // 2^−20: a test's
     /// let outs = testing::run_rep3_on(&testing::Net::new(3), 3, 1, |p| async move {
     ///     let mut s = Mal3::start(p);
     ///     s.check_on_demand(small)?;
     ///     let x = s.constant(&[Z64(6)]);
-    ///     let (prep, _) = s.mul_prep(&ringfence_core::sharing::Len(1), &ringfence_core::sharing::Len(1), 0).await?;
+    ///     let (prep, _) = s.mul_prep(&Len(1), &Len(1), 0).await?;
     ///     let y = s.mul(&x, &x, prep).await?;
     ///     s.open(y).await
     /// });
