@@ -6,11 +6,12 @@
 //! aborts or holds the honest run's outputs, never another value, and none hangs).
 //!
 //! ```
-//! use ringfence_core::{net::PartyId, rep3::Rep3, ring::Z64, testing::{self, Net}};
+//! use ringfence_core::{net::{PartyId, Roster}, rep3::Rep3, ring::Z64, testing::{self, Net}};
 //! use ringfence_core::testing::faults::{inject, Fault};
-//! let net = Net::new(3);
+//! let three = Roster::THREE;
+//! let net = Net::new(three.n());
 //! let faults = inject(&net, PartyId(1), 0, Fault::Drop);
-//! let outs = testing::run_rep3_on(&net, 3, 1, |mut p: Rep3<_>| async move {
+//! let outs = testing::run_rep3_on(&net, three.n(), 1, |mut p: Rep3<_>| async move {
 //!     let x = p.random::<Z64>(1);
 //!     p.reveal(x).await
 //! });
