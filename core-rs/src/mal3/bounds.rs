@@ -5,7 +5,7 @@
 //!   probability for an adversary that corrupts `S` subarrays of every shuffled array with `t`
 //!   bad triples each (Lemmas 3.2–3.3 show no other profile does better) is Eq. (3),
 //!   `C(L, S)^−(B−1) · C(X, t)^−S(B−1)`; [`game1_bits`] maximises it over `S` and `t`, and
-//!   Theorem 3.4 bounds it by `N^−(B−1)`.
+//!   Theorem 3.4 bounds it by `N^−(B−1)` ([`Params::security_bits`]).
 //! - Protocol 3.9 (on demand, [`super::triples::OnDemand`]): Theorem 3.11 bounds the whole
 //!   unbounded run by `N^−B` when `B ≥ 2, C ≥ 3, L ≥ 5, X > L + C, X − C ≥ 6`
 //!   ([`on_demand_bits`]); with `C = 2` the paper's attack beats that bound (the test below
@@ -41,11 +41,6 @@ pub fn game1_bits(p: &Params) -> f64 {
     (1..=p.l)
         .map(|s| (p.b - 1) as f64 * (binom(p.l, s) + s as f64 * worst_t))
         .fold(f64::INFINITY, f64::min)
-}
-
-/// Theorem 3.4's bound for Protocol 3.1, `−log₂ N^−(B−1)`.
-pub fn theorem_3_4_bits(p: &Params) -> f64 {
-    p.security_bits()
 }
 
 /// Why `p` is outside Theorem 3.10's conditions for the on-demand protocol, if it is.
@@ -87,7 +82,8 @@ mod tests {
             [1, 1024, 5000, 16_384, 100_000, 1 << 20].into_iter().map(Params::for_count).collect();
         runs.push(Params::PAPER);
         for p in &runs {
-            let (exact, theorem) = (game1_bits(p), theorem_3_4_bits(p));
+            // Theorem 3.4's bound is `Params::security_bits`, `−log₂ N^−(B−1)`.
+            let (exact, theorem) = (game1_bits(p), p.security_bits());
             assert!(theorem >= 40.0, "{p:?}: 2^−{theorem}");
             assert!(exact >= theorem - 1e-9, "{p:?}: Eq. (3) 2^−{exact} above 2^−{theorem}");
         }

@@ -132,7 +132,8 @@ impl OnDemand {
 
     /// `−log₂` of the bound on cheating undetected over the whole process, `B·log₂ N`.
     pub fn security_bits(&self) -> f64 {
-        self.0.b as f64 * (self.0.n as f64).log2()
+        // `new` admitted the parameters, so the theorem's bound applies.
+        super::bounds::on_demand_bits(&self.0).unwrap_or(0.0)
     }
 }
 
