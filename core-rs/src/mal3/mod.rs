@@ -11,7 +11,7 @@
 //! triple with the same error, which the bucketing makes unlikely (at most `N^−(B−1)`).
 //!
 //! Checks never send values in the clear that a cheating party could have shifted by a
-//! secret-dependent amount: every comparison of views is a MAC tag ([`Tag`], Poly1305 under a
+//! secret-dependent amount: every comparison of views is a MAC tag (`Tag`, Poly1305 under a
 //! key P_i and P_{i+1} share) sent around the ring (P_i to P_{i+1}), values that were opened
 //! are compared before any zero test uses them, and
 //! every check ends with a verdict that all three parties exchange, so that the honest ones
