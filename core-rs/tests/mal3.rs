@@ -262,6 +262,155 @@ fn a_party_that_cheats_in_a_mal3_product_makes_the_opening_abort() {
     }
 }
 
+/// What a party opened, and the payload bytes it sent.
+type Sent<R> = (Vec<R>, u64);
+
+/// Matrix products `X·Y` of P0's `X` and P2's `Y` through mal3's `Arith::matmul` (one session,
+/// checked together at the opening), opened to all, with what each party sent (payload bytes)
+/// from the first product to the end; `hook` sees the wire.
+fn mal3_matmuls<R: IntRing + Mal3Ring>(
+    shapes: &[(usize, usize, usize)],
+    seed: u64,
+    hook: impl FnMut(&mut Envelope) -> Action + 'static,
+) -> (Vec<Result<Sent<R>, Error>>, Vec<R>) {
+    use ringfence_core::mal3::Mal3;
+    use ringfence_core::prg::{Prg, Seed};
+    use ringfence_core::sharing::{Arith, Linear, Session};
+    let mut prg = Prg::new(&Seed::from_bytes([0x4d; 32]), seed, 0);
+    let edges = [0i64, 1, -1, i64::MAX, i64::MIN, 2].map(R::from_i64);
+    let mut value =
+        |i: usize| if i % 3 == 0 { edges[i / 3 % 6] } else { R::from_u64(prg.next_u64()) };
+    let operands: Vec<(Vec<R>, Vec<R>)> = shapes
+        .iter()
+        .map(|&(m, k, n)| {
+            ((0..m * k).map(&mut value).collect(), (0..k * n).map(&mut value).collect())
+        })
+        .collect();
+    let mut want = Vec::new();
+    for (&(m, k, n), (x, y)) in shapes.iter().zip(&operands) {
+        for i in 0..m {
+            for j in 0..n {
+                want.push((0..k).fold(R::ZERO, |acc, t| acc + x[i * k + t] * y[t * n + j]));
+            }
+        }
+    }
+    let net = Net::new(3);
+    net.set_hook(hook);
+    let shapes = shapes.to_vec();
+    let outs = testing::run_rep3_on(&net, 3, 89, move |p| {
+        let (shapes, operands) = (shapes.clone(), operands.clone());
+        async move {
+            let mut s = Mal3::start(p);
+            let me = s.me();
+            // Material first (a preparation checks what is pending), as the inference walk does.
+            let mut preps = Vec::new();
+            for &(m, k, n) in &shapes {
+                let (px, tx) = Arith::<R>::input_prep(&mut s, PartyId(0), m * k);
+                let (py, ty) = Arith::<R>::input_prep(&mut s, PartyId(2), k * n);
+                preps.push((px, py, s.matmul_prep(&tx, &ty, (m, k, n), 0).await?.0));
+            }
+            let mut zs = Vec::new();
+            let mut sent = 0;
+            for ((&(m, k, n), (x, y)), (px, py, pm)) in shapes.iter().zip(&operands).zip(preps) {
+                let vx = s.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
+                let vy = s.input(PartyId(2), (me == PartyId(2)).then_some(&y[..]), py).await?;
+                let before = s.base().ctx().stats().payload_bytes_sent;
+                zs.push(s.matmul(&vx, &vy, (m, k, n), pm).await?);
+                sent += s.base().ctx().stats().payload_bytes_sent - before;
+            }
+            let before = s.base().ctx().stats().payload_bytes_sent;
+            let z = Linear::<R>::concat(&zs.iter().collect::<Vec<_>>());
+            let opened = s.open(z).await?;
+            Ok((opened, sent + s.base().ctx().stats().payload_bytes_sent - before))
+        }
+    });
+    (outs, want)
+}
+
+fn matrix_products_equal_plaintext<R: IntRing + Mal3Ring>() {
+    let shapes = [(1, 1, 1), (3, 5, 7), (1, 17, 4), (6, 1, 2), (4, 9, 1)];
+    let (outs, want) = mal3_matmuls::<R>(&shapes, 1, |_| Action::Deliver);
+    for (i, o) in outs.iter().enumerate() {
+        assert_eq!(o.as_ref().map(|o| &o.0).ok(), Some(&want), "P{i}: {o:?}");
+    }
+}
+
+#[test]
+fn mal3_matrix_products_equal_plaintext_z64() {
+    matrix_products_equal_plaintext::<Z64>();
+}
+
+#[test]
+fn mal3_matrix_products_equal_plaintext_z32() {
+    matrix_products_equal_plaintext::<Z32>();
+}
+
+/// P1 adds an error to one output of its matrix product's resharing (P1 → P0): in the top bit
+/// only (the error a check with coefficients from Z_2^k would miss half of the time), in the
+/// lowest bit, or a whole byte, at each output in turn. Every party aborts, every time.
+fn a_wrong_matrix_product_aborts<R: IntRing + Mal3Ring>() {
+    let (m, n) = (3, 7);
+    for at in 0..m * n {
+        for (byte, mask) in [(R::BYTES - 1, 0x80u8), (0, 0x01), (R::BYTES / 2, 0xff)] {
+            let hit = Rc::new(Cell::new(false));
+            let seen = hit.clone();
+            let (outs, _) = mal3_matmuls::<R>(&[(2, 3, 4), (m, 5, n)], at as u64, move |e| {
+                if e.from == PartyId(1)
+                    && e.to == PartyId(0)
+                    && e.bytes.len() == frame::HEADER_LEN + R::BYTES * m * n
+                {
+                    e.bytes[frame::HEADER_LEN + R::BYTES * at + byte] ^= mask;
+                    seen.set(true);
+                }
+                Action::Deliver
+            });
+            assert!(hit.get(), "the hook did not meet the product's resharing");
+            for (i, o) in outs.iter().enumerate() {
+                assert!(
+                    matches!(o, Err(Error::Abort { .. })),
+                    "output {at}, byte {byte} ^ {mask:#x}: P{i} released {o:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_wrong_matrix_product_aborts_z64() {
+    a_wrong_matrix_product_aborts::<Z64>();
+}
+
+#[test]
+fn a_wrong_matrix_product_aborts_z32() {
+    a_wrong_matrix_product_aborts::<Z32>();
+}
+
+/// A matrix product sends rep3's `m·n` elements; the batch's check sends the dot-product
+/// triples (2·42 elements), a coin (4 words, a tag, two verdicts), `ρ₀`, `ρ` and `σ` (3·42 per
+/// unit of the products' inner dimensions), and two comparisons (a tag and two verdicts each);
+/// the opening 2 elements per value and two verdicts. Counted exactly, per party.
+#[test]
+fn matrix_products_cost_their_outputs_and_one_check_of_their_inner_dimensions() {
+    use ringfence_core::ring::galois::D;
+    let shapes = [(2, 30, 4), (5, 7, 3)];
+    let (outs, _) = mal3_matmuls::<Z64>(&shapes, 2, |_| Action::Deliver);
+    let outputs: usize = shapes.iter().map(|(m, _, n)| m * n).sum();
+    let inner: usize = shapes.iter().map(|s| s.1).sum();
+    let check = 2 * D + (4 + 2 + 2) + 3 * D * inner + (2 + 2) + (2 + 2);
+    let words = outputs + check + 2 * outputs + 2;
+    for (i, o) in outs.iter().enumerate() {
+        assert_eq!(o.as_ref().map(|o| o.1).ok(), Some(8 * words as u64), "P{i}");
+    }
+    // At LeNet's shapes (convolutions as im2col products), the check's formula against the
+    // elementwise check the products had before (3B + 1 words each, B = 2 on demand): small
+    // products pay more than they did, a network's layers about 70 times less.
+    let lenet = [(576, 25, 20), (64, 500, 50), (1, 800, 500), (1, 500, 10)];
+    let now = 2 * D + 16 + 3 * D * lenet.iter().map(|s| s.1).sum::<usize>();
+    let before = 7 * lenet.iter().map(|(m, k, n)| m * k * n).sum::<usize>();
+    assert!(60 * now < before, "{now} {before}");
+    assert!(3 * D * inner > 7 * shapes.iter().map(|(m, k, n)| m * k * n).sum::<usize>());
+}
+
 /// ReLU of P0's values and `[x < y]` injected into the ring, with P2's `y`, through mal3's
 /// `Boolean` (checked ANDs in the full adders and carries, daBits, masked openings), opened to
 /// all. P1 owns no input, so every message it sends is protocol, none its own choice.
@@ -565,7 +714,7 @@ fn mal3_program<R: IntRing + Mal3Ring>(
     on_demand: Option<OnDemand>,
 ) -> Vec<Result<[Vec<R>; 3], Error>> {
     use ringfence_core::mal3::Mal3;
-    use ringfence_core::sharing::{Arith, Boolean, Linear, Session};
+    use ringfence_core::sharing::{Arith, Boolean, Len, Linear, Session};
     let x: Vec<R> = [5i64, -5, 0, 1, -1, i64::MAX, i64::MIN, 300].map(R::from_i64).to_vec();
     let y: Vec<R> = [6i64, -6, 0, 0, 3, i64::MIN, i64::MAX, -300].map(R::from_i64).to_vec();
     testing::run_rep3_on(net, 3, 86, move |p| {
@@ -582,11 +731,13 @@ fn mal3_program<R: IntRing + Mal3Ring>(
             let (py, ty) = Arith::<R>::input_prep(&mut s, PartyId(2), n);
             let (pm, _) = s.mul_prep(&tx, &ty, 0).await?;
             let (pf, _) = s.mul_prep(&tx, &ty, 8).await?;
+            let (pmm, _) = s.matmul_prep(&tx, &Len(2 * n), (2, 4, 4), 0).await?;
             let vx = s.input(PartyId(0), (me == PartyId(0)).then_some(&x[..]), px).await?;
             let vy = s.input(PartyId(2), (me == PartyId(2)).then_some(&y[..]), py).await?;
             let z = s.mul(&vx, &vy, pm).await?;
             let f = s.mul(&vx, &vy, pf).await?;
-            let products = s.open(z).await?;
+            let mm = s.matmul(&vx, &Linear::<R>::concat(&[&vy, &vx]), (2, 4, 4), pmm).await?;
+            let products = s.open(Linear::<R>::concat(&[&z, &mm])).await?;
             let fixed = s.open(f).await?;
             let relu = s.relu(&vx, store.take(n)?).await?;
             let lt = s.lt(&vx, &vy).await?;

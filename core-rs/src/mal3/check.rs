@@ -42,14 +42,26 @@ pub(crate) async fn sacrifice<R: Ring, T: Transport>(
         .sub(&a.mul_public(sigma)?)?
         .sub(&b.mul_public(rho)?)?
         .sub(&Rep3Vec::public(p.me(), &rs))?;
+    let ruling = judge(&open[2 * n..2 * n + extra_len]);
+    zero(p, op, &v, "product checks", ruling).await
+}
+
+/// Tests the shared `v` for zero (every element) with MAC tags around the ring, `ruling` (this
+/// party's verdict on another check) joined to the verdict; `op` keys the tags. Two rounds.
+pub(crate) async fn zero<R: Ring, T: Transport>(
+    p: &mut Rep3<T>,
+    op: u64,
+    v: &Rep3Vec<R>,
+    what: &str,
+    ruling: Result<(), Error>,
+) -> Result<(), Error> {
     // P_i holds (v_i, v_{i+1}) and tags v_i + v_{i+1}; P_{i+1} tags −v_{i+2}.
     let (mut mine, mut expected) = (Tag::to_next(p, "zero", op), Tag::from_prev(p, "zero", op));
     let t: Vec<R> = v.a.iter().zip(&v.b).map(|(p, q)| *p + *q).collect();
     let neg: Vec<R> = v.b.iter().map(|q| -*q).collect();
     mine.absorb(&t);
     expected.absorb(&neg);
-    let ruling = judge(&open[2 * n..2 * n + extra_len]);
-    compare_and_rule(p, mine, expected, "product checks", ruling).await
+    compare_and_rule(p, mine, expected, what, ruling).await
 }
 
 /// Checks products `z = x·y` (elementwise, as computed by rep3's product) against validated

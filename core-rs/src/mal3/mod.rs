@@ -33,6 +33,7 @@ pub mod boolean;
 pub mod bounds;
 pub mod check;
 pub mod client;
+pub mod matrix;
 pub mod nn;
 pub mod scheme;
 pub mod triples;

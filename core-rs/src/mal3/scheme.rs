@@ -20,6 +20,7 @@
 //! reaches it twice per component ([`super::client`]).
 
 use super::check;
+use super::matrix::{self, MatProduct};
 use super::triples::{self, OnDemand, Params, Reservoir, Triples};
 use crate::net::{PartyId, Transport};
 use crate::rep3::scheme::ProductPrep;
@@ -50,11 +51,12 @@ pub struct Book<R> {
     pool: Option<Triples<R>>,
     reservoir: Option<Reservoir<R>>,
     pending: Vec<[Rep3Vec<R>; 3]>,
+    matrices: Vec<MatProduct<R>>,
 }
 
 impl<R> Default for Book<R> {
     fn default() -> Self {
-        Self { pool: None, reservoir: None, pending: Vec::new() }
+        Self { pool: None, reservoir: None, pending: Vec::new(), matrices: Vec::new() }
     }
 }
 
@@ -143,14 +145,15 @@ impl<T: Transport> Mal3<T> {
         });
     }
 
-    /// Material for `outputs` results, truncated by `frac_bits` when it is not zero; the
-    /// triples for `outputs` checks are made now.
+    /// Material for `outputs` results, truncated by `frac_bits` when it is not zero, whose
+    /// checks take `triples` triples (made now).
     async fn product_prep<R: Mal3Ring + IntRing>(
         &mut self,
         outputs: usize,
+        triples: usize,
         frac_bits: u32,
     ) -> Result<ProductPrep<R>, Error> {
-        self.reserve::<R>(outputs).await?;
+        self.reserve::<R>(triples).await?;
         let trunc = match frac_bits {
             0 => None,
             d => Some(self.trunc_pairs::<R>(outputs, d).await?),
@@ -245,6 +248,8 @@ impl<T: Transport> Mal3<T> {
     /// the pool's next ones, or on demand the triples at indices drawn from a coin tossed now
     /// that the products are fixed (Protocol 3.9, step 3).
     async fn check_ring<R: Mal3Ring>(&mut self) -> Result<(), Error> {
+        let matrices = core::mem::take(&mut R::book(self).matrices);
+        matrix::check_matmuls(&mut self.p, &matrices).await?;
         let pending = core::mem::take(&mut R::book(self).pending);
         if pending.is_empty() {
             return Ok(());
@@ -270,7 +275,7 @@ impl<T: Transport> Mal3<T> {
 impl<R> Book<R> {
     /// Triples waiting in Protocol 3.1's pool and products waiting for their check.
     fn usage(&self) -> (usize, usize) {
-        (self.pool.as_ref().map_or(0, |p| p.a.a.len()), self.pending.len())
+        (self.pool.as_ref().map_or(0, |p| p.a.a.len()), self.pending.len() + self.matrices.len())
     }
 }
 
@@ -348,7 +353,7 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         frac_bits: u32,
     ) -> Result<(ProductPrep<R>, Len), Error> {
         Linear::<R>::add(x, y)?;
-        Ok((self.product_prep(x.0, frac_bits).await?, *x))
+        Ok((self.product_prep(x.0, x.0, frac_bits).await?, *x))
     }
 
     async fn mul(
@@ -371,7 +376,7 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
     ) -> Result<(ProductPrep<R>, Len), Error> {
         check_dims("matmul", a.0, b.0, dims)?;
         let (m, _, n) = dims;
-        Ok((self.product_prep(m * n, frac_bits).await?, Len(m * n)))
+        Ok((self.product_prep(m * n, 0, frac_bits).await?, Len(m * n)))
     }
 
     async fn matmul(
@@ -384,13 +389,8 @@ impl<T: Transport, R: Mal3Ring + IntRing> Arith<R> for Mal3<T> {
         check_dims("matmul", a.len(), b.len(), dims)?;
         let (m, k, n) = dims;
         prep.check("matmul", m * n)?;
-        // Term t of output (i, j) at position (i·n + j)·k + t.
-        let (left, right): (Vec<usize>, Vec<usize>) =
-            (0..m * n).flat_map(|o| (0..k).map(move |t| (o / n * k + t, t * n + o % n))).unzip();
-        let terms = self.checked_mul(&a.gather(&left), &b.gather(&right)).await?;
-        let column = |t: usize| -> Vec<usize> { (0..m * n).map(|o| o * k + t).collect() };
-        let z = (1..k)
-            .try_fold(terms.gather(&column(0)), |acc, t| acc.add(&terms.gather(&column(t))))?;
+        let z = self.p.matmul(a, b, m, k, n).await?;
+        R::book(self).matrices.push(MatProduct::new(a.clone(), b.clone(), z.clone(), dims)?);
         self.finish(z, prep.trunc).await
     }
 }

@@ -16,6 +16,7 @@
 
 pub(crate) mod backend;
 pub mod fixed;
+pub mod galois;
 pub mod kernels;
 
 use core::fmt::Debug;
