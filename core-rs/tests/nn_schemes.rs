@@ -371,8 +371,9 @@ macro_rules! scheme {
 
 scheme!(rep3: Rep3P, on Rep3P, Rep3Client<MemTransport>, REP3);
 scheme!(meteor: MeteorP, on Rep3P, MeteorClient<MemTransport>, METEOR);
-// mal3's dense layers take k checked products per output: fewer samples, the same agreement
-// required (and the client's scores are held to the plaintext plan's).
+// mal3 validates triples for every comparison's ANDs (about 13 times rep3's LeNet time):
+// fewer samples, the same agreement required (and the client's scores are held to the
+// plaintext plan's); the whole held-out sets run from the bench (BENCHMARKS.md).
 scheme!(mal3: Mal3P, on Rep3P, Mal3Client<MemTransport>, fewer samples, MAL3);
 // rss at 3, 5 and 7 parties with the samples of rep3, and the classical models below.
 scheme!(rss3: RssP, on RssP, RssClient<MemTransport>, rss(3, 1));

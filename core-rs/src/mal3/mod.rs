@@ -23,7 +23,8 @@
 //! What is here: the validated triples over Z_2^32, Z_2^64 and bits, by Protocol 3.1 or on
 //! demand by Protocol 3.9 ([`triples`]), the paper's bounds for their parameters
 //! ([`bounds`]), the check of computed products against them and openings received from both
-//! holders ([`check`]), the scheme's party [`Mal3`] with [`crate::sharing::Arith`]
+//! holders ([`check`]), the check of matrix products by Freivalds's test over a Galois ring
+//! ([`matrix`]), the scheme's party [`Mal3`] with [`crate::sharing::Arith`]
 //! ([`scheme`]), truncation pairs for fixed-point products ([`trunc`]),
 //! [`crate::sharing::Boolean`] (checked ANDs, A2B and MSB without single-party inputs, checked
 //! daBits: [`boolean`]), clients ([`client`]), and private inference through the uniform walk
