@@ -709,9 +709,20 @@ fn a_server_that_cheats_in_a_product_leaves_the_client_without_an_answer() {
 /// `x` and P2's `y` in `R`, opened to all in three openings: mal3's triple generation, its
 /// arithmetic and boolean circuits (the bits' triples, daBits, B2A), every check and every
 /// opening. P1 owns no input, so every message it sends is protocol.
+/// How a run's checks take their triples.
+#[derive(Clone, Copy)]
+enum Checks {
+    /// Protocol 3.1's pool.
+    Pool,
+    /// Protocol 3.9, buckets of 2.
+    OnDemand(OnDemand),
+    /// The pool, made by the paper's baseline runs (Protocol A.1).
+    Baseline,
+}
+
 fn mal3_program<R: IntRing + Mal3Ring>(
     net: &Net,
-    on_demand: Option<OnDemand>,
+    checks: Checks,
 ) -> Vec<Result<[Vec<R>; 3], Error>> {
     use ringfence_core::mal3::Mal3;
     use ringfence_core::sharing::{Arith, Boolean, Len, Linear, Session};
@@ -721,8 +732,10 @@ fn mal3_program<R: IntRing + Mal3Ring>(
         let (x, y) = (x.clone(), y.clone());
         async move {
             let mut s = Mal3::start(p);
-            if let Some(d) = on_demand {
-                s.check_on_demand(d)?;
+            match checks {
+                Checks::Pool => {}
+                Checks::OnDemand(d) => s.check_on_demand(d)?,
+                Checks::Baseline => s.use_baseline_runs()?,
             }
             let me = s.me();
             let n = x.len();
@@ -754,13 +767,13 @@ fn mal3_program<R: IntRing + Mal3Ring>(
 /// is a receive that times out, not a hang). Both honest parties stop, except when the fault
 /// hit a verdict (the last message of a check: a cheater can always make one honest party stop
 /// and leave the other with its correct output, as the sweep tests above say).
-fn mal3_faults<R: IntRing + Mal3Ring>(trials: u64, seed: u64, on_demand: Option<OnDemand>) {
+fn mal3_faults<R: IntRing + Mal3Ring>(trials: u64, seed: u64, checks: Checks) {
     const SETUP_FRAMES: u64 = 2;
     use ringfence_core::prg::{Prg, Seed};
     use ringfence_core::testing::faults::{self, Fault};
     let net = Net::new(3);
     let count = faults::inject(&net, PartyId(1), u64::MAX, Fault::Drop);
-    let honest: Vec<[Vec<R>; 3]> = mal3_program::<R>(&net, on_demand)
+    let honest: Vec<[Vec<R>; 3]> = mal3_program::<R>(&net, checks)
         .into_iter()
         .map(|o| o.expect("the honest run completes"))
         .collect();
@@ -775,7 +788,7 @@ fn mal3_faults<R: IntRing + Mal3Ring>(trials: u64, seed: u64, on_demand: Option<
         let fault = Fault::draw(&mut prg);
         let net = Net::new(3);
         let injection = faults::inject(&net, PartyId(1), target, fault);
-        let outs = mal3_program::<R>(&net, on_demand);
+        let outs = mal3_program::<R>(&net, checks);
         let hit = injection.hit();
         let what = format!("trial {t} (frame {target} of {} bytes, {fault:?})", hit.len);
         if !hit.met {
@@ -802,12 +815,12 @@ fn mal3_faults<R: IntRing + Mal3Ring>(trials: u64, seed: u64, on_demand: Option<
 
 #[test]
 fn seeded_faults_in_a_mal3_program_end_in_aborts_z64() {
-    mal3_faults::<Z64>(if common::UNDER_WASM { 40 } else { 10_000 }, 1, None);
+    mal3_faults::<Z64>(if common::UNDER_WASM { 40 } else { 10_000 }, 1, Checks::Pool);
 }
 
 #[test]
 fn seeded_faults_in_a_mal3_program_end_in_aborts_z32() {
-    mal3_faults::<Z32>(if common::UNDER_WASM { 40 } else { 10_000 }, 2, None);
+    mal3_faults::<Z32>(if common::UNDER_WASM { 40 } else { 10_000 }, 2, Checks::Pool);
 }
 
 /// Protocol 3.9 with a small `N` (2^−20: a test's parameters; the paper's `N = 2^20` gives
@@ -819,10 +832,42 @@ fn small_on_demand() -> OnDemand {
 #[test]
 fn on_demand_checks_give_the_same_results() {
     let net = Net::new(3);
-    let want = mal3_program::<Z64>(&net, None);
-    let got = mal3_program::<Z64>(&Net::new(3), Some(small_on_demand()));
+    let want = mal3_program::<Z64>(&net, Checks::Pool);
+    let got = mal3_program::<Z64>(&Net::new(3), Checks::OnDemand(small_on_demand()));
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g.as_ref().ok(), Some(w.as_ref().expect("the bucketed run")), "P{i}");
+    }
+}
+
+/// The paper's baseline runs (whole-array shuffles) validate triples the checks accept as
+/// well: the same results, and seeded faults end in aborts with them too.
+#[test]
+fn baseline_runs_give_the_same_results_and_abort_on_faults() {
+    let want = mal3_program::<Z64>(&Net::new(3), Checks::Pool);
+    let got = mal3_program::<Z64>(&Net::new(3), Checks::Baseline);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.as_ref().ok(), Some(w.as_ref().expect("the subarray run")), "P{i}");
+    }
+    mal3_faults::<Z64>(if common::UNDER_WASM { 10 } else { 500 }, 5, Checks::Baseline);
+}
+
+#[test]
+fn baseline_runs_are_chosen_before_any_triple_and_not_on_demand() {
+    let outs = testing::run_rep3_on(&Net::new(3), 3, 87, |p| async move {
+        use ringfence_core::mal3::Mal3;
+        use ringfence_core::sharing::{Arith, Len, Session};
+        let mut late = Mal3::start(p);
+        Arith::<Z64>::mul_prep(&mut late, &Len(4), &Len(4), 0).await?;
+        let first = late.use_baseline_runs();
+        let mut s = Mal3::start(Session::finish(late));
+        s.check_on_demand(small_on_demand())?;
+        Ok([first, s.use_baseline_runs()])
+    });
+    for o in outs {
+        let o = o.expect("the session runs");
+        for r in o {
+            assert!(matches!(&r, Err(Error::ApiMisuse(m)) if m.contains("baseline")), "{r:?}");
+        }
     }
 }
 
@@ -831,8 +876,8 @@ fn on_demand_checks_give_the_same_results() {
 #[test]
 fn seeded_faults_with_on_demand_checks_end_in_aborts() {
     let trials = if common::UNDER_WASM { 20 } else { 2_000 };
-    mal3_faults::<Z64>(trials, 3, Some(small_on_demand()));
-    mal3_faults::<Z32>(trials, 4, Some(small_on_demand()));
+    mal3_faults::<Z64>(trials, 3, Checks::OnDemand(small_on_demand()));
+    mal3_faults::<Z32>(trials, 4, Checks::OnDemand(small_on_demand()));
 }
 
 #[test]

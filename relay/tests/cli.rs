@@ -212,6 +212,35 @@ fn bench_runs_ands_with_on_demand_checks() {
     );
 }
 
+/// mal3's operations are timed with their checks: a matrix product sends rep3's d² elements
+/// and its check (two GR(2^64, 42) elements of triples, a coin, 3·42·d opened, two
+/// comparisons), counted exactly; a product and a comparison each end checked, costing more
+/// than rep3's for the same sizes.
+#[test]
+fn bench_runs_mal3_operations_with_their_checks() {
+    let (n, d) = (4096, 16);
+    let run = |backend: &str| {
+        let out = Command::new(EXE)
+            .args(["bench", "--json", "--repeat", "1", "--ops", "mul,lt-bounded,matmul"])
+            .args(["--backend", backend, "--n", &n.to_string(), "--matmul-dim", &d.to_string()])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        let lines: Vec<serde_json::Value> =
+            text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        lines.iter().map(|l| l["payload_bytes_per_party"].as_f64().unwrap()).collect::<Vec<_>>()
+    };
+    let (mal3, rep3) = (run("mal3"), run("rep3"));
+    let gr = 42.0;
+    let check = 2.0 * gr + (4.0 + 2.0 + 2.0) + 3.0 * gr * d as f64 + (2.0 + 2.0) + (2.0 + 2.0);
+    assert_eq!(mal3[2], 8.0 * ((d * d) as f64 + check), "{mal3:?}");
+    assert_eq!(rep3[2], 8.0 * (d * d) as f64, "{rep3:?}");
+    for op in 0..2 {
+        assert!(mal3[op] > 3.0 * rep3[op], "op {op}: {mal3:?} against {rep3:?}");
+    }
+}
+
 /// `circuit gen` writes the paper's circuits as files the bench (and any Bristol reader) takes:
 /// a 16-bit multiplier of ≤ 4-input ANDs runs on bin3 in its AND depth plus the two input
 /// rounds and the opening, every party checking the product against the plaintext circuit;

@@ -33,6 +33,8 @@ pub struct Mal3<T> {
     pub(super) p: Rep3<T>,
     /// Protocol 3.9's parameters when the checks draw their triples on demand.
     on_demand: Option<OnDemand>,
+    /// The pool's runs are the paper's baseline (Protocol A.1, `L = 1`).
+    baseline: bool,
     z32: Book<Z32>,
     z64: Book<Z64>,
     bits: Book<Bits>,
@@ -123,6 +125,21 @@ impl<T: Transport> Mal3<T> {
         Ok(())
     }
 
+    /// Makes the pool's cut-and-bucket runs the paper's baseline (Protocol A.1: each checking
+    /// array shuffled whole, [`Params::baseline_for_count`]) instead of Protocol 3.1's
+    /// subarrays, to compare the two (the paper's Table II); the bound is the same. Refused
+    /// with on-demand checks (they have their own runs) or once the pool has triples.
+    pub fn use_baseline_runs(&mut self) -> Result<(), Error> {
+        let (a, b, c) = (self.z32.usage(), self.z64.usage(), self.bits.usage());
+        if self.on_demand.is_some() || a.0 + b.0 + c.0 > 0 {
+            return Err(Error::ApiMisuse(
+                "mal3: baseline runs are chosen before any triple, without on-demand checks".into(),
+            ));
+        }
+        self.baseline = true;
+        Ok(())
+    }
+
     /// `n` validated triples of ring `R`, from the pool (refilled as needed).
     pub(super) async fn triples<R: Mal3Ring>(&mut self, n: usize) -> Result<Triples<R>, Error> {
         self.reserve::<R>(n).await?;
@@ -183,7 +200,10 @@ impl<T: Transport> Mal3<T> {
             if have >= n {
                 break;
             }
-            let prm = Params::for_count(n - have);
+            let prm = match self.baseline {
+                true => Params::baseline_for_count(n - have),
+                false => Params::for_count(n - have),
+            };
             let more = match triples::validated::<R, T>(&mut self.p, &prm).await {
                 Ok(more) => more,
                 Err(e) => {
@@ -234,6 +254,27 @@ impl<T: Transport> Mal3<T> {
     /// Records `z = x·y`, computed by rep3's product, to be checked before the next opening.
     pub(super) fn record<R: Mal3Ring>(&mut self, x: Rep3Vec<R>, y: Rep3Vec<R>, z: Rep3Vec<R>) {
         R::book(self).pending.push([x, y, z]);
+    }
+
+    /// Checks now every product and AND computed since the last check (every opening does
+    /// this first): for a caller that wants a deviation found before more work, or a benchmark
+    /// that times an operation with its check. All parties call it at the same point.
+    ///
+    /// ```
+    /// use ringfence_core::{mal3::Mal3, ring::Z64, testing};
+    /// use ringfence_core::sharing::{Arith, Len, Session};
+    /// let outs = testing::run_rep3(3, |p| async move {
+    ///     let mut s = Mal3::start(p);
+    ///     let x = s.constant(&[Z64(7)]);
+    ///     let (prep, _) = s.mul_prep(&Len(1), &Len(1), 0).await?;
+    ///     let y = s.mul(&x, &x, prep).await?;
+    ///     s.verify().await?; // the product's check runs here, not at the opening
+    ///     s.open(y).await
+    /// });
+    /// assert!(outs.iter().all(|o| o.as_deref() == Ok(&[Z64(49)][..])));
+    /// ```
+    pub async fn verify(&mut self) -> Result<(), Error> {
+        self.check_pending().await
     }
 
     /// Checks every product not yet checked, in every ring (before any opening).
@@ -403,6 +444,7 @@ impl<T> Session<Rep3<T>> for Mal3<T> {
         Self {
             p: base,
             on_demand: None,
+            baseline: false,
             z32: Book::default(),
             z64: Book::default(),
             bits: Book::default(),

@@ -46,6 +46,14 @@ impl Params {
     /// The most triples one run validates (memory: a run holds about `B·N` triples at once).
     pub const MAX_RUN: usize = 1 << 20;
 
+    /// The paper's baseline run (Protocol A.1) for at least `n` triples: [`Self::for_count`]'s
+    /// `N`, `B` and `C`, with each of the `B − 1` checking arrays shuffled whole (`L = 1`).
+    /// Theorem 3.4 holds with `L = 1`, so the bound is the same; the difference is memory
+    /// access: a permutation of `N + C` triples against `L` of `N/L + C`.
+    pub fn baseline_for_count(n: usize) -> Self {
+        Self { l: 1, ..Self::for_count(n) }
+    }
+
     /// The run for at least `n` triples (at most [`Self::MAX_RUN`]) at 2^−40 or better: `N` is
     /// `n` rounded up to whole subarrays of 1024, `B` the smallest bucket with
     /// `(B − 1)·log₂ N ≥ 40` (5 at N = 2^10, 4 from 2^14, 3 at 2^20), one triple opened per
@@ -229,7 +237,8 @@ impl<R: Ring> Triples<R> {
         self.a.is_empty()
     }
 
-    /// Moves the first `n` triples out (they are gone from `self`).
+    /// Moves `n` triples out (they are gone from `self`): the last ones, so that only they
+    /// are copied, not the pool that stays (checks take a few at a time from a large pool).
     pub fn take(&mut self, n: usize) -> Result<Self, Error> {
         let len = self.len();
         if n > len {
@@ -237,11 +246,8 @@ impl<R: Ring> Triples<R> {
                 "{n} triples requested, {len} left"
             )));
         }
-        let cut = |v: &mut Rep3Vec<R>| {
-            let rest = v.slice(n..len);
-            core::mem::replace(v, rest).slice(0..n)
-        };
-        Ok(Self { a: cut(&mut self.a), b: cut(&mut self.b), c: cut(&mut self.c) })
+        let at = len - n;
+        Ok(Self { a: self.a.split_off(at), b: self.b.split_off(at), c: self.c.split_off(at) })
     }
 
     /// The triples of `parts`, one after another.

@@ -394,6 +394,7 @@ async fn bench_op<R: BenchRing, S: Scheme<R>>(
                 ctx.recv::<R>(roster.prev(me), n).await.map_err(e)?;
             }
         }
+        p.settle().await.map_err(e)?;
         m.stop(p.base_mut(), warm).await?;
         if warm {
             per_run = p.drawn().zip(before).map(|(after, before)| after.since(&before));

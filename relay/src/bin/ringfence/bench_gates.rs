@@ -38,6 +38,9 @@ pub(crate) enum Engine {
     /// mal3 with Protocol 3.9's on-demand checks: buckets of 2 (7 bits per AND instead of
     /// 10), two arrays of 2^20 validated triples kept per ring.
     Mal3OnDemand,
+    /// mal3 with the paper's baseline runs (Protocol A.1/A.2: each checking array shuffled
+    /// whole instead of in subarrays; the same bound and bytes).
+    Mal3Baseline,
     /// π₂³ sharing, ANDs of up to eight inputs in one round (semi-honest).
     Bin3,
 }
@@ -48,6 +51,7 @@ impl Engine {
             Self::Rep3 => "rep3",
             Self::Mal3 => "mal3",
             Self::Mal3OnDemand => "mal3-on-demand",
+            Self::Mal3Baseline => "mal3-baseline",
             Self::Bin3 => "bin3",
         }
     }
@@ -183,6 +187,11 @@ pub(crate) async fn bench_circuit_op(
         Engine::Mal3OnDemand => {
             let mut s = Mal3::start(p);
             s.check_on_demand(OnDemand::PAPER).map_err(|e| e.to_string())?;
+            run(s, op, sizes, circuit).await
+        }
+        Engine::Mal3Baseline => {
+            let mut s = Mal3::start(p);
+            s.use_baseline_runs().map_err(|e| e.to_string())?;
             run(s, op, sizes, circuit).await
         }
         Engine::Bin3 => run(Bin3::<TcpTransport>::start(p), op, sizes, circuit).await,

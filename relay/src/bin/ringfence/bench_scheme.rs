@@ -41,6 +41,12 @@ pub(crate) trait Scheme<R: BenchRing>: Boolean<R> + sharing::Session<Self::On> {
     /// Readies the session for the workload (rep3's way of comparing).
     fn configure(&mut self, _sizes: &Sizes) {}
 
+    /// Finishes what an op left pending before it counts as done (mal3: the checks of its
+    /// products and ANDs, which otherwise wait for the next opening).
+    async fn settle(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// `n` random shared elements (setup: no communication where the scheme can share random
     /// values locally, P0's input where it cannot).
     async fn random(&mut self, n: usize) -> Result<Self::V, Error>;
@@ -110,6 +116,70 @@ pub(crate) trait Scheme<R: BenchRing>: Boolean<R> + sharing::Session<Self::On> {
         _: Option<&CircuitJob>,
     ) -> Result<(Self, OpReport), String> {
         Err(format!("{} runs on the --gates schemes among three parties", op.name()))
+    }
+}
+
+/// mal3 on rep3's session, every op **end to end**: the validated triples its products and
+/// ANDs draw (cut-and-bucket runs, made as the op needs them, bucket size 3), the op, and the
+/// check of every product and AND it computed ([`Mal3::verify`]), as a malicious-secure
+/// scheme's figures are compared (preprocessing included). `relu` and `fxmul` keep their
+/// material (daBits, truncation pairs, themselves checked) as setup, as the other schemes do.
+impl<R: BenchRing> Scheme<R> for Mal3<TcpTransport> {
+    type On = Session;
+    type Trunc = <Self as Arith<R>>::MulPrep;
+
+    async fn settle(&mut self) -> Result<(), Error> {
+        self.verify().await
+    }
+
+    async fn random(&mut self, n: usize) -> Result<Rep3Vec<R>, Error> {
+        Ok(sharing::Session::base_mut(self).random::<R>(n))
+    }
+
+    async fn product(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<Rep3Vec<R>, Error> {
+        let (prep, _) = self.mul_prep(&Self::tag(x), &Self::tag(y), 0).await?;
+        Arith::<R>::mul(self, x, y, prep).await
+    }
+
+    async fn matrix_product(
+        &mut self,
+        a: &Rep3Vec<R>,
+        b: &Rep3Vec<R>,
+        dims: (usize, usize, usize),
+    ) -> Result<Rep3Vec<R>, Error> {
+        let (prep, _) = self.matmul_prep(&Self::tag(a), &Self::tag(b), dims, 0).await?;
+        Arith::<R>::matmul(self, a, b, dims, prep).await
+    }
+
+    /// Truncation pairs and the products' triples (mal3's product material).
+    async fn trunc_material(&mut self, n: usize, frac_bits: u32) -> Result<Self::Trunc, Error> {
+        let tag = sharing::Len(n);
+        Ok(self.mul_prep(&tag, &tag, frac_bits).await?.0)
+    }
+
+    async fn fixed_product(
+        &mut self,
+        x: &Rep3Vec<R>,
+        y: &Rep3Vec<R>,
+        prep: Self::Trunc,
+    ) -> Result<Rep3Vec<R>, Error> {
+        Arith::<R>::mul(self, x, y, prep).await
+    }
+
+    async fn infer(self, mb: &ModelBench, sizes: Sizes) -> Result<(Self, OpReport), String> {
+        let (s, r) = Scheme::<R>::infer(sharing::Session::finish(self), mb, sizes).await?;
+        Ok((sharing::Session::start(s), r))
+    }
+
+    async fn circuit(
+        self,
+        op: Op,
+        sizes: Sizes,
+        circuit: Option<&CircuitJob>,
+    ) -> Result<(Self, OpReport), String> {
+        let s = sharing::Session::finish(self);
+        let (s, r) = Scheme::<R>::circuit(s, op, sizes, circuit).await?;
+        Ok((sharing::Session::start(s), r))
     }
 }
 

@@ -76,7 +76,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Benchmark rep3 operations between three local party processes, rss's among 3, 5 or 7
+    /// Benchmark rep3 or mal3 operations between three local party processes, rss's among 3, 5 or 7
     /// (--backend rss --parties N), or spdz2k's among 2 or more, their material made by the
     /// parties as the operations run (--backend spdz2k --parties N).
     Bench(BenchArgs),
@@ -215,8 +215,9 @@ struct Workload {
     #[arg(long, value_name = "N", default_value_t = ROSTER.n())]
     parties: usize,
     /// Scheme of the boolean-circuit ops (and, aes): rep3, mal3 (every AND verified),
-    /// mal3-on-demand (the same with Protocol 3.9's buckets of 2), or bin3 (ANDs of up to eight
-    /// inputs in one round).
+    /// mal3-on-demand (the same with Protocol 3.9's buckets of 2), mal3-baseline (the paper's
+    /// Protocol A.1 runs: whole-array shuffles), or bin3 (ANDs of up to eight inputs in one
+    /// round).
     #[arg(long, value_enum, default_value = "rep3")]
     gates: bench_gates::Engine,
     /// A Bristol Fashion circuit file for the circuit op (AND lines of 3 to 8 inputs allowed):
@@ -434,6 +435,9 @@ fn main() -> ExitCode {
             match w.backend {
                 service::Backend::Rss => bench_party::<_, Rss<TcpTransport>>(&a, job),
                 service::Backend::Spdz2k => bench_party::<_, Spdz2k<TcpTransport>>(&a, job),
+                service::Backend::Mal3 => {
+                    bench_party::<_, ringfence_core::mal3::Mal3<TcpTransport>>(&a, job)
+                }
                 _ => bench_party::<_, party::Session>(&a, job),
             }
         }
@@ -621,11 +625,14 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
         }
     } else if !matches!(
         w.backend,
-        service::Backend::Rep3 | service::Backend::Rss | service::Backend::Spdz2k
+        service::Backend::Rep3
+            | service::Backend::Rss
+            | service::Backend::Spdz2k
+            | service::Backend::Mal3
     ) {
         return Err(format!(
             "--backend {} benchmarks models (--model NAME); the operation benchmark runs rep3, \
-             rss or spdz2k",
+             mal3, rss or spdz2k",
             w.backend.name()
         ));
     }
