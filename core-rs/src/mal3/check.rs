@@ -29,21 +29,44 @@ pub(crate) async fn sacrifice<R: Ring, T: Transport>(
         )));
     }
     let extra_len = extra.as_ref().map_or(0, Rep3Vec::len);
-    let mut parts = vec![x.sub(a)?, y.sub(b)?];
-    parts.extend(extra);
+    // ρ, σ and `extra` written once into the vector that is opened (these vectors are the
+    // size of a whole validation run: every copy and fresh page shows in its time).
+    let me = p.me();
+    let opening = {
+        let part = |f: fn(&Rep3Vec<R>) -> &[R]| {
+            let mut v = Vec::with_capacity(2 * n + extra_len);
+            v.extend(f(x).iter().zip(f(a)).map(|(x, a)| *x - *a));
+            v.extend(f(y).iter().zip(f(b)).map(|(y, b)| *y - *b));
+            v.extend_from_slice(extra.as_ref().map_or(&[][..], f));
+            v
+        };
+        Rep3Vec::from_parts(me, part(|v| &v.a), part(|v| &v.b))
+    };
     let op = p.ctx_mut().next_op();
-    let open = p.reveal(Rep3Vec::concat(&parts.iter().collect::<Vec<_>>())).await?;
+    let open = p.reveal(opening).await?;
     compare_opened(p, "opened values", op, &open).await?;
 
     let (rho, sigma) = (&open[..n], &open[n..2 * n]);
-    let rs: Vec<R> = rho.iter().zip(sigma).map(|(r, s)| *r * *s).collect();
-    let v = z
-        .sub(c)?
-        .sub(&a.mul_public(sigma)?)?
-        .sub(&b.mul_public(rho)?)?
-        .sub(&Rep3Vec::public(p.me(), &rs))?;
     let ruling = judge(&open[2 * n..2 * n + extra_len]);
-    zero(p, op, &v, "product checks", ruling).await
+    // v = z − c − σ·a − ρ·b − ρσ (the public ρσ in P0's first component, P2's second), tagged
+    // as in [`zero`] without materialising v: P_i tags v_i + v_{i+1}, P_{i+1} tags −v_{i+2}.
+    let (pub_a, pub_b) = (me.0 == 0, me.0 == 2);
+    let component = |i: usize, f: fn(&Rep3Vec<R>) -> &[R], public: bool| {
+        let v = f(z)[i] - f(c)[i] - sigma[i] * f(a)[i] - rho[i] * f(b)[i];
+        if public {
+            v - rho[i] * sigma[i]
+        } else {
+            v
+        }
+    };
+    let mut t = Vec::with_capacity(n);
+    let mut neg = Vec::with_capacity(n);
+    for i in 0..n {
+        let vb = component(i, |v| &v.b, pub_b);
+        t.push(component(i, |v| &v.a, pub_a) + vb);
+        neg.push(-vb);
+    }
+    zero_tags(p, op, &t, &neg, "product checks", ruling).await
 }
 
 /// Tests the shared `v` for zero (every element) with MAC tags around the ring, `ruling` (this
@@ -56,11 +79,24 @@ pub(crate) async fn zero<R: Ring, T: Transport>(
     ruling: Result<(), Error>,
 ) -> Result<(), Error> {
     // P_i holds (v_i, v_{i+1}) and tags v_i + v_{i+1}; P_{i+1} tags −v_{i+2}.
-    let (mut mine, mut expected) = (Tag::to_next(p, "zero", op), Tag::from_prev(p, "zero", op));
     let t: Vec<R> = v.a.iter().zip(&v.b).map(|(p, q)| *p + *q).collect();
     let neg: Vec<R> = v.b.iter().map(|q| -*q).collect();
-    mine.absorb(&t);
-    expected.absorb(&neg);
+    zero_tags(p, op, &t, &neg, what, ruling).await
+}
+
+/// [`zero`]'s comparison, from this party's sum `t = v_i + v_{i+1}` and negated second
+/// component `neg = −v_{i+1}` (what P_{i−1} expects of its own sum).
+async fn zero_tags<R: Ring, T: Transport>(
+    p: &mut Rep3<T>,
+    op: u64,
+    t: &[R],
+    neg: &[R],
+    what: &str,
+    ruling: Result<(), Error>,
+) -> Result<(), Error> {
+    let (mut mine, mut expected) = (Tag::to_next(p, "zero", op), Tag::from_prev(p, "zero", op));
+    mine.absorb(t);
+    expected.absorb(neg);
     compare_and_rule(p, mine, expected, what, ruling).await
 }
 
