@@ -1,4 +1,4 @@
-//! The Galois ring GR(2^k, 42) = Z_2^k[ξ]/(f), f = ξ^42 + ξ^7 + 1, over a ring `R` = Z_2^k:
+//! The Galois ring GR(2^k, 42) = Z_2^k\[ξ\]/(f), f = ξ^42 + ξ^7 + 1, over a ring `R` = Z_2^k:
 //! the extension in which random linear combinations of Z_2^k values detect errors.
 //!
 //! Over Z_2^k itself a random combination `Σ r_i·e_i` of errors misses an error `2^(k−1)`
