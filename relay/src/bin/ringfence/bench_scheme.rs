@@ -137,8 +137,7 @@ impl<R: BenchRing> Scheme<R> for Mal3<TcpTransport> {
     }
 
     async fn product(&mut self, x: &Rep3Vec<R>, y: &Rep3Vec<R>) -> Result<Rep3Vec<R>, Error> {
-        let (prep, _) = self.mul_prep(&Self::tag(x), &Self::tag(y), 0).await?;
-        Arith::<R>::mul(self, x, y, prep).await
+        product_with_prep(self, x, y).await
     }
 
     async fn matrix_product(
@@ -147,14 +146,12 @@ impl<R: BenchRing> Scheme<R> for Mal3<TcpTransport> {
         b: &Rep3Vec<R>,
         dims: (usize, usize, usize),
     ) -> Result<Rep3Vec<R>, Error> {
-        let (prep, _) = self.matmul_prep(&Self::tag(a), &Self::tag(b), dims, 0).await?;
-        Arith::<R>::matmul(self, a, b, dims, prep).await
+        matrix_product_with_prep(self, a, b, dims).await
     }
 
     /// Truncation pairs and the products' triples (mal3's product material).
     async fn trunc_material(&mut self, n: usize, frac_bits: u32) -> Result<Self::Trunc, Error> {
-        let tag = sharing::Len(n);
-        Ok(self.mul_prep(&tag, &tag, frac_bits).await?.0)
+        trunc_material_of(self, n, frac_bits).await
     }
 
     async fn fixed_product(
@@ -331,8 +328,7 @@ impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
     }
 
     async fn product(&mut self, x: &Self::V, y: &Self::V) -> Result<Self::V, Error> {
-        let (prep, _) = self.mul_prep(&Self::tag(x), &Self::tag(y), 0).await?;
-        Arith::<R>::mul(self, x, y, prep).await
+        product_with_prep(self, x, y).await
     }
 
     async fn matrix_product(
@@ -341,13 +337,11 @@ impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
         b: &Self::V,
         dims: (usize, usize, usize),
     ) -> Result<Self::V, Error> {
-        let (prep, _) = self.matmul_prep(&Self::tag(a), &Self::tag(b), dims, 0).await?;
-        Arith::<R>::matmul(self, a, b, dims, prep).await
+        matrix_product_with_prep(self, a, b, dims).await
     }
 
     async fn trunc_material(&mut self, n: usize, frac_bits: u32) -> Result<Self::Trunc, Error> {
-        let tag = Self::tag(&Arith::<R>::constant(self, &vec![R::ZERO; n]));
-        Ok(self.mul_prep(&tag, &tag, frac_bits).await?.0)
+        trunc_material_of(self, n, frac_bits).await
     }
 
     async fn fixed_product(
@@ -384,6 +378,38 @@ impl<R: BenchRing> Scheme<R> for Spdz2k<TcpTransport> {
             bench_infer::<R, Mesh<TcpTransport>, Self>(mesh, mb, sizes, Output::Argmax).await?;
         Ok((sharing::Session::start(mesh), r))
     }
+}
+
+/// An exact product whose material the scheme makes now (timed with the op).
+async fn product_with_prep<R: IntRing, S: Arith<R>>(
+    s: &mut S,
+    x: &S::V,
+    y: &S::V,
+) -> Result<S::V, Error> {
+    let (prep, _) = s.mul_prep(&S::tag(x), &S::tag(y), 0).await?;
+    s.mul(x, y, prep).await
+}
+
+/// A matrix product whose material the scheme makes now (timed with the op).
+async fn matrix_product_with_prep<R: IntRing, S: Arith<R>>(
+    s: &mut S,
+    a: &S::V,
+    b: &S::V,
+    dims: (usize, usize, usize),
+) -> Result<S::V, Error> {
+    let (prep, _) = s.matmul_prep(&S::tag(a), &S::tag(b), dims, 0).await?;
+    s.matmul(a, b, dims, prep).await
+}
+
+/// The material of `n` fixed-point products truncated by `frac_bits`: the scheme's product
+/// material for values of that length.
+async fn trunc_material_of<R: IntRing, S: Arith<R>>(
+    s: &mut S,
+    n: usize,
+    frac_bits: u32,
+) -> Result<S::MulPrep, Error> {
+    let tag = S::tag(&s.constant(&vec![R::ZERO; n]));
+    Ok(s.mul_prep(&tag, &tag, frac_bits).await?.0)
 }
 
 /// A seed from the OS for a party's private values.
