@@ -809,8 +809,12 @@ fn mal3_faults<R: IntRing + Mal3Ring>(trials: u64, seed: u64, checks: Checks) {
         let need = if hit.verdict { 1 } else { 2 };
         assert!(stopped >= need, "{what}: {stopped} honest parties stopped: {outs:?}");
     }
-    // The draw reaches every kind of fault and the verdicts.
-    assert!(verdicts > 0 && dropped > 0 && replayed > 0, "{verdicts} {dropped} {replayed}");
+    // The draw reaches every kind of fault and the verdicts (asserted where the trials are
+    // many enough for it: the few under wasm check the same code on that platform, and a
+    // short draw may miss a kind).
+    if trials >= 100 {
+        assert!(verdicts > 0 && dropped > 0 && replayed > 0, "{verdicts} {dropped} {replayed}");
+    }
 }
 
 #[test]
