@@ -77,12 +77,13 @@ fn transpose<R: Ring>(v: &[R], rows: usize, cols: usize) -> Vec<R> {
     t
 }
 
-/// One component of the claim's three parts for product `mp` with row coefficients `s` and
-/// column coefficients `r` (flat GR vectors): `sᵀX` and `Y·r` appended to `p` and `q`, and
-/// `sᵀZr` returned. `part` picks the component of each share vector.
+/// One component of the claim's three parts for product `mp` with row coefficients `s` (and
+/// `st`, their D×m transpose) and column coefficients `r` (flat GR vectors): `sᵀX` and `Y·r`
+/// appended to `p` and `q`, and `sᵀZr` returned. `part` picks the component of each share
+/// vector.
 fn project<R: Ring>(
     mp: &MatProduct<R>,
-    s: &[R],
+    (s, st): (&[R], &[R]),
     r: &[R],
     part: impl Fn(&Rep3Vec<R>) -> &[R],
     p: &mut Vec<R>,
@@ -90,7 +91,7 @@ fn project<R: Ring>(
 ) -> Vec<R> {
     let (m, k, n) = mp.dims;
     // (sᵀX) element j has coefficient u = Σ_i s_{i,u}·X_{i,j}: Sᵀ (D×m) · X (m×k), transposed.
-    let sx = kernels::matmul(&transpose(s, m, D), part(&mp.x), D, m, k);
+    let sx = kernels::matmul(st, part(&mp.x), D, m, k);
     p.extend(transpose(&sx, D, k));
     // Y (k×n) · R (n×D) is Y·r element-major already.
     q.extend(kernels::matmul(part(&mp.y), r, k, n, D));
@@ -134,8 +135,9 @@ pub(crate) async fn check_matmuls<R: Ring, T: Transport>(
     for mp in products {
         let (m, _, n) = mp.dims;
         let (s, r) = (galois::random::<R>(&mut prg, m), galois::random::<R>(&mut prg, n));
-        kernels::add_assign(&mut va, &project(mp, &s, &r, |v| &v.a, &mut pa, &mut qa));
-        kernels::add_assign(&mut vb, &project(mp, &s, &r, |v| &v.b, &mut pb, &mut qb));
+        let st = transpose(&s, m, D);
+        kernels::add_assign(&mut va, &project(mp, (&s, &st), &r, |v| &v.a, &mut pa, &mut qa));
+        kernels::add_assign(&mut vb, &project(mp, (&s, &st), &r, |v| &v.b, &mut pb, &mut qb));
     }
     let (pv, qv, v) = (
         Rep3Vec::from_parts(me, pa, pb),
