@@ -1097,8 +1097,10 @@ fn a_flooding_client_is_cut_off_and_the_server_s_memory_stays_bounded() {
     let after = peak_rss_mib(p0);
     eprintln!("P0 peak RSS: {before} MiB before the floods, {after} MiB after");
     // Without the caps P0 holds the 128 MiB frame whole (and its bytes as they arrived) before
-    // it can refuse it, and the later floods on top.
-    assert!(after < before + 32, "P0's peak RSS rose from {before} to {after} MiB");
+    // it can refuse it, and the later floods on top (200 MB of inputs). With them the rise is
+    // what serving takes meanwhile: 16 to 20 MiB on an idle machine, 33 MiB once in CI beside
+    // the other tests, where the mesh's runs made ahead and the honest sessions overlap more.
+    assert!(after < before + 64, "P0's peak RSS rose from {before} to {after} MiB");
     let error = |e: &serde_json::Value| e["error"].as_str().unwrap().to_string();
     eprintln!("P0's reasons: {}\n{}\n{}", error(&huge), error(&many), error(&inputs));
     // Refused by its announced length, or, if the bytes outran P0's reader, by the bytes

@@ -14,18 +14,29 @@ use crate::Error;
 /// is the difference of the two products' errors, so a wrong product passes only against a
 /// triple wrong by the same amount. `judge` rules on the opened `extra` before the verdict.
 /// Four rounds with the verdicts.
+///
+/// `at` pairs them without copying the helpers into place: `None` checks product `i` with
+/// triple `i`; `Some(at)` (a multiple of the products' count, `n`) checks product `j mod n`
+/// with triple `at[j]`, so one product can be checked against several triples (a bucket).
 pub(crate) async fn sacrifice<R: Ring, T: Transport>(
     p: &mut Rep3<T>,
     [x, y, z]: [&Rep3Vec<R>; 3],
     [a, b, c]: [&Rep3Vec<R>; 3],
+    at: Option<&[usize]>,
     extra: Option<Rep3Vec<R>>,
     judge: impl FnOnce(&[R]) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let n = x.len();
-    if [y.len(), z.len(), a.len(), b.len(), c.len()] != [n; 5] {
+    let h = a.len();
+    let checks = at.map_or(n, <[usize]>::len);
+    let paired = match at {
+        None => h == n,
+        Some(at) => n > 0 && checks % n == 0 && at.iter().all(|&i| i < h),
+    };
+    if [y.len(), z.len()] != [n; 2] || [b.len(), c.len()] != [h; 2] || !paired {
         return Err(Error::ApiMisuse(format!(
-            "product check: {n} products against {} triples (or operands of other lengths)",
-            a.len()
+            "product check: {n} products against {checks} of {h} triples (or operands of \
+             other lengths)"
         )));
     }
     let extra_len = extra.as_ref().map_or(0, Rep3Vec::len);
@@ -34,9 +45,10 @@ pub(crate) async fn sacrifice<R: Ring, T: Transport>(
     let me = p.me();
     let opening = {
         let part = |f: fn(&Rep3Vec<R>) -> &[R]| {
-            let mut v = Vec::with_capacity(2 * n + extra_len);
-            v.extend(f(x).iter().zip(f(a)).map(|(x, a)| *x - *a));
-            v.extend(f(y).iter().zip(f(b)).map(|(y, b)| *y - *b));
+            let mut v = Vec::with_capacity(2 * checks + extra_len);
+            let (x, a, y, b) = (f(x), f(a), f(y), f(b));
+            each_pair(n, at, |i, t| v.push(x[i] - a[t]));
+            each_pair(n, at, |i, t| v.push(y[i] - b[t]));
             v.extend_from_slice(extra.as_ref().map_or(&[][..], f));
             v
         };
@@ -46,27 +58,43 @@ pub(crate) async fn sacrifice<R: Ring, T: Transport>(
     let open = p.reveal(opening).await?;
     compare_opened(p, "opened values", op, &open).await?;
 
-    let (rho, sigma) = (&open[..n], &open[n..2 * n]);
-    let ruling = judge(&open[2 * n..2 * n + extra_len]);
+    let (rho, sigma) = (&open[..checks], &open[checks..2 * checks]);
+    let ruling = judge(&open[2 * checks..2 * checks + extra_len]);
     // v = z − c − σ·a − ρ·b − ρσ (the public ρσ in P0's first component, P2's second), tagged
     // as in [`zero`] without materialising v: P_i tags v_i + v_{i+1}, P_{i+1} tags −v_{i+2}.
     let (pub_a, pub_b) = (me.0 == 0, me.0 == 2);
-    let component = |i: usize, f: fn(&Rep3Vec<R>) -> &[R], public: bool| {
-        let v = f(z)[i] - f(c)[i] - sigma[i] * f(a)[i] - rho[i] * f(b)[i];
-        if public {
-            v - rho[i] * sigma[i]
-        } else {
-            v
+    let (za, ca, aa, ba) = (&z.a[..], &c.a[..], &a.a[..], &b.a[..]);
+    let (zb, cb, ab, bb) = (&z.b[..], &c.b[..], &a.b[..], &b.b[..]);
+    let mut t = Vec::with_capacity(checks);
+    let mut neg = Vec::with_capacity(checks);
+    let mut j = 0;
+    each_pair(n, at, |i, h| {
+        let (r, s) = (rho[j], sigma[j]);
+        let public = r * s;
+        let mut va = za[i] - ca[h] - s * aa[h] - r * ba[h];
+        let mut vb = zb[i] - cb[h] - s * ab[h] - r * bb[h];
+        if pub_a {
+            va = va - public;
         }
-    };
-    let mut t = Vec::with_capacity(n);
-    let mut neg = Vec::with_capacity(n);
-    for i in 0..n {
-        let vb = component(i, |v| &v.b, pub_b);
-        t.push(component(i, |v| &v.a, pub_a) + vb);
+        if pub_b {
+            vb = vb - public;
+        }
+        t.push(va + vb);
         neg.push(-vb);
-    }
+        j += 1;
+    });
     zero_tags(p, op, &t, &neg, "product checks", ruling).await
+}
+
+/// Visits (product, triple) of every check of [`sacrifice`] in order: bucket checks go
+/// through the products once per triple array, so `j mod n` is never computed.
+fn each_pair(n: usize, at: Option<&[usize]>, mut f: impl FnMut(usize, usize)) {
+    match at {
+        None => (0..n).for_each(|i| f(i, i)),
+        Some(at) => at.chunks_exact(n).for_each(|run| {
+            run.iter().enumerate().for_each(|(i, &t)| f(i, t));
+        }),
+    }
 }
 
 /// Tests the shared `v` for zero (every element) with MAC tags around the ring, `ruling` (this
@@ -111,7 +139,8 @@ pub async fn check_products<R: Ring, T: Transport>(
     z: &Rep3Vec<R>,
     triples: Triples<R>,
 ) -> Result<(), Error> {
-    sacrifice(p, [x, y, z], [&triples.a, &triples.b, &triples.c], None, |_| Ok(())).await
+    let helpers = [&triples.a, &triples.b, &triples.c];
+    sacrifice(p, [x, y, z], helpers, None, None, |_| Ok(())).await
 }
 
 /// Opens `x` to every party with each missing component received from both parties that

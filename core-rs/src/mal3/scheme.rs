@@ -294,8 +294,12 @@ impl<T: Transport> Mal3<T> {
         if pending.is_empty() {
             return Ok(());
         }
-        let cat = |i: usize| Rep3Vec::concat(&pending.iter().map(|o| &o[i]).collect::<Vec<_>>());
-        let (x, y, z) = (cat(0), cat(1), cat(2));
+        let [x, y, z] = match <[_; 1]>::try_from(pending) {
+            Ok([one]) => one,
+            Err(pending) => core::array::from_fn(|i| {
+                Rep3Vec::concat(&pending.iter().map(|o| &o[i]).collect::<Vec<_>>())
+            }),
+        };
         let triples = match self.on_demand {
             None => self.triples::<R>(x.len()).await?,
             Some(_) => {

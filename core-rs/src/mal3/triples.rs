@@ -330,21 +330,18 @@ pub async fn validated<R: Ring, T: Transport>(
 
     let seed = coin(p).await?;
     let mut prg = Prg::new(&seed, 0, 0);
-    let (mut opened, mut members) = (Vec::new(), Vec::new());
+    let (mut opened, mut members) = (Vec::new(), Vec::with_capacity((prm.b - 1) * prm.n));
     for k in 1..prm.b {
         let (o, m) = layout(prm, prm.n + (k - 1) * prm.l * prm.subarray(), &mut prg);
         opened.extend(o);
-        members.push(m);
+        members.extend(m);
     }
 
-    // Every bucket's first triple (D_1's) checked with each of its other members, opening the
-    // cut triples in the same round; the cut's verdict joins the bucket checks'.
+    // Every bucket's first triple (D_1's) checked with each of its other members (at their
+    // shuffled places: nothing is gathered), opening the cut triples in the same round; the
+    // cut's verdict joins the bucket checks'.
     let first = 0..prm.n;
     let (x, y, z) = (a.slice(first.clone()), b.slice(first.clone()), c.slice(first));
-    let all: Vec<usize> = members.concat();
-    let helpers = [a.gather(&all), b.gather(&all), c.gather(&all)];
-    let repeat = |v: &Rep3Vec<R>| Rep3Vec::concat(&vec![v; prm.b - 1]);
-    let checked = [repeat(&x), repeat(&y), repeat(&z)];
     let cut = Rep3Vec::concat(&[&a.gather(&opened), &b.gather(&opened), &c.gather(&opened)]);
     let m = opened.len();
     let judge = |v: &[R]| {
@@ -357,9 +354,7 @@ pub async fn validated<R: Ring, T: Transport>(
             }),
         }
     };
-    let [hx, hy, hz] = &checked;
-    let [ha, hb, hc] = &helpers;
-    sacrifice(p, [hx, hy, hz], [ha, hb, hc], Some(cut), judge).await?;
+    sacrifice(p, [&x, &y, &z], [&a, &b, &c], Some(&members), Some(cut), judge).await?;
     Ok(Triples { a: x, b: y, c: z })
 }
 
