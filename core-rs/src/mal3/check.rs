@@ -74,10 +74,10 @@ pub(crate) async fn sacrifice<R: Ring, T: Transport>(
         let mut va = za[i] - ca[h] - s * aa[h] - r * ba[h];
         let mut vb = zb[i] - cb[h] - s * ab[h] - r * bb[h];
         if pub_a {
-            va = va - public;
+            va -= public;
         }
         if pub_b {
-            vb = vb - public;
+            vb -= public;
         }
         t.push(va + vb);
         neg.push(-vb);
