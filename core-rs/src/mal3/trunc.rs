@@ -12,8 +12,11 @@
 //! With the layer of full adders (`s0 + s1 + s2 = A + 2·C`, `k` checked ANDs per value) and
 //! `B = 2·C mod 2^k`, `G_i` the carry out of bit `i` of `A + B`:
 //! `L = G_{d−1} + C_{d−1}`, `W = G_{k−1} + C_{k−1}`, `msb(r) = A_{k−1} ⊕ B_{k−1} ⊕ G_{k−2}`.
-//! The three carries come from one pruned carry network with checked ANDs, and the five bits are
-//! injected into the ring with checked daBits ([`super::boolean`]). Setup only.
+//! The three carries come from one pruned carry network with checked ANDs. `W + msb(r) ∈ {0..3}`
+//! is summed in binary first (one full adder, one checked AND: `u = G ⊕ C ⊕ m`,
+//! `v = ((G ⊕ m) ∧ (C ⊕ m)) ⊕ m`, so `W + msb = u + 2v`), so four bits — `G_{d−1}`, `C_{d−1}`,
+//! `u`, `v` — are injected into the ring with checked daBits ([`super::boolean`]) instead of
+//! five: a daBit is two checked ring products, an AND one checked bit. Setup only.
 //!
 //! Online, a fixed-point product is the checked product `z = x·y`, the opening of the masked
 //! `c = z − r` from both holders of each component, and `r >> d + (c >> d)`; its error is
@@ -28,8 +31,8 @@ use crate::rep3::binary::words;
 use crate::rep3::compare::SharedBits;
 use crate::rep3::trunc::check_shift;
 use crate::rep3::{Rep3Vec, TruncPairs};
-use crate::ring::IntRing;
-use crate::sharing::Boolean;
+use crate::ring::{Bits, IntRing};
+use crate::sharing::{Boolean, Gates};
 use crate::Error;
 
 impl<T: Transport> Mal3<T> {
@@ -48,8 +51,14 @@ impl<T: Transport> Mal3<T> {
         let b = doubled(&carry, kk);
         let g = carries(self, &a, &b, &want, false).await?;
         let msb = a.xor_one(&b, kk - 1).add(&g[1])?;
-        // Five padded blocks of w words: G_{d−1}, C_{d−1}, G_{k−1}, C_{k−1}, msb(r).
-        let parts = [&g[0], &carry.to_vec(dd - 1), &g[2], &carry.to_vec(kk - 1), &msb];
+        let c_top = carry.to_vec(kk - 1);
+        let packed = |words: Rep3Vec<Bits>| SharedBits { n, words };
+        let x = packed(g[2].add(&msb)?);
+        let y = packed(c_top.add(&msb)?);
+        let v = self.and(&x, &y).await?.words.add(&msb)?;
+        let u = g[2].add(&c_top)?.add(&msb)?;
+        // Four padded blocks of w words: G_{d−1}, C_{d−1}, and W + msb(r) as u + 2v.
+        let parts = [&g[0], &carry.to_vec(dd - 1), &u, &v];
         let block = words(n) * 64;
         let bits = SharedBits { n: parts.len() * block, words: Rep3Vec::concat(&parts) };
         let dab = self.dabits::<R>(bits.n).await?;
@@ -58,7 +67,7 @@ impl<T: Transport> Mal3<T> {
         let shift = |v: &[R]| -> Vec<R> { v.iter().map(|x| x.shr_logical(d)).collect() };
         let components = Rep3Vec::from_parts(r.me, shift(&r.a), shift(&r.b));
         let low = part(0).add(&part(1))?;
-        let high = part(2).add(&part(3))?.add(&part(4))?;
+        let high = part(2).add(&part(3).scale(R::ONE.shl(1)))?;
         let r_shifted = components.add(&low)?.sub(&high.scale(R::ONE.shl(k - d)))?;
         Ok(TruncPairs { frac_bits: d, r, r_shifted })
     }
