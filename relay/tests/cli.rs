@@ -215,13 +215,13 @@ fn bench_runs_ands_with_on_demand_checks() {
 /// mal3's operations are timed with their checks: a matrix product sends rep3's d² elements
 /// and its check (two GR(2^64, 42) elements of triples, a coin, 3·42·d opened, two
 /// comparisons), counted exactly; a product and a comparison each end checked, costing more
-/// than rep3's for the same sizes.
+/// than rep3's for the same sizes; `--gates mal3-on-demand` checks products on demand.
 #[test]
 fn bench_runs_mal3_operations_with_their_checks() {
     let (n, d) = (4096, 16);
-    let run = |backend: &str| {
+    let run_on = |backend: &str, gates: &str, ops: &str| {
         let out = Command::new(EXE)
-            .args(["bench", "--json", "--repeat", "1", "--ops", "mul,lt-bounded,matmul"])
+            .args(["bench", "--json", "--repeat", "1", "--ops", ops, "--gates", gates])
             .args(["--backend", backend, "--n", &n.to_string(), "--matmul-dim", &d.to_string()])
             .output()
             .unwrap();
@@ -231,6 +231,7 @@ fn bench_runs_mal3_operations_with_their_checks() {
             text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         lines.iter().map(|l| l["payload_bytes_per_party"].as_f64().unwrap()).collect::<Vec<_>>()
     };
+    let run = |backend: &str| run_on(backend, "rep3", "mul,lt-bounded,matmul");
     let (mal3, rep3) = (run("mal3"), run("rep3"));
     let gr = 42.0;
     let check = 2.0 * gr + (4.0 + 2.0 + 2.0) + 3.0 * gr * d as f64 + (2.0 + 2.0) + (2.0 + 2.0);
@@ -239,6 +240,11 @@ fn bench_runs_mal3_operations_with_their_checks() {
     for op in 0..2 {
         assert!(mal3[op] > 3.0 * rep3[op], "op {op}: {mal3:?} against {rep3:?}");
     }
+    // On demand (Protocol 3.9), with the reservoir filled in the warm-up and holding the
+    // refills: the product (1 word) and its check (2), plus the coin that picks the triples and
+    // the fixed words of the comparisons.
+    let on_demand = run_on("mal3", "mal3-on-demand", "mul")[0] / n as f64;
+    assert!((24.0..24.1).contains(&on_demand), "{on_demand} bytes per product");
 }
 
 /// `circuit gen` writes the paper's circuits as files the bench (and any Bristol reader) takes:

@@ -282,7 +282,7 @@ pub(crate) async fn run_ops<R: BenchRing, S: Scheme<R>>(
     circuit: Option<&crate::bench_gates::CircuitJob>,
 ) -> Result<S::On, String> {
     let mut p = S::start(b);
-    Scheme::<R>::configure(&mut p, &sizes);
+    Scheme::<R>::configure(&mut p, &sizes).map_err(|e| e.to_string())?;
     for &op in ops {
         if op.on_gates() {
             let (q, r) =

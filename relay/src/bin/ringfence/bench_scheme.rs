@@ -4,8 +4,9 @@
 //! 2 or more ([`Spdz2k`], on a [`Mesh`]); each maps the calls to its own protocols, so
 //! `bench::bench_op` is written once.
 
-use crate::bench_gates::CircuitJob;
+use crate::bench_gates::{CircuitJob, Engine};
 use ringfence_core::mal3::scheme::Mal3Ring;
+use ringfence_core::mal3::triples::OnDemand;
 use ringfence_core::mal3::Mal3;
 use ringfence_core::meteor::{Meteor, MeteorRing};
 use ringfence_core::net::PartyId;
@@ -38,8 +39,10 @@ pub(crate) trait Scheme<R: BenchRing>: Boolean<R> + sharing::Session<Self::On> {
     /// Truncation material of fixed-point products.
     type Trunc;
 
-    /// Readies the session for the workload (rep3's way of comparing).
-    fn configure(&mut self, _sizes: &Sizes) {}
+    /// Readies the session for the workload (rep3's way of comparing, mal3's triples).
+    fn configure(&mut self, _sizes: &Sizes) -> Result<(), Error> {
+        Ok(())
+    }
 
     /// Finishes what an op left pending before it counts as done (mal3: the checks of its
     /// products and ANDs, which otherwise wait for the next opening).
@@ -128,6 +131,15 @@ impl<R: BenchRing> Scheme<R> for Mal3<TcpTransport> {
     type On = Session;
     type Trunc = <Self as Arith<R>>::MulPrep;
 
+    /// `--gates mal3-on-demand` or `mal3-baseline` choose the triples of the arithmetic ops too.
+    fn configure(&mut self, sizes: &Sizes) -> Result<(), Error> {
+        match sizes.engine {
+            Engine::Mal3OnDemand => self.check_on_demand(OnDemand::PAPER),
+            Engine::Mal3Baseline => self.use_baseline_runs(),
+            _ => Ok(()),
+        }
+    }
+
     async fn settle(&mut self) -> Result<(), Error> {
         self.verify().await
     }
@@ -189,10 +201,11 @@ impl<R: BenchRing> Scheme<R> for Session {
     type On = Self;
     type Trunc = rep3::TruncPairs<R>;
 
-    fn configure(&mut self, sizes: &Sizes) {
+    fn configure(&mut self, sizes: &Sizes) -> Result<(), Error> {
         if sizes.backend == ringfence_core::service::Backend::Rep3 {
             self.set_comparisons(sizes.comparisons);
         }
+        Ok(())
     }
 
     async fn random(&mut self, n: usize) -> Result<Rep3Vec<R>, Error> {
@@ -254,8 +267,9 @@ impl<R: BenchRing> Scheme<R> for Rss<TcpTransport> {
     type On = Self;
     type Trunc = rss::TruncPairs<R>;
 
-    fn configure(&mut self, sizes: &Sizes) {
+    fn configure(&mut self, sizes: &Sizes) -> Result<(), Error> {
         self.set_bit_source(sizes.bit_source);
+        Ok(())
     }
 
     async fn random(&mut self, n: usize) -> Result<RssVec<R>, Error> {

@@ -217,7 +217,8 @@ struct Workload {
     /// Scheme of the boolean-circuit ops (and, aes): rep3, mal3 (every AND verified),
     /// mal3-on-demand (the same with Protocol 3.9's buckets of 2), mal3-baseline (the paper's
     /// Protocol A.1 runs: whole-array shuffles), or bin3 (ANDs of up to eight inputs in one
-    /// round).
+    /// round). With --backend mal3, mal3-on-demand and mal3-baseline also choose the triples
+    /// of the arithmetic ops and of --model runs.
     #[arg(long, value_enum, default_value = "rep3")]
     gates: bench_gates::Engine,
     /// A Bristol Fashion circuit file for the circuit op (AND lines of 3 to 8 inputs allowed):
