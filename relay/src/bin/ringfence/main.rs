@@ -218,7 +218,7 @@ struct Workload {
     /// mal3-on-demand (the same with Protocol 3.9's buckets of 2), mal3-baseline (the paper's
     /// Protocol A.1 runs: whole-array shuffles), or bin3 (ANDs of up to eight inputs in one
     /// round). With --backend mal3, mal3-on-demand and mal3-baseline also choose the triples
-    /// of the arithmetic ops and of --model runs.
+    /// of the arithmetic ops (not of --model runs, which start their own sessions).
     #[arg(long, value_enum, default_value = "rep3")]
     gates: bench_gates::Engine,
     /// A Bristol Fashion circuit file for the circuit op (AND lines of 3 to 8 inputs allowed):
