@@ -215,7 +215,8 @@ fn bench_runs_ands_with_on_demand_checks() {
 /// mal3's operations are timed with their checks: a matrix product sends rep3's d² elements
 /// and its check (two GR(2^64, 42) elements of triples, a coin, 3·42·d opened, two
 /// comparisons), counted exactly; a product and a comparison each end checked, costing more
-/// than rep3's for the same sizes; `--gates mal3-on-demand` checks products on demand.
+/// than rep3's for the same sizes; `--gates mal3-on-demand` checks products on demand (and is
+/// refused with `--model`).
 #[test]
 fn bench_runs_mal3_operations_with_their_checks() {
     let (n, d) = (4096, 16);
@@ -245,6 +246,13 @@ fn bench_runs_mal3_operations_with_their_checks() {
     // the fixed words of the comparisons.
     let on_demand = run_on("mal3", "mal3-on-demand", "mul")[0] / n as f64;
     assert!((24.0..24.1).contains(&on_demand), "{on_demand} bytes per product");
+    // Model runs start their own sessions: the variant is refused there, not ignored.
+    let out = Command::new(EXE)
+        .args(["bench", "--backend", "mal3", "--model", "logreg", "--gates", "mal3-on-demand"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--model runs on mal3"), "{err}");
 }
 
 /// `circuit gen` writes the paper's circuits as files the bench (and any Bristol reader) takes:

@@ -616,6 +616,14 @@ fn bench_parent(a: &BenchArgs) -> Result<(), String> {
     if let Some(path) = &w.model {
         // Fail here, with the reason, rather than in the children.
         w.sizes().passes()?;
+        if matches!(w.gates, bench_gates::Engine::Mal3OnDemand | bench_gates::Engine::Mal3Baseline)
+        {
+            return Err(format!(
+                "--gates {} chooses the triples of the operation benchmark; --model runs on \
+                 mal3 use Protocol 3.1's runs",
+                w.gates.name()
+            ));
+        }
         let resolved = bench::resolve_model(path)?;
         if !bench::load_model(&resolved)?.has_test_set() {
             eprintln!(
