@@ -1,7 +1,7 @@
 //! mal3's validated triples: correct products when everyone follows the protocol, and an abort
 //! at every honest party, releasing nothing, when one party deviates.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use ringfence_core::mal3::check;
@@ -141,7 +141,8 @@ fn bad_parameters_are_refused_before_anything_is_sent() {
 
 /// Each party sends one element per generated triple (the products), one per opened triple
 /// component and two per bucket check (ρ, σ), plus fixed words for the coin (4), the three
-/// tags (2 each) and the three verdicts (2 each): 9 rounds.
+/// tags (2 each) and two verdicts (2 each; the openings' tags are settled with the zero test's):
+/// 8 rounds.
 #[test]
 fn validation_costs_what_the_protocol_says() {
     let prm = SMALL;
@@ -150,9 +151,9 @@ fn validation_costs_what_the_protocol_says() {
         triples::validated::<Z64, _>(&mut p, &prm).await?;
         Ok(p.ctx().stats() - before)
     });
-    let elems = prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 2 + 3 * 2;
+    let elems = run_words(&prm);
     for (i, s) in outs.iter().enumerate() {
-        assert_eq!((s.payload_bytes_sent, s.rounds), (8 * elems as u64, 9), "P{i}");
+        assert_eq!((s.payload_bytes_sent, s.rounds), (8 * elems as u64, 8), "P{i}");
     }
 }
 
@@ -187,10 +188,41 @@ fn a_right_product_passes_its_check_and_opens() {
 #[test]
 fn a_wrong_product_fails_its_check_at_every_party() {
     // On P1 → P0 (P1's messages to its previous party): the key agreement (0), the triples'
-    // products (1), three verdicts (2–4), then the checked product (5).
+    // products (1), two verdicts (2–3), then the checked product (4).
     let hit = Rc::new(Cell::new(false));
-    let outs = checked_product(tamper(1, 0, 5, 64, hit.clone()));
+    let outs = checked_product(tamper(1, 0, 4, 64, hit.clone()));
     assert!(hit.get(), "the hook did not meet the product's message");
+    for (i, o) in outs.iter().enumerate() {
+        assert!(matches!(o, Err(Error::Abort { .. })), "P{i} did not abort: {o:?}");
+    }
+}
+
+/// P1 sends P2 a wrong component of the product check's opening (ρ, σ): P2's opening is then
+/// wrong, and P0, whose own opening P2's tag does not match, sends P1 zeros in place of its
+/// zero test's tag (the openings' comparison is settled with the zero test's, so this is what
+/// keeps a tag of values computed from a mismatched opening from the party that caused it);
+/// every party aborts.
+#[test]
+fn a_party_that_cannot_confirm_an_opening_sends_no_tag_of_it() {
+    let opening = frame::HEADER_LEN + 8 * 2 * 64;
+    let tag = frame::HEADER_LEN + 16;
+    let (hit, seen) = (Rc::new(Cell::new(false)), Rc::new(RefCell::new(Vec::new())));
+    let (h, log) = (hit.clone(), seen.clone());
+    let outs = checked_product(move |e| {
+        if !h.get() && e.from == PartyId(1) && e.to == PartyId(2) && e.bytes.len() == opening {
+            h.set(true);
+            let at = e.bytes.len() - 5;
+            e.bytes[at] ^= 0x10;
+        } else if h.get() && e.from == PartyId(0) && e.to == PartyId(1) && e.bytes.len() == tag {
+            log.borrow_mut().push(e.bytes[frame::HEADER_LEN..].to_vec());
+        }
+        Action::Deliver
+    });
+    assert!(hit.get(), "the hook did not meet the check's opening");
+    let tags = seen.borrow();
+    assert_eq!(tags.len(), 2, "P0's tags to P1 after the change: {tags:?}");
+    assert!(tags[0].iter().any(|&b| b != 0), "the openings' tag");
+    assert!(tags[1].iter().all(|&b| b == 0), "P0 sent P1 a zero test's tag: {:?}", tags[1]);
     for (i, o) in outs.iter().enumerate() {
         assert!(matches!(o, Err(Error::Abort { .. })), "P{i} did not abort: {o:?}");
     }
@@ -252,10 +284,10 @@ fn mal3_products_open_to_the_right_values() {
 
 #[test]
 fn a_party_that_cheats_in_a_mal3_product_makes_the_opening_abort() {
-    // On P1 → P0: the key agreement (0), the pool's products (1), its three verdicts (2–4),
-    // then the computation's product (5; the inputs travel P_i → P_{i+1}).
+    // On P1 → P0: the key agreement (0), the pool's products (1), its two verdicts (2–3),
+    // then the computation's product (4; the inputs travel P_i → P_{i+1}).
     let hit = Rc::new(Cell::new(false));
-    let outs = mal3_product(tamper(1, 0, 5, 3, hit.clone()));
+    let outs = mal3_product(tamper(1, 0, 4, 3, hit.clone()));
     assert!(hit.get(), "the hook did not meet the product's message");
     for (i, o) in outs.iter().enumerate() {
         assert!(matches!(o, Err(Error::Abort { .. })), "P{i} released {o:?}");
@@ -387,7 +419,7 @@ fn a_wrong_matrix_product_aborts_z32() {
 
 /// A matrix product sends rep3's `m·n` elements; the batch's check sends the dot-product
 /// triples (2·42 elements), a coin (4 words, a tag, two verdicts), `ρ₀`, `ρ` and `σ` (3·42 per
-/// unit of the products' inner dimensions), and two comparisons (a tag and two verdicts each);
+/// unit of the products' inner dimensions), and two tags settled by one pair of verdicts;
 /// the opening 2 elements per value and two verdicts. Counted exactly, per party.
 #[test]
 fn matrix_products_cost_their_outputs_and_one_check_of_their_inner_dimensions() {
@@ -396,7 +428,7 @@ fn matrix_products_cost_their_outputs_and_one_check_of_their_inner_dimensions() 
     let (outs, _) = mal3_matmuls::<Z64>(&shapes, 2, |_| Action::Deliver);
     let outputs: usize = shapes.iter().map(|(m, _, n)| m * n).sum();
     let inner: usize = shapes.iter().map(|s| s.1).sum();
-    let check = 2 * D + (4 + 2 + 2) + 3 * D * inner + (2 + 2) + (2 + 2);
+    let check = 2 * D + (4 + 2 + 2) + 3 * D * inner + 2 + (2 + 2);
     let words = outputs + check + 2 * outputs + 2;
     for (i, o) in outs.iter().enumerate() {
         assert_eq!(o.as_ref().map(|o| o.1).ok(), Some(8 * words as u64), "P{i}");
@@ -686,12 +718,12 @@ fn a_client_that_sends_inconsistent_copies_makes_every_server_abort() {
 
 #[test]
 fn a_server_that_cheats_in_a_product_leaves_the_client_without_an_answer() {
-    // On P1 → P0 after the key agreement: the pool's products (1), its verdicts (2–4), then the
-    // input check's digests (5) and the computation's product (6).
+    // On P1 → P0 after the key agreement: the pool's products (1), its verdicts (2–3), then the
+    // input check's digests (4) and the computation's product (5).
     let hit = Rc::new(Cell::new(false));
     let h = hit.clone();
     let hook: Hook = Box::new(move |e| {
-        if e.from == PartyId(1) && e.to == PartyId(0) && e.index == 6 {
+        if e.from == PartyId(1) && e.to == PartyId(0) && e.index == 5 {
             h.set(e.bytes.len() == frame::HEADER_LEN + 8 * 3);
             e.bytes[frame::HEADER_LEN] ^= 1;
         }
@@ -904,7 +936,7 @@ fn on_demand_checks_are_chosen_before_any_product() {
 /// Words each party sends for one run of Protocol 3.1 with `prm` (see
 /// `validation_costs_what_the_protocol_says`).
 fn run_words(prm: &Params) -> usize {
-    prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 2 + 3 * 2
+    prm.generated() + 3 * prm.opened() + 2 * (prm.b - 1) * prm.n + 4 + 3 * 2 + 2 * 2
 }
 
 /// Bits each party sends per AND gate over a long run, from the same counts as the measured
@@ -948,7 +980,7 @@ fn on_demand_ands_cost_seven_bits_and_bucketed_ten() {
         }
         Ok(sent)
     });
-    let per_request = w + (4 + 2 + 2) + (2 * w + 2 + 2 + 2 + 2) + (2 + 2);
+    let per_request = w + (4 + 2 + 2) + (2 * w + 2 + 2 + 2) + (2 + 2);
     let run = run_words(&prm);
     // Runs before each request's check: both arrays first; then d2 holds 724, 424, 124 (short
     // of 300: one run, 1148), 848.

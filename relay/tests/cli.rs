@@ -213,8 +213,8 @@ fn bench_runs_ands_with_on_demand_checks() {
 }
 
 /// mal3's operations are timed with their checks: a matrix product sends rep3's d² elements
-/// and its check (two GR(2^64, 42) elements of triples, a coin, 3·42·d opened, two
-/// comparisons), counted exactly; a product and a comparison each end checked, costing more
+/// and its check (two GR(2^64, 42) elements of triples, a coin, 3·42·d opened, two tags and
+/// their verdicts), counted exactly; a product and a comparison each end checked, costing more
 /// than rep3's for the same sizes; `--gates mal3-on-demand` checks products on demand (and is
 /// refused with `--model`).
 #[test]
@@ -235,7 +235,7 @@ fn bench_runs_mal3_operations_with_their_checks() {
     let run = |backend: &str| run_on(backend, "rep3", "mul,lt-bounded,matmul");
     let (mal3, rep3) = (run("mal3"), run("rep3"));
     let gr = 42.0;
-    let check = 2.0 * gr + (4.0 + 2.0 + 2.0) + 3.0 * gr * d as f64 + (2.0 + 2.0) + (2.0 + 2.0);
+    let check = 2.0 * gr + (4.0 + 2.0 + 2.0) + 3.0 * gr * d as f64 + 2.0 + (2.0 + 2.0);
     assert_eq!(mal3[2], 8.0 * ((d * d) as f64 + check), "{mal3:?}");
     assert_eq!(rep3[2], 8.0 * (d * d) as f64, "{rep3:?}");
     for op in 0..2 {

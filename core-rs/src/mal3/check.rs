@@ -2,7 +2,7 @@
 //! against validated triples ([`check_products`]) and openings received twice ([`open`]).
 
 use super::triples::Triples;
-use super::{compare_and_rule, compare_opened, settle, Tag};
+use super::{compare_and_rule, exchange_opened, settle, Tag};
 use crate::net::{PartyId, Transport};
 use crate::rep3::{next, prev, Rep3, Rep3Vec};
 use crate::ring::{kernels, Ring};
@@ -10,7 +10,8 @@ use crate::Error;
 
 /// Checks that `z = x·y` elementwise, each against one triple `(a, b, c)` of `helpers` (which
 /// are used up): open `ρ = x − a`, `σ = y − b` (with `extra`, in the same round), compare the
-/// openings around the ring, then test `v = z − c − σ·a − ρ·b − ρσ` for zero by MAC tags. `v`
+/// openings around the ring (settled with the zero test: [`super::exchange_opened`]), then
+/// test `v = z − c − σ·a − ρ·b − ρσ` for zero by MAC tags. `v`
 /// is the difference of the two products' errors, so a wrong product passes only against a
 /// triple wrong by the same amount. `judge` rules on the opened `extra` before the verdict.
 /// Four rounds with the verdicts.
@@ -56,10 +57,10 @@ pub(crate) async fn sacrifice<R: Ring, T: Transport>(
     };
     let op = p.ctx_mut().next_op();
     let open = p.reveal(opening).await?;
-    compare_opened(p, "opened values", op, &open).await?;
+    let confirmed = exchange_opened(p, "opened values", op, &open).await?;
 
     let (rho, sigma) = (&open[..checks], &open[checks..2 * checks]);
-    let ruling = judge(&open[2 * checks..2 * checks + extra_len]);
+    let ruling = confirmed.and_then(|()| judge(&open[2 * checks..2 * checks + extra_len]));
     // v = z − c − σ·a − ρ·b − ρσ (the public ρσ in P0's first component, P2's second), tagged
     // as in [`zero`] without materialising v: P_i tags v_i + v_{i+1}, P_{i+1} tags −v_{i+2}.
     let (pub_a, pub_b) = (me.0 == 0, me.0 == 2);

@@ -22,12 +22,12 @@
 //! are uniform.
 //!
 //! Cost per party: `2·42` elements for the triples, `3·42·Σk` opened (`Σk` the products'
-//! inner dimensions), the coin and two comparisons with their verdicts (eight rounds with the
-//! resharing); locally, `42·(m·k + k·n + m·n)` multiplications per product for the
+//! inner dimensions), the coin, and the openings' and the zero test's tags settled by one
+//! exchange of verdicts (eight rounds with the resharing); locally, `42·(m·k + k·n + m·n)` multiplications per product for the
 //! projections and `O(42²·Σk)` for the ring's dot products.
 
 use super::check::zero;
-use super::compare_opened;
+use super::exchange_opened;
 use crate::net::Transport;
 use crate::prg::Prg;
 use crate::rep3::{Rep3, Rep3Vec};
@@ -148,7 +148,7 @@ pub(crate) async fn check_matmuls<R: Ring, T: Transport>(
     let ta = Rep3Vec::from_parts(me, galois::scale(&t, &a.a), galois::scale(&t, &a.b));
     let op = p.ctx_mut().next_op();
     let opened = p.reveal(Rep3Vec::concat(&[&ta.sub(&a2)?, &pv.sub(&a)?, &qv.sub(&b)?])).await?;
-    compare_opened(p, "opened values", op, &opened).await?;
+    let confirmed = exchange_opened(p, "opened values", op, &opened).await?;
     let n = len * D;
     let (rho0, rho, sigma) = (&opened[..n], &opened[n..2 * n], &opened[2 * n..]);
 
@@ -157,5 +157,5 @@ pub(crate) async fn check_matmuls<R: Ring, T: Transport>(
     // ⟨ρ, b⟩ + ⟨a, σ⟩ in one dot product per component.
     let cross = dot_public(&[rho, sigma].concat(), &Rep3Vec::concat(&[&b, &a]));
     let claim = v.sub(&c)?.sub(&cross)?.sub(&Rep3Vec::public(me, &galois::dot(rho, sigma)))?;
-    zero(p, op, &Rep3Vec::concat(&[&sacrificed, &claim]), "matrix product checks", Ok(())).await
+    zero(p, op, &Rep3Vec::concat(&[&sacrificed, &claim]), "matrix product checks", confirmed).await
 }

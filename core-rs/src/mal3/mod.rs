@@ -153,7 +153,46 @@ pub(crate) async fn compare_opened<R: Ring, T: Transport>(
     compare(p, mine, expected, what).await
 }
 
-/// [`compare`], with this party's own `ruling` on another check joined to the verdict.
+/// [`compare_opened`] without its verdicts: the tags are exchanged and this party's own
+/// verdict on its opening is returned, for the caller to join to the next comparison's
+/// (`ruling` of [`compare_and_rule`]), one round instead of two. Sound because a party sends
+/// its next tag only after it has confirmed its opening with its previous neighbour's tag
+/// ([`compare_and_rule`] sends no tag on a failed ruling): when the next neighbour cheats, the
+/// previous one is honest, and an honest pair that agrees holds the true values (each received
+/// its missing component from a different party, one of them honest), so nothing computed from
+/// a wrong opening reaches the cheater.
+pub(crate) async fn exchange_opened<R: Ring, T: Transport>(
+    p: &mut Rep3<T>,
+    what: &str,
+    op: u64,
+    opened: &[R],
+) -> Result<Result<(), Error>, Error> {
+    let (mut mine, mut expected) = (Tag::to_next(p, what, op), Tag::from_prev(p, what, op));
+    mine.absorb(opened);
+    expected.absorb(opened);
+    let me = p.me();
+    let ctx = p.ctx_mut();
+    ctx.round();
+    ctx.send(crate::rep3::next(me), &mine.words())?;
+    let got = ctx.recv::<Z64>(crate::rep3::prev(me), 2).await?;
+    Ok(view_verdict(me, &got, expected, what))
+}
+
+/// This party's verdict on the tag `got` from its previous neighbour against `expected`.
+fn view_verdict(me: PartyId, got: &[Z64], expected: Tag, what: &str) -> Result<(), Error> {
+    if got == expected.words() {
+        Ok(())
+    } else {
+        Err(Error::Abort {
+            blame: None,
+            reason: format!("{what}: {me}'s view differs from {}'s", crate::rep3::prev(me)),
+        })
+    }
+}
+
+/// [`compare`], with this party's own `ruling` on another check joined to the verdict. A party
+/// whose ruling already failed sends zeros in place of its tag: its view may rest on an opening
+/// it could not confirm, and a tag of it is not for a possibly cheating neighbour.
 pub(crate) async fn compare_and_rule<T: Transport>(
     p: &mut Rep3<T>,
     mine: Tag,
@@ -164,18 +203,13 @@ pub(crate) async fn compare_and_rule<T: Transport>(
     let me = p.me();
     let ctx = p.ctx_mut();
     ctx.round();
-    ctx.send(crate::rep3::next(me), &mine.words())?;
+    let words = match ruling {
+        Ok(()) => mine.words(),
+        Err(_) => vec![Z64(0); 2],
+    };
+    ctx.send(crate::rep3::next(me), &words)?;
     let got = ctx.recv::<Z64>(crate::rep3::prev(me), 2).await?;
-    let verdict = ruling.and_then(|()| {
-        if got == expected.words() {
-            Ok(())
-        } else {
-            Err(Error::Abort {
-                blame: None,
-                reason: format!("{what}: {me}'s view differs from {}'s", crate::rep3::prev(me)),
-            })
-        }
-    });
+    let verdict = ruling.and_then(|()| view_verdict(me, &got, expected, what));
     settle(p, verdict).await
 }
 
