@@ -23,8 +23,9 @@
 //!
 //! Cost per party: `2·42` elements for the triples, `3·42·Σk` opened (`Σk` the products'
 //! inner dimensions), the coin, and the openings' and the zero test's tags settled by one
-//! exchange of verdicts (eight rounds with the resharing); locally, `42·(m·k + k·n + m·n)` multiplications per product for the
-//! projections and `O(42²·Σk)` for the ring's dot products.
+//! exchange of verdicts (eight rounds with the resharing); locally, `42·(m·k + k·n + m·n)`
+//! multiplications per product for the projections and `O(42²·Σk)` for the ring's dot
+//! products.
 
 use super::check::zero;
 use super::exchange_opened;

@@ -127,17 +127,6 @@ impl Tag {
     }
 }
 
-/// P_i sends its tag `mine` to P_{i+1}, which compares it with `expected` (its own tag of what
-/// P_i's view should be); then every party learns every verdict. Two rounds.
-pub(crate) async fn compare<T: Transport>(
-    p: &mut Rep3<T>,
-    mine: Tag,
-    expected: Tag,
-    what: &str,
-) -> Result<(), Error> {
-    compare_and_rule(p, mine, expected, what, Ok(())).await
-}
-
 /// Compares values every party opened (labelled `what`, operation `op`) around the ring
 /// before anything uses them: a party that sent one holder a wrong component leaves the
 /// honest parties with different openings. Two rounds.
@@ -147,10 +136,8 @@ pub(crate) async fn compare_opened<R: Ring, T: Transport>(
     op: u64,
     opened: &[R],
 ) -> Result<(), Error> {
-    let (mut mine, mut expected) = (Tag::to_next(p, what, op), Tag::from_prev(p, what, op));
-    mine.absorb(opened);
-    expected.absorb(opened);
-    compare(p, mine, expected, what).await
+    let verdict = exchange_opened(p, what, op, opened).await?;
+    settle(p, verdict).await
 }
 
 /// [`compare_opened`] without its verdicts: the tags are exchanged and this party's own
@@ -170,27 +157,35 @@ pub(crate) async fn exchange_opened<R: Ring, T: Transport>(
     let (mut mine, mut expected) = (Tag::to_next(p, what, op), Tag::from_prev(p, what, op));
     mine.absorb(opened);
     expected.absorb(opened);
+    exchange_tags(p, &mine.words(), expected, what).await
+}
+
+/// Sends `sent` (a tag, or zeros) to the next party and returns this party's verdict on the
+/// previous party's tag against `expected`. One round.
+async fn exchange_tags<T: Transport>(
+    p: &mut Rep3<T>,
+    sent: &[Z64],
+    expected: Tag,
+    what: &str,
+) -> Result<Result<(), Error>, Error> {
     let me = p.me();
     let ctx = p.ctx_mut();
     ctx.round();
-    ctx.send(crate::rep3::next(me), &mine.words())?;
+    ctx.send(crate::rep3::next(me), sent)?;
     let got = ctx.recv::<Z64>(crate::rep3::prev(me), 2).await?;
-    Ok(view_verdict(me, &got, expected, what))
-}
-
-/// This party's verdict on the tag `got` from its previous neighbour against `expected`.
-fn view_verdict(me: PartyId, got: &[Z64], expected: Tag, what: &str) -> Result<(), Error> {
-    if got == expected.words() {
+    Ok(if got == expected.words() {
         Ok(())
     } else {
         Err(Error::Abort {
             blame: None,
             reason: format!("{what}: {me}'s view differs from {}'s", crate::rep3::prev(me)),
         })
-    }
+    })
 }
 
-/// [`compare`], with this party's own `ruling` on another check joined to the verdict. A party
+/// P_i sends its tag `mine` to P_{i+1}, which compares it with `expected` (its own tag of what
+/// P_i's view should be), with this party's own `ruling` on another check joined to the
+/// verdict; then every party learns every verdict. Two rounds. A party
 /// whose ruling already failed sends zeros in place of its tag: its view may rest on an opening
 /// it could not confirm, and a tag of it is not for a possibly cheating neighbour.
 pub(crate) async fn compare_and_rule<T: Transport>(
@@ -200,17 +195,12 @@ pub(crate) async fn compare_and_rule<T: Transport>(
     what: &str,
     ruling: Result<(), Error>,
 ) -> Result<(), Error> {
-    let me = p.me();
-    let ctx = p.ctx_mut();
-    ctx.round();
-    let words = match ruling {
+    let sent = match ruling {
         Ok(()) => mine.words(),
         Err(_) => vec![Z64(0); 2],
     };
-    ctx.send(crate::rep3::next(me), &words)?;
-    let got = ctx.recv::<Z64>(crate::rep3::prev(me), 2).await?;
-    let verdict = ruling.and_then(|()| view_verdict(me, &got, expected, what));
-    settle(p, verdict).await
+    let verdict = exchange_tags(p, &sent, expected, what).await?;
+    settle(p, ruling.and(verdict)).await
 }
 
 /// Every party sends its verdict on a check to both others (one round, one word each); a

@@ -14,8 +14,8 @@
 //! indices of Protocol 3.9's array ([`OnDemand`]), with buckets of 2. A matrix
 //! product is rep3's, recorded and checked with the batch's other matrix products by one dot
 //! product over GR(2^k, 42) ([`super::matrix`]), without triples. A fixed-point product also
-//! takes truncation pairs made without single-party inputs ([`super::trunc`]; the material is rep3's [`ProductPrep`]) and opens its masked result from
-//! both holders of each component. A client's input is checked for consistency and its output
+//! takes truncation pairs made without single-party inputs ([`super::trunc`]; the material is
+//! rep3's [`ProductPrep`]) and opens its masked result from both holders of each component. A client's input is checked for consistency and its output
 //! reaches it twice per component ([`super::client`]).
 
 use super::check;
