@@ -191,7 +191,8 @@ fn bench_runs_a_bristol_circuit_on_each_gates_scheme_and_refuses_a_malformed_one
 
 /// mal3's on-demand checks (Protocol 3.9) from the CLI: the warm-up fills both arrays of 2^20
 /// validated words, so the timed requests pay only the online phase: the AND (1 bit), its
-/// check (2 bits) and fixed words (the coin, digests, verdicts, the one opened bit).
+/// check (2 bits) and fixed words: the coin (8), the check's two tags and the verdicts (6:
+/// the openings' tag is settled with the zero test's verdicts) and the one opened bit (4).
 #[test]
 fn bench_runs_ands_with_on_demand_checks() {
     let n = 64 * 4096;
@@ -204,7 +205,7 @@ fn bench_runs_ands_with_on_demand_checks() {
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     let words = (n / 64) as f64;
-    let fixed = (8 + 8 + 4) as f64;
+    let fixed = (8 + 6 + 4) as f64;
     assert_eq!(
         line["payload_bytes_per_party"].as_f64(),
         Some(8.0 * (3.0 * words + fixed)),
