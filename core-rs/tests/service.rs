@@ -11,7 +11,7 @@ use ringfence_core::meteor::online_cost;
 use ringfence_core::net::frame::HEADER_LEN;
 use ringfence_core::net::{Ctx, FrameError, PartyId, Roster, SessionId, Stats};
 use ringfence_core::nn::{
-    argmax_rows, import_onnx, FixedPlan, InputRange, ModelFile, ModelShape, NnError, Output,
+    argmax_rows, import_onnx, FixedPlan, InputRange, Model, ModelFile, ModelShape, NnError, Output,
     DEFAULT_FRAC_BITS,
 };
 use ringfence_core::prg::Seed;
@@ -266,6 +266,74 @@ fn every_backend_classifies_like_the_plaintext_plan() {
         let (_, out) = run(&plan, classify(req, x.clone()));
         let out = out.unwrap();
         assert_eq!((out.scores, out.classes.clone()), (None, want.clone()), "{backend:?}");
+    }
+}
+
+/// The answer names the model's classes as its file does (scikit-learn's `classes_`): the
+/// model owner tells the labels with its description, on every three-server family and
+/// through a shape file that holds none; every label survives, `i64::MIN`/`MAX` included. A
+/// server other than the owner that tells labels, or an owner whose labels do not name every
+/// score, is refused before the setup.
+#[test]
+fn the_answer_carries_the_class_labels_the_model_owner_names() {
+    let mut model = import_onnx(common::LOGREG).unwrap();
+    let labels: Vec<i64> =
+        vec![i64::MIN, -1, 0, 7, 42, 1 << 53, (1 << 53) + 1, 900, -900, i64::MAX];
+    model.class_labels = Some(labels.clone());
+    let plan = FixedPlan::new(&model, DEFAULT_FRAC_BITS).unwrap();
+    let batch = 5;
+    let x = digits(batch);
+    let want = argmax_rows(&plain_scores(&plan, &x, batch), 10);
+    assert!(want.iter().collect::<std::collections::BTreeSet<_>>().len() > 2, "{want:?}");
+    let named: Vec<i64> = want.iter().map(|&c| labels[c]).collect();
+    // P1 and P2 serve the shape without labels (`ringfence model shape --no-labels`).
+    let catalogs = || {
+        [0u8, 1, 2].map(|i| {
+            let mut c = Catalog::new(16);
+            c.add("logreg", plan.shape(), (i == 0).then(|| plan.clone()), Output::Logits);
+            c
+        })
+    };
+    for backend in on_rep3() {
+        let (_, out) = run_catalogs(
+            7,
+            catalogs(),
+            classify(Request::new("logreg", backend, batch), x.clone()),
+        );
+        let out = out.unwrap();
+        assert_eq!((&out.classes, &out.labels), (&want, &named), "{backend:?}");
+    }
+    // A model without labels answers each class by its index.
+    let plain = FixedPlan::new(&Model { class_labels: None, ..model }, DEFAULT_FRAC_BITS).unwrap();
+    let (_, out) = run(&plain, classify(Request::new("logreg", Backend::Rep3, batch), x.clone()));
+    let out = out.unwrap();
+    assert_eq!(out.labels, out.classes.iter().map(|&c| c as i64).collect::<Vec<_>>());
+
+    // The description's last word counts the labels: P1 claims one, then P0 claims three.
+    let words = |count: u64| {
+        move |e: &mut testing::Envelope| {
+            let info = e.to == CLIENT && e.index == 0 && e.bytes.len() == HEADER_LEN + 6 * 8;
+            if info && e.from == PartyId((count == 1) as u8) {
+                let at = e.bytes.len() - 8;
+                e.bytes[at..].copy_from_slice(&count.to_le_bytes());
+            }
+            Action::Deliver
+        }
+    };
+    for (count, want) in [
+        (1, "class labels from a server other than the model owner"),
+        (3, "class labels that do not name every score"),
+    ] {
+        let net = testing::Net::new(4);
+        net.set_hook(words(count));
+        let req = Request::new("logreg", Backend::Rep3, 1);
+        let (_, out) = run_on(&net, 7, catalogs(), classify(req, digits(1)));
+        match out {
+            Err(Error::PeerMisbehaved { reason: FrameError::Malformed(why), .. }) => {
+                assert_eq!(why, want)
+            }
+            other => panic!("{count} labels: {other:?}"),
+        }
     }
 }
 

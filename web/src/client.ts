@@ -220,12 +220,24 @@ export interface ModelDescription {
    * the one the parties described (from the model file), if any.
    */
   readonly inputRange?: readonly [min: number, max: number];
+  /**
+   * The model's label of each class, in score order, when its file names them (ONNX-ML's
+   * `classlabels_*`: scikit-learn's `classes_`), as the model owner's server tells them. A
+   * label is a `number`, or a `bigint` where a number could not hold it exactly (beyond ±2^53).
+   */
+  readonly classLabels?: readonly (number | bigint)[];
 }
 
 /** The result of {@link Client.classify}. */
 export interface Classification {
   /** The class of each sample (the index of its largest score). */
   readonly classes: number[];
+  /**
+   * The label of each sample's class: the model's own ({@link ModelDescription.classLabels},
+   * e.g. scikit-learn's `classes_[classes[i]]`), or the index itself when the model names
+   * none. What to show a user.
+   */
+  readonly labels: (number | bigint)[];
   /** `batch × outputLen` scores (absent when only the class was asked for). */
   readonly scores?: Float64Array;
   /**
@@ -421,6 +433,7 @@ export class Client {
       const after = this.stats();
       return {
         classes: Array.from(out.classes),
+        labels: out.labels,
         ...(out.scores ? { scores: out.scores } : {}),
         sent: out.sent,
         model: describe(run.info, range),
@@ -726,7 +739,13 @@ function checkRangeOf(values: Float64Array, [lo, hi]: readonly [number, number])
 /** What the client reports of the model: the parties' description, and the range checked. */
 function describe(info: WasmModelInfo, range: readonly [number, number] | undefined): ModelDescription {
   const inputRange = range ?? info.inputRange;
-  return { inputLen: info.inputLen, outputLen: info.outputLen, fracBits: info.fracBits, ...(inputRange ? { inputRange } : {}) };
+  return {
+    inputLen: info.inputLen,
+    outputLen: info.outputLen,
+    fracBits: info.fracBits,
+    ...(inputRange ? { inputRange } : {}),
+    ...(info.classLabels ? { classLabels: info.classLabels } : {}),
+  };
 }
 
 /**

@@ -64,6 +64,7 @@ export function defineClientSuite(name) {
         client.close();
         const expected = REFERENCE.argmax[0];
         assert.deepEqual(r.classes, [expected], `${backend}: onnxruntime says ${expected}`);
+        assert.deepEqual(r.labels, [expected], 'a model without labels answers the index');
         assert.equal(r.scores.length, 10);
         assert.equal(r.scores.indexOf(Math.max(...r.scores)), expected);
         // The range comes from nn-a.onnx's metadata, through the native parties' description.

@@ -125,6 +125,9 @@ test('a deployment of two servers serves spdz2k: the client computes as the thir
       // spdz2k is the default with two servers.
       const r = await client.classify('logreg', input, { output: 'class' });
       assert.equal(r.classes[0], expected, 'logreg #7 among three parties');
+      // scikit-learn's classes_, from the model owner's description.
+      assert.deepEqual(r.model.classLabels, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      assert.deepEqual(r.labels, [expected]);
       assert.deepEqual(r.sent, [], 'the servers receive the input only masked, inside the protocol');
     } finally {
       client.close();

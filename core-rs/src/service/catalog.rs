@@ -141,8 +141,8 @@ impl Catalog {
         self.models.iter().map(|m| m.name.as_str()).collect()
     }
 
-    /// Checks a request against what this party serves; `Err` is the refusal reason.
-    pub(super) fn admit(&self, req: &Request) -> Result<(&Served, ModelInfo), String> {
+    /// Checks a request against what party `me` serves; `Err` is the refusal reason.
+    pub(super) fn admit(&self, me: PartyId, req: &Request) -> Result<(&Served, ModelInfo), String> {
         // The refusal names no other model: a client may not enumerate what a deployment
         // serves (its operator publishes the names it wants known).
         let m = self.find(&req.model).ok_or_else(|| {
@@ -191,6 +191,11 @@ impl Catalog {
             frac_bits: m.shape.frac_bits,
             batch: req.batch,
             input_range: m.shape.input_range,
+            // The owner's, from the model itself (see `ModelInfo::class_labels`).
+            class_labels: (me == MODEL_OWNER)
+                .then(|| m.plan.as_ref().and_then(FixedPlan::class_labels))
+                .flatten()
+                .map(<[i64]>::to_vec),
             backend: req.backend,
             output: req.output,
         };

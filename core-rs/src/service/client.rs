@@ -25,6 +25,10 @@ pub struct Classification {
     pub scores: Option<Vec<f64>>,
     /// The class index of each sample (the argmax of its scores).
     pub classes: Vec<usize>,
+    /// The class label of each sample: the model's label of its class
+    /// ([`ModelInfo::class_labels`], e.g. scikit-learn's `classes_`), or the index itself when
+    /// the model names none.
+    pub labels: Vec<i64>,
     /// What each party received of the input, as raw ring words, per party (METEOR: the masked
     /// input `m = x − ψ`, the same for all; rep3: the party's first additive component). Random
     /// to anyone but the client by design; for display (the demo draws it).
@@ -147,7 +151,7 @@ impl<T: Transport> Client<T> {
             ctx.send(i, &words)?;
         }
         ctx.round();
-        let mut infos = Vec::with_capacity(servers.len());
+        let (mut infos, mut labels) = (Vec::with_capacity(servers.len()), None);
         for &i in &servers {
             let w = ctx.recv::<Z64>(i, INFO_WORDS).await?;
             let bad = |what: &'static str| Error::PeerMisbehaved {
@@ -179,12 +183,26 @@ impl<T: Transport> Client<T> {
                     InputRange::from_bits(bits).ok_or_else(|| bad("input range is not a range"))?,
                 ),
             };
+            // Labels come from the model owner alone (see `ModelInfo::class_labels`): one per
+            // score, or none.
+            let count = usize::try_from(w[5].0).unwrap_or(usize::MAX);
+            if count > 0 && i != MODEL_OWNER {
+                return Err(bad("class labels from a server other than the model owner"));
+            }
+            if count > 0 && count != output_len {
+                return Err(bad("class labels that do not name every score"));
+            }
+            if count > 0 {
+                let l = ctx.recv::<Z64>(i, count).await?;
+                labels = Some(l.into_iter().map(|z| z.0 as i64).collect());
+            }
             infos.push(ModelInfo {
                 input_len,
                 output_len,
                 frac_bits,
                 batch: req.batch,
                 input_range,
+                class_labels: None,
                 backend: req.backend,
                 output: req.output,
             });
@@ -195,10 +213,11 @@ impl<T: Transport> Client<T> {
                 reason: FrameError::Malformed("the parties describe the model differently"),
             });
         }
+        let info = ModelInfo { class_labels: labels, ..infos.swap_remove(0) };
         if req.backend.client_computes() {
-            self.shape = Some(self.receive_shape(&infos[0]).await?);
+            self.shape = Some(self.receive_shape(&info).await?);
         }
-        Ok(infos[0])
+        Ok(info)
     }
 
     /// A computing client's plan shape from the model owner, checked against its
@@ -236,7 +255,8 @@ impl<T: Transport> Client<T> {
         let (ctx, prep) =
             registry::dispatch_client(info.backend, ctx, self.own.clone(), ReceivePrep { n }).await;
         self.ctx = Some(ctx);
-        Ok(Ready { info: *info, prep: prep.ok_or_else(|| no_client_side(info.backend))?? })
+        let prep = prep.ok_or_else(|| no_client_side(info.backend))??;
+        Ok(Ready { info: info.clone(), prep })
     }
 
     /// A computing client's setup: the session with the server, the model's weights shared
@@ -259,7 +279,7 @@ impl<T: Transport> Client<T> {
         match made {
             Ok((model, prep)) => {
                 self.party = Some(Box::new(PartyRun { s, model, prep }));
-                Ok(Ready { info: *info, prep: Box::new(()) })
+                Ok(Ready { info: info.clone(), prep: Box::new(()) })
             }
             Err(e) => {
                 self.ctx = Some(s.finish().into_ctx());
@@ -327,18 +347,25 @@ impl<T: Transport> Client<T> {
             )));
         }
         let sent = sent.into_iter().map(|v| v.into_iter().map(|z| z.0).collect()).collect();
-        Ok(match info.output {
-            Output::Argmax => Classification {
-                scores: None,
-                classes: out.iter().map(|c| usize::try_from(c.0).unwrap_or(usize::MAX)).collect(),
-                sent,
-            },
+        let (scores, classes) = match info.output {
+            Output::Argmax => {
+                let classes = out.iter().map(|c| usize::try_from(c.0).unwrap_or(usize::MAX));
+                (None, classes.collect::<Vec<_>>())
+            }
             _ => {
                 let scores: Vec<f64> = out.iter().map(|&v| fp.decode(v)).collect();
                 let classes = argmax_rows(&scores, info.output_len);
-                Classification { scores: Some(scores), classes, sent }
+                (Some(scores), classes)
             }
-        })
+        };
+        if let Some(&c) = classes.iter().find(|&&c| c >= info.output_len) {
+            return Err(Error::OutOfRange(format!(
+                "the parties' answer names class {c} of a model with {} classes",
+                info.output_len
+            )));
+        }
+        let labels = classes.iter().map(|&c| info.label(c)).collect();
+        Ok(Classification { scores, classes, labels, sent })
     }
 }
 

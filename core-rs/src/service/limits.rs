@@ -164,6 +164,7 @@ mod tests {
             frac_bits: 13,
             batch: 3,
             input_range: None,
+            class_labels: None,
             backend,
             output: Output::Logits,
         };

@@ -11,12 +11,13 @@ pub const MAX_NAME: usize = 32;
 /// Version of the session's messages; a request of another version is refused with a reason
 /// that names both. 2: the parties check a client's input for consistency (one more round) and
 /// limit what a client may send (`service/limits.rs`); a version-1 client or server would fail
-/// mid-session on the extra round instead.
-pub const VERSION: u8 = 2;
+/// mid-session on the extra round instead. 3: the model owner's description of the model
+/// carries its class labels (a sixth word counts them; the labels follow).
+pub const VERSION: u8 = 3;
 
 pub(super) const MAGIC: u64 = 0x5246_434c; // "RFCL"
 pub(super) const REQUEST_WORDS: usize = 2 + MAX_NAME / 8;
-pub(super) const INFO_WORDS: usize = 5;
+pub(super) const INFO_WORDS: usize = 6;
 /// Longest refusal text, in words.
 pub(super) const MAX_REASON_WORDS: usize = 32;
 
@@ -102,7 +103,7 @@ impl Request {
 }
 
 /// What the parties tell the client about the requested model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelInfo {
     /// Values per input sample.
     pub input_len: usize,
@@ -115,18 +116,38 @@ pub struct ModelInfo {
     /// The input range the model was trained on, when its file says (see
     /// [`crate::nn::Model::input_range`]); the client refuses input outside it.
     pub input_range: Option<InputRange>,
+    /// The model's label of each class, in score order, when its file names them (ONNX-ML's
+    /// `classlabels_*`: scikit-learn's `classes_`). Only the model owner
+    /// ([`MODEL_OWNER`](super::MODEL_OWNER)) tells them: it holds the model itself, the other
+    /// servers may hold a shape file without them.
+    pub class_labels: Option<Vec<i64>>,
     pub(super) backend: Backend,
     pub(super) output: Output,
 }
 
 impl ModelInfo {
-    pub(super) fn encode(&self) -> Vec<Z64> {
+    /// The description's frames: [`INFO_WORDS`] words, then the labels (if any) in a frame
+    /// of their own.
+    pub(super) fn encode(&self) -> Vec<Vec<Z64>> {
         let head = MAGIC << 32 | u64::from(VERSION) << 24;
-        // The last word: the input range (0: none), where a refusal has its reason's length.
+        // Word 4: the input range (0: none), where a refusal has its reason's length; word 5
+        // counts the labels of the next frame.
         let range = self.input_range.map_or(0, InputRange::to_bits);
-        [head, self.input_len as u64, self.output_len as u64, u64::from(self.frac_bits), range]
-            .map(Z64)
-            .to_vec()
+        let labels = self.class_labels.as_deref().unwrap_or_default();
+        let (sizes, frac) = ([self.input_len, self.output_len, labels.len()], self.frac_bits);
+        let info =
+            [head, sizes[0] as u64, sizes[1] as u64, u64::from(frac), range, sizes[2] as u64];
+        let labels = (!labels.is_empty()).then(|| labels.iter().map(|&l| Z64(l as u64)).collect());
+        [Some(info.map(Z64).to_vec()), labels].into_iter().flatten().collect()
+    }
+
+    /// The class label of class `index` of this model: its own label, or the index itself when
+    /// the model names none.
+    pub fn label(&self, index: usize) -> i64 {
+        match &self.class_labels {
+            Some(l) => l[index],
+            None => index as i64,
+        }
     }
 
     /// The values the client receives back: all scores, or one class per sample.

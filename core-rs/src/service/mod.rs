@@ -12,7 +12,8 @@
 //!                                                  the model's shape digest and their
 //!                                                  verdicts (P0 adds the id of a stocked
 //!                                                  run, if any)
-//!  ◀─────────────────────────── ModelInfo (each)  sizes, input range, or a refusal   1 round
+//!  ◀─────────────────────────── ModelInfo (each)  sizes, input range (P0: the class   1 round
+//!                                                  labels), or a refusal
 //!  ··· setup: model weights shared by P0, masks, preprocessing (METEOR: the client
 //!      receives its input mask); with a run made ahead of demand (see [`stock`]) only that
 //!      mask delivery, and nothing at all on rep3 ···

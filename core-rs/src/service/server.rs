@@ -75,7 +75,7 @@ pub async fn serve<T: Transport, B: ServiceBase<T>>(
     let others: Vec<PartyId> = roster.others(me).filter(|&j| j != client).collect();
     let mut verdict = Request::decode(&words)
         .and_then(|r| runs_here::<T, B>(&r, roster.n() - usize::from(computing)).map(|()| r))
-        .and_then(|r| catalog.admit(&r).map(|a| (r, a)));
+        .and_then(|r| catalog.admit(me, &r).map(|a| (r, a)));
     let shelf = catalog.shelf.as_deref();
     let mut stocked = match (&verdict, shelf) {
         (Ok((r, _)), Some(shelf)) if me == MODEL_OWNER && r.batch == 1 => {
@@ -151,7 +151,7 @@ pub async fn serve<T: Transport, B: ServiceBase<T>>(
             let mut msg =
                 vec![Z64(MAGIC << 32 | u64::from(VERSION) << 24 | 1), Z64(0), Z64(0), Z64(0)];
             let text = encode_text(&reason);
-            msg.push(Z64(text.len() as u64));
+            msg.extend([Z64(text.len() as u64), Z64(0)]);
             ctx.send(client, &msg)?;
             ctx.send(client, &text)?;
             return Ok((p, Outcome::Refused(reason)));
@@ -165,7 +165,9 @@ pub async fn serve<T: Transport, B: ServiceBase<T>>(
     } else {
         ctx.expect_from::<Z64>(client, &info.input_frames(roster, me));
     }
-    ctx.send(client, &info.encode())?;
+    for frame in info.encode() {
+        ctx.send(client, &frame)?;
+    }
     if computing && me == MODEL_OWNER {
         // It runs the plan too: the model's public shape (what the servers' shape files hold).
         send_shape(ctx, client, &served.shape)?;

@@ -395,7 +395,7 @@ function renderSnippet(): void {
     `await init();`,
     `const keypair = generateNoiseKeypair(); // its public key goes to your backend, which returns the token`,
     `const client = await Client.connect({ relay, webTransport, session, parties, deployment, token, keypair });`,
-    `const { classes, scores } = await client.classify('${state.model}', input, ${options});`,
+    `const { labels, scores } = await client.classify('${state.model}', input, ${options});`,
   ].join('\n');
 }
 
@@ -481,7 +481,7 @@ async function run(): Promise<void> {
     showAnswer(digit, m.id, backend, r);
     const shown: Shown = { digit, model: m.id, backend, r, waitedMs: performance.now() - startedAt };
     shownFor = key;
-    $('announce').textContent = `Classified as ${r.result.classes[0] ?? '?'} in ${ms(shown.waitedMs)} (${frontName(r)}).`;
+    $('announce').textContent = `Classified as ${r.result.labels[0] ?? '?'} in ${ms(shown.waitedMs)} (${frontName(r)}).`;
     showFigures(shown, 'pending');
     document.body.dataset.figures = 'pending';
     void r.parties.then((parties) => {
@@ -523,7 +523,8 @@ function showAnswer(digit: Digit, model: string, backend: Backend, r: PrivateRun
   const info = SETS[digit.set];
   const m = modelInfo(model);
   const { result } = r;
-  const cls = result.classes[0] ?? -1;
+  // The model's own label of the class (the digit itself for every shipped model).
+  const cls = result.labels[0] ?? -1;
   $('placeholder').hidden = true;
   $('outcome').hidden = false;
 
@@ -550,7 +551,7 @@ function showAnswer(digit: Digit, model: string, backend: Backend, r: PrivateRun
 
   const scores = $('out-scores');
   if (result.scores) {
-    scoreBars(scores, result.scores, cls);
+    scoreBars(scores, result.scores, result.classes[0] ?? -1);
   } else {
     scores.replaceChildren(
       el('p', 'note', 'Only the class was revealed: the servers found the largest score under the sharing, so no score exists in the clear anywhere, not even here.'),

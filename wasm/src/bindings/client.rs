@@ -151,8 +151,9 @@ impl Client {
                 let before = s.inner.stats().frames_sent;
                 match s.inner.request(&req).await {
                     Ok(info) => {
+                        let object = info_object(&info);
                         s.step = Step::Accepted(info);
-                        Ok(info_object(&info).into())
+                        Ok(object.into())
                     }
                     // A request the core rejected before sending it (a bad model name) never
                     // reached the parties: the client stays usable.
@@ -167,7 +168,7 @@ impl Client {
     /// rep3: nothing to do). Resolves with `undefined`.
     pub fn setup(&self) -> Result<Promise, JsValue> {
         let info = self.session.with(|s| match &s.step {
-            Step::Accepted(info) => Ok(*info),
+            Step::Accepted(info) => Ok(info.clone()),
             other => Err(other.misuse("setup")),
         })?;
         self.session.spawn(move |s| {
@@ -184,9 +185,10 @@ impl Client {
     }
 
     /// Shares `input` (`batch × inputLen` reals: a `Float64Array`, `Float32Array` or
-    /// `number[]`), waits for the result and reconstructs it: `{classes: Uint32Array, scores:
-    /// Float64Array | undefined, sent: [BigUint64Array, BigUint64Array, BigUint64Array]}`
-    /// (`sent[i]`: what party `i` received of the input). A wrong length throws
+    /// `number[]`), waits for the result and reconstructs it: `{classes: Uint32Array, labels:
+    /// (number | bigint)[], scores: Float64Array | undefined, sent: [BigUint64Array,
+    /// BigUint64Array, BigUint64Array]}` (`labels[i]`: the model's label of `classes[i]`;
+    /// `sent[i]`: what party `i` received of the input). A wrong length throws
     /// `LENGTH_MISMATCH` before anything is sent and leaves the request ready.
     pub fn run(&self, input: JsValue) -> Result<Promise, JsValue> {
         let x = reals(&input, "input")?;
@@ -259,7 +261,27 @@ fn info_object(info: &ModelInfo) -> Object {
         ("fracBits", info.frac_bits.into()),
         ("batch", (info.batch as f64).into()),
         ("inputRange", info.input_range.map_or(JsValue::UNDEFINED, |r| range_array(r).into())),
+        (
+            "classLabels",
+            info.class_labels.as_deref().map_or(JsValue::UNDEFINED, |l| label_array(l).into()),
+        ),
     ])
+}
+
+/// Class labels as JavaScript values: a number where it is exact (|label| < 2^53, every
+/// label scikit-learn writes), else a `bigint`, so no label is ever rounded.
+fn label_array(labels: &[i64]) -> Array {
+    const EXACT: u64 = (1 << 53) - 1;
+    labels
+        .iter()
+        .map(|&l| {
+            if l.unsigned_abs() <= EXACT {
+                JsValue::from(l as f64)
+            } else {
+                js_sys::BigInt::from(l).into()
+            }
+        })
+        .collect()
 }
 
 /// `[min, max]`.
@@ -277,6 +299,7 @@ fn classification_object(c: &Classification) -> Object {
     let sent: Array = c.sent.iter().map(|v| BigUint64Array::from(v.as_slice())).collect();
     object(&[
         ("classes", Uint32Array::from(classes.as_slice()).into()),
+        ("labels", label_array(&c.labels).into()),
         ("scores", scores),
         ("sent", sent.into()),
     ])

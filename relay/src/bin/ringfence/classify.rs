@@ -93,20 +93,23 @@ pub(crate) fn parent(a: &ClassifyArgs) -> Result<(), String> {
             eprintln!("  {stage:<24} {:>8.1} ms", t * 1e3);
         }
         got.classes.extend(part.classes);
+        got.labels.extend(part.labels);
         got.scores.extend(part.scores);
     }
     drop(d);
     let plain = model.eval_f64(&samples, batch).map_err(|e| e.to_string())?;
     let plain = argmax_rows(&plain, model.output_len());
+    // The private answer's label is the one the model owner told the client; the plaintext
+    // model's comes from the file.
     let label = |c: usize| model.class_labels.as_ref().map_or(c as i64, |l| l[c]);
     let classes = model.output_len();
     let mut differ = 0;
-    for (i, (&c, &p)) in got.classes.iter().zip(&plain).enumerate() {
+    for (i, ((&c, &p), &got_label)) in got.classes.iter().zip(&plain).zip(&got.labels).enumerate() {
         differ += usize::from(c != p);
         let scores = got.scores.get(i * classes..(i + 1) * classes).unwrap_or_default();
         if a.json {
             let line = serde_json::json!({
-                "sample": i, "class": label(c), "index": c, "scores": scores,
+                "sample": i, "class": got_label, "index": c, "scores": scores,
                 "plaintext_class": label(p),
             });
             println!("{line}");
@@ -118,7 +121,7 @@ pub(crate) fn parent(a: &ClassifyArgs) -> Result<(), String> {
                 format!("  (the plaintext model says {})", label(p))
             };
             let s = if s.is_empty() { s } else { format!("  scores {s}") };
-            println!("sample {i}: class {}{s}{same}", label(c));
+            println!("sample {i}: class {got_label}{s}{same}");
         }
     }
     if differ > 0 {

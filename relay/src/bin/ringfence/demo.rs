@@ -201,6 +201,8 @@ pub(crate) fn party_reports(
 pub(crate) struct Answer {
     /// The class index of each sample.
     pub(crate) classes: Vec<usize>,
+    /// The class label of each sample, as the model owner names its classes.
+    pub(crate) labels: Vec<i64>,
     /// All scores, `batch × classes` (empty when only the classes were asked for).
     pub(crate) scores: Vec<f64>,
     masked_view: Option<Vec<u64>>,
@@ -239,6 +241,7 @@ pub(crate) async fn classify(
     Ok((
         Answer {
             classes: out.classes,
+            labels: out.labels,
             scores: out.scores.unwrap_or_default(),
             masked_view: out.sent.into_iter().next(),
         },
