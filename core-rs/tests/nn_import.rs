@@ -1,7 +1,9 @@
 //! ONNX import: the committed models, float agreement with onnxruntime, and errors on malformed
 //! or unsupported input (truncated and garbage bytes never panic).
 
-use ringfence_core::nn::{import_onnx, InputRange, Layer, Model, NnError, INPUT_RANGE_KEY};
+use ringfence_core::nn::{
+    import_onnx, ClassLabels, InputRange, Label, Layer, Model, NnError, INPUT_RANGE_KEY,
+};
 use ringfence_core::testing::random_words;
 
 use crate::common;
@@ -118,7 +120,7 @@ fn logreg_imports_as_one_dense_layer_with_labels() {
     let m = import_onnx(LOGREG).unwrap();
     assert_eq!(m.input_shape, vec![64]);
     assert_eq!(m.summary(), ["Dense 64->10"]);
-    assert_eq!(m.class_labels, Some((0..10).collect()));
+    assert_eq!(m.class_labels, Some(ClassLabels::Ints((0..10).collect())));
     assert_eq!(m.dropped_transforms, ["LinearClassifier.post_transform=SOFTMAX", "Normalizer(L1)"]);
     assert!(matches!(m.layers[0], Layer::Dense(_)));
 }
@@ -785,7 +787,7 @@ fn linear_regressor_and_linear_svm_import_as_dense_layers() {
     };
     let m = import_onnx(&svm(&[])).unwrap();
     assert_eq!(m.summary(), ["Dense 4->3"]);
-    assert_eq!(m.class_labels, Some(vec![3, 5, 7]));
+    assert_eq!(m.class_labels, Some(ClassLabels::Ints(vec![3, 5, 7])));
     let x = [1.0, 2.0, 0.0, -1.0];
     let want: Vec<f64> = coef
         .chunks(4)
@@ -856,7 +858,7 @@ fn tree_model(mode0: &str, extra: &[Vec<u8>]) -> Vec<u8> {
 fn tree_ensembles_import_with_their_node_modes() {
     let m = import_onnx(&tree_model("BRANCH_LEQ", &[])).unwrap();
     assert_eq!(m.summary(), ["Trees 2 nodes 3 leaves -> 3"]);
-    assert_eq!(m.class_labels, Some(vec![10, 20, 30]));
+    assert_eq!(m.class_labels, Some(ClassLabels::Ints(vec![10, 20, 30])));
     // x1 = 0.5 takes the true branch under LEQ, the false one under LT.
     let rows = [[0.0, 0.5, 0.0, 1.0], [0.0, 0.5, 0.0, 2.0], [0.0, 0.75, 0.0, 1.0]];
     let x: Vec<f64> = rows.iter().flatten().copied().collect();
@@ -894,7 +896,7 @@ fn the_shipped_svm_and_tree_import_and_match_onnxruntime_in_float() {
     let svm = import_onnx(SVM).unwrap();
     assert_eq!(svm.summary(), ["Dense 64->10"]);
     let tree = import_onnx(TREE).unwrap();
-    assert_eq!(tree.class_labels, Some((0..10).collect()));
+    assert_eq!(tree.class_labels, Some(ClassLabels::Ints((0..10).collect())));
     let x = digits8();
     let n = x.len() / 64;
     for (name, m, reference) in [("svm", &svm, SVM_REF), ("tree", &tree, TREE_REF)] {
@@ -1247,13 +1249,17 @@ fn scikit_learn_exports_at_their_defaults_classify_like_onnxruntime() {
         };
         assert!(model.dropped_transforms.iter().any(|t| t == last), "{name}: {model:?}");
         let x = json_numbers(reference, "inputs");
-        let labels = json_numbers(reference, "labels");
+        let labels = common::json_labels(reference, "labels");
         let scores = model.eval_f64(&x, labels.len()).unwrap();
         let classes = scores.len() / labels.len();
-        for (i, (row, &want)) in scores.chunks_exact(classes).zip(&labels).enumerate() {
+        for (i, (row, want)) in scores.chunks_exact(classes).zip(&labels).enumerate() {
             let best = (0..classes).fold(0, |b, j| if row[j] > row[b] { j } else { b });
-            let label = model.class_labels.as_ref().map_or(best as i64, |l| l[best]);
-            assert_eq!(label as f64, want, "{name}: sample {i}, scores {row:?}");
+            let label = Label::of(model.class_labels.as_ref(), best);
+            assert_eq!(&label, want, "{name}: sample {i}, scores {row:?}");
+        }
+        if name.starts_with("iris-names") {
+            let species = ["setosa", "versicolor", "virginica"].map(String::from).to_vec();
+            assert_eq!(model.class_labels, Some(ClassLabels::Strings(species)), "{name}");
         }
     }
 }

@@ -156,9 +156,11 @@ fn svm_runs_on_meteor() {
     assert_eq!((run.online_bytes, run.online_rounds), online_cost(&plan.shape(), 64, n));
     assert_eq!(run.online_bytes, 8 * 10 * n as u64);
     let ort: Vec<usize> = json_numbers(SVM_REF, "argmax").iter().map(|&v| v as usize).collect();
-    let labels = model.class_labels.clone().unwrap();
-    let secure: Vec<usize> =
-        argmax_rows(&run.scores, 10).iter().map(|&i| labels[i] as usize).collect();
+    let labels = model.class_labels.as_ref();
+    let secure: Vec<usize> = argmax_rows(&run.scores, 10)
+        .iter()
+        .map(|&i| common::int_label(labels, i) as usize)
+        .collect();
     let a = agreement(&secure, &ort);
     eprintln!("svm: METEOR label on {n} digits agrees with onnxruntime on {a}");
     assert!(a >= 0.995);

@@ -83,9 +83,11 @@ fn svm_and_tree_secure_labels_agree_with_onnxruntime_on_their_test_set() {
         let (model, plan) = plan(bytes);
         let x = digits8();
         let n = x.len() / 64;
-        let labels = model.class_labels.clone().unwrap();
+        let labels = model.class_labels.as_ref();
         let ort: Vec<i64> = json_numbers(reference, "argmax").iter().map(|&v| v as i64).collect();
-        let to_labels = |idx: Vec<usize>| -> Vec<i64> { idx.iter().map(|&i| labels[i]).collect() };
+        let to_labels = |idx: Vec<usize>| -> Vec<i64> {
+            idx.iter().map(|&i| common::int_label(labels, i)).collect()
+        };
         let float = to_labels(argmax_rows(&model.eval_f64(&x, n).unwrap(), 10));
         let xe = plan.encode_input(&x).unwrap();
         let fixed = to_labels(argmax_rows(&plan.eval_plain(&xe, n).unwrap(), 10));

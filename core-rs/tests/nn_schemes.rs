@@ -9,7 +9,9 @@ use ringfence_core::mal3::client::Mal3Client;
 use ringfence_core::meteor::client::MeteorClient;
 use ringfence_core::meteor::online_cost;
 use ringfence_core::net::{Ctx, PartyId, Roster, SessionId};
-use ringfence_core::nn::{argmax_rows, import_onnx, FixedPlan, Inference, Output, PlanShape};
+use ringfence_core::nn::{
+    argmax_rows, import_onnx, FixedPlan, Inference, Label, Output, PlanShape,
+};
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::client::Rep3Client;
 use ringfence_core::ring::{IntRing, Z64};
@@ -112,13 +114,13 @@ fn check_agreement<S: Inference<Z64> + Session<B>, B: TestBase>(
         }
     }
     // The reference gives labels where the model has them (classical models), else indices.
-    let label = |i: &usize| model.class_labels.as_ref().map_or(*i as i64, |l| l[*i]);
+    let label = |i: &usize| Label::of(model.class_labels.as_ref(), *i);
     // The shipped models' references name their classes "argmax", the exported ones "labels".
     let key = if reference.contains("\"argmax\": [") { "argmax" } else { "labels" };
-    let ort: Vec<i64> = json_numbers(reference, key).iter().map(|&v| v as i64).collect();
-    let secure: Vec<i64> = secure.iter().map(label).collect();
-    let fixed: Vec<i64> = argmax_rows(&fixed, classes).iter().map(label).collect();
-    let agree = |a: &[i64], b: &[i64]| {
+    let ort = common::json_labels(reference, key);
+    let secure: Vec<Label> = secure.iter().map(label).collect();
+    let fixed: Vec<Label> = argmax_rows(&fixed, classes).iter().map(label).collect();
+    let agree = |a: &[Label], b: &[Label]| {
         a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
     };
     let (a_fixed, a_ort) = (agree(&secure, &fixed), agree(&secure, &ort[..n]));

@@ -5,7 +5,9 @@ use crate::common;
 use common::RESNET_EXPORTS;
 
 use ringfence_core::nn::shape::{is_shape_file, SHAPE_MAGIC};
-use ringfence_core::nn::{import_onnx, FixedPlan, Layer, ModelFile, ModelShape, NnError};
+use ringfence_core::nn::{
+    import_onnx, ClassLabels, FixedPlan, Layer, ModelFile, ModelShape, NnError,
+};
 use ringfence_core::ring::Z64;
 use sha2::{Digest, Sha256};
 
@@ -232,5 +234,33 @@ fn damaged_forged_and_foreign_bytes_are_clear_errors() {
         }
         b.extend_from_slice(&[0; 32]);
         shape_error(&sealed(b));
+    }
+}
+
+/// A model fitted on names keeps them through its shape file (flag 2: length-prefixed UTF-8),
+/// and forged ones are clear errors: an empty label, one past the length cap, bytes that are
+/// not UTF-8.
+#[test]
+fn text_class_labels_round_trip_and_forged_ones_are_clear_errors() {
+    let (_, onnx, _) =
+        common::SKLEARN_EXPORTS.into_iter().find(|e| e.0 == "iris-names-logreg").unwrap();
+    let shape = owner(onnx).0;
+    let species = ["setosa", "versicolor", "virginica"].map(String::from).to_vec();
+    assert_eq!(shape.class_labels, Some(ClassLabels::Strings(species)));
+    let good = shape.encode();
+    assert_eq!(ModelShape::decode(&good).unwrap(), shape);
+    let flag = 14 + 4 + 4 + shape.input_name.len() + 4 + 8 * shape.input_shape.len();
+    assert_eq!(good[flag], 2);
+    let first = flag + 1 + 4; // the first label's length, then "setosa"
+    for (at, value, want) in [
+        (first, 0u32.to_le_bytes().to_vec(), "class label length: 0"),
+        (first, 257u32.to_le_bytes().to_vec(), "class label length: 257"),
+        (first + 4, vec![0xff], "a class label is not UTF-8"),
+        (flag, vec![3], "labels flag 3 (0, 1 or 2)"),
+    ] {
+        let mut b = good.clone();
+        b[at..at + value.len()].copy_from_slice(&value);
+        let e = shape_error(&sealed(b));
+        assert!(e.contains(want), "{e}");
     }
 }

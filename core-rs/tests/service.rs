@@ -11,8 +11,8 @@ use ringfence_core::meteor::online_cost;
 use ringfence_core::net::frame::HEADER_LEN;
 use ringfence_core::net::{Ctx, FrameError, PartyId, Roster, SessionId, Stats};
 use ringfence_core::nn::{
-    argmax_rows, import_onnx, FixedPlan, InputRange, Model, ModelFile, ModelShape, NnError, Output,
-    DEFAULT_FRAC_BITS,
+    argmax_rows, import_onnx, ClassLabels, FixedPlan, InputRange, Label, Model, ModelFile,
+    ModelShape, NnError, Output, DEFAULT_FRAC_BITS, MAX_LABEL_BYTES,
 };
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::{Comparisons, Rep3};
@@ -271,68 +271,80 @@ fn every_backend_classifies_like_the_plaintext_plan() {
 
 /// The answer names the model's classes as its file does (scikit-learn's `classes_`): the
 /// model owner tells the labels with its description, on every three-server family and
-/// through a shape file that holds none; every label survives, `i64::MIN`/`MAX` included. A
-/// server other than the owner that tells labels, or an owner whose labels do not name every
-/// score, is refused before the setup.
+/// through shape files that hold none; every label survives (`i64::MIN`/`MAX`, text of 1 to
+/// [`MAX_LABEL_BYTES`] bytes in any script). A server other than the owner that tells labels,
+/// or an owner's labels of another kind or length than their frame, are refused before the
+/// setup.
 #[test]
 fn the_answer_carries_the_class_labels_the_model_owner_names() {
     let mut model = import_onnx(common::LOGREG).unwrap();
-    let labels: Vec<i64> =
-        vec![i64::MIN, -1, 0, 7, 42, 1 << 53, (1 << 53) + 1, 900, -900, i64::MAX];
-    model.class_labels = Some(labels.clone());
-    let plan = FixedPlan::new(&model, DEFAULT_FRAC_BITS).unwrap();
+    let ints = vec![i64::MIN, -1, 0, 7, 42, 1 << 53, (1 << 53) + 1, 900, -900, i64::MAX];
+    let long = "é".repeat(MAX_LABEL_BYTES / 2);
+    let texts = ["zero", "один", "二", "trois", "vier", "🖐", &long, "sept", "x", "nine"];
     let batch = 5;
     let x = digits(batch);
-    let want = argmax_rows(&plain_scores(&plan, &x, batch), 10);
-    assert!(want.iter().collect::<std::collections::BTreeSet<_>>().len() > 2, "{want:?}");
-    let named: Vec<i64> = want.iter().map(|&c| labels[c]).collect();
     // P1 and P2 serve the shape without labels (`ringfence model shape --no-labels`).
-    let catalogs = || {
+    let catalogs = |plan: &FixedPlan<Z64>| {
         [0u8, 1, 2].map(|i| {
             let mut c = Catalog::new(16);
             c.add("logreg", plan.shape(), (i == 0).then(|| plan.clone()), Output::Logits);
             c
         })
     };
-    for backend in on_rep3() {
-        let (_, out) = run_catalogs(
-            7,
-            catalogs(),
-            classify(Request::new("logreg", backend, batch), x.clone()),
-        );
-        let out = out.unwrap();
-        assert_eq!((&out.classes, &out.labels), (&want, &named), "{backend:?}");
+    let text_labels = ClassLabels::Strings(texts.map(String::from).to_vec());
+    for labels in [ClassLabels::Ints(ints), text_labels.clone()] {
+        model.class_labels = Some(labels.clone());
+        let plan = FixedPlan::new(&model, DEFAULT_FRAC_BITS).unwrap();
+        let want = argmax_rows(&plain_scores(&plan, &x, batch), 10);
+        assert!(want.iter().collect::<std::collections::BTreeSet<_>>().len() > 2, "{want:?}");
+        let named: Vec<Label> = want.iter().map(|&c| labels.get(c).unwrap()).collect();
+        for backend in on_rep3() {
+            let req = Request::new("logreg", backend, batch);
+            let (_, out) = run_catalogs(7, catalogs(&plan), classify(req, x.clone()));
+            let out = out.unwrap();
+            assert_eq!((&out.classes, &out.labels), (&want, &named), "{backend:?}");
+        }
     }
     // A model without labels answers each class by its index.
     let plain = FixedPlan::new(&Model { class_labels: None, ..model }, DEFAULT_FRAC_BITS).unwrap();
     let (_, out) = run(&plain, classify(Request::new("logreg", Backend::Rep3, batch), x.clone()));
     let out = out.unwrap();
-    assert_eq!(out.labels, out.classes.iter().map(|&c| c as i64).collect::<Vec<_>>());
+    let indices: Vec<Label> = out.classes.iter().map(|&c| Label::Int(c as i64)).collect();
+    assert_eq!(out.labels, indices);
 
-    // The description's last word counts the labels: P1 claims one, then P0 claims three.
-    let words = |count: u64| {
+    // Tampered descriptions (text labels served): P1 claims a labels frame (the description's
+    // last word); P0's labels frame (its second frame to the client) of an unknown kind, with
+    // a label's length out of range, or with lengths that overrun the frame.
+    let plan = FixedPlan::new(
+        &Model { class_labels: Some(text_labels), ..import_onnx(common::LOGREG).unwrap() },
+        DEFAULT_FRAC_BITS,
+    )
+    .unwrap();
+    let word = |from: u8, index: u64, at: usize, value: u64| {
         move |e: &mut testing::Envelope| {
-            let info = e.to == CLIENT && e.index == 0 && e.bytes.len() == HEADER_LEN + 6 * 8;
-            if info && e.from == PartyId((count == 1) as u8) {
-                let at = e.bytes.len() - 8;
-                e.bytes[at..].copy_from_slice(&count.to_le_bytes());
+            if e.to == CLIENT && e.from == PartyId(from) && e.index == index {
+                let at = HEADER_LEN + 8 * at;
+                e.bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
             }
             Action::Deliver
         }
     };
-    for (count, want) in [
-        (1, "class labels from a server other than the model owner"),
-        (3, "class labels that do not name every score"),
+    for (hook, want) in [
+        (word(1, 0, 5, 1), "class labels from a server other than the model owner"),
+        (word(0, 1, 0, 3), "class labels that do not name every score"),
+        (word(0, 1, 1, 0), "a class label's length is out of range"),
+        (word(0, 1, 1, MAX_LABEL_BYTES as u64 + 1), "a class label's length is out of range"),
+        (word(0, 1, 1, 9), "class labels of another length than their frame"),
     ] {
         let net = testing::Net::new(4);
-        net.set_hook(words(count));
+        net.set_hook(hook);
         let req = Request::new("logreg", Backend::Rep3, 1);
-        let (_, out) = run_on(&net, 7, catalogs(), classify(req, digits(1)));
+        let (_, out) = run_on(&net, 7, catalogs(&plan), classify(req, digits(1)));
         match out {
             Err(Error::PeerMisbehaved { reason: FrameError::Malformed(why), .. }) => {
                 assert_eq!(why, want)
             }
-            other => panic!("{count} labels: {other:?}"),
+            other => panic!("{want}: {other:?}"),
         }
     }
 }

@@ -912,6 +912,22 @@ fn classify_runs_a_user_model_on_json_npy_and_csv_samples() {
     assert!(ok, "{text}\n{err}");
     assert_eq!(classes(&text), want[..5], "{text}");
 
+    // Text classes (an MLP fitted on the species' names): the label the model owner told the
+    // client, as JSON text, and the same words without --json.
+    let r = reference("iris-names-mlp");
+    let x = numbers(&r, "inputs");
+    let json = dir.join("iris.json");
+    let rows: Vec<&[f64]> = x.chunks(4).take(6).collect();
+    std::fs::write(&json, serde_json::to_string(&rows).unwrap()).unwrap();
+    let (ok, text, err) = run("iris-names-mlp", &json, &[]);
+    assert!(ok, "{text}\n{err}");
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let got: Vec<&serde_json::Value> = lines.iter().map(|v| &v["class"]).collect();
+    let want: Vec<&serde_json::Value> = r["labels"].as_array().unwrap()[..6].iter().collect();
+    assert_eq!(got, want, "{text}");
+    assert!(lines.iter().all(|v| v["class"].is_string() && v["plaintext_class"] == v["class"]));
+
     // Bad input: named, and nothing started.
     let bad = dir.join("bad.json");
     for (body, file, want) in [

@@ -3,7 +3,8 @@
 - scikit-learn's, by skl2onnx's `to_onnx` with no options, so the label side branch, ZipMap,
   the input Cast and the pipeline's Scaler are all in the graphs (one with a float64 sample,
   which makes a double graph and needs `zipmap=False`: onnxruntime refuses a ZipMap of
-  doubles);
+  doubles; two fitted on the iris species' names, so their classes are text:
+  `classlabels_strings`);
 - residual networks on the 8x8 digits as PyTorch's two exporters lay out a ResNet's basic
   blocks (PyTorch itself does not install here, so the graphs are written node by node with
   onnx.helper): the TorchScript exporter's (opset 13: BatchNormalization after Conv, the
@@ -15,13 +16,15 @@
 
 Each model goes to core-rs/tests/data/exported/NAME.onnx with NAME.json: held-out inputs
 (float32, row-major) and onnxruntime's labels for them. Deterministic (fixed seeds); run from
-the repository root after scripts/models/setup-venv.sh:
+the repository root after scripts/models/setup-venv.sh, naming the cases to write (all without
+names):
 
-    .venv/bin/python scripts/models/exporter_cases.py
+    .venv/bin/python scripts/models/exporter_cases.py [NAME ...]
 """
 
 import json
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -53,6 +56,11 @@ def cases():
     # A float64 sample makes a double graph (StandardScaler as Sub/Div, the regression as
     # MatMul/Add, ArgMax and Softmax both reading the scores).
     yield "wine-scaled-logreg-f64", wine, make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    # Text classes: the species' names (classlabels_strings, a string label output).
+    names = load_iris().target_names
+    iris_names = (iris[0], names[iris[1]])
+    yield "iris-names-logreg", iris_names, LogisticRegression(max_iter=1000)
+    yield "iris-names-mlp", iris_names, MLPClassifier(hidden_layer_sizes=(8,), max_iter=3000, random_state=0)
 
 
 def write(name, onx, xte, labels, features):
@@ -68,7 +76,7 @@ def write(name, onx, xte, labels, features):
         "runtime": "onnxruntime " + ort.__version__,
         "features": int(features),
         "inputs": [float(v) for v in xte.reshape(-1)],
-        "labels": [int(v) for v in labels],
+        "labels": [v if isinstance(v, str) else int(v) for v in labels.tolist()],
     }
     with open(os.path.join(OUT, name + ".json"), "w") as f:
         json.dump(ref, f, indent=1)
@@ -180,9 +188,13 @@ def residual_cases():
 
 
 def main():
+    wanted = set(sys.argv[1:])
     os.makedirs(OUT, exist_ok=True)
-    residual_cases()
+    if not wanted or wanted & {"digits-resnet", "digits-resnet-dynamo"}:
+        residual_cases()
     for name, (x, y), clf in cases():
+        if wanted and name not in wanted:
+            continue
         x = x.astype(np.float32)
         xtr, xte, ytr, _ = train_test_split(x, y, test_size=0.3, random_state=0, stratify=y)
         clf.fit(xtr, ytr)

@@ -223,9 +223,10 @@ export interface ModelDescription {
   /**
    * The model's label of each class, in score order, when its file names them (ONNX-ML's
    * `classlabels_*`: scikit-learn's `classes_`), as the model owner's server tells them. A
-   * label is a `number`, or a `bigint` where a number could not hold it exactly (beyond ±2^53).
+   * label is a `string` for a model fitted on names, else a `number`, or a `bigint` where a
+   * number could not hold it exactly (beyond ±2^53).
    */
-  readonly classLabels?: readonly (number | bigint)[];
+  readonly classLabels?: readonly (number | bigint | string)[];
 }
 
 /** The result of {@link Client.classify}. */
@@ -237,7 +238,7 @@ export interface Classification {
    * e.g. scikit-learn's `classes_[classes[i]]`), or the index itself when the model names
    * none. What to show a user.
    */
-  readonly labels: (number | bigint)[];
+  readonly labels: (number | bigint | string)[];
   /** `batch × outputLen` scores (absent when only the class was asked for). */
   readonly scores?: Float64Array;
   /**

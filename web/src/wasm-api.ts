@@ -105,13 +105,13 @@ export interface WasmModelInfo {
   fracBits: number;
   batch: number;
   inputRange: [number, number] | undefined;
-  classLabels: (number | bigint)[] | undefined;
+  classLabels: (number | bigint | string)[] | undefined;
 }
 
 /** @internal */
 export interface WasmClassification {
   classes: Uint32Array;
-  labels: (number | bigint)[];
+  labels: (number | bigint | string)[];
   scores: Float64Array | undefined;
   sent: [BigUint64Array, BigUint64Array, BigUint64Array];
 }

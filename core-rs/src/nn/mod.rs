@@ -39,7 +39,8 @@ pub use exec::{Inference, SharedModel};
 pub use geom::{ConvGeom, PoolGeom};
 pub use import::{import_onnx, import_onnx_report, ImportReport};
 pub use model::{
-    argmax_rows, Affine, Conv, Dense, InputRange, Layer, Model, Register, Requant, INPUT_RANGE_KEY,
+    argmax_rows, Affine, ClassLabels, Conv, Dense, InputRange, Label, Layer, Model, Register,
+    Requant, INPUT_RANGE_KEY, MAX_LABEL_BYTES,
 };
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
 pub use shape::{ModelFile, ModelShape};

@@ -19,7 +19,7 @@ pub struct Model {
     pub layers: Vec<Layer>,
     /// Class labels of the score vector's entries (ONNX-ML classifiers); `None` means entry `i`
     /// is class `i`.
-    pub class_labels: Option<Vec<i64>>,
+    pub class_labels: Option<ClassLabels>,
     /// Monotone output transforms of the source graph that the plan leaves out because they
     /// do not change the argmax (e.g. `Softmax`, `LinearClassifier.post_transform=SOFTMAX`,
     /// `Normalizer`). The plan's "logits" are the scores before these.
@@ -28,6 +28,97 @@ pub struct Model {
     /// `metadata_props` key [`INPUT_RANGE_KEY`], value `"MIN,MAX"`): served to clients, which
     /// refuse input outside it (e.g. 0–255 pixels for a model trained on pixels / 255).
     pub input_range: Option<InputRange>,
+}
+
+/// Longest text label, in bytes (UTF-8).
+pub const MAX_LABEL_BYTES: usize = 256;
+
+/// The names of a classifier's classes, in score order: ONNX-ML's `classlabels_int64s` /
+/// `classlabels_ints` or `classlabels_strings` (scikit-learn's `classes_`).
+///
+/// ```
+/// use ringfence_core::nn::{ClassLabels, Label};
+/// let names = ClassLabels::Strings(vec!["cat".into(), "dog".into()]);
+/// assert_eq!(names.get(1), Some(Label::Text("dog".into())));
+/// assert_eq!(Label::of(None, 3).to_string(), "3");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClassLabels {
+    /// Integer labels.
+    Ints(Vec<i64>),
+    /// Text labels, each valid UTF-8 of at most [`MAX_LABEL_BYTES`].
+    Strings(Vec<String>),
+}
+
+/// One class's label.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Label {
+    /// An integer label (or a class index, for a model without labels).
+    Int(i64),
+    /// A text label.
+    Text(String),
+}
+
+impl core::fmt::Display for Label {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Int(v) => write!(f, "{v}"),
+            Self::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+impl Label {
+    /// Class `index`'s label under `labels`: the model's own, or the index itself when the
+    /// model names none (or `index` is past its last class).
+    pub fn of(labels: Option<&ClassLabels>, index: usize) -> Self {
+        labels.and_then(|l| l.get(index)).unwrap_or(Self::Int(index as i64))
+    }
+}
+
+impl ClassLabels {
+    /// The number of classes named.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Ints(v) => v.len(),
+            Self::Strings(v) => v.len(),
+        }
+    }
+
+    /// Whether no class is named.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The label of class `index`, or `None` past the last class.
+    pub fn get(&self, index: usize) -> Option<Label> {
+        match self {
+            Self::Ints(v) => v.get(index).map(|&l| Label::Int(l)),
+            Self::Strings(v) => v.get(index).map(|t| Label::Text(t.clone())),
+        }
+    }
+
+    /// Every label, in class order.
+    pub fn iter(&self) -> impl Iterator<Item = Label> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// The first text label that is empty or longer than [`MAX_LABEL_BYTES`], as an error
+    /// message.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            Self::Strings(v) => {
+                match v.iter().position(|t| t.is_empty() || t.len() > MAX_LABEL_BYTES) {
+                    Some(i) => Err(format!(
+                        "class label {i} has {} bytes (1 to {MAX_LABEL_BYTES})",
+                        v[i].len()
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Self::Ints(_) => Ok(()),
+        }
+    }
 }
 
 /// The ONNX `metadata_props` key of [`Model::input_range`]; its value is `"MIN,MAX"` (decimal).

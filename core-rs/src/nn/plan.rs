@@ -45,7 +45,7 @@
 //!   the only error is the encoding of inputs, thresholds and weights (½ ulp each).
 
 use super::geom::{ConvGeom, PoolGeom};
-use super::model::{check_input, InputRange, Layer, Model, Register};
+use super::model::{check_input, ClassLabels, InputRange, Layer, Model, Register};
 use super::quant::{integer_weight, IntegerWalk};
 use super::register::sum;
 use super::trees::{self, TreeShape};
@@ -362,7 +362,7 @@ pub struct FixedPlan<R> {
     fp: FixedPoint,
     input_len: usize,
     steps: Vec<Step<R>>,
-    class_labels: Option<Vec<i64>>,
+    class_labels: Option<ClassLabels>,
     input_range: Option<InputRange>,
 }
 
@@ -686,8 +686,8 @@ impl<R: IntRing> FixedPlan<R> {
     }
 
     /// Class labels of the score entries, if the model names them.
-    pub fn class_labels(&self) -> Option<&[i64]> {
-        self.class_labels.as_deref()
+    pub fn class_labels(&self) -> Option<&ClassLabels> {
+        self.class_labels.as_ref()
     }
 
     /// All weights in sharing order (see [`PlanShape::weight_lens`]), after checking that the

@@ -217,6 +217,8 @@ pub(crate) struct TensorProto {
     pub(crate) int32_data: Vec<i64>,
     pub(crate) int64_data: Vec<i64>,
     pub(crate) double_data: Vec<f64>,
+    /// `string_data`: the elements of a STRING tensor (bytes, UTF-8 by convention).
+    pub(crate) string_data: Vec<Vec<u8>>,
     pub(crate) raw: Option<Vec<u8>>,
     pub(crate) external: bool,
 }
@@ -355,6 +357,7 @@ fn decode_tensor(buf: &[u8]) -> Result<TensorProto, NnError> {
             2 => t.data_type = want_varint(M, f, v)? as i32,
             4 => push_floats(M, f, v, &mut t.float_data)?,
             5 => push_ints(M, f, v, &mut t.int32_data)?,
+            6 => t.string_data.push(want_bytes(M, f, v)?.to_vec()),
             7 => push_ints(M, f, v, &mut t.int64_data)?,
             8 => t.name = want_string(M, f, v)?,
             9 => t.raw = Some(want_bytes(M, f, v)?.to_vec()),
@@ -432,6 +435,7 @@ pub(crate) mod dtype {
     pub(crate) const INT8: i32 = 3;
     pub(crate) const INT32: i32 = 6;
     pub(crate) const INT64: i32 = 7;
+    pub(crate) const STRING: i32 = 8;
     pub(crate) const DOUBLE: i32 = 11;
 
     /// ONNX's name of an element type, for messages (`type 8` → "string").

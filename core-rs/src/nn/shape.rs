@@ -21,7 +21,9 @@
 //!  body:    u32 fractional bits
 //!           u32 length, UTF-8 bytes           the ONNX graph's input name (≤ 256 bytes)
 //!           u32 count, u64 each               one sample's input shape (≤ 8 axes)
-//!           u8 0 | 1, then u32 count, i64 each  class labels, if the model names them
+//!           u8 0 | 1, then u32 count, i64 each  class labels, if the model names them: 1
+//!           | 2, then u32 count, per label       integers, 2 text (each 1 to MAX_LABEL_BYTES
+//!             u32 length, UTF-8 bytes          of UTF-8)
 //!           u8 0 | 1, then u64                 the input range, if the model declares one
 //!                                              (`InputRange::to_bits`: min's f32 bits high)
 //!           u32 count (≤ MAX_STEPS), then per step a u8 tag and its u64 fields:
@@ -55,7 +57,7 @@
 use sha2::{Digest as _, Sha256};
 
 use super::geom::{ConvGeom, PoolGeom, MAX_LAYER_VALUES};
-use super::model::{InputRange, Model, Register};
+use super::model::{ClassLabels, InputRange, Model, Register, MAX_LABEL_BYTES};
 use super::plan::{FixedPlan, PlanShape, StepShape, DEFAULT_FRAC_BITS};
 use super::trees::{NodeMode, TreeNode, TreeShape};
 use super::NnError;
@@ -83,7 +85,7 @@ pub struct ModelShape {
     /// Shape of one sample (without the batch axis).
     pub input_shape: Vec<usize>,
     /// Class labels of the score entries, if the model names them.
-    pub class_labels: Option<Vec<i64>>,
+    pub class_labels: Option<ClassLabels>,
     /// The fixed-point plan's shape: what the protocol runs.
     pub plan: PlanShape,
 }
@@ -111,11 +113,19 @@ impl ModelShape {
         }
         match &self.class_labels {
             None => body.0.push(0),
-            Some(l) => {
+            Some(ClassLabels::Ints(l)) => {
                 body.0.push(1);
                 body.u32(l.len() as u32);
                 for &v in l {
                     body.0.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            Some(ClassLabels::Strings(l)) => {
+                body.0.push(2);
+                body.u32(l.len() as u32);
+                for t in l {
+                    body.u32(t.len() as u32);
+                    body.0.extend_from_slice(t.as_bytes());
                 }
             }
         }
@@ -183,9 +193,25 @@ impl ModelShape {
                     let b = r.take(8, "class label")?;
                     Ok::<_, NnError>(i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
                 };
-                Some((0..k).map(|_| take(&mut r)).collect::<Result<Vec<_>, _>>()?)
+                Some(ClassLabels::Ints((0..k).map(|_| take(&mut r)).collect::<Result<_, _>>()?))
             }
-            f => return Err(bad(format!("labels flag {f} (0 or 1)"))),
+            2 => {
+                let k = r.count("class labels", MAX_LAYER_VALUES, 5)?;
+                let take = |r: &mut Reader| {
+                    let len = r.count("class label length", MAX_LABEL_BYTES, 1)?;
+                    if len == 0 {
+                        return Err(bad("class label length: 0 (an empty label)"));
+                    }
+                    let t = core::str::from_utf8(r.take(len, "class label")?)
+                        .map_err(|_| bad("a class label is not UTF-8"))?;
+                    Ok::<_, NnError>(t.to_string())
+                };
+                let labels =
+                    ClassLabels::Strings((0..k).map(|_| take(&mut r)).collect::<Result<_, _>>()?);
+                labels.check().map_err(bad)?;
+                Some(labels)
+            }
+            f => return Err(bad(format!("labels flag {f} (0, 1 or 2)"))),
         };
         let input_range = match r.u8("input range flag")? {
             0 => None,

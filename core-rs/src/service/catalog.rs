@@ -195,7 +195,7 @@ impl Catalog {
             class_labels: (me == MODEL_OWNER)
                 .then(|| m.plan.as_ref().and_then(FixedPlan::class_labels))
                 .flatten()
-                .map(<[i64]>::to_vec),
+                .cloned(),
             backend: req.backend,
             output: req.output,
         };

@@ -1,13 +1,17 @@
 //! The input provider's side of a session: a [`Client`] requests a served model, takes part
 //! in its setup and receives its [`Classification`].
 
-use super::messages::{decode_text, INFO_WORDS, MAGIC, MAX_REASON_WORDS};
+use super::messages::{
+    decode_labels, decode_text, max_label_words, INFO_WORDS, MAGIC, MAX_REASON_WORDS,
+};
 use std::any::Any;
 
 use super::registry::{self, ForClient};
 use super::{Backend, Deployment, ModelInfo, Request, MODEL_OWNER, VERSION};
 use crate::net::{Ctx, FrameError, PartyId, Roster, Stats, Transport};
-use crate::nn::{argmax_rows, Inference, InputRange, ModelShape, Output, PlanShape, SharedModel};
+use crate::nn::{
+    argmax_rows, Inference, InputRange, Label, ModelShape, Output, PlanShape, SharedModel,
+};
 use crate::prg::Seed;
 use crate::progress::Progress;
 use crate::ring::fixed::FixedPoint;
@@ -28,7 +32,7 @@ pub struct Classification {
     /// The class label of each sample: the model's label of its class
     /// ([`ModelInfo::class_labels`], e.g. scikit-learn's `classes_`), or the index itself when
     /// the model names none.
-    pub labels: Vec<i64>,
+    pub labels: Vec<Label>,
     /// What each party received of the input, as raw ring words, per party (METEOR: the masked
     /// input `m = x − ψ`, the same for all; rep3: the party's first additive component). Random
     /// to anyone but the client by design; for display (the demo draws it).
@@ -185,16 +189,16 @@ impl<T: Transport> Client<T> {
             };
             // Labels come from the model owner alone (see `ModelInfo::class_labels`): one per
             // score, or none.
-            let count = usize::try_from(w[5].0).unwrap_or(usize::MAX);
-            if count > 0 && i != MODEL_OWNER {
+            let words = usize::try_from(w[5].0).unwrap_or(usize::MAX);
+            if words > 0 && i != MODEL_OWNER {
                 return Err(bad("class labels from a server other than the model owner"));
             }
-            if count > 0 && count != output_len {
+            if words > max_label_words(output_len) {
                 return Err(bad("class labels that do not name every score"));
             }
-            if count > 0 {
-                let l = ctx.recv::<Z64>(i, count).await?;
-                labels = Some(l.into_iter().map(|z| z.0 as i64).collect());
+            if words > 0 {
+                let frame = ctx.recv::<Z64>(i, words).await?;
+                labels = Some(decode_labels(&frame, output_len).map_err(bad)?);
             }
             infos.push(ModelInfo {
                 input_len,

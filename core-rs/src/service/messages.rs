@@ -2,7 +2,7 @@
 //! and how both travel as control words ([`Z64`] elements in ordinary checked frames).
 
 use super::Backend;
-use crate::nn::{InputRange, Output};
+use crate::nn::{ClassLabels, InputRange, Label, Output, MAX_LABEL_BYTES};
 use crate::ring::Z64;
 use crate::Error;
 
@@ -12,7 +12,7 @@ pub const MAX_NAME: usize = 32;
 /// that names both. 2: the parties check a client's input for consistency (one more round) and
 /// limit what a client may send (`service/limits.rs`); a version-1 client or server would fail
 /// mid-session on the extra round instead. 3: the model owner's description of the model
-/// carries its class labels (a sixth word counts them; the labels follow).
+/// carries its class labels (a sixth word sizes their frame, which follows).
 pub const VERSION: u8 = 3;
 
 pub(super) const MAGIC: u64 = 0x5246_434c; // "RFCL"
@@ -120,7 +120,7 @@ pub struct ModelInfo {
     /// `classlabels_*`: scikit-learn's `classes_`). Only the model owner
     /// ([`MODEL_OWNER`](super::MODEL_OWNER)) tells them: it holds the model itself, the other
     /// servers may hold a shape file without them.
-    pub class_labels: Option<Vec<i64>>,
+    pub class_labels: Option<ClassLabels>,
     pub(super) backend: Backend,
     pub(super) output: Output,
 }
@@ -130,24 +130,25 @@ impl ModelInfo {
     /// of their own.
     pub(super) fn encode(&self) -> Vec<Vec<Z64>> {
         let head = MAGIC << 32 | u64::from(VERSION) << 24;
-        // Word 4: the input range (0: none), where a refusal has its reason's length; word 5
-        // counts the labels of the next frame.
         let range = self.input_range.map_or(0, InputRange::to_bits);
-        let labels = self.class_labels.as_deref().unwrap_or_default();
-        let (sizes, frac) = ([self.input_len, self.output_len, labels.len()], self.frac_bits);
-        let info =
-            [head, sizes[0] as u64, sizes[1] as u64, u64::from(frac), range, sizes[2] as u64];
-        let labels = (!labels.is_empty()).then(|| labels.iter().map(|&l| Z64(l as u64)).collect());
+        let labels = self.class_labels.as_ref().map(encode_labels);
+        // Word 4: the input range (0: none), where a refusal has its reason's length; word 5:
+        // the length of the labels' frame (0: no labels).
+        let info = [
+            head,
+            self.input_len as u64,
+            self.output_len as u64,
+            u64::from(self.frac_bits),
+            range,
+            labels.as_ref().map_or(0, Vec::len) as u64,
+        ];
         [Some(info.map(Z64).to_vec()), labels].into_iter().flatten().collect()
     }
 
-    /// The class label of class `index` of this model: its own label, or the index itself when
-    /// the model names none.
-    pub fn label(&self, index: usize) -> i64 {
-        match &self.class_labels {
-            Some(l) => l[index],
-            None => index as i64,
-        }
+    /// The label of class `index` of this model: its own, or the index itself when the model
+    /// names none.
+    pub fn label(&self, index: usize) -> Label {
+        Label::of(self.class_labels.as_ref(), index)
     }
 
     /// The values the client receives back: all scores, or one class per sample.
@@ -156,6 +157,68 @@ impl ModelInfo {
             Output::Argmax => self.batch,
             _ => self.batch * self.output_len,
         }
+    }
+}
+
+/// The labels' frame: a kind word (1: integers, 2: text), then one word per integer label, or
+/// one length word per text label and their UTF-8 bytes, packed and zero-padded.
+fn encode_labels(labels: &ClassLabels) -> Vec<Z64> {
+    match labels {
+        ClassLabels::Ints(v) => {
+            core::iter::once(Z64(1)).chain(v.iter().map(|&l| Z64(l as u64))).collect()
+        }
+        ClassLabels::Strings(v) => {
+            let bytes: Vec<u8> = v.iter().flat_map(|t| t.bytes()).collect();
+            let lengths = v.iter().map(|t| Z64(t.len() as u64));
+            let packed = bytes.chunks(8).map(|c| {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                Z64(u64::from_le_bytes(w))
+            });
+            core::iter::once(Z64(2)).chain(lengths).chain(packed).collect()
+        }
+    }
+}
+
+/// The most words a labels' frame for `classes` classes may take.
+pub(super) fn max_label_words(classes: usize) -> usize {
+    1 + classes.saturating_mul(1 + MAX_LABEL_BYTES / 8)
+}
+
+/// Decodes a labels' frame naming `classes` classes; `Err` says what is wrong.
+pub(super) fn decode_labels(w: &[Z64], classes: usize) -> Result<ClassLabels, &'static str> {
+    let body = &w[1.min(w.len())..];
+    match w.first().map(|z| z.0) {
+        Some(1) if body.len() == classes => {
+            Ok(ClassLabels::Ints(body.iter().map(|z| z.0 as i64).collect()))
+        }
+        Some(2) if body.len() >= classes => {
+            let (lengths, packed) = body.split_at(classes);
+            let lengths: Vec<usize> = lengths
+                .iter()
+                .map(|z| usize::try_from(z.0).ok().filter(|l| (1..=MAX_LABEL_BYTES).contains(l)))
+                .collect::<Option<_>>()
+                .ok_or("a class label's length is out of range")?;
+            let total: usize = lengths.iter().sum();
+            if total.div_ceil(8) != packed.len() {
+                return Err("class labels of another length than their frame");
+            }
+            let bytes: Vec<u8> = packed.iter().flat_map(|z| z.0.to_le_bytes()).collect();
+            if bytes[total..].iter().any(|&b| b != 0) {
+                return Err("class labels of another length than their frame");
+            }
+            let mut at = 0;
+            let texts = lengths
+                .iter()
+                .map(|&l| {
+                    at += l;
+                    String::from_utf8(bytes[at - l..at].to_vec()).ok()
+                })
+                .collect::<Option<_>>()
+                .ok_or("a class label is not UTF-8")?;
+            Ok(ClassLabels::Strings(texts))
+        }
+        _ => Err("class labels that do not name every score"),
     }
 }
 
@@ -174,6 +237,25 @@ pub(super) fn decode_text(w: &[Z64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_frames_round_trip_and_a_forged_one_is_refused() {
+        let texts = ClassLabels::Strings(vec!["a".into(), "ünïcode".into(), "🖐".repeat(64)]);
+        for labels in [ClassLabels::Ints(vec![i64::MIN, 0, i64::MAX]), texts.clone()] {
+            let w = encode_labels(&labels);
+            assert!(w.len() <= max_label_words(3));
+            assert_eq!(decode_labels(&w, 3), Ok(labels.clone()));
+            assert!(decode_labels(&w, 2).is_err() && decode_labels(&w[..w.len() - 1], 3).is_err());
+        }
+        let mut w = encode_labels(&texts);
+        let last = w.len() - 1;
+        w[last].0 |= 1 << 63; // a byte in the padding
+        assert_eq!(decode_labels(&w, 3), Err("class labels of another length than their frame"));
+        let mut w = encode_labels(&ClassLabels::Strings(vec!["ab".into()]));
+        w[2].0 = 0xff; // "a" → 0xff: not UTF-8
+        assert_eq!(decode_labels(&w, 1), Err("a class label is not UTF-8"));
+        assert!(decode_labels(&[], 0).is_err());
+    }
 
     #[test]
     fn a_request_of_another_version_is_refused_naming_both() {

@@ -4,7 +4,7 @@
 
 use ringfence_core::meteor::Meteor;
 use ringfence_core::net::{PartyId, Roster};
-use ringfence_core::nn::{FixedPlan, Inference, Output};
+use ringfence_core::nn::{ClassLabels, FixedPlan, Inference, Label, Output};
 use ringfence_core::rep3::Rep3;
 use ringfence_core::ring::{IntRing, Z64};
 use ringfence_core::sharing::Session;
@@ -31,7 +31,7 @@ pub(crate) const LENET_REF: &str = include_str!("../../../models/data/lenet.refe
 pub(crate) const MINIONN_REF: &str = include_str!("../../../models/data/minionn.reference.json");
 /// scikit-learn's models as skl2onnx writes them at its defaults, with onnxruntime's labels on
 /// held-out samples (`scripts/models/exporter_cases.py`): `(name, ONNX file, reference)`.
-pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 6] = [
+pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 8] = [
     (
         "iris-logreg",
         include_bytes!("../data/exported/iris-logreg.onnx"),
@@ -61,6 +61,18 @@ pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 6] = [
         "wine-scaled-logreg-f64",
         include_bytes!("../data/exported/wine-scaled-logreg-f64.onnx"),
         include_str!("../data/exported/wine-scaled-logreg-f64.json"),
+    ),
+    // Fitted on the species' names: text classes, from `classlabels_strings` (the regression)
+    // and from the label branch's `classes` tensor (the MLP).
+    (
+        "iris-names-logreg",
+        include_bytes!("../data/exported/iris-names-logreg.onnx"),
+        include_str!("../data/exported/iris-names-logreg.json"),
+    ),
+    (
+        "iris-names-mlp",
+        include_bytes!("../data/exported/iris-names-mlp.onnx"),
+        include_str!("../data/exported/iris-names-mlp.json"),
     ),
 ];
 
@@ -135,6 +147,29 @@ pub(crate) fn digits(debug: usize) -> usize {
 
 /// The numbers of the JSON array that follows `"key": [` in a reference file written by
 /// `scripts/models/reference.py` (nested rows flattened), without a JSON dependency.
+/// Class `i`'s integer label under `labels` (its index without labels); a text label fails.
+pub(crate) fn int_label(labels: Option<&ClassLabels>, i: usize) -> i64 {
+    match Label::of(labels, i) {
+        Label::Int(v) => v,
+        t => panic!("class {i} has the text label {t:?}"),
+    }
+}
+
+/// The labels of the array `key` in a reference: numbers as integers, quoted ones as text
+/// (the exported references' labels hold no comma or escape).
+pub(crate) fn json_labels(doc: &str, key: &str) -> Vec<Label> {
+    let start = doc.find(&format!("\"{key}\": [")).expect("key") + key.len() + 5;
+    let end = start + doc[start..].find(']').expect("end of the array");
+    doc[start..end]
+        .split(',')
+        .map(str::trim)
+        .map(|v| match v.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+            Some(t) => Label::Text(t.to_string()),
+            None => Label::Int(v.parse::<f64>().expect("number") as i64),
+        })
+        .collect()
+}
+
 pub(crate) fn json_numbers(doc: &str, key: &str) -> Vec<f64> {
     let start = doc.find(&format!("\"{key}\": [")).expect("key") + key.len() + 5;
     let mut depth = 0;

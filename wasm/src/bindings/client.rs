@@ -18,7 +18,7 @@ use core::mem;
 
 use js_sys::{Array, BigUint64Array, Float64Array, Object, Promise, Uint32Array};
 use ringfence_core::net::{Ctx, SessionId, Stats};
-use ringfence_core::nn::{InputRange, Output};
+use ringfence_core::nn::{InputRange, Label, Output};
 use ringfence_core::prg::Seed;
 use ringfence_core::progress::Progress;
 use ringfence_core::service::{self, Backend, Classification, ModelInfo, Ready, Request};
@@ -186,7 +186,7 @@ impl Client {
 
     /// Shares `input` (`batch × inputLen` reals: a `Float64Array`, `Float32Array` or
     /// `number[]`), waits for the result and reconstructs it: `{classes: Uint32Array, labels:
-    /// (number | bigint)[], scores: Float64Array | undefined, sent: [BigUint64Array,
+    /// (number | bigint | string)[], scores: Float64Array | undefined, sent: [BigUint64Array,
     /// BigUint64Array, BigUint64Array]}` (`labels[i]`: the model's label of `classes[i]`;
     /// `sent[i]`: what party `i` received of the input). A wrong length throws
     /// `LENGTH_MISMATCH` before anything is sent and leaves the request ready.
@@ -263,23 +263,21 @@ fn info_object(info: &ModelInfo) -> Object {
         ("inputRange", info.input_range.map_or(JsValue::UNDEFINED, |r| range_array(r).into())),
         (
             "classLabels",
-            info.class_labels.as_deref().map_or(JsValue::UNDEFINED, |l| label_array(l).into()),
+            info.class_labels.as_ref().map_or(JsValue::UNDEFINED, |l| label_array(l.iter()).into()),
         ),
     ])
 }
 
-/// Class labels as JavaScript values: a number where it is exact (|label| < 2^53, every
-/// label scikit-learn writes), else a `bigint`, so no label is ever rounded.
-fn label_array(labels: &[i64]) -> Array {
+/// Labels as JavaScript values: text as a string, an integer as a number where it is exact
+/// (|label| < 2^53, every label scikit-learn writes), else as a `bigint`, so no label is ever
+/// rounded.
+fn label_array(labels: impl Iterator<Item = Label>) -> Array {
     const EXACT: u64 = (1 << 53) - 1;
     labels
-        .iter()
-        .map(|&l| {
-            if l.unsigned_abs() <= EXACT {
-                JsValue::from(l as f64)
-            } else {
-                js_sys::BigInt::from(l).into()
-            }
+        .map(|l| match l {
+            Label::Int(v) if v.unsigned_abs() <= EXACT => JsValue::from(v as f64),
+            Label::Int(v) => js_sys::BigInt::from(v).into(),
+            Label::Text(t) => JsValue::from(t),
         })
         .collect()
 }
@@ -299,7 +297,7 @@ fn classification_object(c: &Classification) -> Object {
     let sent: Array = c.sent.iter().map(|v| BigUint64Array::from(v.as_slice())).collect();
     object(&[
         ("classes", Uint32Array::from(classes.as_slice()).into()),
-        ("labels", label_array(&c.labels).into()),
+        ("labels", label_array(c.labels.iter().cloned()).into()),
         ("scores", scores),
         ("sent", sent.into()),
     ])

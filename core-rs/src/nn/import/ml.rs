@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::{attr, only_attrs, str_attr, what, Chain};
-use crate::nn::model::{Dense, Layer};
+use crate::nn::model::{ClassLabels, Dense, Layer};
 use crate::nn::proto::NodeProto;
 use crate::nn::NnError;
 
@@ -17,10 +17,7 @@ impl Chain<'_> {
                 .collect::<Vec<_>>(),
         )?;
         self.act(n, 0)?;
-        if attr(n, "classlabels_strings").is_some() {
-            return Err(NnError::Unsupported(format!("{}: string class labels", what(n))));
-        }
-        let labels = attr(n, "classlabels_ints").map(|a| a.ints.clone()).unwrap_or_default();
+        let labels = class_labels(n, "classlabels_ints")?;
         let coef: Vec<f64> = attr(n, "coefficients")
             .map(|a| a.floats.iter().map(|&v| f64::from(v)).collect())
             .unwrap_or_default();
@@ -62,6 +59,32 @@ impl Chain<'_> {
     }
 }
 
+/// A classifier's labels: the integers of `ints` (its attribute's name differs by operator) or
+/// `classlabels_strings`, whichever it has (both, or a label that is not UTF-8 or too long, is
+/// refused naming it).
+pub(super) fn class_labels(n: &NodeProto, ints: &str) -> Result<ClassLabels, NnError> {
+    let texts = attr(n, "classlabels_strings").map_or(&[][..], |a| &a.strings[..]);
+    let numbers = attr(n, ints).map(|a| a.ints.clone()).unwrap_or_default();
+    if texts.is_empty() {
+        return Ok(ClassLabels::Ints(numbers));
+    }
+    if !numbers.is_empty() {
+        return Err(NnError::Malformed(format!(
+            "{}: both {ints} and classlabels_strings",
+            what(n)
+        )));
+    }
+    let texts =
+        texts
+            .iter()
+            .map(|t| String::from_utf8(t.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| NnError::Malformed(format!("{}: a class label is not UTF-8", what(n))))?;
+    let labels = ClassLabels::Strings(texts);
+    labels.check().map_err(|e| NnError::Unsupported(format!("{}: {e}", what(n))))?;
+    Ok(labels)
+}
+
 impl Chain<'_> {
     /// Ends the chain with an ONNX-ML classifier's `layer` (one score per class of `labels`):
     /// its monotone `post_transform` is left out (the argmax does not change), output 0 (the
@@ -71,7 +94,7 @@ impl Chain<'_> {
         n: &NodeProto,
         op: &str,
         layer: Layer,
-        labels: Vec<i64>,
+        labels: ClassLabels,
     ) -> Result<(), NnError> {
         let classes = labels.len();
         self.layers.push(layer);
@@ -196,10 +219,7 @@ impl Chain<'_> {
         if attr(n, "prob_a").is_some_and(|a| !a.floats.is_empty()) {
             return Err(NnError::Unsupported(format!("{}: attribute prob_a (Platt)", what(n))));
         }
-        if attr(n, "classlabels_strings").is_some() {
-            return Err(NnError::Unsupported(format!("{}: string class labels", what(n))));
-        }
-        let labels = attr(n, "classlabels_ints").map(|a| a.ints.clone()).unwrap_or_default();
+        let labels = class_labels(n, "classlabels_ints")?;
         let coef = reals_attr(n, "coefficients")?;
         let rho = reals_attr(n, "rho")?;
         let (k, classes) = (self.len, labels.len());

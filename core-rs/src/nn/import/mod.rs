@@ -31,7 +31,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::model::{Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
+use super::model::{ClassLabels, Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
 use super::proto::{self, Attribute, Dim, NodeProto, TensorProto};
 use super::NnError;
 
@@ -229,7 +229,7 @@ struct Chain<'g> {
     /// Per-sample shape of the running activation (product `len`).
     shape: Vec<usize>,
     layers: Vec<Layer>,
-    class_labels: Option<Vec<i64>>,
+    class_labels: Option<ClassLabels>,
     dropped: Vec<String>,
     /// An output transform was seen: only more output transforms may follow.
     terminal: bool,
@@ -540,8 +540,29 @@ impl Chain<'_> {
         }
         if any_label {
             self.labels.extend(n.outputs.iter().cloned());
+            if n.op_type == "ArrayFeatureExtractor" && self.class_labels.is_none() {
+                self.class_labels = n.inputs.first().and_then(|c| self.classes_tensor(c));
+            }
         }
         any_label
+    }
+
+    /// The class labels of a network's label branch: the constant `name` that skl2onnx's
+    /// `ArrayFeatureExtractor` indexes by the argmax (an MLP's `classes_`, int64 or text), if
+    /// it names every score; else the answer stays the index.
+    fn classes_tensor(&self, name: &str) -> Option<ClassLabels> {
+        let t = self.consts.get(name)?;
+        let labels = match t.data_type {
+            proto::dtype::INT64 => ClassLabels::Ints(t.ints().ok()?),
+            proto::dtype::STRING => ClassLabels::Strings(
+                t.string_data
+                    .iter()
+                    .map(|b| String::from_utf8(b.clone()).ok())
+                    .collect::<Option<_>>()?,
+            ),
+            _ => return None,
+        };
+        (labels.len() == self.len && labels.check().is_ok()).then_some(labels)
     }
 
     /// A binary classifier's single score `z` before a `Sigmoid` or `Tanh` (class 1 iff the

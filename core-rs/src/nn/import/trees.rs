@@ -44,10 +44,7 @@ impl Chain<'_> {
         only_attrs(n, &allowed)?;
         self.act(n, 0)?;
         let bad = |why: String| NnError::Shape(format!("{}: {why}", what(n)));
-        if attr(n, "classlabels_strings").is_some() {
-            return Err(NnError::Unsupported(format!("{}: string class labels", what(n))));
-        }
-        let labels = attr(n, "classlabels_int64s").map(|a| a.ints.clone()).unwrap_or_default();
+        let labels = super::ml::class_labels(n, "classlabels_int64s")?;
         if labels.len() < 3 {
             return Err(NnError::Unsupported(format!(
                 "{}: {} classes (binary ensembles follow onnxruntime's one-score rule; 3 or \

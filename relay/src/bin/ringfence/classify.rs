@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ringfence_core::nn::{argmax_rows, import_onnx, Model, Output};
+use ringfence_core::nn::{argmax_rows, import_onnx, Label, Model, Output};
 use ringfence_core::service::Request;
 
 use crate::bench::{self, Backend};
@@ -101,16 +101,21 @@ pub(crate) fn parent(a: &ClassifyArgs) -> Result<(), String> {
     let plain = argmax_rows(&plain, model.output_len());
     // The private answer's label is the one the model owner told the client; the plaintext
     // model's comes from the file.
-    let label = |c: usize| model.class_labels.as_ref().map_or(c as i64, |l| l[c]);
+    let label = |c: usize| Label::of(model.class_labels.as_ref(), c);
+    // JSON keeps a label's type: a number, or a string.
+    let json = |l: &Label| match l {
+        Label::Int(v) => serde_json::json!(v),
+        Label::Text(t) => serde_json::json!(t),
+    };
     let classes = model.output_len();
     let mut differ = 0;
-    for (i, ((&c, &p), &got_label)) in got.classes.iter().zip(&plain).zip(&got.labels).enumerate() {
+    for (i, ((&c, &p), got_label)) in got.classes.iter().zip(&plain).zip(&got.labels).enumerate() {
         differ += usize::from(c != p);
         let scores = got.scores.get(i * classes..(i + 1) * classes).unwrap_or_default();
         if a.json {
             let line = serde_json::json!({
-                "sample": i, "class": got_label, "index": c, "scores": scores,
-                "plaintext_class": label(p),
+                "sample": i, "class": json(got_label), "index": c, "scores": scores,
+                "plaintext_class": json(&label(p)),
             });
             println!("{line}");
         } else {

@@ -202,7 +202,7 @@ pub(crate) struct Answer {
     /// The class index of each sample.
     pub(crate) classes: Vec<usize>,
     /// The class label of each sample, as the model owner names its classes.
-    pub(crate) labels: Vec<i64>,
+    pub(crate) labels: Vec<ringfence_core::nn::Label>,
     /// All scores, `batch × classes` (empty when only the classes were asked for).
     pub(crate) scores: Vec<f64>,
     masked_view: Option<Vec<u64>>,
