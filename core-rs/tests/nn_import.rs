@@ -891,6 +891,58 @@ fn tree_ensembles_import_with_their_node_modes() {
     }
 }
 
+/// Two classes with every weight voting for one (LightGBM's and XGBoost's binary exports):
+/// one score `s` (the trees' sum, plus `base_values[0]` for class 0), class 1 exactly when
+/// `s > t` — `t` = 0 for signed weights, 0.5 when all are non-negative, ties to class 0 —
+/// as the two scores `(t − s, s − t)`. Weights for both classes, or two base values with
+/// the votes for class 1 (onnxruntime then drops the votes), are refused with the reason.
+#[test]
+fn binary_tree_ensembles_follow_onnxruntime_s_one_score_rule() {
+    // The tree of `tree_model`, its three leaves (3, 4, 2) weighted `w` for class `class`.
+    let binary = |class: i64, w: [f32; 3], extra: &[Vec<u8>]| {
+        let mut a = vec![
+            i64s_attr("nodes_treeids", &[0, 0, 0, 0, 0]),
+            i64s_attr("nodes_nodeids", &[0, 1, 2, 3, 4]),
+            i64s_attr("nodes_featureids", &[1, 3, 0, 0, 0]),
+            floats_attr("nodes_values", &[0.5, 2.0, 0.0, 0.0, 0.0]),
+            strs_attr("nodes_modes", &["BRANCH_LEQ", "BRANCH_LT", "LEAF", "LEAF", "LEAF"]),
+            i64s_attr("nodes_truenodeids", &[1, 3, 0, 0, 0]),
+            i64s_attr("nodes_falsenodeids", &[2, 4, 0, 0, 0]),
+            i64s_attr("class_treeids", &[0, 0, 0]),
+            i64s_attr("class_nodeids", &[3, 4, 2]),
+            i64s_attr("class_ids", &[class, class, if class < 0 { 1 } else { class }]),
+            floats_attr("class_weights", &w),
+            i64s_attr("classlabels_int64s", &[7, 9]),
+        ];
+        a.extend_from_slice(extra);
+        let node = ml_node("TreeEnsembleClassifier", &["label", "probabilities"], &a);
+        import_onnx(&ml_model(node, &["label", "probabilities"]))
+    };
+    // Rows reaching leaf 3, leaf 4 and leaf 2.
+    let x = [0.0, 0.5, 0.0, 1.0, 0.0, 0.5, 0.0, 2.0, 0.0, 0.75, 0.0, 1.0];
+    let m = binary(0, [-1.0, 2.0, 0.25], &[]).unwrap();
+    assert_eq!(m.summary(), ["Trees 2 nodes 3 leaves -> 1", "Dense 1->2"]);
+    assert_eq!(m.class_labels, Some(ClassLabels::Ints(vec![7, 9])));
+    close(&m.eval_f64(&x, 3).unwrap(), &[1.0, -1.0, -2.0, 2.0, -0.25, 0.25]);
+    let based = binary(0, [-1.0, 2.0, 0.25], &[floats_attr("base_values", &[-0.5])]).unwrap();
+    close(&based.eval_f64(&x[8..], 1).unwrap(), &[0.25, -0.25]);
+    // Votes for class 1: onnxruntime adds no single base value to them.
+    let one = binary(1, [-1.0, 2.0, 0.25], &[floats_attr("base_values", &[-0.5])]).unwrap();
+    close(&one.eval_f64(&x[8..], 1).unwrap(), &[-0.25, 0.25]);
+    // Non-negative weights: t = 0.5, and s = 0.5 is a tie, class 0.
+    let probs = binary(0, [0.2, 0.9, 0.5], &[]).unwrap();
+    close(&probs.eval_f64(&x, 3).unwrap(), &[0.3, -0.3, -0.4, 0.4, 0.0, 0.0]);
+    for (e, want) in [
+        (binary(-1, [1.0; 3], &[]).unwrap_err(), "2 classes with weights for 2 of them"),
+        (
+            binary(1, [1.0; 3], &[floats_attr("base_values", &[0.0, 1.0])]).unwrap_err(),
+            "2 base values with the weights for class 1",
+        ),
+    ] {
+        assert!(e.to_string().contains(want), "{e}");
+    }
+}
+
 #[test]
 fn the_shipped_svm_and_tree_import_and_match_onnxruntime_in_float() {
     let svm = import_onnx(SVM).unwrap();
@@ -1238,13 +1290,20 @@ fn a_literal_batch_of_one_is_the_batch_when_the_input_has_one() {
 /// equals onnxruntime's label.
 #[test]
 fn scikit_learn_exports_at_their_defaults_classify_like_onnxruntime() {
-    for (name, onnx, reference) in SKLEARN_EXPORTS {
+    for (name, onnx, reference) in CLASSICAL_EXPORTS {
         let model = import_onnx(onnx).unwrap_or_else(|e| panic!("{name}: {e}"));
         // ZipMap at the defaults; the double graph (zipmap=False) ends in Softmax, the binary
         // LinearSVC in its positive class's column.
         let last = match name {
             n if n.ends_with("-f64") => "Softmax",
             "cancer-linearsvc" => "ArrayFeatureExtractor(positive class)",
+            n if n.ends_with("xgboost") || n.ends_with("lightgbm") => {
+                if n.starts_with("cancer") {
+                    "TreeEnsembleClassifier.post_transform=LOGISTIC"
+                } else {
+                    "TreeEnsembleClassifier.post_transform=SOFTMAX"
+                }
+            }
             _ => "ZipMap",
         };
         assert!(model.dropped_transforms.iter().any(|t| t == last), "{name}: {model:?}");

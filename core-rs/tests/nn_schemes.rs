@@ -298,7 +298,7 @@ macro_rules! scheme {
             }
             #[test]
             fn scikit_learn_exports() {
-                check_exports::<$party, $base>(&$desc, &SKLEARN_EXPORTS, usize::MAX, 200);
+                check_exports::<$party, $base>(&$desc, &CLASSICAL_EXPORTS, usize::MAX, 200);
             }
             #[test]
             fn residual_networks() {
@@ -357,7 +357,7 @@ macro_rules! scheme {
         }
         #[test]
         fn scikit_learn_exports() {
-            check_exports::<$party, $base>(&$desc, &SKLEARN_EXPORTS, usize::MAX, 200);
+            check_exports::<$party, $base>(&$desc, &CLASSICAL_EXPORTS, usize::MAX, 200);
         }
         #[test]
         fn residual_networks() {

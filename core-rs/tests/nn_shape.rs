@@ -243,7 +243,7 @@ fn damaged_forged_and_foreign_bytes_are_clear_errors() {
 #[test]
 fn text_class_labels_round_trip_and_forged_ones_are_clear_errors() {
     let (_, onnx, _) =
-        common::SKLEARN_EXPORTS.into_iter().find(|e| e.0 == "iris-names-logreg").unwrap();
+        common::CLASSICAL_EXPORTS.into_iter().find(|e| e.0 == "iris-names-logreg").unwrap();
     let shape = owner(onnx).0;
     let species = ["setosa", "versicolor", "virginica"].map(String::from).to_vec();
     assert_eq!(shape.class_labels, Some(ClassLabels::Strings(species)));

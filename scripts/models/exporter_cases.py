@@ -5,6 +5,8 @@
   which makes a double graph and needs `zipmap=False`: onnxruntime refuses a ZipMap of
   doubles; two fitted on the iris species' names, so their classes are text:
   `classlabels_strings`);
+- gradient-boosted trees as onnxmltools writes LightGBM's and XGBoost's classifiers (binary:
+  one score voted for one class, onnxruntime's one-score rule; three classes: one score each);
 - residual networks on the 8x8 digits as PyTorch's two exporters lay out a ResNet's basic
   blocks (PyTorch itself does not install here, so the graphs are written node by node with
   onnx.helper): the TorchScript exporter's (opset 13: BatchNormalization after Conv, the
@@ -187,6 +189,23 @@ def residual_cases():
         write(name, onx, xte, labels, 64)
 
 
+def boosted_cases():
+    # Imported here: only these cases need LightGBM, XGBoost and onnxmltools.
+    import lightgbm
+    import xgboost
+    from onnxmltools import convert_lightgbm, convert_xgboost
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    for data, (x, y) in (("cancer", load_breast_cancer(return_X_y=True)), ("iris", load_iris(return_X_y=True))):
+        x = x.astype(np.float32)
+        xtr, xte, ytr, _ = train_test_split(x, y, test_size=0.3, random_state=0, stratify=y)
+        types = [("x", FloatTensorType([None, x.shape[1]]))]
+        lgbm = lightgbm.LGBMClassifier(n_estimators=20, num_leaves=8, random_state=0, verbose=-1).fit(xtr, ytr)
+        xgbm = xgboost.XGBClassifier(n_estimators=20, max_depth=3, random_state=0).fit(xtr, ytr)
+        yield f"{data}-lightgbm", convert_lightgbm(lgbm, initial_types=types, target_opset=15, zipmap=False), xte
+        yield f"{data}-xgboost", convert_xgboost(xgbm, initial_types=types, target_opset=15), xte
+
+
 def main():
     wanted = set(sys.argv[1:])
     os.makedirs(OUT, exist_ok=True)
@@ -206,6 +225,14 @@ def main():
         label = sess.get_outputs()[0].name  # skl2onnx writes the label first
         labels = sess.run([label], {sess.get_inputs()[0].name: xte.astype(sample.dtype)})[0]
         write(name, onx, xte, labels, x.shape[1])
+    boosted = {"cancer-lightgbm", "cancer-xgboost", "iris-lightgbm", "iris-xgboost"}
+    if not wanted or wanted & boosted:
+        for name, onx, xte in boosted_cases():
+            if wanted and name not in wanted:
+                continue
+            sess = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+            labels = sess.run([sess.get_outputs()[0].name], {sess.get_inputs()[0].name: xte})[0]
+            write(name, onx, xte, labels, xte.shape[1])
 
 
 if __name__ == "__main__":

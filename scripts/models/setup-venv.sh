@@ -15,6 +15,10 @@ PACKAGES=(
   "onnxruntime==1.23.2"
   "scikit-learn==1.7.2"
   "skl2onnx==1.19.1"
+  # exporter_cases.py's gradient-boosted trees.
+  "lightgbm==4.7.0"
+  "xgboost==3.2.0"
+  "onnxmltools==1.16.0"
 )
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -27,5 +31,5 @@ fi
 echo "setup-venv: installing ${PACKAGES[*]}"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PACKAGES[@]}"
 echo "setup-venv: installed:"
-"$VENV/bin/python" -m pip freeze --disable-pip-version-check | grep -iE '^(numpy|onnx|onnxruntime|scikit-learn|skl2onnx)==' | sed 's/^/  /'
+"$VENV/bin/python" -m pip freeze --disable-pip-version-check | grep -iE '^(numpy|onnx|onnxruntime|scikit-learn|skl2onnx|lightgbm|xgboost|onnxmltools)==' | sed 's/^/  /'
 echo "setup-venv: done; activate with: source $VENV/bin/activate"

@@ -128,6 +128,20 @@ export function defineServeSuite(name) {
     }
   });
 
+  test(`${name}: a model fitted on names answers the name, told by the owner through shape files`, async (t) => {
+    // scikit-learn's MLP fitted on the iris species' names (core-rs/tests/data/exported).
+    const exported = new URL('../../core-rs/tests/data/exported/', import.meta.url);
+    const onnx = readFileSync(new URL('iris-names-mlp.onnx', exported));
+    const reference = JSON.parse(readFileSync(new URL('iris-names-mlp.json', exported), 'utf8'));
+    const d = await deploy(t, [0, 1, 2], (party, id) => party.serve({ models: { iris: served(id, onnx) } }));
+    const r = await d.client.classify('iris', reference.inputs.slice(4, 12), { backend: 'rep3', batch: 2 });
+    d.client.close();
+    assert.deepEqual(r.model.classLabels, ['setosa', 'versicolor', 'virginica']);
+    assert.deepEqual(r.labels, reference.labels.slice(1, 3), 'onnxruntime’s labels');
+    assert.deepEqual(r.labels, r.classes.map((c) => r.model.classLabels[c]));
+    for (const s of await d.sdk) assert.equal(s.result.outcome, 'answered', s.result.reason);
+  });
+
   test(`${name}: three SDK parties comparing on multi-fan-in gates answer rep3 in fewer online rounds`, async (t) => {
     const rounds = {};
     for (const comparisons of ['two-input', 'fan-in']) {

@@ -29,9 +29,10 @@ pub(crate) const NN_B_REF: &str = include_str!("../../../models/data/nn-b.refere
 pub(crate) const NN_C_REF: &str = include_str!("../../../models/data/nn-c.reference.json");
 pub(crate) const LENET_REF: &str = include_str!("../../../models/data/lenet.reference.json");
 pub(crate) const MINIONN_REF: &str = include_str!("../../../models/data/minionn.reference.json");
-/// scikit-learn's models as skl2onnx writes them at its defaults, with onnxruntime's labels on
-/// held-out samples (`scripts/models/exporter_cases.py`): `(name, ONNX file, reference)`.
-pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 8] = [
+/// scikit-learn's models as skl2onnx writes them at its defaults, and LightGBM's and XGBoost's
+/// as onnxmltools does, with onnxruntime's labels on held-out samples
+/// (`scripts/models/exporter_cases.py`): `(name, ONNX file, reference)`.
+pub(crate) const CLASSICAL_EXPORTS: [(&str, &[u8], &str); 12] = [
     (
         "iris-logreg",
         include_bytes!("../data/exported/iris-logreg.onnx"),
@@ -73,6 +74,27 @@ pub(crate) const SKLEARN_EXPORTS: [(&str, &[u8], &str); 8] = [
         "iris-names-mlp",
         include_bytes!("../data/exported/iris-names-mlp.onnx"),
         include_str!("../data/exported/iris-names-mlp.json"),
+    ),
+    // Gradient-boosted trees (onnxmltools): binary ones by onnxruntime's one-score rule.
+    (
+        "cancer-lightgbm",
+        include_bytes!("../data/exported/cancer-lightgbm.onnx"),
+        include_str!("../data/exported/cancer-lightgbm.json"),
+    ),
+    (
+        "cancer-xgboost",
+        include_bytes!("../data/exported/cancer-xgboost.onnx"),
+        include_str!("../data/exported/cancer-xgboost.json"),
+    ),
+    (
+        "iris-lightgbm",
+        include_bytes!("../data/exported/iris-lightgbm.onnx"),
+        include_str!("../data/exported/iris-lightgbm.json"),
+    ),
+    (
+        "iris-xgboost",
+        include_bytes!("../data/exported/iris-xgboost.onnx"),
+        include_str!("../data/exported/iris-xgboost.json"),
     ),
 ];
 

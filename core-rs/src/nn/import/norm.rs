@@ -193,6 +193,10 @@ impl Chain<'_> {
                 )))
             }
         };
+        if scale.iter().all(|&s| s == 1.0) && shift.iter().all(|&t| t == 0.0) {
+            // x·1 or x + 0 (LightGBM's export multiplies its probabilities by one): a view.
+            return self.rebind(n);
+        }
         let merge = self.affine_out.as_ref().is_some_and(|o| self.cur.contains(o));
         match self.layers.last_mut() {
             // s2·(s1·x + t1) + t2, in the layout before (a scalar fits any).

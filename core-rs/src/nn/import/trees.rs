@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::ml::reals_attr;
 use super::{attr, only_attrs, what, Chain};
-use crate::nn::model::Layer;
+use crate::nn::model::{Dense, Layer};
 use crate::nn::proto::NodeProto;
 use crate::nn::trees::{NodeMode, TreeEnsemble, TreeNode, TreeShape};
 use crate::nn::NnError;
@@ -45,15 +45,8 @@ impl Chain<'_> {
         self.act(n, 0)?;
         let bad = |why: String| NnError::Shape(format!("{}: {why}", what(n)));
         let labels = super::ml::class_labels(n, "classlabels_int64s")?;
-        if labels.len() < 3 {
-            return Err(NnError::Unsupported(format!(
-                "{}: {} classes (binary ensembles follow onnxruntime's one-score rule; 3 or \
-                 more classes are supported)",
-                what(n),
-                labels.len()
-            )));
-        }
         let ints = |name: &str| attr(n, name).map(|a| a.ints.clone()).unwrap_or_default();
+        let binary = Binary::of(n, labels.len(), &ints("class_ids"))?;
         let (tree_ids, node_ids) = (ints("nodes_treeids"), ints("nodes_nodeids"));
         let (features, trues, falses) =
             (ints("nodes_featureids"), ints("nodes_truenodeids"), ints("nodes_falsenodeids"));
@@ -93,7 +86,8 @@ impl Chain<'_> {
             }
         }
         let k = self.len;
-        let classes = labels.len();
+        // The trees' sums: one per class, or the binary rule's single score.
+        let classes = if binary.is_some() { 1 } else { labels.len() };
         let mut shape = TreeShape { features: k, classes, nodes: Vec::new(), leaves: Vec::new() };
         let mut thresholds = Vec::new();
         // Leaf position in `shape.leaves` by attribute index.
@@ -154,7 +148,10 @@ impl Chain<'_> {
         let mut leaf_weights = vec![0.0; shape.leaves.len() * classes];
         for j in 0..ctree.len() {
             let leaf = at.get(&(ctree[j], cnode[j])).and_then(|i| leaf_of.get(i));
-            let class = usize::try_from(cid[j]).ok().filter(|&c| c < classes);
+            let class = match binary {
+                Some(_) => Some(0),
+                None => usize::try_from(cid[j]).ok().filter(|&c| c < classes),
+            };
             match (leaf, class) {
                 (Some(&l), Some(c)) => leaf_weights[l * classes + c] += cw[j],
                 _ => {
@@ -166,16 +163,83 @@ impl Chain<'_> {
             }
         }
         let base = reals_attr(n, "base_values")?;
-        let base = match base.len() {
-            0 => vec![0.0; classes],
-            l if l == classes => base,
-            l => return Err(bad(format!("{l} base values for {classes} classes"))),
+        let base = match (binary, base.len()) {
+            (None, 0) => vec![0.0; classes],
+            (None, l) if l == classes => base,
+            (Some(b), _) => vec![b.base(n, &base)?],
+            (None, l) => return Err(bad(format!("{l} base values for {classes} classes"))),
         };
-        self.classifier_output(
-            n,
-            "TreeEnsembleClassifier",
-            Layer::Trees(TreeEnsemble { shape, thresholds, leaf_weights, base }),
-            labels,
-        )
+        let trees = Layer::Trees(TreeEnsemble { shape, thresholds, leaf_weights, base });
+        let Some(b) = binary else {
+            return self.classifier_output(n, "TreeEnsembleClassifier", trees, labels);
+        };
+        // Two scores (t − s, s − t) whose argmax is class 1 exactly when s > t.
+        self.layers.push(trees);
+        let t = b.threshold(&cw);
+        let dense = Dense { inputs: 1, outputs: 2, weights: vec![-1.0, 1.0], bias: vec![t, -t] };
+        self.classifier_output(n, "TreeEnsembleClassifier", Layer::Dense(dense), labels)?;
+        // The two scores are signed whatever the post-transform.
+        self.positive = false;
+        Ok(())
+    }
+}
+
+/// onnxruntime's rule for a two-class ensemble whose weights all vote for one class `class`
+/// (LightGBM's and XGBoost's binary exports, through onnxmltools): one score `s`, the trees'
+/// sum (plus `base_values[0]` when that class is 0, as onnxruntime adds it), and the label
+/// is class 1 exactly when `s > t`, `t` = 0.5 when every weight is non-negative (summed
+/// probabilities) and 0 otherwise (margins). Applied before the post-transform, which is
+/// monotone.
+#[derive(Debug, Clone, Copy)]
+struct Binary {
+    class: i64,
+}
+
+impl Binary {
+    /// The rule for an ensemble of `classes` classes whose weights vote for `ids`; `None` for
+    /// three classes or more. Two classes both voted for follow another onnxruntime rule
+    /// (the label is 1 when the second score is positive, whatever the labels): refused.
+    fn of(n: &NodeProto, classes: usize, ids: &[i64]) -> Result<Option<Self>, NnError> {
+        let voted: BTreeSet<i64> = ids.iter().copied().collect();
+        match (classes, voted.len()) {
+            (3.., _) => Ok(None),
+            (2, 1) => match voted.first() {
+                Some(&class @ (0 | 1)) => Ok(Some(Self { class })),
+                c => Err(NnError::Shape(format!("{}: weights for class {c:?} of 2", what(n)))),
+            },
+            _ => Err(NnError::Unsupported(format!(
+                "{}: {classes} classes with weights for {} of them (two classes are taken \
+                 with weights for one, as LightGBM and XGBoost write them; otherwise 3 or more \
+                 classes)",
+                what(n),
+                voted.len()
+            ))),
+        }
+    }
+
+    /// The score's base value from `base_values`, as onnxruntime adds it.
+    fn base(self, n: &NodeProto, base: &[f64]) -> Result<f64, NnError> {
+        match (self.class, base) {
+            (_, []) => Ok(0.0),
+            (0, [b] | [b, _]) => Ok(*b),
+            // onnxruntime ignores a single base value when class 1 is voted for.
+            (1, [_]) => Ok(0.0),
+            _ => Err(NnError::Unsupported(format!(
+                "{}: {} base values with the weights for class {} (onnxruntime then drops \
+                 the trees' votes)",
+                what(n),
+                base.len(),
+                self.class
+            ))),
+        }
+    }
+
+    /// The threshold `t` of the rule for these weights.
+    fn threshold(self, weights: &[f64]) -> f64 {
+        if weights.iter().all(|&w| w >= 0.0) {
+            0.5
+        } else {
+            0.0
+        }
     }
 }
