@@ -770,6 +770,12 @@ fn model_inspect_describes_a_model_and_names_what_is_wrong_with_a_bad_file() {
     ] {
         assert!(text.contains(line), "{line:?} in {text}");
     }
+    // The classes an MLP fitted on names answers, from its label branch's constant.
+    let names =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../core-rs/tests/data/exported/iris-names-mlp.onnx");
+    let out = Command::new(EXE).args(["model", "inspect", names]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("classes setosa, versicolor, virginica\n"), "{text}");
     let dir = std::env::temp_dir().join(format!("rf-inspect-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.onnx");

@@ -134,10 +134,10 @@ export function defineServeSuite(name) {
     const onnx = readFileSync(new URL('iris-names-mlp.onnx', exported));
     const reference = JSON.parse(readFileSync(new URL('iris-names-mlp.json', exported), 'utf8'));
     const d = await deploy(t, [0, 1, 2], (party, id) => party.serve({ models: { iris: served(id, onnx) } }));
-    const r = await d.client.classify('iris', reference.inputs.slice(4, 12), { backend: 'rep3', batch: 2 });
+    const r = await d.client.classify('iris', reference.inputs.slice(4, 8), { backend: 'rep3' });
     d.client.close();
     assert.deepEqual(r.model.classLabels, ['setosa', 'versicolor', 'virginica']);
-    assert.deepEqual(r.labels, reference.labels.slice(1, 3), 'onnxruntime’s labels');
+    assert.deepEqual(r.labels, [reference.labels[1]], 'onnxruntime’s label');
     assert.deepEqual(r.labels, r.classes.map((c) => r.model.classLabels[c]));
     for (const s of await d.sdk) assert.equal(s.result.outcome, 'answered', s.result.reason);
   });

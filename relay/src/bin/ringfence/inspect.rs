@@ -89,6 +89,15 @@ fn inspect(a: &InspectArgs) -> Result<(), String> {
     println!("{}", path.display());
     println!("  input   {:?} ({} values per sample)", model.input_shape, model.input_len());
     println!("  output  {} scores per sample", model.output_len());
+    if let Some(labels) = &model.class_labels {
+        // What a client is answered: the label of the class with the largest score.
+        let names: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+        let mut shown = names.iter().take(12).cloned().collect::<Vec<_>>().join(", ");
+        if names.len() > 12 {
+            shown += &format!(", … ({} in all)", names.len());
+        }
+        println!("  classes {shown}");
+    }
     for (i, l) in model.summary().iter().enumerate() {
         println!("  layer {i:>2}  {l}");
     }
