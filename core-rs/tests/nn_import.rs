@@ -1547,6 +1547,60 @@ fn residual_adds_keep_and_recall_values_and_name_what_they_cannot_do() {
     }
 }
 
+/// A `Sub` of two activations in either order (the kept operand first or second) is a
+/// register subtraction: evaluated in float, in the fixed-point plan and securely on rep3,
+/// METEOR and mal3 like the graph; an activation minus itself is refused by name.
+#[test]
+fn a_sub_of_two_activations_subtracts_in_the_node_s_order() {
+    let w2 = tensor("W2", &[3, 3], &[1.0, 0.0, 2.0, 0.0, -1.0, 0.5, 0.25, 0.0, 1.0]);
+    let nodes = [
+        node("Gemm", &["x", "W", "B"], &["a"], &[]),
+        node("Relu", &["a"], &["r"], &[]),
+        node("MatMul", &["a", "W2"], &["c"], &[]),
+        node("Sub", &["r", "c"], &["s"], &[]),
+        node("Sub", &["s", "a"], &["y"], &[]),
+    ];
+    let m = import_onnx(&model_with(&nodes, "y", std::slice::from_ref(&w2))).unwrap();
+    let summary = m.summary();
+    assert_eq!(summary[summary.len() - 2..], ["Sub from r1", "Sub r0"], "{summary:?}");
+    let x = [1.0, -2.0, 0.5, 3.0];
+    let a: Vec<f64> = (0..3)
+        .map(|o| {
+            let b = [0.25, -0.5, 1.0][o];
+            b + (0..4).map(|i| x[i] * ((i * 3 + o) as f64 / 10.0 - 0.5)).sum::<f64>()
+        })
+        .collect();
+    let w2v = [[1.0, 0.0, 2.0], [0.0, -1.0, 0.5], [0.25, 0.0, 1.0]];
+    let want: Vec<f64> = (0..3)
+        .map(|o| a[o].max(0.0) - (0..3).map(|i| a[i] * w2v[i][o]).sum::<f64>() - a[o])
+        .collect();
+    close(&m.eval_f64(&x, 1).unwrap(), &want);
+    let plan = ringfence_core::nn::FixedPlan::<ringfence_core::ring::Z64>::new(&m, 13).unwrap();
+    let xe = plan.encode_input(&x).unwrap();
+    let plain = plan.eval_plain(&xe, 1).unwrap();
+    for (f, w) in plan.decode(&plain).iter().zip(&want) {
+        assert!((f - w).abs() < 1e-2, "{f} vs {w}");
+    }
+    let secure = [
+        common::secure_run::<common::Rep3P>(&plan, &xe, 1, ringfence_core::nn::Output::Logits)
+            .scores,
+        common::secure_run::<common::MeteorP>(&plan, &xe, 1, ringfence_core::nn::Output::Logits)
+            .scores,
+        common::secure_run::<common::Mal3P>(&plan, &xe, 1, ringfence_core::nn::Output::Logits)
+            .scores,
+    ];
+    for (scheme, scores) in ["rep3", "meteor", "mal3"].iter().zip(secure) {
+        for (s, p) in scores.iter().zip(&plain) {
+            let d = s.0.wrapping_sub(p.0) as i64;
+            assert!(d.abs() <= 8, "{scheme}: {scores:?} vs {plain:?}");
+        }
+    }
+    let selfish =
+        [node("Gemm", &["x", "W", "B"], &["a"], &[]), node("Sub", &["a", "a"], &["y"], &[])];
+    let e = import_onnx(&model_with(&selfish, "y", &[])).unwrap_err().to_string();
+    assert!(e.contains("an activation minus itself"), "{e}");
+}
+
 /// `ReduceMean` over the last axes is an average pool (attribute axes before opset 18, an
 /// input from 18; keepdims either way); over channels or with no axes (the batch too) it is
 /// refused by name.

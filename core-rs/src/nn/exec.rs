@@ -261,7 +261,9 @@ pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
                 // closest a truncation gets to onnxruntime's rounding to nearest.
                 z.add(&l.constant(&vec![R::ONE; n]))?
             }
-            WeightedStep::Register(r) => r.apply(h, &mut regs, |a, b| a.add(&b))?,
+            WeightedStep::Register(r) => {
+                r.apply(h, &mut regs, |a, b| a.add(&b), |a, b| a.sub(&b))?
+            }
         };
     }
     // An integer plan's scores are quantized integers: in the plan's fixed point (exact,

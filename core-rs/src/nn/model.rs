@@ -366,6 +366,12 @@ impl Model {
                 Layer::Register(Register::Keep { slot, .. }) => format!("Keep -> r{slot}"),
                 Layer::Register(Register::Recall { slot, .. }) => format!("Recall r{slot}"),
                 Layer::Register(Register::Add { slot, .. }) => format!("Add r{slot}"),
+                Layer::Register(Register::Sub { slot, kept_first: false, .. }) => {
+                    format!("Sub r{slot}")
+                }
+                Layer::Register(Register::Sub { slot, kept_first: true, .. }) => {
+                    format!("Sub from r{slot}")
+                }
                 Layer::Trees(t) => format!(
                     "Trees {} nodes {} leaves -> {}",
                     t.shape.nodes.len(),
@@ -460,7 +466,7 @@ impl Model {
                     .collect(),
                 Layer::Trees(t) => t.eval_f64(&h, batch)?,
                 Layer::Register(r) => r
-                    .apply(h, &mut regs, super::register::sum)
+                    .apply(h, &mut regs, super::register::sum, super::register::difference)
                     .map_err(|e| NnError::Shape(e.to_string()))?,
             };
         }

@@ -816,7 +816,12 @@ impl<R: IntRing> FixedPlan<R> {
                     z.into_iter().map(|v| (v + half).shr_arith(*shift)).collect()
                 }
                 Step::Register(r) => r
-                    .apply(h, &mut regs, |a, b| crate::sharing::Linear::add(&a, &b))
+                    .apply(
+                        h,
+                        &mut regs,
+                        |a, b| crate::sharing::Linear::add(&a, &b),
+                        |a, b| crate::sharing::Linear::sub(&a, &b),
+                    )
                     .map_err(|e| NnError::Shape(e.to_string()))?,
             };
         }
@@ -881,7 +886,8 @@ impl<R: IntRing> FixedPlan<R> {
                     let grow = m / f64::from(1u32 << shift);
                     vec![worst(&d) * grow + 1.0; channels * inner]
                 }
-                Step::Register(r) => r.apply(d, &mut regs, sum).unwrap_or_default(),
+                // A difference's spread, like a sum's, is at most its operands' together.
+                Step::Register(r) => r.apply(d, &mut regs, sum, sum).unwrap_or_default(),
             };
         }
         worst(&d)
@@ -898,13 +904,14 @@ impl<R: IntRing> FixedPlan<R> {
         let mut regs = Vec::new();
         for s in &plan.steps {
             if let Step::Register(r) = s {
-                // A sum's magnitude and error are at most the sums of its operands'.
+                // A sum's (or difference's) magnitude and error are at most the sums of its
+                // operands'.
                 let add = |(m, e): (Vec<f64>, Vec<f64>), (m2, e2): (Vec<f64>, Vec<f64>)| {
                     Ok((sum(m, m2)?, sum(e, e2)?))
                 };
                 // The plan was checked when it was made: every register read finds a value.
                 let h = (core::mem::take(&mut mag), core::mem::take(&mut err));
-                if let Ok(v) = r.apply(h, &mut regs, add) {
+                if let Ok(v) = r.apply(h, &mut regs, add, add) {
                     (mag, err) = v;
                 }
             } else if let Step::Dense { inputs, outputs, w, b } = s {

@@ -40,7 +40,9 @@
 //!                       1 to 24, and no Scale, Trees or register step beside it)
 //!             9 Keep    slot len   (registers of residual connections: slot < 64; a Keep
 //!            10 Recall  slot len    fills an empty register with the running activation, a
-//!            11 Add     slot len    Recall or Add reads a full one, which empties it)
+//!            11 Add     slot len    Recall, Add or Sub reads a full one, which empties it;
+//!            12 Sub     slot len    12: the running activation minus the kept value, 13: the
+//!            13 Sub     slot len    kept value minus the running one)
 //! ```
 //!
 //! Decoding is strict: the magic, version, length and checksum must match, every count is
@@ -442,6 +444,8 @@ impl Writer {
                         Register::Keep { .. } => 9,
                         Register::Recall { .. } => 10,
                         Register::Add { .. } => 11,
+                        Register::Sub { kept_first: false, .. } => 12,
+                        Register::Sub { kept_first: true, .. } => 13,
                     });
                     self.all(&[r.slot(), r.out_len()]);
                 }
@@ -580,12 +584,13 @@ impl<'a> Reader<'a> {
                     let shift = u32::try_from(shift).unwrap_or(u32::MAX);
                     StepShape::Requant { channels, inner, shift }
                 }
-                tag @ 9..=11 => {
+                tag @ 9..=13 => {
                     let [slot, len] = self.sizes("register")?;
                     StepShape::Register(match tag {
                         9 => Register::Keep { slot, len },
                         10 => Register::Recall { slot, len },
-                        _ => Register::Add { slot, len },
+                        11 => Register::Add { slot, len },
+                        _ => Register::Sub { slot, len, kept_first: tag == 13 },
                     })
                 }
                 t => return Err(bad(format!("unknown step tag {t}"))),

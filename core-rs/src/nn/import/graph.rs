@@ -3,8 +3,9 @@
 //! The importer reads nodes in the file's (topological) order over one running activation. A
 //! value that a later node still reads is copied into a register before the running
 //! activation moves on ([`Register::Keep`]); a node that reads a kept value makes it the
-//! running activation again ([`Register::Recall`]) and an `Add` of two activations adds the
-//! kept one to the running one ([`Register::Add`]). Whether a value is read later is known
+//! running activation again ([`Register::Recall`]) and an `Add` (or `Sub`) of two activations
+//! adds the kept one to the running one ([`Register::Add`]; [`Register::Sub`] in the operands'
+//! order). Whether a value is read later is known
 //! from the graph: every node input is counted up front and counted down as nodes are read.
 
 use std::collections::BTreeMap;
@@ -63,7 +64,7 @@ impl Chain<'_> {
 
     /// Makes the activation `n` reads the running one, keeping the running one first when a
     /// later node reads it, and keeps it when a later node reads it too. `Ok(true)` when `n`
-    /// was an `Add` of two activations, done here.
+    /// was an `Add` or `Sub` of two activations, done here.
     pub(super) fn route(&mut self, n: &NodeProto) -> Result<bool, NnError> {
         let mut acts: Vec<String> = n
             .inputs
@@ -71,7 +72,8 @@ impl Chain<'_> {
             .filter(|i| self.cur.contains(*i) || self.kept.contains_key(*i))
             .cloned()
             .collect();
-        let add = n.op_type == "Add" && matches!(n.domain.as_str(), "" | "ai.onnx");
+        let add = matches!(n.op_type.as_str(), "Add" | "Sub")
+            && matches!(n.domain.as_str(), "" | "ai.onnx");
         if !add {
             // One activation read twice (`MatMul(x, x)`) is named by the op's own checks.
             acts.dedup();
@@ -92,33 +94,37 @@ impl Chain<'_> {
                 Ok(true)
             }
             _ => Err(NnError::Unsupported(format!(
-                "{}: reads {} activations {acts:?} (an Add of two is supported)",
+                "{}: reads {} activations {acts:?} (an Add or Sub of two is supported)",
                 what(n),
                 acts.len()
             ))),
         }
     }
 
-    /// `a + b` of two activations (a residual connection): the kept one is added to the
-    /// running one.
+    /// `a + b` (a residual connection) or `a − b` of two activations: the kept one is added
+    /// to the running one, or the two subtracted in the node's order.
     fn residual(&mut self, n: &NodeProto, a: &str, b: &str) -> Result<(), NnError> {
         only_attrs(n, &[])?;
         if !self.cur.contains(a) && !self.cur.contains(b) {
             self.recall(n, a)?;
         }
         // Both names of one value (`x + x`, or `x + Identity(x)`).
+        let sub = n.op_type == "Sub";
         if a == b || (self.cur.contains(a) && self.cur.contains(b)) {
             return Err(NnError::Unsupported(format!(
-                "{}: an activation added to itself (write it as a Mul by 2)",
-                what(n)
+                "{}: an activation {} itself (write it as {})",
+                what(n),
+                if sub { "minus" } else { "added to" },
+                if sub { "a Mul by 0" } else { "a Mul by 2" }
             )));
         }
         let other = if self.cur.contains(a) { b } else { a };
         if self.uses.get(other).is_some_and(|&u| u > 0) {
             return Err(NnError::Unsupported(format!(
-                "{}: its operand {other:?} is read again after the Add (only the running \
+                "{}: its operand {other:?} is read again after the {} (only the running \
                  operand may be)",
-                what(n)
+                what(n),
+                n.op_type
             )));
         }
         let k = self.kept.get(other).cloned().ok_or_else(|| {
@@ -134,7 +140,13 @@ impl Chain<'_> {
             )));
         }
         self.keep_if_read_later(n)?;
-        self.layers.push(Layer::Register(Register::Add { slot: k.slot, len: k.len }));
+        let (slot, len) = (k.slot, k.len);
+        self.layers.push(Layer::Register(if sub {
+            // `a − b`: the kept operand is `a` when the running one is `b`.
+            Register::Sub { slot, len, kept_first: other == a }
+        } else {
+            Register::Add { slot, len }
+        }));
         self.kept.retain(|_, v| v.slot != k.slot);
         self.moved_on();
         self.rebind(n)
