@@ -1,6 +1,6 @@
 //! The client's side of a service request: the three parties' model descriptions (sizes,
-//! fractional bits, input range) or refusals with their text, as `Client::request` decodes
-//! them. Input: one byte choosing the request, then the parties' frames' payloads, each
+//! fractional bits, input range, the owner's class labels) or refusals with their text, as
+//! `Client::request` decodes them. Input: one byte choosing the request, then the parties' frames' payloads, each
 //! `len: u16 LE ‖ payload` (see `ringfence_fuzz::chunks`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
@@ -22,5 +22,6 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(info) = block_on(client.request(&req)) {
         assert!(info.input_len > 0 && info.output_len > 0 && info.frac_bits < 62);
         assert_eq!(info.batch, req.batch);
+        assert!(info.class_labels.is_none_or(|l| l.len() == info.output_len));
     }
 });

@@ -32,6 +32,11 @@ pub struct Model {
 
 /// Longest text label, in bytes (UTF-8).
 pub const MAX_LABEL_BYTES: usize = 256;
+/// Most class labels a model may name (a client receives them all with the model's
+/// description, so they are bounded like any message a server sends it).
+pub const MAX_LABELS: usize = 1 << 16;
+/// Most bytes of text all of a model's labels may hold together.
+pub const MAX_LABELS_TEXT: usize = 1 << 20;
 
 /// The names of a classifier's classes, in score order: ONNX-ML's `classlabels_int64s` /
 /// `classlabels_ints` or `classlabels_strings` (scikit-learn's `classes_`).
@@ -103,9 +108,20 @@ impl ClassLabels {
         (0..self.len()).filter_map(|i| self.get(i))
     }
 
-    /// The first text label that is empty or longer than [`MAX_LABEL_BYTES`], as an error
-    /// message.
+    /// Checks the bounds: at most [`MAX_LABELS`] labels, each text label 1 to
+    /// [`MAX_LABEL_BYTES`] bytes, [`MAX_LABELS_TEXT`] in all; `Err` says which is broken.
     pub fn check(&self) -> Result<(), String> {
+        if self.len() > MAX_LABELS {
+            return Err(format!("{} class labels (at most {MAX_LABELS})", self.len()));
+        }
+        if let Self::Strings(v) = self {
+            let total: usize = v.iter().map(String::len).sum();
+            if total > MAX_LABELS_TEXT {
+                return Err(format!(
+                    "class labels of {total} bytes in all (at most {MAX_LABELS_TEXT})"
+                ));
+            }
+        }
         match self {
             Self::Strings(v) => {
                 match v.iter().position(|t| t.is_empty() || t.len() > MAX_LABEL_BYTES) {

@@ -59,7 +59,7 @@
 use sha2::{Digest as _, Sha256};
 
 use super::geom::{ConvGeom, PoolGeom, MAX_LAYER_VALUES};
-use super::model::{ClassLabels, InputRange, Model, Register, MAX_LABEL_BYTES};
+use super::model::{ClassLabels, InputRange, Model, Register, MAX_LABELS, MAX_LABEL_BYTES};
 use super::plan::{FixedPlan, PlanShape, StepShape, DEFAULT_FRAC_BITS};
 use super::trees::{NodeMode, TreeNode, TreeShape};
 use super::NnError;
@@ -190,7 +190,7 @@ impl ModelShape {
         let class_labels = match r.u8("labels flag")? {
             0 => None,
             1 => {
-                let k = r.count("class labels", MAX_LAYER_VALUES, 8)?;
+                let k = r.count("class labels", MAX_LABELS, 8)?;
                 let take = |r: &mut Reader| {
                     let b = r.take(8, "class label")?;
                     Ok::<_, NnError>(i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
@@ -198,7 +198,7 @@ impl ModelShape {
                 Some(ClassLabels::Ints((0..k).map(|_| take(&mut r)).collect::<Result<_, _>>()?))
             }
             2 => {
-                let k = r.count("class labels", MAX_LAYER_VALUES, 5)?;
+                let k = r.count("class labels", MAX_LABELS, 5)?;
                 let take = |r: &mut Reader| {
                     let len = r.count("class label length", MAX_LABEL_BYTES, 1)?;
                     if len == 0 {
@@ -208,13 +208,13 @@ impl ModelShape {
                         .map_err(|_| bad("a class label is not UTF-8"))?;
                     Ok::<_, NnError>(t.to_string())
                 };
-                let labels =
-                    ClassLabels::Strings((0..k).map(|_| take(&mut r)).collect::<Result<_, _>>()?);
-                labels.check().map_err(bad)?;
-                Some(labels)
+                Some(ClassLabels::Strings((0..k).map(|_| take(&mut r)).collect::<Result<_, _>>()?))
             }
             f => return Err(bad(format!("labels flag {f} (0, 1 or 2)"))),
         };
+        if let Some(labels) = &class_labels {
+            labels.check().map_err(bad)?;
+        }
         let input_range = match r.u8("input range flag")? {
             0 => None,
             1 => {

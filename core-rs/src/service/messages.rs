@@ -2,7 +2,9 @@
 //! and how both travel as control words ([`Z64`] elements in ordinary checked frames).
 
 use super::Backend;
-use crate::nn::{ClassLabels, InputRange, Label, Output, MAX_LABEL_BYTES};
+use crate::nn::{
+    ClassLabels, InputRange, Label, Output, MAX_LABELS, MAX_LABELS_TEXT, MAX_LABEL_BYTES,
+};
 use crate::ring::Z64;
 use crate::Error;
 
@@ -180,9 +182,14 @@ fn encode_labels(labels: &ClassLabels) -> Vec<Z64> {
     }
 }
 
-/// The most words a labels' frame for `classes` classes may take.
+/// The most words a labels' frame for `classes` classes may take (none past
+/// [`MAX_LABELS`]): a client allocates no more for it than the bounds of
+/// [`ClassLabels::check`] allow.
 pub(super) fn max_label_words(classes: usize) -> usize {
-    1 + classes.saturating_mul(1 + MAX_LABEL_BYTES / 8)
+    if classes > MAX_LABELS {
+        return 0;
+    }
+    1 + classes + MAX_LABELS_TEXT.min(classes * MAX_LABEL_BYTES).div_ceil(8)
 }
 
 /// Decodes a labels' frame naming `classes` classes; `Err` says what is wrong.
@@ -216,7 +223,9 @@ pub(super) fn decode_labels(w: &[Z64], classes: usize) -> Result<ClassLabels, &'
                 })
                 .collect::<Option<_>>()
                 .ok_or("a class label is not UTF-8")?;
-            Ok(ClassLabels::Strings(texts))
+            let labels = ClassLabels::Strings(texts);
+            labels.check().map_err(|_| "class labels beyond their bounds")?;
+            Ok(labels)
         }
         _ => Err("class labels that do not name every score"),
     }
@@ -255,6 +264,11 @@ mod tests {
         w[2].0 = 0xff; // "a" → 0xff: not UTF-8
         assert_eq!(decode_labels(&w, 1), Err("a class label is not UTF-8"));
         assert!(decode_labels(&[], 0).is_err());
+        // A client allocates what the description says a labels' frame holds: bounded by the
+        // labels' own bounds (a fuzzed description of 2^28 scores asked for 34 GB).
+        assert_eq!(max_label_words(MAX_LABELS + 1), 0);
+        assert!(max_label_words(MAX_LABELS) * 8 <= 2 << 20);
+        assert_eq!(max_label_words(3), 1 + 3 + 96);
     }
 
     #[test]

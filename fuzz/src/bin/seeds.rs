@@ -89,21 +89,44 @@ fn service(w: &mut Writer, models: &Path) {
         .expect("a valid shape file");
     let plan = &file.shape().plan;
     let head = MAGIC << 32 | u64::from(VERSION) << 24;
-    let info = words(&[
-        head,
-        plan.input_len as u64,
-        plan.output_len() as u64,
-        u64::from(plan.frac_bits),
-        0,
-    ]);
-    let mut accepted = vec![0];
-    for _ in 0..3 {
-        put_chunk(&mut accepted, &info);
+    let (classes, sizes) = (plan.output_len(), [plan.input_len as u64, plan.output_len() as u64]);
+    // The description; its last word sizes the labels' frame that follows (the owner's only).
+    let info = |label_words: usize| {
+        words(&[head, sizes[0], sizes[1], u64::from(plan.frac_bits), 0, label_words as u64])
+    };
+    // Labels' frames: integers (kind 1), and text (kind 2: lengths, then the packed bytes).
+    let ints: Vec<u64> = [1].into_iter().chain(0..classes as u64).collect();
+    let names: Vec<String> = (0..classes).map(|c| format!("class {c}")).collect();
+    let bytes: Vec<u8> = names.iter().flat_map(|t| t.bytes()).collect();
+    let mut text = vec![2];
+    text.extend(names.iter().map(|t| t.len() as u64));
+    text.extend(bytes.chunks(8).map(|c| {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(b)
+    }));
+    for (name, labels) in
+        [("accepted", None), ("accepted-labels", Some(&ints)), ("accepted-names", Some(&text))]
+    {
+        let mut accepted = vec![0];
+        put_chunk(&mut accepted, &info(labels.map_or(0, Vec::len)));
+        if let Some(l) = labels {
+            put_chunk(&mut accepted, &words(l));
+        }
+        for _ in 1..3 {
+            put_chunk(&mut accepted, &info(0));
+        }
+        w.put("service_client", name, &accepted);
     }
-    w.put("service_client", "accepted", &accepted);
+    // The owner claims 2^28 scores and the largest labels' frame they could have (a client
+    // once allocated 34 GB for it).
+    let mut huge = vec![0];
+    let claim = 1u64 << 28;
+    put_chunk(&mut huge, &words(&[head, sizes[0], claim, 13, 0, claim * 33 + 1]));
+    w.put("service_client", "huge-labels", &huge);
     let mut refused = vec![1];
     let text = b"no model \"x\" here\0\0\0\0\0\0\0";
-    put_chunk(&mut refused, &words(&[head | 1, 0, 0, 0, (text.len() / 8) as u64]));
+    put_chunk(&mut refused, &words(&[head | 1, 0, 0, 0, (text.len() / 8) as u64, 0]));
     put_chunk(&mut refused, text);
     w.put("service_client", "refused", &refused);
 

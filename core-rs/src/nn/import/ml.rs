@@ -65,8 +65,12 @@ impl Chain<'_> {
 pub(super) fn class_labels(n: &NodeProto, ints: &str) -> Result<ClassLabels, NnError> {
     let texts = attr(n, "classlabels_strings").map_or(&[][..], |a| &a.strings[..]);
     let numbers = attr(n, ints).map(|a| a.ints.clone()).unwrap_or_default();
+    let checked = |labels: ClassLabels| {
+        labels.check().map_err(|e| NnError::Unsupported(format!("{}: {e}", what(n))))?;
+        Ok(labels)
+    };
     if texts.is_empty() {
-        return Ok(ClassLabels::Ints(numbers));
+        return checked(ClassLabels::Ints(numbers));
     }
     if !numbers.is_empty() {
         return Err(NnError::Malformed(format!(
@@ -80,9 +84,7 @@ pub(super) fn class_labels(n: &NodeProto, ints: &str) -> Result<ClassLabels, NnE
             .map(|t| String::from_utf8(t.clone()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|_| NnError::Malformed(format!("{}: a class label is not UTF-8", what(n))))?;
-    let labels = ClassLabels::Strings(texts);
-    labels.check().map_err(|e| NnError::Unsupported(format!("{}: {e}", what(n))))?;
-    Ok(labels)
+    checked(ClassLabels::Strings(texts))
 }
 
 impl Chain<'_> {
