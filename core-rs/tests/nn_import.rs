@@ -1446,6 +1446,21 @@ fn residual_networks_as_pytorch_exports_them_classify_like_onnxruntime() {
     }
 }
 
+/// The register tests' input `x`, `a = xW + B` (`model_with`'s Gemm: W's rows i/10 − 0.5) and
+/// `a·W2` (their `W2`).
+fn two_branches() -> ([f64; 4], Vec<f64>, Vec<f64>) {
+    let x = [1.0, -2.0, 0.5, 3.0];
+    let a: Vec<f64> = (0..3)
+        .map(|o| {
+            let b = [0.25, -0.5, 1.0][o];
+            b + (0..4).map(|i| x[i] * ((i * 3 + o) as f64 / 10.0 - 0.5)).sum::<f64>()
+        })
+        .collect();
+    let w2 = [[1.0, 0.0, 2.0], [0.0, -1.0, 0.5], [0.25, 0.0, 1.0]];
+    let aw2 = (0..3).map(|o| (0..3).map(|i| a[i] * w2[i][o]).sum()).collect();
+    (x, a, aw2)
+}
+
 /// A value read three times (a dense layer, a second dense layer, the sum of the two), and
 /// the refusals: an operand read again after the Add, an activation added to itself, operands
 /// of different shapes.
@@ -1475,18 +1490,9 @@ fn residual_adds_keep_and_recall_values_and_name_what_they_cannot_do() {
             "Add r0"
         ]
     );
-    let x = [1.0, -2.0, 0.5, 3.0];
-    // a = xW + B (W's rows i/10 − 0.5), then relu(a) + a·W2 + a.
-    let a: Vec<f64> = (0..3)
-        .map(|o| {
-            let b = [0.25, -0.5, 1.0][o];
-            b + (0..4).map(|i| x[i] * ((i * 3 + o) as f64 / 10.0 - 0.5)).sum::<f64>()
-        })
-        .collect();
-    let w2v = [[1.0, 0.0, 2.0], [0.0, -1.0, 0.5], [0.25, 0.0, 1.0]];
-    let want: Vec<f64> = (0..3)
-        .map(|o| a[o].max(0.0) + (0..3).map(|i| a[i] * w2v[i][o]).sum::<f64>() + a[o])
-        .collect();
+    // relu(a) + a·W2 + a.
+    let (x, a, aw2) = two_branches();
+    let want: Vec<f64> = (0..3).map(|o| a[o].max(0.0) + aw2[o] + a[o]).collect();
     close(&m.eval_f64(&x, 1).unwrap(), &want);
     // The plan computes the same in fixed point.
     let plan = ringfence_core::nn::FixedPlan::<ringfence_core::ring::Z64>::new(&m, 13).unwrap();
@@ -1563,17 +1569,8 @@ fn a_sub_of_two_activations_subtracts_in_the_node_s_order() {
     let m = import_onnx(&model_with(&nodes, "y", std::slice::from_ref(&w2))).unwrap();
     let summary = m.summary();
     assert_eq!(summary[summary.len() - 2..], ["Sub from r1", "Sub r0"], "{summary:?}");
-    let x = [1.0, -2.0, 0.5, 3.0];
-    let a: Vec<f64> = (0..3)
-        .map(|o| {
-            let b = [0.25, -0.5, 1.0][o];
-            b + (0..4).map(|i| x[i] * ((i * 3 + o) as f64 / 10.0 - 0.5)).sum::<f64>()
-        })
-        .collect();
-    let w2v = [[1.0, 0.0, 2.0], [0.0, -1.0, 0.5], [0.25, 0.0, 1.0]];
-    let want: Vec<f64> = (0..3)
-        .map(|o| a[o].max(0.0) - (0..3).map(|i| a[i] * w2v[i][o]).sum::<f64>() - a[o])
-        .collect();
+    let (x, a, aw2) = two_branches();
+    let want: Vec<f64> = (0..3).map(|o| a[o].max(0.0) - aw2[o] - a[o]).collect();
     close(&m.eval_f64(&x, 1).unwrap(), &want);
     let plan = ringfence_core::nn::FixedPlan::<ringfence_core::ring::Z64>::new(&m, 13).unwrap();
     let xe = plan.encode_input(&x).unwrap();
