@@ -114,26 +114,20 @@ impl ClassLabels {
         if self.len() > MAX_LABELS {
             return Err(format!("{} class labels (at most {MAX_LABELS})", self.len()));
         }
-        if let Self::Strings(v) = self {
-            let total: usize = v.iter().map(String::len).sum();
-            if total > MAX_LABELS_TEXT {
-                return Err(format!(
-                    "class labels of {total} bytes in all (at most {MAX_LABELS_TEXT})"
-                ));
-            }
+        let Self::Strings(v) = self else { return Ok(()) };
+        if let Some(i) = v.iter().position(|t| t.is_empty() || t.len() > MAX_LABEL_BYTES) {
+            return Err(format!(
+                "class label {i} has {} bytes (1 to {MAX_LABEL_BYTES})",
+                v[i].len()
+            ));
         }
-        match self {
-            Self::Strings(v) => {
-                match v.iter().position(|t| t.is_empty() || t.len() > MAX_LABEL_BYTES) {
-                    Some(i) => Err(format!(
-                        "class label {i} has {} bytes (1 to {MAX_LABEL_BYTES})",
-                        v[i].len()
-                    )),
-                    None => Ok(()),
-                }
-            }
-            Self::Ints(_) => Ok(()),
+        let total: usize = v.iter().map(String::len).sum();
+        if total > MAX_LABELS_TEXT {
+            return Err(format!(
+                "class labels of {total} bytes in all (at most {MAX_LABELS_TEXT})"
+            ));
         }
+        Ok(())
     }
 }
 

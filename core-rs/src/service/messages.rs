@@ -172,12 +172,7 @@ fn encode_labels(labels: &ClassLabels) -> Vec<Z64> {
         ClassLabels::Strings(v) => {
             let bytes: Vec<u8> = v.iter().flat_map(|t| t.bytes()).collect();
             let lengths = v.iter().map(|t| Z64(t.len() as u64));
-            let packed = bytes.chunks(8).map(|c| {
-                let mut w = [0u8; 8];
-                w[..c.len()].copy_from_slice(c);
-                Z64(u64::from_le_bytes(w))
-            });
-            core::iter::once(Z64(2)).chain(lengths).chain(packed).collect()
+            core::iter::once(Z64(2)).chain(lengths).chain(pack(&bytes)).collect()
         }
     }
 }
@@ -232,10 +227,17 @@ pub(super) fn decode_labels(w: &[Z64], classes: usize) -> Result<ClassLabels, &'
 }
 
 pub(super) fn encode_text(s: &str) -> Vec<Z64> {
-    let mut b = s.as_bytes().to_vec();
-    b.truncate(MAX_REASON_WORDS * 8);
-    b.resize(b.len().div_ceil(8) * 8, 0);
-    b.chunks(8).map(|c| Z64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))).collect()
+    let b = s.as_bytes();
+    pack(&b[..b.len().min(MAX_REASON_WORDS * 8)]).collect()
+}
+
+/// Bytes as little-endian words, the last one zero-padded.
+fn pack(bytes: &[u8]) -> impl Iterator<Item = Z64> + '_ {
+    bytes.chunks(8).map(|c| {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        Z64(u64::from_le_bytes(w))
+    })
 }
 
 pub(super) fn decode_text(w: &[Z64]) -> String {
