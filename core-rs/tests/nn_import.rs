@@ -2,7 +2,8 @@
 //! or unsupported input (truncated and garbage bytes never panic).
 
 use ringfence_core::nn::{
-    import_onnx, ClassLabels, InputRange, Label, Layer, Model, NnError, INPUT_RANGE_KEY,
+    import_onnx, import_onnx_report, ClassLabels, InputRange, Label, Layer, Model, NnError,
+    INPUT_RANGE_KEY,
 };
 use ringfence_core::testing::random_words;
 
@@ -754,6 +755,109 @@ fn ml_model(node: Vec<u8>, outputs: &[&str]) -> Vec<u8> {
     [fv(1, 8), opsets, fb(7, &g)].concat()
 }
 
+/// `SVMClassifier` in its SVC mode (libsvm's one-vs-one), by onnxruntime's rule written out
+/// here: pair `(i, j)`'s decision is class i's vectors' kernels weighted by coefficient row
+/// `j − 1`, class j's by row `i`, plus `rho[p]`; `> 0` votes for i, else for j; the class is the
+/// first with the most votes. The import's scores are those votes, its class the same; a
+/// decision of exactly 0 votes for j. Malformed attributes and other kernels are named.
+#[test]
+fn one_vs_one_svc_votes_like_onnxruntime() {
+    let per_class = [1i64, 2, 1];
+    let sv: Vec<f32> = (0..16).map(|i| ((i * 7) % 11) as f32 / 4.0 - 1.0).collect();
+    let coef: Vec<f32> = (0..8).map(|i| ((i * 5) % 9) as f32 / 3.0 - 1.5).collect();
+    let rho = [0.5f32, -0.25, 1.0];
+    let svc = |extra: &[(&str, Vec<u8>)]| {
+        let mut a: Vec<(&str, Vec<u8>)> = vec![
+            ("coefficients", floats_attr("coefficients", &coef)),
+            ("rho", floats_attr("rho", &rho)),
+            ("support_vectors", floats_attr("support_vectors", &sv)),
+            ("vectors_per_class", i64s_attr("vectors_per_class", &per_class)),
+            ("classlabels_ints", i64s_attr("classlabels_ints", &[10, 20, 30])),
+            ("kernel_type", str_attr("kernel_type", "LINEAR")),
+        ];
+        a.retain(|(n, _)| !extra.iter().any(|(e, _)| e == n));
+        a.extend_from_slice(extra);
+        let a: Vec<Vec<u8>> = a.into_iter().map(|(_, v)| v).collect();
+        ml_model(ml_node("SVMClassifier", &["label", "scores"], &a), &["label", "scores"])
+    };
+    // onnxruntime's loop, in f64.
+    let votes_of = |x: &[f64]| {
+        let start = [0usize, 1, 3];
+        let kern: Vec<f64> =
+            sv.chunks(4).map(|s| s.iter().zip(x).map(|(a, b)| f64::from(*a) * b).sum()).collect();
+        let mut votes = [0.0; 3];
+        let mut p = 0;
+        for i in 0..3 {
+            for j in i + 1..3 {
+                let mut d = f64::from(rho[p]);
+                for (class, row) in [(i, j - 1), (j, i)] {
+                    for s in start[class]..start[class] + per_class[class] as usize {
+                        d += f64::from(coef[row * 4 + s]) * kern[s];
+                    }
+                }
+                votes[if d > 0.0 { i } else { j }] += 1.0;
+                p += 1;
+            }
+        }
+        votes
+    };
+    let m = import_onnx(&svc(&[])).unwrap();
+    assert_eq!(m.summary()[0], "Dense 4->3");
+    assert!(matches!(m.layers[1], Layer::Trees(_)), "{:?}", m.layers);
+    assert_eq!(m.class_labels, Some(ClassLabels::Ints(vec![10, 20, 30])));
+    let mut rng = 7u64;
+    let mut classes = [0; 3];
+    for _ in 0..200 {
+        let x: Vec<f64> = (0..4)
+            .map(|_| {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((rng >> 40) % 41) as f64 / 10.0 - 2.0
+            })
+            .collect();
+        let want = votes_of(&x);
+        assert_eq!(m.eval_f64(&x, 1).unwrap(), want, "x = {x:?}");
+        classes[(0..3).fold(0, |b, c| if want[c] > want[b] { c } else { b })] += 1;
+    }
+    assert!(classes.iter().all(|&c| c > 0), "every class is chosen somewhere: {classes:?}");
+    // A decision of exactly 0 votes for the second class of its pair: x = 0 leaves rho, so
+    // with rho = (0, 0, 0) class 0 loses both its pairs and class 1 wins (1,2).
+    let zero = import_onnx(&svc(&[("rho", floats_attr("rho", &[0.0; 3]))])).unwrap();
+    assert_eq!(zero.eval_f64(&[0.0; 4], 1).unwrap(), [0.0, 1.0, 2.0]);
+    // Platt's parameters change onnxruntime's scores, not its label: accepted.
+    let platt = [
+        ("prob_a", floats_attr("prob_a", &[1.0; 3])),
+        ("prob_b", floats_attr("prob_b", &[0.5; 3])),
+    ];
+    assert_eq!(import_onnx(&svc(&platt)).unwrap().summary(), m.summary());
+    // Two classes: one pair, one stump.
+    let two = svc(&[
+        ("vectors_per_class", i64s_attr("vectors_per_class", &[2, 2])),
+        ("coefficients", floats_attr("coefficients", &coef[..4])),
+        ("rho", floats_attr("rho", &[0.5])),
+        ("classlabels_ints", i64s_attr("classlabels_ints", &[0, 1])),
+    ]);
+    assert_eq!(import_onnx(&two).unwrap().summary()[0], "Dense 4->1");
+
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (svc(&[("kernel_type", str_attr("kernel_type", "RBF"))]), "kernel_type RBF (only LINEAR"),
+        (svc(&[("kernel_type", str_attr("kernel_type", "POLY"))]), "the poly kernel"),
+        (svc(&[("vectors_per_class", i64s_attr("vectors_per_class", &[1, -2, 1]))]), "[1, -2, 1]"),
+        (svc(&[("vectors_per_class", i64s_attr("vectors_per_class", &[1, 2]))]), "3 labels"),
+        (svc(&[("vectors_per_class", i64s_attr("vectors_per_class", &[2, 2, 1]))]), "16 support"),
+        (svc(&[("coefficients", floats_attr("coefficients", &coef[..6]))]), "6 coefficients"),
+        (svc(&[("rho", floats_attr("rho", &[0.5]))]), "1 rho"),
+        (svc(&[("prob_a", floats_attr("prob_a", &[1.0; 3]))]), "3 prob_a and 0 prob_b"),
+        (
+            svc(&[("prob_a", floats_attr("prob_a", &[1.0; 2])), platt[1].clone()]),
+            "for 3 class pairs",
+        ),
+    ];
+    for (bytes, want) in cases {
+        let e = import_onnx(&bytes).unwrap_err().to_string();
+        assert!(e.contains(want), "{e:?} should mention {want:?}");
+    }
+}
+
 #[test]
 fn linear_regressor_and_linear_svm_import_as_dense_layers() {
     let coef: Vec<f32> = (0..8).map(|i| i as f32 - 3.5).collect();
@@ -797,7 +901,7 @@ fn linear_regressor_and_linear_svm_import_as_dense_layers() {
 
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (svm(&[("kernel_type", str_attr("kernel_type", "RBF"))]), "SVMClassifier: kernel_type RBF"),
-        (svm(&[("v", i64s_attr("vectors_per_class", &[1, 1, 1]))]), "support vectors"),
+        (svm(&[("v", i64s_attr("vectors_per_class", &[1, 1, 1]))]), "0 support vector values"),
         (svm(&[("p", floats_attr("prob_a", &[1.0]))]), "prob_a"),
         (svm(&[("rho", floats_attr("rho", &[0.25, 0.5, 0.75]))]), "attribute rho"),
         (svm(&[("t", str_attr("post_transform", "PROBIT"))]), "post_transform PROBIT"),
@@ -1287,26 +1391,43 @@ fn a_literal_batch_of_one_is_the_batch_when_the_input_has_one() {
 /// scikit-learn's models as skl2onnx writes them by default (`scripts/models/exporter_cases.py`):
 /// the label side branch (`Cast`, `ArrayFeatureExtractor`, `Reshape` of the label), `ZipMap`,
 /// the input `Cast` and a pipeline's `Scaler` import, and the class of every held-out sample
-/// equals onnxruntime's label.
+/// equals onnxruntime's label. An SVC's scores are its one-vs-one votes: what the graph computes
+/// from its decisions builds nothing.
 #[test]
 fn scikit_learn_exports_at_their_defaults_classify_like_onnxruntime() {
     for (name, onnx, reference) in CLASSICAL_EXPORTS {
-        let model = import_onnx(onnx).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (model, report) = import_onnx_report(onnx).unwrap_or_else(|e| panic!("{name}: {e}"));
         // ZipMap at the defaults; the double graph (zipmap=False) ends in Softmax, the binary
         // LinearSVC in its positive class's column.
         let last = match name {
-            n if n.ends_with("-f64") => "Softmax",
-            "cancer-linearsvc" => "ArrayFeatureExtractor(positive class)",
+            n if n.contains("-svc-") => {
+                let want: &[&str] = match n {
+                    "iris-svc-linear-proba" => &["Cast", "ZipMap"],
+                    "cancer-scaled-svc-linear" => &[],
+                    _ => {
+                        &["Cast", "Less", "Neg", "ArrayFeatureExtractor", "Sum", "Div", "Identity"]
+                    }
+                };
+                let seen = &report.score_branch;
+                assert!(want.iter().all(|w| seen.iter().any(|s| s == w)), "{name}: {seen:?}");
+                assert!(model.dropped_transforms.is_empty(), "{name}: {model:?}");
+                assert!(matches!(model.layers.last(), Some(Layer::Trees(_))), "{name}");
+                None
+            }
+            n if n.ends_with("-f64") => Some("Softmax"),
+            "cancer-linearsvc" => Some("ArrayFeatureExtractor(positive class)"),
             n if n.ends_with("xgboost") || n.ends_with("lightgbm") => {
-                if n.starts_with("cancer") {
+                Some(if n.starts_with("cancer") {
                     "TreeEnsembleClassifier.post_transform=LOGISTIC"
                 } else {
                     "TreeEnsembleClassifier.post_transform=SOFTMAX"
-                }
+                })
             }
-            _ => "ZipMap",
+            _ => Some("ZipMap"),
         };
-        assert!(model.dropped_transforms.iter().any(|t| t == last), "{name}: {model:?}");
+        if let Some(last) = last {
+            assert!(model.dropped_transforms.iter().any(|t| t == last), "{name}: {model:?}");
+        }
         let x = json_numbers(reference, "inputs");
         let labels = common::json_labels(reference, "labels");
         let scores = model.eval_f64(&x, labels.len()).unwrap();

@@ -4,7 +4,7 @@
   the input Cast and the pipeline's Scaler are all in the graphs (one with a float64 sample,
   which makes a double graph and needs `zipmap=False`: onnxruntime refuses a ZipMap of
   doubles; two fitted on the iris species' names, so their classes are text:
-  `classlabels_strings`);
+  `classlabels_strings`; SVCs with a linear kernel, whose class is a one-vs-one vote);
 - gradient-boosted trees as onnxmltools writes LightGBM's and XGBoost's classifiers (binary:
   one score voted for one class, onnxruntime's one-score rule; three classes: one score each);
 - residual networks on the 8x8 digits as PyTorch's two exporters lay out a ResNet's basic
@@ -38,7 +38,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.svm import LinearSVC
+from sklearn.svm import SVC, LinearSVC
 from skl2onnx import to_onnx
 
 OUT = os.path.join("core-rs", "tests", "data", "exported")
@@ -63,6 +63,14 @@ def cases():
     iris_names = (iris[0], names[iris[1]])
     yield "iris-names-logreg", iris_names, LogisticRegression(max_iter=1000)
     yield "iris-names-mlp", iris_names, MLPClassifier(hidden_layer_sizes=(8,), max_iter=3000, random_state=0)
+    # SVC with a linear kernel: support vectors and one-vs-one votes. At its default
+    # (decision_function_shape="ovr") skl2onnx computes scikit-learn's one-vs-rest scores from
+    # the pairwise decisions beside the label; with probability=True, Platt's probabilities and
+    # a ZipMap. Ten digit classes make 45 pairwise votes, with tied votes among them.
+    yield "iris-svc-linear", iris, SVC(kernel="linear")
+    yield "iris-svc-linear-proba", iris, SVC(kernel="linear", probability=True, random_state=0)
+    yield "cancer-scaled-svc-linear", cancer, make_pipeline(StandardScaler(), SVC(kernel="linear"))
+    yield "digits-svc-linear", load_digits(return_X_y=True), SVC(kernel="linear")
 
 
 def write(name, onx, xte, labels, features):

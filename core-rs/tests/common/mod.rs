@@ -32,7 +32,7 @@ pub(crate) const MINIONN_REF: &str = include_str!("../../../models/data/minionn.
 /// scikit-learn's models as skl2onnx writes them at its defaults, and LightGBM's and XGBoost's
 /// as onnxmltools does, with onnxruntime's labels on held-out samples
 /// (`scripts/models/exporter_cases.py`): `(name, ONNX file, reference)`.
-pub(crate) const CLASSICAL_EXPORTS: [(&str, &[u8], &str); 12] = [
+pub(crate) const CLASSICAL_EXPORTS: [(&str, &[u8], &str); 16] = [
     (
         "iris-logreg",
         include_bytes!("../data/exported/iris-logreg.onnx"),
@@ -95,6 +95,28 @@ pub(crate) const CLASSICAL_EXPORTS: [(&str, &[u8], &str); 12] = [
         "iris-xgboost",
         include_bytes!("../data/exported/iris-xgboost.onnx"),
         include_str!("../data/exported/iris-xgboost.json"),
+    ),
+    // SVC with a linear kernel: one-vs-one votes (the class), beside skl2onnx's one-vs-rest
+    // scores, Platt's probabilities, two classes, and ten digit classes (45 pairs, a tied vote).
+    (
+        "iris-svc-linear",
+        include_bytes!("../data/exported/iris-svc-linear.onnx"),
+        include_str!("../data/exported/iris-svc-linear.json"),
+    ),
+    (
+        "iris-svc-linear-proba",
+        include_bytes!("../data/exported/iris-svc-linear-proba.onnx"),
+        include_str!("../data/exported/iris-svc-linear-proba.json"),
+    ),
+    (
+        "cancer-scaled-svc-linear",
+        include_bytes!("../data/exported/cancer-scaled-svc-linear.onnx"),
+        include_str!("../data/exported/cancer-scaled-svc-linear.json"),
+    ),
+    (
+        "digits-svc-linear",
+        include_bytes!("../data/exported/digits-svc-linear.onnx"),
+        include_str!("../data/exported/digits-svc-linear.json"),
     ),
 ];
 

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use super::{attr, only_attrs, str_attr, what, Chain};
 use crate::nn::model::{ClassLabels, Dense, Layer};
 use crate::nn::proto::NodeProto;
+use crate::nn::trees::{NodeMode, TreeEnsemble, TreeNode, TreeShape};
 use crate::nn::NnError;
 
 impl Chain<'_> {
@@ -190,8 +191,9 @@ impl Chain<'_> {
         self.rebind(n)
     }
 
-    /// `SVMClassifier` in its linear mode (one coefficient row per class, no support vectors),
-    /// with onnxruntime's semantics: score_c = w_c·x + rho[0], label = the first largest score.
+    /// `SVMClassifier`, with onnxruntime's semantics. In its linear mode (one coefficient row
+    /// per class, no support vectors): score_c = w_c·x + rho[0], label = the first largest
+    /// score. In its SVC mode (support vectors, one-vs-one): see [`Chain::svc_votes`].
     pub(super) fn svm_classifier(&mut self, n: &NodeProto) -> Result<(), NnError> {
         only_attrs(
             n,
@@ -205,25 +207,22 @@ impl Chain<'_> {
         let kernel = str_attr(n, "kernel_type").unwrap_or_else(|| "LINEAR".into());
         if kernel != "LINEAR" {
             return Err(NnError::Unsupported(format!(
-                "{}: kernel_type {kernel} (only LINEAR)",
-                what(n)
+                "{}: kernel_type {kernel} (only LINEAR: the {} kernel is not linear in the input \
+                 and has no exact secure form here; scikit-learn's SVC(kernel=\"linear\") and \
+                 LinearSVC export the linear one)",
+                what(n),
+                kernel.to_lowercase()
             )));
-        }
-        if attr(n, "vectors_per_class").is_some_and(|a| !a.ints.is_empty())
-            || attr(n, "support_vectors").is_some_and(|a| !a.floats.is_empty())
-        {
-            return Err(NnError::Unsupported(format!(
-                "{}: support vectors (one-vs-one voting mode); only the linear mode with one \
-                 coefficient row per class",
-                what(n)
-            )));
-        }
-        if attr(n, "prob_a").is_some_and(|a| !a.floats.is_empty()) {
-            return Err(NnError::Unsupported(format!("{}: attribute prob_a (Platt)", what(n))));
         }
         let labels = class_labels(n, "classlabels_ints")?;
         let coef = reals_attr(n, "coefficients")?;
         let rho = reals_attr(n, "rho")?;
+        if attr(n, "vectors_per_class").is_some_and(|a| !a.ints.is_empty()) {
+            return self.svc_votes(n, labels, coef, rho);
+        }
+        if attr(n, "prob_a").is_some_and(|a| !a.floats.is_empty()) {
+            return Err(NnError::Unsupported(format!("{}: attribute prob_a (Platt)", what(n))));
+        }
         let (k, classes) = (self.len, labels.len());
         if classes == 2 {
             return Err(NnError::Unsupported(format!(
@@ -249,5 +248,120 @@ impl Chain<'_> {
         let dense =
             Dense { inputs: k, outputs: classes, weights: coef, bias: vec![rho[0]; classes] };
         self.classifier_output(n, "SVMClassifier", Layer::Dense(dense), labels)
+    }
+
+    /// `SVMClassifier` in its SVC mode, as libsvm and scikit-learn's `SVC` decide: for every
+    /// pair of classes `i < j` (in that order, `P = m(m−1)/2` pairs) the decision
+    /// `d = Σ_{s of i} coef[j−1][s]·K(x, s) + Σ_{s of j} coef[i][s]·K(x, s) + rho[p]` votes
+    /// for `i` when `d > 0`, else for `j`; the label is the first class with the most votes
+    /// (onnxruntime's, also with two classes and with Platt's `prob_a`/`prob_b`, which change
+    /// only the scores).
+    ///
+    /// With the linear kernel `K(x, s) = x·s` every decision is linear in `x`, so the support
+    /// vectors fold into one `P`-output dense layer (`w_p = Σ coef·s`), and the votes are a
+    /// tree ensemble of `P` one-node trees (`d_p > 0`: a vote for `i`, else for `j`): one
+    /// comparison per pair, the scores being the vote counts. onnxruntime's scores (the
+    /// decisions, Platt's probabilities, or what the graph computes from them, such as
+    /// skl2onnx's one-vs-rest decision function) are not computed: that side branch builds
+    /// nothing ([`super::ImportReport::score_branch`]).
+    fn svc_votes(
+        &mut self,
+        n: &NodeProto,
+        labels: ClassLabels,
+        coef: Vec<f64>,
+        rho: Vec<f64>,
+    ) -> Result<(), NnError> {
+        let per_class = attr(n, "vectors_per_class").map(|a| a.ints.clone()).unwrap_or_default();
+        let sv = reals_attr(n, "support_vectors")?;
+        let (k, m) = (self.len, labels.len());
+        let pairs = m * m.saturating_sub(1) / 2;
+        let counts: Option<Vec<usize>> =
+            per_class.iter().map(|&c| usize::try_from(c).ok()).collect();
+        let total =
+            counts.as_ref().and_then(|c| c.iter().try_fold(0usize, |a, &v| a.checked_add(v)));
+        let fits = |v: usize| {
+            counts.as_ref().is_some_and(|c| c.len() == m)
+                && m >= 2
+                && v > 0
+                && v.checked_mul(k) == Some(sv.len())
+                && (m - 1).checked_mul(v) == Some(coef.len())
+                && rho.len() == pairs
+        };
+        let (Some(counts), Some(v)) = (counts.clone(), total.filter(|&v| fits(v))) else {
+            return Err(NnError::Shape(format!(
+                "{}: {m} labels, vectors_per_class {per_class:?}, {} support vector values, {} \
+                 coefficients, {} rho for {k} features (want m ≥ 2 counts summing to V > 0, \
+                 V·{k} values, (m − 1)·V coefficients, m(m − 1)/2 rho)",
+                what(n),
+                sv.len(),
+                coef.len(),
+                rho.len()
+            )));
+        };
+        // Platt's parameters change onnxruntime's scores, not its label (the votes').
+        let pa = attr(n, "prob_a").map_or(0, |a| a.floats.len());
+        let pb = attr(n, "prob_b").map_or(0, |a| a.floats.len());
+        if pa != pb || !(pa == 0 || pa == pairs) {
+            return Err(NnError::Shape(format!(
+                "{}: {pa} prob_a and {pb} prob_b for {pairs} class pairs",
+                what(n)
+            )));
+        }
+        let start: Vec<usize> = counts
+            .iter()
+            .scan(0, |acc, &c| {
+                let s = *acc;
+                *acc += c;
+                Some(s)
+            })
+            .collect();
+        let mut weights = Vec::with_capacity(pairs * k);
+        for (i, j) in (0..m).flat_map(|i| (i + 1..m).map(move |j| (i, j))) {
+            let mut w = vec![0.0; k];
+            // Class i's vectors weighted by coefficient row j − 1, class j's by row i.
+            for (class, row) in [(i, j - 1), (j, i)] {
+                for s in start[class]..start[class] + counts[class] {
+                    let c = coef[row * v + s];
+                    for (wf, &xf) in w.iter_mut().zip(&sv[s * k..(s + 1) * k]) {
+                        *wf += c * xf;
+                    }
+                }
+            }
+            weights.extend(w);
+        }
+        self.layers.push(Layer::Dense(Dense { inputs: k, outputs: pairs, weights, bias: rho }));
+        self.len = pairs;
+        let votes = vote_stumps(m);
+        self.classifier_output(n, "SVMClassifier", Layer::Trees(votes), labels)?;
+        // The scores are the votes, not onnxruntime's: what reads them is not computed.
+        self.scores.extend(core::mem::take(&mut self.cur));
+        self.positive = true;
+        Ok(())
+    }
+}
+
+/// One-node trees voting over the `m(m−1)/2` decisions `d_p` of the class pairs `i < j`:
+/// `d_p > 0` scores one vote for `i`, else one for `j`.
+fn vote_stumps(m: usize) -> TreeEnsemble {
+    let pairs: Vec<(usize, usize)> = (0..m).flat_map(|i| (i + 1..m).map(move |j| (i, j))).collect();
+    let node = |p| TreeNode { feature: p, mode: NodeMode::Gt, parent: None, depth: 0 };
+    let mut leaf_weights = vec![0.0; 2 * pairs.len() * m];
+    let mut leaves = Vec::with_capacity(2 * pairs.len());
+    for (p, &(i, j)) in pairs.iter().enumerate() {
+        for (branch, class) in [(true, i), (false, j)] {
+            leaf_weights[leaves.len() * m + class] = 1.0;
+            leaves.push(Some((p, branch)));
+        }
+    }
+    TreeEnsemble {
+        shape: TreeShape {
+            features: pairs.len(),
+            classes: m,
+            nodes: (0..pairs.len()).map(node).collect(),
+            leaves,
+        },
+        thresholds: vec![0.0; pairs.len()],
+        leaf_weights,
+        base: vec![0.0; m],
     }
 }

@@ -9,9 +9,9 @@
 //! `Identity`, `Dropout` (inference), and at the end `Softmax`, `LogSoftmax`, `Sigmoid`, `Tanh`
 //! (a single score before them becomes the two columns `(−z, z)`) and `ArgMax`. Domain
 //! `ai.onnx.ml`: `LinearClassifier` (multinomial, or binary with one coefficient row),
-//! `LinearRegressor`, `SVMClassifier` (linear kernel, one coefficient row per class),
-//! `TreeEnsembleClassifier`, and `Normalizer` after a probability transform; `ReduceMean` over
-//! the last axes (an average pool). Every op reads the running activation, except that a value
+//! `LinearRegressor`, `SVMClassifier` (linear kernel: one coefficient row per class, or support
+//! vectors and one-vs-one votes), `TreeEnsembleClassifier`, and `Normalizer` after a probability
+//! transform; `ReduceMean` over the last axes (an average pool). Every op reads the running activation, except that a value
 //! read again later is kept and an `Add` of two activations joins two branches (residual
 //! connections, `graph.rs`). Anything else is an [`NnError::Unsupported`] naming the op,
 //! attribute or shape.
@@ -62,6 +62,10 @@ pub struct ImportReport {
     pub folded: Vec<String>,
     /// The class label's side branch: nothing built.
     pub label_branch: Vec<String>,
+    /// The scores' side branch of a classifier whose scores the model replaces (an SVC's
+    /// pairwise decisions and what the graph computes from them; the model's scores are the
+    /// decisions' votes, which give the class): nothing built.
+    pub score_branch: Vec<String>,
     /// Only rename or reshape the activation (`Identity`, `Dropout`, `Cast`, `Flatten`,
     /// `Reshape`): nothing built.
     pub views: Vec<String>,
@@ -71,7 +75,7 @@ pub struct ImportReport {
 }
 
 impl ImportReport {
-    /// One line per non-empty list, keyed `folded`, `labels`, `views`, `merged`:
+    /// One line per non-empty list, keyed `folded`, `labels`, `scores`, `views`, `merged`:
     /// `("folded", "Shape, Gather ×2, Concat")`, op types counted.
     pub fn lines(&self) -> Vec<(&'static str, String)> {
         let count = |ops: &[String]| {
@@ -89,6 +93,7 @@ impl ImportReport {
         [
             ("folded", &self.folded),
             ("labels", &self.label_branch),
+            ("scores", &self.score_branch),
             ("views", &self.views),
             ("merged", &self.merged),
         ]
@@ -180,6 +185,7 @@ pub fn import_onnx_report(bytes: &[u8]) -> Result<(Model, ImportReport), NnError
         consts,
         cur: BTreeSet::from([input.name.clone()]),
         labels: BTreeSet::new(),
+        scores: BTreeSet::new(),
         len,
         shape: input_shape.clone(),
         layers: Vec::new(),
@@ -202,7 +208,7 @@ pub fn import_onnx_report(bytes: &[u8]) -> Result<(Model, ImportReport), NnError
     }
     st.finish_quantized()?;
     for o in &g.outputs {
-        if !st.cur.contains(&o.name) && !st.labels.contains(&o.name) {
+        if ![&st.cur, &st.labels, &st.scores].iter().any(|s| s.contains(&o.name)) {
             return Err(NnError::Unsupported(format!(
                 "graph output {:?} is not computed by the supported chain",
                 o.name
@@ -225,6 +231,8 @@ struct Chain<'g> {
     consts: BTreeMap<&'g str, &'g TensorProto>,
     cur: BTreeSet<String>,
     labels: BTreeSet<String>,
+    /// Values on a classifier's score side branch (see [`ImportReport::score_branch`]).
+    scores: BTreeSet<String>,
     len: usize,
     /// Per-sample shape of the running activation (product `len`).
     shape: Vec<usize>,
@@ -299,7 +307,6 @@ impl Chain<'_> {
             return Ok(());
         }
         if self.side_branch(n) {
-            self.report.label_branch.push(op);
             return Ok(());
         }
         let built = |c: &Self| c.layers.iter().filter(|l| !matches!(l, Layer::Register(_))).count();
@@ -527,24 +534,31 @@ impl Chain<'_> {
 
     /// A node on the class label's side branch (every input a label, a constant or folded, at
     /// least one a label: skl2onnx's `ArrayFeatureExtractor` of the classes, `Cast`, `Reshape`
-    /// of the label): its outputs are labels too, and nothing is built.
+    /// of the label): its outputs are labels too, and nothing is built. Likewise on the score
+    /// side branch (inputs from it, constants or folded; labels may join it): reported there.
     fn side_branch(&mut self, n: &NodeProto) -> bool {
         let inputs = n.inputs.iter().filter(|i| !i.is_empty());
-        let mut any_label = false;
+        let (mut any_label, mut any_score) = (false, false);
         for i in inputs {
             if self.labels.contains(i) {
                 any_label = true;
+            } else if self.scores.contains(i) {
+                any_score = true;
             } else if !(self.consts.contains_key(i.as_str()) || self.folded.contains_key(i)) {
                 return false;
             }
         }
-        if any_label {
+        if any_score {
+            self.scores.extend(n.outputs.iter().cloned());
+            self.report.score_branch.push(n.op_type.clone());
+        } else if any_label {
             self.labels.extend(n.outputs.iter().cloned());
+            self.report.label_branch.push(n.op_type.clone());
             if n.op_type == "ArrayFeatureExtractor" && self.class_labels.is_none() {
                 self.class_labels = n.inputs.first().and_then(|c| self.classes_tensor(c));
             }
         }
-        any_label
+        any_label || any_score
     }
 
     /// The class labels of a network's label branch: the constant `name` that skl2onnx's

@@ -115,6 +115,7 @@ fn inspect(a: &InspectArgs) -> Result<(), String> {
             let why = match what {
                 "folded" => "computed from constants and static shapes as the file is read",
                 "labels" => "the class label's side branch: nothing built",
+                "scores" => "computed from scores the model replaces by their votes: nothing built",
                 "views" => "renames and reshapes: nothing built",
                 _ => "into the layer before",
             };
