@@ -11,8 +11,8 @@ use ringfence_core::meteor::online_cost;
 use ringfence_core::net::frame::HEADER_LEN;
 use ringfence_core::net::{Ctx, FrameError, PartyId, Roster, SessionId, Stats};
 use ringfence_core::nn::{
-    argmax_rows, import_onnx, ClassLabels, FixedPlan, InputRange, Label, Model, ModelFile,
-    ModelShape, NnError, Output, DEFAULT_FRAC_BITS, MAX_LABEL_BYTES,
+    argmax_rows, import_onnx, ClassLabels, Dense, FixedPlan, InputRange, Label, Layer, Model,
+    ModelFile, ModelShape, NnError, Output, DEFAULT_FRAC_BITS, MAX_LABEL_BYTES,
 };
 use ringfence_core::prg::Seed;
 use ringfence_core::rep3::{Comparisons, Rep3};
@@ -22,7 +22,7 @@ use ringfence_core::rss::Rss;
 use ringfence_core::service::stock::{Mesh, Shelf, Step, Target};
 use ringfence_core::service::{
     self, Backend, Catalog, Classification, ModelPolicy, Outcome, Request, ServiceBase, Stage,
-    CLIENT,
+    CLIENT, MAX_SCORES,
 };
 use ringfence_core::testing::conformance::TestBase;
 use ringfence_core::testing::{self, Action, MemTransport};
@@ -335,6 +335,8 @@ fn the_answer_carries_the_class_labels_the_model_owner_names() {
         (word(0, 1, 1, 0), "a class label's length is out of range"),
         (word(0, 1, 1, MAX_LABEL_BYTES as u64 + 1), "a class label's length is out of range"),
         (word(0, 1, 1, 9), "class labels of another length than their frame"),
+        // More scores than any served model has: refused before a result is reserved.
+        (word(0, 0, 2, MAX_SCORES as u64 + 1), "model sizes out of range"),
     ] {
         let net = testing::Net::new(4);
         net.set_hook(hook);
@@ -970,6 +972,23 @@ fn a_server_other_than_the_owner_refuses_the_weights_unless_the_model_is_public(
     damaged[20] ^= 1;
     assert!(matches!(load(1, &damaged, false), Err(NnError::ShapeFile(_))));
     assert!(matches!(load(1, b"not a model", false), Err(NnError::Malformed(_))));
+    // A model of more scores per sample than clients accept is not served.
+    let wide = Model {
+        input_name: "x".into(),
+        input_shape: vec![1],
+        layers: vec![Layer::Dense(Dense {
+            inputs: 1,
+            outputs: MAX_SCORES + 1,
+            weights: vec![0.5; MAX_SCORES + 1],
+            bias: vec![0.0; MAX_SCORES + 1],
+        })],
+        class_labels: None,
+        dropped_transforms: vec![],
+        input_range: None,
+    };
+    let wide = ModelShape::new(&wide, FixedPlan::<Z64>::new(&wide, 12).unwrap().shape()).encode();
+    let e = load(1, &wide, false).unwrap_err().to_string();
+    assert!(e.contains("65537 scores per sample; clients accept at most 65536"), "{e}");
 }
 
 /// Servers given different shapes of a model do not make runs of it ahead of demand: the mesh

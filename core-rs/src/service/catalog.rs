@@ -2,7 +2,7 @@
 //! owner's weights and its [`ModelPolicy`], and the check of a request against it.
 
 use super::stock::Shelf;
-use super::{Backend, ModelInfo, Request, MODEL_OWNER};
+use super::{Backend, ModelInfo, Request, MAX_SCORES, MODEL_OWNER};
 use crate::net::PartyId;
 use crate::nn::{FixedPlan, ModelFile, NnError, Output, PlanShape};
 use crate::rep3::Comparisons;
@@ -82,7 +82,8 @@ impl Catalog {
     }
 
     /// Serves `shape` under `name`, revealing at most `reveals` to clients; the owner passes
-    /// the weights (`plan`), others `None`.
+    /// the weights (`plan`), others `None`. Clients refuse a model of more than
+    /// [`MAX_SCORES`] scores per sample ([`Catalog::load`] refuses to serve one).
     pub fn add(
         &mut self,
         name: &str,
@@ -127,6 +128,13 @@ impl Catalog {
             }
             ModelFile::Shape(shape) => (shape.plan, None),
         };
+        if shape.output_len() > MAX_SCORES {
+            return Err(NnError::NotServable(format!(
+                "model {name:?}: {} scores per sample; clients accept at most {MAX_SCORES} (a \
+                 classifier's classes)",
+                shape.output_len()
+            )));
+        }
         self.add(name, shape, plan, policy.reveals);
         Ok(())
     }

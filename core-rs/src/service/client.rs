@@ -2,13 +2,14 @@
 //! in its setup and receives its [`Classification`].
 
 use super::messages::{
-    decode_labels, decode_text, max_label_words, INFO_WORDS, MAGIC, MAX_REASON_WORDS,
+    decode_labels, decode_text, max_label_words, INFO_WORDS, MAGIC, MAX_REASON_WORDS, MAX_SCORES,
 };
 use std::any::Any;
 
 use super::registry::{self, ForClient};
 use super::{Backend, Deployment, ModelInfo, Request, MODEL_OWNER, VERSION};
 use crate::net::{Ctx, FrameError, PartyId, Roster, Stats, Transport};
+use crate::nn::geom::MAX_LAYER_VALUES;
 use crate::nn::{
     argmax_rows, Inference, InputRange, Label, ModelShape, Output, PlanShape, SharedModel,
 };
@@ -173,8 +174,13 @@ impl<T: Transport> Client<T> {
                 let reason = decode_text(&ctx.recv::<Z64>(i, n).await?);
                 return Err(Error::Refused { peer: i, reason });
             }
-            let size = |z: Z64| usize::try_from(z.0).ok().filter(|&v| v > 0 && v <= 1 << 28);
-            let (Some(input_len), Some(output_len)) = (size(w[1]), size(w[2])) else {
+            let size =
+                |z: Z64, max: usize| usize::try_from(z.0).ok().filter(|&v| v > 0 && v <= max);
+            // The result is `batch × output_len` words: a description may not make the client
+            // reserve more than the largest model's scores.
+            let (Some(input_len), Some(output_len)) =
+                (size(w[1], MAX_LAYER_VALUES), size(w[2], MAX_SCORES))
+            else {
                 return Err(bad("model sizes out of range"));
             };
             let frac_bits = u32::try_from(w[3].0)

@@ -17,6 +17,11 @@ pub const MAX_NAME: usize = 32;
 /// carries its class labels (a sixth word sizes their frame, which follows).
 pub const VERSION: u8 = 3;
 
+/// Most scores per sample of a served model (the class labels' bound, [`MAX_LABELS`]; as
+/// onnxruntime's classifiers, which take at most 65,535 classes). A client refuses a description
+/// with more, before it reserves room for a result; a party refuses to load such a model.
+pub const MAX_SCORES: usize = MAX_LABELS;
+
 pub(super) const MAGIC: u64 = 0x5246_434c; // "RFCL"
 pub(super) const REQUEST_WORDS: usize = 2 + MAX_NAME / 8;
 pub(super) const INFO_WORDS: usize = 6;

@@ -98,7 +98,7 @@ pub mod stock;
 pub use catalog::{Catalog, ModelPolicy};
 pub use client::{Classification, Client, Ready};
 pub use limits::request_limit;
-pub use messages::{ModelInfo, Request, MAX_NAME, VERSION};
+pub use messages::{ModelInfo, Request, MAX_NAME, MAX_SCORES, VERSION};
 pub use registry::{Backend, Deployment, ServiceBase};
 pub use server::{serve, Outcome, Stage};
 
