@@ -326,10 +326,16 @@ fn unsupported_ops_attributes_and_shapes_are_named() {
         (
             vec![
                 node("Gemm", &["x", "W", "B"], &["s"], &[]),
-                node("Sigmoid", &["s"], &["p"], &[]),
-                node("Relu", &["p"], &["y"], &[]),
+                node("HardSigmoid", &["s"], &["y"], &[float_attr("alpha", -1.0)]),
             ],
-            "after an output transform (Sigmoid): it is taken only at the output",
+            "HardSigmoid: alpha -1 (must be positive)",
+        ),
+        (
+            vec![
+                node("Gemm", &["x", "W", "B"], &["s"], &[]),
+                node("Clip", &["s"], &["y"], &[float_attr("min", 2.0), float_attr("max", 1.0)]),
+            ],
+            "bounds [2, 1]",
         ),
     ];
     for (nodes, want) in cases {
@@ -1717,6 +1723,91 @@ fn a_sub_of_two_activations_subtracts_in_the_node_s_order() {
         [node("Gemm", &["x", "W", "B"], &["a"], &[]), node("Sub", &["a", "a"], &["y"], &[])];
     let e = import_onnx(&model_with(&selfish, "y", &[])).unwrap_err().to_string();
     assert!(e.contains("an activation minus itself"), "{e}");
+}
+
+/// Activations inside a network are piecewise-linear layers: `LeakyRelu`, `HardSigmoid` and
+/// `Clip` (two bounds, one, equal ones) exactly; `Sigmoid` and `Tanh` within their bounds. In
+/// float, in the fixed-point plan and securely on rep3, METEOR and mal3 (within a few units of
+/// the plan), on samples reaching both tails and the knots between; a `Sigmoid` that only the
+/// output reads stays an output transform.
+#[test]
+fn activations_inside_a_network_are_piecewise_linear_layers() {
+    use ringfence_core::nn::{FixedPlan, Output};
+    use ringfence_core::ring::Z64;
+    let w2 = tensor("W2", &[3, 3], &[1.0, 0.0, 2.0, 0.0, -1.0, 0.5, 0.25, 0.0, 1.0]);
+    let bounds =
+        [tensor("lo", &[], &[-0.5]), tensor("hi", &[], &[1.5]), tensor("one", &[], &[1.0])];
+    type Act = fn(f64) -> f64;
+    let cases: Vec<(&str, Vec<u8>, Act, f64)> = vec![
+        ("Sigmoid", node("Sigmoid", &["a"], &["h"], &[]), |v| 1.0 / (1.0 + (-v).exp()), 7.6e-4),
+        ("Tanh", node("Tanh", &["a"], &["h"], &[]), f64::tanh, 1.6e-3),
+        (
+            "LeakyRelu",
+            node("LeakyRelu", &["a"], &["h"], &[float_attr("alpha", 0.125)]),
+            |v| v.max(v / 8.0),
+            0.0,
+        ),
+        (
+            "HardSigmoid",
+            node("HardSigmoid", &["a"], &["h"], &[]),
+            |v| (0.2 * v + 0.5).clamp(0.0, 1.0),
+            0.0,
+        ),
+        ("Clip", node("Clip", &["a", "lo", "hi"], &["h"], &[]), |v| v.clamp(-0.5, 1.5), 0.0),
+        ("Clip max", node("Clip", &["a", "", "hi"], &["h"], &[]), |v| v.min(1.5), 0.0),
+        ("Clip equal", node("Clip", &["a", "one", "one"], &["h"], &[]), |_| 1.0, 0.0),
+    ];
+    // Scaled copies of one input: the first layer's outputs run from about −12 to 12.
+    let (x1, _, _) = two_branches();
+    let scales = [-6.0, -2.0, -0.7, -0.2, 0.0, 0.3, 1.1, 2.5, 6.0];
+    let x: Vec<f64> = scales.iter().flat_map(|s| x1.map(|v| v * s)).collect();
+    let batch = scales.len();
+    let w2v = [[1.0, 0.0, 2.0], [0.0, -1.0, 0.5], [0.25, 0.0, 1.0]];
+    for (op, act, f, bound) in cases {
+        let nodes = [
+            node("Gemm", &["x", "W", "B"], &["a"], &[]),
+            act,
+            node("MatMul", &["h", "W2"], &["y"], &[]),
+        ];
+        let inits = [&[w2.clone()][..], &bounds].concat();
+        let m = import_onnx(&model_with(&nodes, "y", &inits)).unwrap();
+        assert!(matches!(m.layers[1], Layer::Spline(_)), "{op}: {:?}", m.summary());
+        assert_eq!(m.layers.len(), 3, "{op}: {:?}", m.summary());
+        // The float model: the first layer's outputs, the activation, then W2.
+        let first = Model { layers: m.layers[..1].to_vec(), ..m.clone() };
+        let a = first.eval_f64(&x, batch).unwrap();
+        let want: Vec<f64> = a
+            .chunks(3)
+            .flat_map(|a| (0..3).map(move |o| (0..3).map(|i| f(a[i]) * w2v[i][o]).sum::<f64>()))
+            .collect();
+        let got = m.eval_f64(&x, batch).unwrap();
+        let slack = bound * 3.25 + 1e-12; // |W2| column sums ≤ 3.25
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= slack, "{op}: {g} vs {w} (bound {slack})");
+        }
+        let plan = FixedPlan::<Z64>::new(&m, 13).unwrap();
+        let xe = plan.encode_input(&x).unwrap();
+        let plain = plan.eval_plain(&xe, batch).unwrap();
+        for (p, g) in plan.decode(&plain).iter().zip(&got) {
+            assert!((p - g).abs() < 2e-3, "{op}: plan {p} vs float {g}");
+        }
+        let secure = [
+            common::secure_run::<common::Rep3P>(&plan, &xe, batch, Output::Logits).scores,
+            common::secure_run::<common::MeteorP>(&plan, &xe, batch, Output::Logits).scores,
+            common::secure_run::<common::Mal3P>(&plan, &xe, batch, Output::Logits).scores,
+        ];
+        for (scheme, scores) in ["rep3", "meteor", "mal3"].iter().zip(secure) {
+            for (s, p) in scores.iter().zip(&plain) {
+                let d = s.0.wrapping_sub(p.0) as i64;
+                assert!(d.abs() <= 8, "{op} on {scheme}: {scores:?} vs {plain:?}");
+            }
+        }
+    }
+    // Read only by the output: an output transform, left out.
+    let at_end =
+        [node("Gemm", &["x", "W", "B"], &["a"], &[]), node("Sigmoid", &["a"], &["y"], &[])];
+    let m = import_onnx(&model_with(&at_end, "y", &[])).unwrap();
+    assert_eq!((m.layers.len(), m.dropped_transforms.clone()), (1, vec!["Sigmoid".to_string()]));
 }
 
 /// `ReduceMean` over the last axes is an average pool (attribute axes before opset 18, an

@@ -264,3 +264,41 @@ fn text_class_labels_round_trip_and_forged_ones_are_clear_errors() {
         assert!(e.contains(want), "{e}");
     }
 }
+
+/// A spline's encoded knots and slopes travel in the shape file (P1 and P2 compute it from
+/// them); a forged knot count, or knots out of order, are clear errors.
+#[test]
+fn a_spline_s_knots_round_trip_and_forged_ones_are_clear_errors() {
+    use ringfence_core::nn::{Dense, Model, Spline};
+    let dense = |i: usize, o: usize| {
+        Layer::Dense(Dense { inputs: i, outputs: o, weights: vec![0.5; i * o], bias: vec![0.0; o] })
+    };
+    let model = Model {
+        input_name: "x".into(),
+        input_shape: vec![2],
+        layers: vec![dense(2, 3), Layer::Spline(Spline::sigmoid()), dense(3, 2)],
+        class_labels: None,
+        dropped_transforms: vec![],
+        input_range: None,
+    };
+    let plan = FixedPlan::<Z64>::new(&model, 13).unwrap();
+    let shape = ModelShape::new(&model, plan.shape());
+    let good = shape.encode();
+    assert_eq!(ModelShape::decode(&good).unwrap(), shape);
+    // The first knot, −8 in 13 fractional bits; the knot count before it.
+    let first = good.windows(8).position(|w| w == (-8i64 << 13).to_le_bytes()).unwrap();
+    let count = first - 4;
+    assert_eq!(good[count..first], 65u32.to_le_bytes());
+    let second = (-8i64 << 13) + (1 << 11);
+    assert_eq!(good[first + 8..first + 16], second.to_le_bytes());
+    for (at, value, want) in [
+        (count, 0u32.to_le_bytes().to_vec(), "spline knots: 0"),
+        (count, 1025u32.to_le_bytes().to_vec(), "spline knots: 1025 (at most 1024"),
+        (first, second.to_le_bytes().to_vec(), "does not fit"),
+    ] {
+        let mut b = good.clone();
+        b[at..at + value.len()].copy_from_slice(&value);
+        let e = shape_error(&sealed(b));
+        assert!(e.contains(want), "{want}: {e}");
+    }
+}

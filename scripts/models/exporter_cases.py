@@ -4,7 +4,8 @@
   the input Cast and the pipeline's Scaler are all in the graphs (one with a float64 sample,
   which makes a double graph and needs `zipmap=False`: onnxruntime refuses a ZipMap of
   doubles; two fitted on the iris species' names, so their classes are text:
-  `classlabels_strings`; SVCs with a linear kernel, whose class is a one-vs-one vote);
+  `classlabels_strings`; SVCs with a linear kernel, whose class is a one-vs-one vote; MLPs
+  with tanh and logistic hidden layers);
 - gradient-boosted trees as onnxmltools writes LightGBM's and XGBoost's classifiers (binary:
   one score voted for one class, onnxruntime's one-score rule; three classes: one score each);
 - residual networks on the 8x8 digits as PyTorch's two exporters lay out a ResNet's basic
@@ -71,6 +72,10 @@ def cases():
     yield "iris-svc-linear-proba", iris, SVC(kernel="linear", probability=True, random_state=0)
     yield "cancer-scaled-svc-linear", cancer, make_pipeline(StandardScaler(), SVC(kernel="linear"))
     yield "digits-svc-linear", load_digits(return_X_y=True), SVC(kernel="linear")
+    # MLPs with tanh and logistic hidden layers (Tanh / Sigmoid nodes inside the network).
+    mlp = lambda act: MLPClassifier(hidden_layer_sizes=(16,), activation=act, max_iter=3000, random_state=0)
+    yield "wine-scaled-mlp-tanh", wine, make_pipeline(StandardScaler(), mlp("tanh"))
+    yield "iris-mlp-logistic", iris, mlp("logistic")
 
 
 def write(name, onx, xte, labels, features):

@@ -109,6 +109,11 @@ pub fn online_cost(shape: &PlanShape, bits: usize, batch: usize) -> (u64, u64) {
             StepShape::Trees(t) => trees_online_cost(t, bits),
             StepShape::SumPool(_) | StepShape::Register(_) => (0, 0),
             StepShape::Scale { len, .. } => (word * *len as u64, 1),
+            // One ReLU batch over every knot, then the sum's truncation.
+            StepShape::Spline(sp) => {
+                let (len, k) = (sp.len as u64, sp.knots.len() as u64);
+                (relu.0 * len * k + word * len, relu.1 + 1)
+            }
             // Never run: METEOR refuses integer plans.
             StepShape::Requant { .. } => (0, 0),
         };

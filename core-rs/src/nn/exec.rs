@@ -24,6 +24,7 @@ use std::borrow::Cow;
 use super::plan::{
     grouped_gather, inverse, tile, window_columns, FixedPlan, Output, PlanShape, WeightedStep,
 };
+use super::spline::SplineShape;
 use super::trees::TreeShape;
 use super::PoolGeom;
 use crate::net::PartyId;
@@ -264,11 +265,38 @@ pub(crate) async fn walk<'m, R: IntRing, L: Layers<'m, R>>(
             WeightedStep::Register(r) => {
                 r.apply(h, &mut regs, |a, b| a.add(&b), |a, b| a.sub(&b))?
             }
+            WeightedStep::Spline(sp) => spline(l, sp, h, frac_bits).await?,
         };
     }
     // An integer plan's scores are quantized integers: in the plan's fixed point (exact,
     // local) like every plan's.
     Ok(if exact { h.scale(R::from_i64(1 << frac_bits)) } else { h })
+}
+
+/// A piecewise-linear activation (see [`super::spline`]): the ReLUs of `x − t_i` for every
+/// knot in one batch, the slopes' sum locally in `2f` fractional bits, one truncation.
+async fn spline<'m, R: IntRing, L: Layers<'m, R>>(
+    l: &mut L,
+    sp: &SplineShape,
+    x: L::V,
+    frac_bits: u32,
+) -> Result<L::V, Error> {
+    let n = x.len();
+    let at = |l: &L, c: i64| l.constant(&vec![R::from_i64(c); n]);
+    let shifted = sp.knots.iter().map(|&t| x.sub(&at(l, t))).collect::<Result<Vec<_>, _>>()?;
+    let r = l.relu(L::V::concat(&shifted.iter().collect::<Vec<_>>())).await?;
+    let r = |i: usize| r.slice(i * n..(i + 1) * n);
+    let (k, s) = (sp.knots.len(), &sp.slopes);
+    let slope = |i: usize| R::from_i64(s[i]);
+    // f(t_0), in 2f fractional bits.
+    let mut acc = at(l, sp.value).scale(R::ONE.shl(frac_bits));
+    acc = acc.add(&shifted[0].sub(&r(0))?.scale(slope(0)))?;
+    for i in 0..k - 1 {
+        acc = acc.add(&r(i).sub(&r(i + 1))?.scale(slope(i + 1)))?;
+    }
+    acc = acc.add(&r(k - 1).scale(slope(k)))?;
+    // A product with the public 1 (raw), truncated by f: the truncation alone.
+    l.scale_fixed(acc, R::ONE).await
 }
 
 /// Adds the gathers of the window columns (local).

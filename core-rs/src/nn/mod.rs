@@ -31,6 +31,7 @@ mod proto;
 mod quant;
 mod register;
 pub mod shape;
+pub mod spline;
 pub mod trees;
 pub mod uniform;
 pub mod zoo;
@@ -40,7 +41,7 @@ pub use geom::{ConvGeom, PoolGeom};
 pub use import::{import_onnx, import_onnx_report, ImportReport};
 pub use model::{
     argmax_rows, Affine, ClassLabels, Conv, Dense, InputRange, Label, Layer, Model, Register,
-    Requant, INPUT_RANGE_KEY, MAX_LABELS, MAX_LABELS_TEXT, MAX_LABEL_BYTES,
+    Requant, Spline, INPUT_RANGE_KEY, MAX_LABELS, MAX_LABELS_TEXT, MAX_LABEL_BYTES,
 };
 pub use plan::{FixedPlan, Output, PlanShape, PrepNeeds, StepShape, DEFAULT_FRAC_BITS};
 pub use shape::{ModelFile, ModelShape};

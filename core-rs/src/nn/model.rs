@@ -2,6 +2,7 @@
 
 use super::geom::{ConvGeom, PoolGeom};
 pub use super::register::Register;
+pub use super::spline::Spline;
 use super::trees::TreeEnsemble;
 use super::NnError;
 
@@ -200,6 +201,9 @@ pub enum Layer {
     Requant(Requant),
     /// A register operation of a graph with residual connections (see [`Register`]).
     Register(Register),
+    /// An elementwise activation other than ReLU, as a piecewise-linear function (exact for
+    /// `LeakyRelu`, `Clip`, `HardSigmoid`; `Sigmoid` and `Tanh` within its bound).
+    Spline(Spline),
 }
 
 /// The requantization of an int8 model's tensor: `y = clamp(round(scale[c]·x), min, max)`
@@ -295,7 +299,7 @@ impl Layer {
     pub fn out_len(&self, in_len: usize) -> usize {
         match self {
             Self::Dense(d) => d.outputs,
-            Self::Relu => in_len,
+            Self::Relu | Self::Spline(_) => in_len,
             Self::Conv(c) => c.geom.out_len(),
             Self::MaxPool(p) | Self::AvgPool(p) => p.out_len(),
             Self::Affine(a) => a.channels * a.inner,
@@ -343,6 +347,10 @@ impl Model {
             .map(|l| match l {
                 Layer::Dense(d) => format!("Dense {}->{}", d.inputs, d.outputs),
                 Layer::Relu => "Relu".to_string(),
+                Layer::Spline(s) if s.bound > 0.0 => {
+                    format!("{} ({} pieces, within {:.1e})", s.name, s.knots.len() - 1, s.bound)
+                }
+                Layer::Spline(s) => s.name.clone(),
                 Layer::Conv(c) => {
                     let g = &c.geom;
                     format!(
@@ -425,6 +433,7 @@ impl Model {
                         && a.shift.len() == a.channels
                 }
                 Layer::Register(r) => r.fits(&mut { per }, &mut lens),
+                Layer::Spline(s) => s.check().is_ok(),
                 _ => true,
             };
             if !ok {
@@ -440,6 +449,7 @@ impl Model {
                     })
                     .collect(),
                 Layer::Relu => h.into_iter().map(|v| v.max(0.0)).collect(),
+                Layer::Spline(s) => h.into_iter().map(|v| s.eval(v)).collect(),
                 Layer::Conv(c) => {
                     let g = &c.geom;
                     if !g.is_valid()

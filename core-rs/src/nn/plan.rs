@@ -48,6 +48,7 @@ use super::geom::{ConvGeom, PoolGeom};
 use super::model::{check_input, ClassLabels, InputRange, Layer, Model, Register};
 use super::quant::{integer_weight, IntegerWalk};
 use super::register::sum;
+use super::spline::SplineShape;
 use super::trees::{self, TreeShape};
 use super::NnError;
 use crate::ring::fixed::FixedPoint;
@@ -125,6 +126,9 @@ pub enum StepShape {
     },
     /// A register operation (residual connections): local, no material.
     Register(Register),
+    /// A piecewise-linear activation (see [`super::spline`]): one ReLU per knot and value, one
+    /// truncation per value.
+    Spline(SplineShape),
 }
 
 impl StepShape {
@@ -133,6 +137,7 @@ impl StepShape {
         match self {
             Self::Dense { outputs, .. } => *outputs,
             Self::Relu { len } | Self::Scale { len, .. } => *len,
+            Self::Spline(s) => s.len,
             Self::Conv(g) => g.out_len(),
             Self::MaxPool(g) | Self::SumPool(g) => g.out_len(),
             Self::Trees(t) => t.classes,
@@ -216,6 +221,10 @@ impl PlanShape {
                 StepShape::Relu { len } => n.bits += batch * len,
                 StepShape::MaxPool(g) => n.bits += batch * g.out_len() * (g.window_len() - 1),
                 StepShape::Scale { len, .. } => n.products += batch * len,
+                StepShape::Spline(sp) => {
+                    n.bits += batch * sp.len * sp.knots.len();
+                    n.products += batch * sp.len;
+                }
                 StepShape::SumPool(_) | StepShape::Register(_) => {}
                 StepShape::Trees(t) => {
                     n.bits += batch * t.nodes.len();
@@ -293,6 +302,7 @@ pub(crate) enum WeightedStep<V> {
         mult: V,
     },
     Register(Register),
+    Spline(SplineShape),
 }
 
 impl PlanShape {
@@ -311,6 +321,7 @@ impl PlanShape {
                 | StepShape::MaxPool(_)
                 | StepShape::SumPool(_)
                 | StepShape::Scale { .. }
+                | StepShape::Spline(_)
                 | StepShape::Register(_) => {}
             }
         }
@@ -350,6 +361,7 @@ impl PlanShape {
                         WeightedStep::Requant { channels: *channels, inner: *inner, lo, hi, mult }
                     }
                     StepShape::Register(r) => WeightedStep::Register(*r),
+                    StepShape::Spline(sp) => WeightedStep::Spline(sp.clone()),
                 })
             })
             .collect()
@@ -413,6 +425,7 @@ pub(crate) enum Step<R> {
         mult: Vec<R>,
     },
     Register(Register),
+    Spline(SplineShape),
 }
 
 impl<R: IntRing> FixedPlan<R> {
@@ -466,6 +479,21 @@ impl<R: IntRing> FixedPlan<R> {
                     len = d.outputs;
                 }
                 Layer::Relu => steps.push(Step::Relu { len }),
+                Layer::Spline(sp) if integer => {
+                    return Err(NnError::Unsupported(format!(
+                        "layer {i} ({:?}) in a quantized model: only ReLU runs on integers",
+                        sp
+                    )));
+                }
+                Layer::Spline(sp) => {
+                    sp.check()?;
+                    let code = |v: &[f64]| -> Result<Vec<i64>, NnError> {
+                        v.iter().map(|&v| Ok(enc(i, &sp.name, v)?.to_i64())).collect()
+                    };
+                    let value = enc(i, &sp.name, sp.value)?.to_i64();
+                    let (knots, slopes) = (code(&sp.knots)?, code(&sp.slopes)?);
+                    steps.push(Step::Spline(SplineShape { len, knots, slopes, value }));
+                }
                 Layer::Conv(c) => {
                     let g = c.geom;
                     if g.in_len() != len
@@ -669,6 +697,7 @@ impl<R: IntRing> FixedPlan<R> {
                         StepShape::Requant { channels: *channels, inner: *inner, shift: *shift }
                     }
                     Step::Register(r) => StepShape::Register(*r),
+                    Step::Spline(sp) => StepShape::Spline(sp.clone()),
                 })
                 .collect(),
             input_range: self.input_range,
@@ -823,6 +852,12 @@ impl<R: IntRing> FixedPlan<R> {
                         |a, b| crate::sharing::Linear::sub(&a, &b),
                     )
                     .map_err(|e| NnError::Shape(e.to_string()))?,
+                Step::Spline(sp) => {
+                    let z: Vec<R> =
+                        h.iter().map(|x| R::from_i64(sp.sum_at(x.to_i64(), f))).collect();
+                    truncated(&z);
+                    z.into_iter().map(|v| v.shr_arith(f)).collect()
+                }
             };
         }
         if self.is_integer() {
@@ -888,6 +923,11 @@ impl<R: IntRing> FixedPlan<R> {
                 }
                 // A difference's spread, like a sum's, is at most its operands' together.
                 Step::Register(r) => r.apply(d, &mut regs, sum, sum).unwrap_or_default(),
+                // Continuous: a difference grows by the steepest slope, plus the truncation.
+                Step::Spline(sp) => {
+                    let l = sp.steepest(self.fp);
+                    d.iter().map(|v| l * v + 1.0).collect()
+                }
             };
         }
         worst(&d)
@@ -962,6 +1002,16 @@ impl<R: IntRing> FixedPlan<R> {
                 for (m, e) in mag.iter_mut().zip(err.iter_mut()) {
                     *e = *e / k + *m * ulp / 2.0 + 2.0 * ulp;
                     *m /= k;
+                }
+            } else if let Step::Spline(sp) = s {
+                // The propagated error times the steepest slope, the slopes' rounding (½ ulp
+                // per unit of the input's range) and the truncation (2 ulps); the magnitude is
+                // the largest |f| over the input's range (at a knot or an end).
+                let l = sp.steepest(plan.fp);
+                for (m, e) in mag.iter_mut().zip(err.iter_mut()) {
+                    let span = sp.span(plan.fp).max(*m) + *m;
+                    *e = l * *e + span * ulp / 2.0 + 2.0 * ulp;
+                    *m = sp.largest(plan.fp, *m);
                 }
             }
         }

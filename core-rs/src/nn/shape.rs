@@ -43,6 +43,9 @@
 //!            11 Add     slot len    Recall, Add or Sub reads a full one, which empties it;
 //!            12 Sub     slot len    12: the running activation minus the kept value, 13: the
 //!            13 Sub     slot len    kept value minus the running one)
+//!            14 Spline  len, u32 knot count (1 to MAX_KNOTS), then i64 each: the knots
+//!                       (increasing), the slopes (one more), the value at the first knot —
+//!                       in the plan's fixed point (see `nn::spline`)
 //! ```
 //!
 //! Decoding is strict: the magic, version, length and checksum must match, every count is
@@ -61,6 +64,7 @@ use sha2::{Digest as _, Sha256};
 use super::geom::{ConvGeom, PoolGeom, MAX_LAYER_VALUES};
 use super::model::{ClassLabels, InputRange, Model, Register, MAX_LABELS, MAX_LABEL_BYTES};
 use super::plan::{FixedPlan, PlanShape, StepShape, DEFAULT_FRAC_BITS};
+use super::spline::{SplineShape, MAX_KNOTS};
 use super::trees::{NodeMode, TreeNode, TreeShape};
 use super::NnError;
 use crate::ring::Z64;
@@ -277,6 +281,12 @@ impl ModelShape {
                         && *shift == p.product_bits()
                 }
                 StepShape::Register(r) => r.fits(&mut { len }, &mut regs),
+                StepShape::Spline(sp) => {
+                    sp.len == len
+                        && (1..=MAX_KNOTS).contains(&sp.knots.len())
+                        && sp.slopes.len() == sp.knots.len() + 1
+                        && sp.knots.windows(2).all(|t| t[0] < t[1])
+                }
             };
             if !ok {
                 return Err(bad(format!("step {i} ({s:?}) does not fit after {len} values")));
@@ -285,10 +295,16 @@ impl ModelShape {
         }
         if p.is_integer()
             && p.steps.iter().any(|s| {
-                matches!(s, StepShape::Scale { .. } | StepShape::Trees(_) | StepShape::Register(_))
+                matches!(
+                    s,
+                    StepShape::Scale { .. }
+                        | StepShape::Trees(_)
+                        | StepShape::Register(_)
+                        | StepShape::Spline(_)
+                )
             })
         {
-            return Err(bad("an integer plan with a scale, tree or register step"));
+            return Err(bad("an integer plan with a scale, tree, register or spline step"));
         }
         if let Some(l) = &self.class_labels {
             if l.len() != len {
@@ -365,6 +381,10 @@ impl Writer {
 
     fn u64(&mut self, v: usize) {
         self.0.extend_from_slice(&(v as u64).to_le_bytes());
+    }
+
+    fn i64s(&mut self, vs: &[i64]) {
+        vs.iter().for_each(|v| self.0.extend_from_slice(&v.to_le_bytes()));
     }
 
     fn all(&mut self, vs: &[usize]) {
@@ -449,6 +469,14 @@ impl Writer {
                     });
                     self.all(&[r.slot(), r.out_len()]);
                 }
+                StepShape::Spline(sp) => {
+                    self.0.push(14);
+                    self.u64(sp.len);
+                    self.u32(sp.knots.len() as u32);
+                    self.i64s(&sp.knots);
+                    self.i64s(&sp.slopes);
+                    self.i64s(&[sp.value]);
+                }
             }
         }
     }
@@ -487,6 +515,11 @@ impl<'a> Reader<'a> {
             .ok()
             .filter(|&v| v <= MAX_LAYER_VALUES)
             .ok_or_else(|| bad(format!("{field} = {v} (at most {MAX_LAYER_VALUES})")))
+    }
+
+    fn i64(&mut self, field: &str) -> Result<i64, NnError> {
+        let b = self.take(8, field)?;
+        Ok(i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
     }
 
     fn sizes<const N: usize>(&mut self, field: &str) -> Result<[usize; N], NnError> {
@@ -592,6 +625,19 @@ impl<'a> Reader<'a> {
                         11 => Register::Add { slot, len },
                         _ => Register::Sub { slot, len, kept_first: tag == 13 },
                     })
+                }
+                14 => {
+                    let len = self.size("spline length")?;
+                    let k = self.count("spline knots", MAX_KNOTS, 16)?;
+                    if k == 0 {
+                        return Err(bad("spline knots: 0 (at least 1)"));
+                    }
+                    let knots =
+                        (0..k).map(|_| self.i64("spline knot")).collect::<Result<_, _>>()?;
+                    let slopes =
+                        (0..=k).map(|_| self.i64("spline slope")).collect::<Result<_, _>>()?;
+                    let value = self.i64("spline value")?;
+                    StepShape::Spline(SplineShape { len, knots, slopes, value })
                 }
                 t => return Err(bad(format!("unknown step tag {t}"))),
             };

@@ -71,8 +71,9 @@ pub fn online_rounds(shape: &PlanShape, output: Output, bits: usize, cmp: Compar
             // roots, the leaf-weight product.
             StepShape::Trees(t) if t.nodes.is_empty() => 1,
             StepShape::Trees(t) => msb + 1 + (by_level(t).len() as u64 - 1) + 1,
-            // Both sides of the clamp in one ReLU, then the multiplier's truncated product.
-            StepShape::Requant { .. } => msb + 1 + 1,
+            // Both sides of the clamp in one ReLU, then the multiplier's truncated product;
+            // a spline's knots in one ReLU, then its sum's truncation.
+            StepShape::Requant { .. } | StepShape::Spline(_) => msb + 1 + 1,
         })
         .sum();
     match output {
@@ -97,6 +98,7 @@ pub fn comparison_runs(shape: &PlanShape, output: Output, batch: usize) -> Vec<u
     for s in &shape.steps {
         match s {
             StepShape::Relu { len } => out.push(batch * len),
+            StepShape::Spline(sp) => out.push(batch * sp.len * sp.knots.len()),
             StepShape::Requant { channels, inner, .. } => out.push(2 * batch * channels * inner),
             StepShape::MaxPool(g) => tournament(batch * g.out_len(), g.window_len(), &mut out),
             StepShape::Trees(t) if !t.nodes.is_empty() => out.push(batch * t.nodes.len()),

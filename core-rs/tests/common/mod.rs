@@ -32,7 +32,7 @@ pub(crate) const MINIONN_REF: &str = include_str!("../../../models/data/minionn.
 /// scikit-learn's models as skl2onnx writes them at its defaults, and LightGBM's and XGBoost's
 /// as onnxmltools does, with onnxruntime's labels on held-out samples
 /// (`scripts/models/exporter_cases.py`): `(name, ONNX file, reference)`.
-pub(crate) const CLASSICAL_EXPORTS: [(&str, &[u8], &str); 16] = [
+pub(crate) const CLASSICAL_EXPORTS: [(&str, &[u8], &str); 18] = [
     (
         "iris-logreg",
         include_bytes!("../data/exported/iris-logreg.onnx"),
@@ -117,6 +117,18 @@ pub(crate) const CLASSICAL_EXPORTS: [(&str, &[u8], &str); 16] = [
         "digits-svc-linear",
         include_bytes!("../data/exported/digits-svc-linear.onnx"),
         include_str!("../data/exported/digits-svc-linear.json"),
+    ),
+    // MLPs with tanh and logistic hidden layers: piecewise-linear activations within their
+    // bounds.
+    (
+        "wine-scaled-mlp-tanh",
+        include_bytes!("../data/exported/wine-scaled-mlp-tanh.onnx"),
+        include_str!("../data/exported/wine-scaled-mlp-tanh.json"),
+    ),
+    (
+        "iris-mlp-logistic",
+        include_bytes!("../data/exported/iris-mlp-logistic.onnx"),
+        include_str!("../data/exported/iris-mlp-logistic.json"),
     ),
 ];
 

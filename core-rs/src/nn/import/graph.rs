@@ -33,6 +33,17 @@ pub(super) fn reads(nodes: &[NodeProto]) -> BTreeMap<String, usize> {
     uses
 }
 
+/// The nodes that read each value.
+pub(super) fn readers(nodes: &[NodeProto]) -> BTreeMap<&str, Vec<&NodeProto>> {
+    let mut out: BTreeMap<&str, Vec<&NodeProto>> = BTreeMap::new();
+    for n in nodes {
+        for i in n.inputs.iter().filter(|i| !i.is_empty()) {
+            out.entry(i.as_str()).or_default().push(n);
+        }
+    }
+    out
+}
+
 /// Ops that only relabel or read the running activation at the end (they never move on from
 /// it, so it need not be kept for its later readers).
 fn keeps_running(n: &NodeProto) -> bool {
@@ -53,6 +64,18 @@ fn keeps_running(n: &NodeProto) -> bool {
 }
 
 impl Chain<'_> {
+    /// Whether a layer reads `name` (through renames and reshapes): an activation function
+    /// whose output only output transforms read (`Softmax`, `ArgMax`, …) or the graph's output
+    /// is itself an output transform; one that a layer reads is inside the network.
+    pub(super) fn read_by_a_layer(&self, name: &str) -> bool {
+        self.readers.get(name).into_iter().flatten().any(|r| match r.op_type.as_str() {
+            "Identity" | "Dropout" | "Cast" | "Flatten" | "Reshape" => {
+                r.outputs.iter().any(|o| self.read_by_a_layer(o))
+            }
+            _ => !keeps_running(r),
+        })
+    }
+
     /// Counts `n`'s reads of its inputs as done.
     pub(super) fn count_reads(&mut self, n: &NodeProto) {
         for i in &n.inputs {

@@ -7,7 +7,9 @@
 //! `BatchNormalization` (inference; folded into a directly preceding Conv/Gemm/MatMul, else a
 //! per-channel affine layer), `Relu`, `Flatten` (axis 1), `Reshape` keeping the batch axis,
 //! `Identity`, `Dropout` (inference), and at the end `Softmax`, `LogSoftmax`, `Sigmoid`, `Tanh`
-//! (a single score before them becomes the two columns `(−z, z)`) and `ArgMax`. Domain
+//! (a single score before them becomes the two columns `(−z, z)`) and `ArgMax`; `Sigmoid` and
+//! `Tanh` that a layer reads, `LeakyRelu`, `HardSigmoid` and a float `Clip` are piecewise-linear
+//! layers ([`crate::nn::spline`]). Domain
 //! `ai.onnx.ml`: `LinearClassifier` (multinomial, or binary with one coefficient row),
 //! `LinearRegressor`, `SVMClassifier` (linear kernel: one coefficient row per class, or support
 //! vectors and one-vs-one votes), `TreeEnsembleClassifier`, and `Normalizer` after a probability
@@ -31,7 +33,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::model::{ClassLabels, Dense, InputRange, Layer, Model, INPUT_RANGE_KEY};
+use super::model::{ClassLabels, Dense, InputRange, Layer, Model, Spline, INPUT_RANGE_KEY};
 use super::proto::{self, Attribute, Dim, NodeProto, TensorProto};
 use super::NnError;
 
@@ -200,6 +202,7 @@ pub fn import_onnx_report(bytes: &[u8]) -> Result<(Model, ImportReport), NnError
         affine_out: None,
         batch_one: matches!(dims.first(), Some(Dim::Value(1))),
         uses: graph::reads(&g.nodes),
+        readers: graph::readers(&g.nodes),
         kept: BTreeMap::new(),
         report: ImportReport::default(),
     };
@@ -260,6 +263,8 @@ struct Chain<'g> {
     batch_one: bool,
     /// Reads of each value by the nodes not read yet (`graph.rs`).
     uses: BTreeMap<String, usize>,
+    /// The nodes that read each value (`graph.rs`).
+    readers: BTreeMap<&'g str, Vec<&'g NodeProto>>,
     /// Values held in registers for later readers, by name (`graph.rs`).
     kept: BTreeMap<String, graph::Kept>,
     /// What became of the nodes that built no layer.
@@ -456,6 +461,27 @@ impl Chain<'_> {
                 self.act(n, 0)?;
                 self.output_transform(n, "Softmax", true)
             }
+            ("" | "ai.onnx", "Sigmoid" | "Tanh")
+                if n.outputs.iter().any(|o| self.read_by_a_layer(o)) =>
+            {
+                only_attrs(n, &[])?;
+                let s = if op.1 == "Sigmoid" { Spline::sigmoid() } else { Spline::tanh() };
+                self.activation(n, s)
+            }
+            ("" | "ai.onnx", "LeakyRelu") => {
+                only_attrs(n, &["alpha"])?;
+                let alpha = attr(n, "alpha").and_then(|a| a.f).map_or(0.01, f64::from);
+                self.activation(n, Spline::leaky_relu(alpha))
+            }
+            ("" | "ai.onnx", "HardSigmoid") => {
+                only_attrs(n, &["alpha", "beta"])?;
+                let alpha = attr(n, "alpha").and_then(|a| a.f).map_or(0.2, f64::from);
+                let beta = attr(n, "beta").and_then(|a| a.f).map_or(0.5, f64::from);
+                let s = Spline::hard_sigmoid(alpha, beta).ok_or_else(|| {
+                    NnError::Unsupported(format!("{}: alpha {alpha} (must be positive)", what(n)))
+                })?;
+                self.activation(n, s)
+            }
             ("" | "ai.onnx", "Sigmoid" | "Tanh" | "LogSoftmax") => {
                 only_attrs(n, &["axis"])?;
                 if op.1 == "LogSoftmax" && !matches!(int_attr(n, "axis", -1), 1 | -1) {
@@ -631,6 +657,22 @@ impl Chain<'_> {
             .ok_or_else(|| NnError::Malformed(format!("{}: no output", what(n))))?;
         self.cur.insert(out.clone());
         Ok(())
+    }
+
+    /// An elementwise activation as a [`Spline`] layer (fixed-point models only).
+    fn activation(&mut self, n: &NodeProto, s: Spline) -> Result<(), NnError> {
+        self.act(n, 0)?;
+        if self.quantized() {
+            return Err(NnError::Unsupported(format!(
+                "{}: {} in a quantized model (only Relu and Clip run on integers)",
+                what(n),
+                s.name
+            )));
+        }
+        s.check()?;
+        self.positive = false;
+        self.layers.push(Layer::Spline(s));
+        self.rebind(n)
     }
 
     fn output_transform(&mut self, n: &NodeProto, name: &str, pos: bool) -> Result<(), NnError> {

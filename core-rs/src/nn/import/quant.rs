@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use super::{attr, int_attr, only_attrs, what, Chain};
-use crate::nn::model::{Layer, Requant};
+use crate::nn::model::{Layer, Requant, Spline};
 use crate::nn::proto::{dtype, Attribute, NodeProto, TensorProto};
 use crate::nn::NnError;
 
@@ -239,12 +239,6 @@ impl Chain<'_> {
     /// `Clip` with its bounds from inputs 1 and 2 (opset ≥ 11) or attributes `min`, `max`.
     pub(super) fn clip(&mut self, n: &NodeProto) -> Result<(), NnError> {
         only_attrs(n, &["min", "max"])?;
-        if !self.quantized() {
-            return Err(NnError::Unsupported(format!(
-                "{}: Clip in a float model (ReLU6 runs in quantized models)",
-                what(n)
-            )));
-        }
         let bound = |i: usize, name: &str, default: f64| -> Result<f64, NnError> {
             if let Some(a) = attr(n, name).and_then(|a| a.f) {
                 return Ok(f64::from(a));
@@ -258,7 +252,20 @@ impl Chain<'_> {
             }
         };
         let (lo, hi) = (bound(1, "min", f64::NEG_INFINITY)?, bound(2, "max", f64::INFINITY)?);
-        self.quantized_clip(n, lo, hi)
+        if self.quantized() {
+            return self.quantized_clip(n, lo, hi);
+        }
+        if lo.is_nan() || hi.is_nan() || lo > hi {
+            return Err(NnError::Unsupported(format!("{}: bounds [{lo}, {hi}]", what(n))));
+        }
+        match Spline::clip(lo, hi) {
+            Some(s) => self.activation(n, s),
+            // Clip with no bound is an identity.
+            None => {
+                self.act(n, 0)?;
+                self.alias(n)
+            }
+        }
     }
 
     /// Before a linear layer of a quantized model: a pending ReLU is applied (a Clip cannot
