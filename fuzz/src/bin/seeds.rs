@@ -42,7 +42,19 @@ fn main() {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let small = fs::metadata(&path).map(|m| m.len() < 64 << 10).unwrap_or(false);
         if ext == "rfshape" || (ext == "onnx" && small) {
-            w.put("model", &file_name(&path), &fs::read(&path).expect("a model file"));
+            let bytes = fs::read(&path).expect("a model file");
+            w.put("model", &file_name(&path), &bytes);
+            // The exporters' models as shape files too: their steps (spline activations, vote
+            // trees after a dense layer) reach the shape decoder directly.
+            if ext == "onnx" && path.starts_with(&exported) {
+                if let Ok(file) = ModelFile::parse(&bytes) {
+                    w.put(
+                        "model",
+                        &format!("{}.rfshape", file_name(&path)),
+                        &file.shape().encode(),
+                    );
+                }
+            }
         }
     }
 
