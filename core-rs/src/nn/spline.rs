@@ -178,10 +178,17 @@ pub struct SplineShape {
 }
 
 impl SplineShape {
-    /// The local sum of the module's formula at the encoded `x`, before its truncation.
+    /// The local sum of the module's formula at the encoded `x`, in `2·frac_bits` fractional
+    /// bits before its truncation, in wrapping `i64` arithmetic (the ring's for `Z_2^64`).
     pub(crate) fn sum_at(&self, x: i64, frac_bits: u32) -> i64 {
         let r: Vec<i64> = self.knots.iter().map(|&t| x.wrapping_sub(t).max(0)).collect();
-        self.sum(x, &r, frac_bits)
+        let (k, s) = (self.knots.len(), &self.slopes);
+        let mut acc = self.value.wrapping_shl(frac_bits);
+        acc = acc.wrapping_add(s[0].wrapping_mul(x.wrapping_sub(self.knots[0]).wrapping_sub(r[0])));
+        for i in 0..k - 1 {
+            acc = acc.wrapping_add(s[i + 1].wrapping_mul(r[i].wrapping_sub(r[i + 1])));
+        }
+        acc.wrapping_add(s[k].wrapping_mul(r[k - 1]))
     }
 
     /// The decoded spline (a float view, for error bounds).
@@ -212,18 +219,6 @@ impl SplineShape {
         let s = self.decoded(fp);
         let inside = s.knots.iter().copied().filter(|t| t.abs() <= m);
         inside.chain([-m, m]).map(|x| s.eval(x).abs()).fold(0.0, f64::max)
-    }
-
-    /// The local sum of the module's formula in `2·frac_bits` fractional bits, given `x` and
-    /// its ReLUs `r` (one per knot), in wrapping `i64` arithmetic (the ring's for `Z_2^64`).
-    pub(crate) fn sum(&self, x: i64, r: &[i64], frac_bits: u32) -> i64 {
-        let (k, s) = (self.knots.len(), &self.slopes);
-        let mut acc = self.value.wrapping_shl(frac_bits);
-        acc = acc.wrapping_add(s[0].wrapping_mul(x.wrapping_sub(self.knots[0]).wrapping_sub(r[0])));
-        for i in 0..k - 1 {
-            acc = acc.wrapping_add(s[i + 1].wrapping_mul(r[i].wrapping_sub(r[i + 1])));
-        }
-        acc.wrapping_add(s[k].wrapping_mul(r[k - 1]))
     }
 }
 
